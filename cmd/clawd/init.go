@@ -1,0 +1,50 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/fileutil"
+)
+
+func newInitCmd() *cobra.Command {
+	var force bool
+	var file string
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write the commented default config file",
+		Long:  "Write the default configuration (every key commented with its default) to\n$XDG_CONFIG_HOME/clawde/mcp-server.toml, or to --config FILE. An existing file is kept unless --force.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if file == "" {
+				p, err := config.DefaultPaths()
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				file = p.ConfigFile
+			}
+			if _, err := os.Lstat(file); err == nil && !force {
+				return runtimeError("%s already exists; keep it, or run 'clawd init --force' to replace it with the defaults", file)
+			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return runtimeError("%v", err)
+			}
+			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+				return runtimeError("%v", err)
+			}
+			if err := fileutil.WriteAtomic(file, []byte(config.Template), 0o600); err != nil {
+				return runtimeError("writing %s: %v", file, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", file)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
+	cmd.Flags().StringVar(&file, "config", "", "file to write (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	return cmd
+}

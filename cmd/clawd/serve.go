@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/daemon"
+	"github.com/clawde/clawd/internal/transport"
+)
+
+type serveFlags struct {
+	workspace  string
+	transport  string
+	port       int
+	socket     string
+	client     string
+	configFile string
+	logLevel   string
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the MCP server (stdio by default)",
+		Long: "Run the MCP server on one workspace. With --transport stdio (the default) an MCP host spawns\n" +
+			"clawd and speaks JSON-RPC on its stdin/stdout; logs go to stderr.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd, &f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	fl.StringVar(&f.transport, "transport", "", "stdio, unix_socket or tcp_loopback (default: the config's, else stdio)")
+	fl.IntVar(&f.port, "port", -1, "TCP port for tcp_loopback (0 = any free port)")
+	fl.StringVar(&f.socket, "socket", "", "unix socket path for unix_socket")
+	fl.StringVar(&f.client, "client", "local", "entity kind of the stdio caller: cc, oc or local")
+	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
+	return cmd
+}
+
+func serve(cmd *cobra.Command, f *serveFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return usageError("--log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	switch f.client {
+	case "cc", "oc", "local":
+	default:
+		return usageError("--client %q: use cc, oc or local", f.client)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	d, err := daemon.New(daemon.Options{
+		Workspace:  f.workspace,
+		ConfigFile: f.configFile,
+		ClientKind: f.client,
+		Logger:     logger,
+	})
+	if err != nil {
+		return startError(err)
+	}
+	defer d.Close()
+	cfg := d.Config()
+	tr := cfg.Transport
+	if f.transport != "" {
+		tr = f.transport
+	}
+	// Writing to a closed stdout must be an error we handle, not SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	switch tr {
+	case config.TransportStdio:
+		logger.Debug("serving on stdio", "workspace", d.WS.Dir, "entity_kind", f.client)
+		err = transport.ServeStdio(ctx, d.Server, d.StdioCaller(f.client), os.Stdin, os.Stdout)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return runtimeError("stdio session ended: %v", err)
+		}
+		return nil
+	case config.TransportUnixSocket, config.TransportTCPLoopback:
+		return runtimeError("transport %s is not available in this build yet; use --transport stdio", tr)
+	default:
+		return usageError("--transport %q: use stdio, unix_socket or tcp_loopback", tr)
+	}
+}
+
+// startError turns a startup failure into exit 1 with the spec's log line
+// for a non-loopback bind address.
+func startError(err error) error {
+	var be *config.BindError
+	if errors.As(err, &be) {
+		return &exitError{code: 1, msg: "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden\n" +
+			"clawd: " + strings.TrimSpace(err.Error())}
+	}
+	return runtimeError("%v", err)
+}

@@ -1,0 +1,160 @@
+// Package chain is the one place that decides who may call which tool.
+//
+// Every tools/call passes five steps in the spec's order (section 4):
+// auth -> trust registry -> policy -> supply chain -> sandbox guard, then the
+// handler. A failing step short-circuits with the spec's JSON-RPC error and
+// the handler never runs.
+package chain
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// The spec's chain error codes (section 4); the message is exactly the word.
+const (
+	CodeUnauthorized      = -32001
+	CodeUnknownEntity     = -32002
+	CodePolicyDenied      = -32003
+	CodeSupplyChainDenied = -32004
+	CodeSandboxViolation  = -32005
+)
+
+// Step names, as recorded in the audit log's step column.
+const (
+	StepAuth    = "auth"
+	StepTrust   = "trust"
+	StepPolicy  = "policy"
+	StepSupply  = "supply_chain"
+	StepLookup  = "lookup" // the tool name matched no tool
+	StepSandbox = "sandbox"
+	StepHandler = "handler" // a decision that passed every step
+)
+
+// Caller is who is calling, as established by the transport (step 1) and
+// the MCP initialize handshake.
+type Caller struct {
+	// Transport is "stdio", "unix" or "http".
+	Transport string
+	// AuthMethod says how step 1 was passed: "spawn" (stdio: the host
+	// started this process), "peercred" (unix socket, same UID), "bearer"
+	// (workspace token), "device_key" (paired device). Empty means the
+	// caller is not authenticated and every call is refused with -32001.
+	AuthMethod string
+	// Kind is the entity kind when the transport fixes it (stdio's --client,
+	// "device" for a paired device); empty means "derive it from the client
+	// name at initialize".
+	Kind string
+	// Subject is the part after the colon of the entity id: the workspace id,
+	// or the device id for a paired device.
+	Subject string
+	// EntityID is "<kind>:<subject>", set by Resolve at initialize.
+	EntityID string
+}
+
+// Resolve sets EntityID from the fixed kind or the MCP clientInfo.name
+// (DESIGN.md section 3: claude-code -> cc, opencode -> oc, else local).
+func (c *Caller) Resolve(clientName string) {
+	kind := c.Kind
+	if kind == "" {
+		kind = KindForClient(clientName)
+	}
+	c.EntityID = kind + ":" + c.Subject
+}
+
+// KindForClient maps an MCP clientInfo.name to an entity kind.
+func KindForClient(name string) string {
+	switch name {
+	case "claude-code":
+		return "cc"
+	case "opencode":
+		return "oc"
+	}
+	return "local"
+}
+
+// Call is one tools/call as the chain sees it.
+type Call struct {
+	Caller *Caller
+	// Entry is the tool the name resolved to; Entry.Tool is nil for an
+	// unknown name, which the chain refuses with -32602 (and audits).
+	Entry     tools.Entry
+	ToolName  string
+	Args      jsontext.Value
+	RequestID string // the JSON-RPC id's text, for the audit log
+}
+
+// Decision is the chain's verdict on a Call. Err is nil when allowed.
+type Decision struct {
+	Err        *jsonrpc.Error
+	Step       string // the step that decided (StepHandler when allowed)
+	Reason     string
+	TrustLevel int
+	AuditID    int64 // the audit row of this decision, 0 if none was written
+	Started    time.Time
+}
+
+// Allowed reports whether the call may run.
+func (d *Decision) Allowed() bool { return d.Err == nil }
+
+// Outcome is how an allowed call ended, recorded on its audit row.
+type Outcome struct {
+	// Result is "ok", "tool_error", "cancelled", "sandbox_violation" or "error".
+	Result string
+	// Detail is a short reason for a failed outcome (never tool output).
+	Detail   string
+	Duration time.Duration
+}
+
+// Authorizer is what the MCP session needs from the chain.
+type Authorizer interface {
+	// Authorize runs the five steps. When it returns, the decision's audit
+	// row (if any) is durable, so the caller may answer or run the handler.
+	Authorize(ctx context.Context, c *Call) *Decision
+	// Finish records how an allowed call ended; it does not block.
+	Finish(c *Call, d *Decision, o Outcome)
+	// Visible reports whether tools/list should show the tool to the caller:
+	// only tools its policy allows, and none disabled in config.
+	Visible(caller *Caller, e tools.Entry) bool
+}
+
+// deny builds a denial decision with the spec's code and message.
+func deny(code int, step, reason string, data map[string]any) *Decision {
+	e := &jsonrpc.Error{Code: code, Message: messageFor(code)}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if _, ok := data["reason"]; !ok && reason != "" {
+		data["reason"] = reason
+	}
+	e.Data = data
+	return &Decision{Err: e, Step: step, Reason: reason}
+}
+
+func messageFor(code int) string {
+	switch code {
+	case CodeUnauthorized:
+		return "unauthorized"
+	case CodeUnknownEntity:
+		return "unknown_entity"
+	case CodePolicyDenied:
+		return "policy_denied"
+	case CodeSupplyChainDenied:
+		return "supply_chain_denied"
+	case CodeSandboxViolation:
+		return "sandbox_violation"
+	}
+	return "denied"
+}
+
+// SandboxError is the -32005 error for a violation found outside the chain's
+// sandbox step (by os.Root while the handler ran, e.g. a swapped symlink).
+func SandboxError(path, reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeSandboxViolation, Message: "sandbox_violation",
+		Data: map[string]any{"path": path, "reason": reason}}
+}

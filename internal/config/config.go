@@ -1,0 +1,186 @@
+// Package config loads and validates clawd's TOML configuration and derives
+// every path clawd uses from HOME and the XDG variables, so a test can move
+// all of them by setting those variables to a temporary directory.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+// Transports.
+const (
+	TransportStdio       = "stdio"
+	TransportUnixSocket  = "unix_socket"
+	TransportTCPLoopback = "tcp_loopback"
+)
+
+// ToolNames are the built-in tools that [tools] can switch off.
+var ToolNames = []string{"bash", "read_file", "write_file", "list_dir", "search"}
+
+// Config is the file's content after defaults are applied.
+type Config struct {
+	Transport      string `toml:"transport"`
+	SocketPath     string `toml:"socket_path"`
+	Port           int    `toml:"port"`
+	BindAddr       string `toml:"bind_addr"`
+	ToolTimeoutMS  int    `toml:"tool_timeout_ms"`
+	PolicyStubMode bool   `toml:"policy_stub_mode"`
+	TokenPath      string `toml:"token_path"`
+	MaxReadBytes   int64  `toml:"max_read_bytes"`
+	MaxConcurrency int    `toml:"max_concurrency"`
+	// MaxMessageBytes caps one JSON-RPC message (a stdio line or HTTP body).
+	MaxMessageBytes int `toml:"max_message_bytes"`
+	// Tools switches built-in tools on (true, the default) or off.
+	Tools map[string]bool `toml:"tools"`
+}
+
+// Default returns the configuration used when no file exists.
+func Default() *Config {
+	return &Config{
+		Transport:       TransportStdio,
+		Port:            7430,
+		BindAddr:        "127.0.0.1",
+		ToolTimeoutMS:   2000,
+		PolicyStubMode:  false,
+		MaxReadBytes:    1 << 20,
+		MaxConcurrency:  16,
+		MaxMessageBytes: 4 << 20,
+	}
+}
+
+// ToolEnabled reports whether a tool is switched on.
+func (c *Config) ToolEnabled(name string) bool {
+	on, ok := c.Tools[name]
+	return !ok || on
+}
+
+// DisabledTools returns the set of tools switched off.
+func (c *Config) DisabledTools() map[string]bool {
+	out := map[string]bool{}
+	for name, on := range c.Tools {
+		if !on {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// BindError is the startup refusal of a non-loopback bind address. Its text
+// carries the spec's invariant name so logs and tests can match it.
+type BindError struct{ Addr string }
+
+func (e *BindError) Error() string {
+	if e.Addr == "0.0.0.0" || e.Addr == "::" || e.Addr == "[::]" {
+		return "bind_0000_rejected — external binding is forbidden (bind_addr = " + e.Addr + ")"
+	}
+	return "bind_0000_rejected — external binding is forbidden: bind_addr " + e.Addr + " is not a loopback address; use 127.0.0.1 or ::1"
+}
+
+// Validate checks every field; the first problem is returned, naming the key.
+func (c *Config) Validate() error {
+	switch c.Transport {
+	case TransportStdio, TransportUnixSocket, TransportTCPLoopback:
+	default:
+		return fmt.Errorf("transport = %q: must be one of stdio, unix_socket, tcp_loopback", c.Transport)
+	}
+	if err := ValidateBindAddr(c.BindAddr); err != nil {
+		return err
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("port = %d: must be 0..65535 (0 picks a free port)", c.Port)
+	}
+	if c.ToolTimeoutMS <= 0 || c.ToolTimeoutMS > 3_600_000 {
+		return fmt.Errorf("tool_timeout_ms = %d: must be 1..3600000", c.ToolTimeoutMS)
+	}
+	if c.MaxReadBytes <= 0 || c.MaxReadBytes > 256<<20 {
+		return fmt.Errorf("max_read_bytes = %d: must be 1..268435456", c.MaxReadBytes)
+	}
+	if c.MaxConcurrency <= 0 || c.MaxConcurrency > 1024 {
+		return fmt.Errorf("max_concurrency = %d: must be 1..1024", c.MaxConcurrency)
+	}
+	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
+		return fmt.Errorf("max_message_bytes = %d: must be 1024..67108864", c.MaxMessageBytes)
+	}
+	for name := range c.Tools {
+		if !isTool(name) {
+			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(ToolNames, ", "))
+		}
+	}
+	return nil
+}
+
+func isTool(name string) bool {
+	for _, t := range ToolNames {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidateBindAddr accepts only loopback IP addresses ("localhost" too).
+func ValidateBindAddr(addr string) error {
+	if addr == "localhost" {
+		return nil
+	}
+	a, err := netip.ParseAddr(strings.Trim(addr, "[]"))
+	if err != nil {
+		return &BindError{Addr: addr}
+	}
+	if !a.IsLoopback() {
+		return &BindError{Addr: addr}
+	}
+	return nil
+}
+
+// Parse decodes TOML strictly (unknown keys are errors naming the key),
+// applies defaults for absent keys and validates the result.
+func Parse(data []byte) (*Config, error) {
+	c := Default()
+	dec := toml.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		var sm *toml.StrictMissingError
+		if errors.As(err, &sm) {
+			var keys []string
+			for _, e := range sm.Errors {
+				keys = append(keys, strings.Join(e.Key(), "."))
+			}
+			return nil, fmt.Errorf("unknown key %s (see `clawd init` for the keys clawd reads)", strings.Join(keys, ", "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return nil, fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
+		}
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Load reads the file at path. A missing file yields the defaults, unless
+// required is set (the user named the file explicitly).
+func Load(path string, required bool) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && !required {
+			return Default(), nil
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,130 @@
+// Package daemon assembles a running clawd from its parts: config, paths,
+// workspace, tools, chain and MCP server. Transports then serve it. It is the
+// only package that knows all the others; cmd/clawd only parses flags.
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/mcp"
+	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// Version is clawd's semantic version (serverInfo.version).
+const Version = "0.1.0"
+
+// Options are what `clawd serve` passes in.
+type Options struct {
+	Workspace  string // directory; "" = current directory
+	ConfigFile string // "" = the XDG default
+	ClientKind string // entity kind for stdio callers (--client); "" = local
+	Logger     *slog.Logger
+}
+
+// Daemon is an assembled server.
+type Daemon struct {
+	Paths       config.Paths
+	ConfigFile  string
+	WS          *sandbox.Workspace
+	WorkspaceID string
+	Server      *mcp.Server
+	Chain       *chain.Chain
+	Started     time.Time
+	Logger      *slog.Logger
+
+	cfg atomic.Pointer[config.Config]
+}
+
+// New loads the config and opens the workspace. A config that fails
+// validation is an error naming the key; the caller exits 1.
+func New(opts Options) (*Daemon, error) {
+	paths, err := config.DefaultPaths()
+	if err != nil {
+		return nil, err
+	}
+	cfgFile, required := opts.ConfigFile, true
+	if cfgFile == "" {
+		cfgFile, required = paths.ConfigFile, false
+	}
+	cfg, err := config.Load(cfgFile, required)
+	if err != nil {
+		return nil, err
+	}
+	dir := opts.Workspace
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	ws, err := sandbox.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{
+		Paths:       paths,
+		ConfigFile:  cfgFile,
+		WS:          ws,
+		WorkspaceID: config.WorkspaceID(ws.Dir),
+		Started:     time.Now(),
+		Logger:      logger,
+	}
+	d.cfg.Store(cfg)
+	env := &tools.Env{WS: ws, Limits: d.limits}
+	d.Chain = &chain.Chain{
+		WS:      ws,
+		Trust:   chain.NewMemoryTrust(chain.DefaultTrustRows()...),
+		Options: d.chainOptions,
+	}
+	d.Server = &mcp.Server{
+		Version:         Version,
+		Registry:        tools.NewRegistry(tools.Builtin(env)),
+		Chain:           d.Chain,
+		Logger:          logger,
+		MaxConcurrency:  cfg.MaxConcurrency,
+		MaxMessageBytes: cfg.MaxMessageBytes,
+		Instructions: fmt.Sprintf("clawd gives workspace tools for %s. Paths are relative to that directory "+
+			"(absolute paths inside it work too); nothing outside it can be read or written.", ws.Dir),
+	}
+	return d, nil
+}
+
+// Config returns the current configuration.
+func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+
+func (d *Daemon) limits() tools.Limits {
+	c := d.Config()
+	l := tools.DefaultLimits()
+	l.MaxReadBytes = c.MaxReadBytes
+	l.DefaultTimeout = time.Duration(c.ToolTimeoutMS) * time.Millisecond
+	return l
+}
+
+func (d *Daemon) chainOptions() chain.Options {
+	c := d.Config()
+	return chain.Options{PolicyStubMode: c.PolicyStubMode, DisabledTools: c.DisabledTools()}
+}
+
+// StdioCaller is the caller of a stdio session: the host that spawned clawd.
+func (d *Daemon) StdioCaller(kind string) *chain.Caller {
+	if kind == "" {
+		kind = "local"
+	}
+	return &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: kind, Subject: d.WorkspaceID}
+}
+
+// Close releases the workspace.
+func (d *Daemon) Close() error {
+	return errors.Join(d.WS.Close())
+}

@@ -1,0 +1,38 @@
+// Package fileutil holds small file helpers for clawd's own files (config,
+// token, secret): never for workspace files, which go through os.Root.
+package fileutil
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// WriteAtomic writes data to path so that readers see the old content or
+// the new, never a part: a temp file in the same directory, synced, chmod'ed
+// to perm, then renamed over path.
+func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

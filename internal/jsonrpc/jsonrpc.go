@@ -1,0 +1,266 @@
+// Package jsonrpc parses and encodes JSON-RPC 2.0 messages strictly.
+//
+// Strictness is a security property here, not pedantry: Go's encoding/json
+// matches member names case-insensitively and lets the last duplicate win, so
+// {"name":"read_file","Name":"bash"} could show one tool to a check and run
+// another (CVE-2026-27896 in other servers). This package therefore:
+//
+//   - rejects duplicate member names at any depth (-32600);
+//   - rejects a member whose name differs from a JSON-RPC member only by case;
+//   - keeps the request id as its exact bytes, so a 30-digit number is echoed
+//     unchanged;
+//   - reports invalid JSON as -32700 with a null id and never panics.
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Standard JSON-RPC 2.0 error codes.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+)
+
+// Error is a JSON-RPC error object. Data, when non-nil, must marshal to JSON.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return strconv.Itoa(e.Code) + " " + e.Message }
+
+// Errorf-style constructors for the common codes.
+func NewError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
+
+// ID is a request id as its exact JSON text (a string or a number literal).
+// The zero ID means "absent" (a notification).
+type ID struct{ raw string }
+
+// IDFromRaw returns an ID holding the given JSON text; it does not validate it.
+func IDFromRaw(raw []byte) ID { return ID{raw: string(raw)} }
+
+// IsZero reports whether the id is absent.
+func (id ID) IsZero() bool { return id.raw == "" }
+
+// Raw returns the id's JSON text, or "null" when absent.
+func (id ID) Raw() string {
+	if id.raw == "" {
+		return "null"
+	}
+	return id.raw
+}
+
+// String is the id as a user would read it (the JSON text).
+func (id ID) String() string { return id.Raw() }
+
+// Key returns a value identity for matching ids across messages: a string id
+// "42" and a number id 42 differ, and 1e2 equals 100. Invalid text maps to
+// its raw form.
+func (id ID) Key() string { return KeyOf([]byte(id.raw)) }
+
+// KeyOf computes the value identity (see ID.Key) of a raw JSON string or number.
+func KeyOf(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		v, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil {
+			return "r:" + string(raw)
+		}
+		return "s:" + string(v)
+	}
+	// Fast path: plain integers without sign ambiguity are already canonical
+	// unless they carry leading zeros (not valid JSON anyway) or "-0".
+	plain := true
+	for i, c := range raw {
+		if c < '0' || c > '9' {
+			if !(i == 0 && c == '-' && len(raw) > 1) {
+				plain = false
+				break
+			}
+		}
+	}
+	if plain && string(raw) != "-0" {
+		return "n:" + string(raw)
+	}
+	r, ok := new(big.Rat).SetString(string(raw))
+	if !ok {
+		return "r:" + string(raw)
+	}
+	return "n:" + r.RatString()
+}
+
+// Message is one parsed JSON-RPC message: a request (ID set), a notification
+// (ID zero, Method set) or a response sent by the peer (IsResponse).
+type Message struct {
+	ID         ID
+	Method     string
+	Params     jsontext.Value // nil when absent; otherwise an object
+	IsResponse bool
+}
+
+// IsNotification reports whether m is a notification (a method without an id).
+func (m *Message) IsNotification() bool { return !m.IsResponse && m.ID.IsZero() }
+
+// ParseError describes why a message was rejected, with the id to answer
+// with (zero when it could not be read, which encodes as null).
+type ParseError struct {
+	ID  ID
+	Err *Error
+}
+
+// IsBatch reports whether data (after leading whitespace) is a JSON array.
+func IsBatch(data []byte) bool {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	return len(t) > 0 && t[0] == '['
+}
+
+var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// Parse parses a single JSON-RPC message (not a batch) from data.
+func Parse(data []byte) (Message, *ParseError) {
+	var m Message
+	// Validate the whole document first: invalid JSON is -32700 (null id),
+	// while valid JSON with a bad shape is -32600 with the id if readable.
+	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
+		return m, &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return m, &ParseError{Err: NewError(CodeParseError, "parse error: "+cleanErr(err))}
+	}
+	if tok.Kind() != '{' {
+		return m, &ParseError{Err: NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object")}
+	}
+	var (
+		version     string
+		haveVersion bool
+		haveMethod  bool
+		haveResult  bool
+		haveError   bool
+		invalid     *Error
+	)
+	fail := func(msg string) {
+		if invalid == nil {
+			invalid = NewError(CodeInvalidRequest, "invalid request: "+msg)
+		}
+	}
+	for dec.PeekKind() != '}' {
+		nameTok, err := dec.ReadToken()
+		if err != nil {
+			return m, badShape(m.ID, err)
+		}
+		name := nameTok.String()
+		val, err := dec.ReadValue()
+		if err != nil {
+			return m, badShape(m.ID, err)
+		}
+		switch name {
+		case "jsonrpc":
+			haveVersion = true
+			if val.Kind() != '"' {
+				fail(`"jsonrpc" must be the string "2.0"`)
+				continue
+			}
+			version = unquote(val)
+		case "id":
+			switch val.Kind() {
+			case '"', '0':
+				m.ID = ID{raw: string(val)}
+			default:
+				fail(`"id" must be a string or a number`)
+			}
+		case "method":
+			haveMethod = true
+			if val.Kind() != '"' {
+				fail(`"method" must be a string`)
+				continue
+			}
+			m.Method = unquote(val)
+		case "params":
+			if val.Kind() != '{' {
+				fail(`"params" must be an object`)
+				continue
+			}
+			m.Params = val.Clone()
+		case "result":
+			haveResult = true
+		case "error":
+			haveError = true
+		default:
+			for _, known := range memberNames {
+				if strings.EqualFold(name, known) {
+					fail("member " + strconv.Quote(name) + " differs from " + strconv.Quote(known) + " only by case; names are case-sensitive")
+				}
+			}
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return m, badShape(m.ID, err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return m, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
+	}
+	switch {
+	case invalid != nil:
+	case !haveVersion || version != "2.0":
+		fail(`"jsonrpc" must be "2.0"`)
+	case haveResult || haveError:
+		if haveMethod || haveResult == haveError {
+			fail("a response has exactly one of \"result\" and \"error\" and no \"method\"")
+		} else {
+			m.IsResponse = true
+		}
+	case !haveMethod:
+		fail(`"method" is required`)
+	case m.Method == "":
+		fail(`"method" must not be empty`)
+	}
+	if invalid != nil {
+		return m, &ParseError{ID: m.ID, Err: invalid}
+	}
+	return m, nil
+}
+
+func badShape(id ID, err error) *ParseError {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && strings.Contains(se.Error(), "duplicate") {
+		return &ParseError{ID: id, Err: NewError(CodeInvalidRequest, "invalid request: duplicate member name "+pointerOf(se))}
+	}
+	return &ParseError{ID: id, Err: NewError(CodeInvalidRequest, "invalid request: "+cleanErr(err))}
+}
+
+func pointerOf(se *jsontext.SyntacticError) string {
+	if se.JSONPointer != "" {
+		return strconv.Quote(string(se.JSONPointer))
+	}
+	return ""
+}
+
+func cleanErr(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "jsontext: ")
+	return s
+}
+
+func unquote(v jsontext.Value) string {
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

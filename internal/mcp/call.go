@@ -1,0 +1,168 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+type callParams struct {
+	Name      *string        `json:"name"`
+	Arguments jsontext.Value `json:"arguments"`
+	Meta      jsontext.Value `json:"_meta"`
+}
+
+// callTool runs one tools/call through the chain and the handler and returns
+// the response (nil when a cancelled call must not be answered).
+func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
+	if cancelled {
+		return s.cancelledResponse(msg.ID)
+	}
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	case <-ctx.Done():
+		return s.cancelledResponse(msg.ID)
+	}
+
+	var p callParams
+	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
+	}
+	if p.Name == nil {
+		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "name" is required`))
+	}
+	if len(p.Arguments) > 0 && p.Arguments.Kind() != '{' && p.Arguments.Kind() != 'n' {
+		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "arguments" must be an object`))
+	}
+	if p.Arguments.Kind() == 'n' {
+		p.Arguments = nil
+	}
+	entry, _ := s.srv.Registry.Lookup(*p.Name)
+	call := &chain.Call{Caller: s.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}
+	d := s.srv.Chain.Authorize(ctx, call)
+	if !d.Allowed() {
+		return jsonrpc.AppendError(nil, msg.ID, d.Err)
+	}
+
+	start := time.Now()
+	res, err := runTool(ctx, entry.Tool, p.Arguments)
+	out := chain.Outcome{Result: "ok", Duration: time.Since(start)}
+	var resp []byte
+	var v *sandbox.Violation
+	switch {
+	case err == nil:
+		resp, err = appendToolResult(msg.ID, res)
+		if err != nil {
+			out.Result, out.Detail = "error", "result_encoding_failed"
+			resp = appendToolError(msg.ID, "internal error: the tool's result could not be encoded")
+		}
+	case ctx.Err() != nil:
+		out.Result = "cancelled"
+		resp = s.cancelledResponse(msg.ID)
+	case errors.As(err, &v):
+		out.Result, out.Detail = "sandbox_violation", v.Reason
+		resp = jsonrpc.AppendError(nil, msg.ID, chain.SandboxError(v.Path, v.Reason))
+	default:
+		var pe *panicError
+		if errors.As(err, &pe) {
+			s.srv.logger().Error("tool handler panicked", "tool", *p.Name, "panic", fmt.Sprint(pe.val), "stack", string(pe.stack))
+		}
+		out.Result, out.Detail = "tool_error", errorKind(err)
+		resp = appendToolError(msg.ID, toolMessage(err))
+	}
+	s.srv.Chain.Finish(call, d, out)
+	return resp
+}
+
+// runTool calls the tool, turning a panic into an error so one faulty
+// handler cannot take the server down.
+func runTool(ctx context.Context, t tools.Tool, args jsontext.Value) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{val: r, stack: debug.Stack()}
+		}
+	}()
+	return t.Call(ctx, args)
+}
+
+type panicError struct {
+	val   any
+	stack []byte
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("internal error in tool handler: %v", e.val) }
+
+func errorKind(err error) string {
+	var ae *tools.ArgError
+	var pe *panicError
+	switch {
+	case errors.As(err, &ae):
+		return "invalid_arguments"
+	case errors.As(err, &pe):
+		return "handler_panic"
+	}
+	return "tool_error"
+}
+
+func toolMessage(err error) string {
+	var pe *panicError
+	if errors.As(err, &pe) {
+		return "internal error in the tool handler; the server logged the details"
+	}
+	var ip *sandbox.InvalidPathError
+	if errors.As(err, &ip) {
+		return ip.Error()
+	}
+	return err.Error()
+}
+
+func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
+	if !s.opts.ReplyToCancelled {
+		return nil
+	}
+	return appendToolError(id, "cancelled")
+}
+
+// appendToolResult encodes res in the MCP shape: the spec's object as
+// structuredContent and, for clients that read only content, as compact
+// JSON text.
+func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
+	obj, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 2*len(obj)+96)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b, err = jsontext.AppendQuote(b, obj)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `}],"structuredContent":`...)
+	b = append(b, obj...)
+	b = append(b, `,"isError":false}}`...)
+	return b, nil
+}
+
+// appendToolError encodes an isError result with a plain message.
+func appendToolError(id jsonrpc.ID, msg string) []byte {
+	b := make([]byte, 0, len(msg)+96)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b, _ = jsontext.AppendQuote(b, msg) // invalid UTF-8 is replaced, never an error here
+	b = append(b, `}],"isError":true}}`...)
+	return b
+}

@@ -1,0 +1,195 @@
+package mcp
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// inflight tracks running requests by id value so notifications/cancelled
+// can find them (DESIGN.md section 2, after the openclaw seed's semantics):
+//
+//   - a cancel matching exactly one active call cancels it; one matching two
+//     or more active calls with the same id cancels none, since ids are
+//     client-scoped and the collision means the caller cannot be sure which;
+//   - with holdPending (HTTP, where a cancel may overtake its call on another
+//     connection) a cancel for an unknown id is held for pendingTTL and the
+//     first matching registration consumes it; repeating the cancel does
+//     not extend its lifetime;
+//   - a cancel for an id that completed within pendingTTL is dropped, so a
+//     late cancel cannot poison the immediate reuse of that id;
+//   - both the pending and the recent-completion sets hold at most
+//     maxTracked entries: expired ones are pruned first, then the oldest.
+type inflight struct {
+	holdPending bool
+	now         func() time.Time
+
+	mu      sync.Mutex
+	active  map[string][]*activeCall
+	pending timedSet
+	recent  timedSet
+}
+
+const (
+	pendingTTL = 5 * time.Second
+	maxTracked = 1024
+)
+
+type activeCall struct {
+	cancel context.CancelFunc
+}
+
+func newInflight(holdPending bool) *inflight {
+	return &inflight{
+		holdPending: holdPending,
+		now:         time.Now,
+		active:      map[string][]*activeCall{},
+		pending:     newTimedSet(),
+		recent:      newTimedSet(),
+	}
+}
+
+// register records a call under key and returns its context, a function to
+// call when it finishes, and whether a held cancel already cancelled it.
+func (r *inflight) register(parent context.Context, key string) (context.Context, func(), bool) {
+	ctx, cancel := context.WithCancel(parent)
+	c := &activeCall{cancel: cancel}
+	r.mu.Lock()
+	cancelled := false
+	if r.holdPending {
+		r.recent.remove(key)
+		if r.pending.take(key, r.now()) {
+			cancelled = true
+			cancel()
+		}
+	}
+	r.active[key] = append(r.active[key], c)
+	r.mu.Unlock()
+	done := func() {
+		cancel()
+		r.mu.Lock()
+		list := r.active[key]
+		for i, x := range list {
+			if x == c {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(r.active, key)
+		} else {
+			r.active[key] = list
+		}
+		if r.holdPending {
+			r.recent.add(key, r.now())
+		}
+		r.mu.Unlock()
+	}
+	return ctx, done, cancelled
+}
+
+// cancel handles notifications/cancelled for key and reports whether an
+// active call was cancelled.
+func (r *inflight) cancel(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch list := r.active[key]; len(list) {
+	case 1:
+		list[0].cancel()
+		return true
+	case 0:
+		now := r.now()
+		if r.holdPending && !r.recent.has(key, now) {
+			r.pending.add(key, now)
+		}
+		return false
+	default:
+		return false // ambiguous: cancel none
+	}
+}
+
+// cancelAll cancels every active call (the session is ending).
+func (r *inflight) cancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, list := range r.active {
+		for _, c := range list {
+			c.cancel()
+		}
+	}
+}
+
+// timedSet is a capped set of keys with insertion times, oldest first.
+type timedSet struct {
+	at    map[string]time.Time
+	order []timedKey // insertion order; entries whose time no longer matches at are stale
+}
+
+type timedKey struct {
+	key string
+	t   time.Time
+}
+
+func newTimedSet() timedSet { return timedSet{at: map[string]time.Time{}} }
+
+func (s *timedSet) has(key string, now time.Time) bool {
+	t, ok := s.at[key]
+	return ok && now.Sub(t) < pendingTTL
+}
+
+// add inserts key unless it is present and unexpired (no lifetime extension).
+func (s *timedSet) add(key string, now time.Time) {
+	if s.has(key, now) {
+		return
+	}
+	s.prune(now)
+	for len(s.at) >= maxTracked {
+		s.evictOldest()
+	}
+	s.at[key] = now
+	s.order = append(s.order, timedKey{key, now})
+}
+
+// take removes key and reports whether it was present and unexpired.
+func (s *timedSet) take(key string, now time.Time) bool {
+	ok := s.has(key, now)
+	delete(s.at, key)
+	return ok
+}
+
+func (s *timedSet) remove(key string) { delete(s.at, key) }
+
+func (s *timedSet) live(e timedKey) bool {
+	t, ok := s.at[e.key]
+	return ok && t.Equal(e.t)
+}
+
+// prune drops expired entries from the front of the order.
+func (s *timedSet) prune(now time.Time) {
+	i := 0
+	for ; i < len(s.order); i++ {
+		e := s.order[i]
+		if !s.live(e) {
+			continue
+		}
+		if now.Sub(e.t) < pendingTTL {
+			break
+		}
+		delete(s.at, e.key)
+	}
+	s.order = s.order[i:]
+	if cap(s.order) > 4*maxTracked && len(s.order) < maxTracked {
+		s.order = append([]timedKey(nil), s.order...)
+	}
+}
+
+func (s *timedSet) evictOldest() {
+	for len(s.order) > 0 {
+		e := s.order[0]
+		s.order = s.order[1:]
+		if s.live(e) {
+			delete(s.at, e.key)
+			return
+		}
+	}
+}

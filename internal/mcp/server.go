@@ -1,0 +1,127 @@
+// Package mcp is clawd's MCP server core: the session lifecycle, version
+// negotiation, the method table, concurrency and cancellation. It is
+// transport-agnostic: a transport hands it NDJSON streams (ServeStream) or
+// single HTTP bodies (Handle) together with the caller it authenticated.
+//
+// Data flows one way: transport -> jsonrpc -> Session -> chain -> tool.
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// ServerName is serverInfo.name.
+const ServerName = "clawde-mcp"
+
+// Protocol versions this server speaks, newest first.
+var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// LatestVersion is answered to a client asking for an unsupported version.
+var LatestVersion = SupportedVersions[0]
+
+// IsSupportedVersion reports whether v is one of SupportedVersions.
+func IsSupportedVersion(v string) bool {
+	for _, s := range SupportedVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// MethodHandler serves an extension method (such as clawd/health). It
+// returns a result that marshals to JSON, or a JSON-RPC error.
+type MethodHandler func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error)
+
+// Server holds what every session shares.
+type Server struct {
+	Version  string // serverInfo.version (semver)
+	Registry *tools.Registry
+	Chain    chain.Authorizer
+	Logger   *slog.Logger
+	// Instructions is sent in the initialize result.
+	Instructions string
+	// MaxConcurrency bounds tools/call handlers running at once per session
+	// (default 16). MaxMessageBytes caps one message (default 4 MiB).
+	MaxConcurrency  int
+	MaxMessageBytes int
+	// Extensions are extra methods, available after initialize.
+	Extensions map[string]MethodHandler
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{}
+}
+
+func (srv *Server) logger() *slog.Logger {
+	if srv.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return srv.Logger
+}
+
+func (srv *Server) maxConcurrency() int {
+	if srv.MaxConcurrency <= 0 {
+		return 16
+	}
+	return srv.MaxConcurrency
+}
+
+func (srv *Server) maxMessageBytes() int {
+	if srv.MaxMessageBytes <= 0 {
+		return 4 << 20
+	}
+	return srv.MaxMessageBytes
+}
+
+func (srv *Server) track(s *Session) {
+	srv.mu.Lock()
+	if srv.sessions == nil {
+		srv.sessions = map[*Session]struct{}{}
+	}
+	srv.sessions[s] = struct{}{}
+	srv.mu.Unlock()
+}
+
+func (srv *Server) untrack(s *Session) {
+	srv.mu.Lock()
+	delete(srv.sessions, s)
+	srv.mu.Unlock()
+}
+
+// NotifyToolsChanged sends notifications/tools/list_changed to every
+// initialized session that can receive server messages (stream transports).
+func (srv *Server) NotifyToolsChanged() {
+	srv.mu.Lock()
+	list := make([]*Session, 0, len(srv.sessions))
+	for s := range srv.sessions {
+		list = append(list, s)
+	}
+	srv.mu.Unlock()
+	msg, _ := jsonrpc.AppendNotification(nil, "notifications/tools/list_changed", nil)
+	for _, s := range list {
+		if s.initialized() {
+			s.push(msg)
+		}
+	}
+}
+
+// VisibleTools returns the tools the caller's policy allows, for tools/list
+// and for health's active_tools.
+func (srv *Server) VisibleTools(caller *chain.Caller) []tools.Entry {
+	all := srv.Registry.All()
+	out := all[:0:0]
+	for _, e := range all {
+		if srv.Chain.Visible(caller, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,56 @@
+package tools
+
+import (
+	"time"
+
+	"github.com/clawde/clawd/internal/sandbox"
+)
+
+// BuiltinProviderID is the provider id of the tools compiled into clawd. The
+// supply-chain step passes it: its binary is clawd itself.
+const BuiltinProviderID = "clawd"
+
+// Limits are the config values the built-in tools read on every call, so a
+// config reload takes effect without a restart.
+type Limits struct {
+	MaxReadBytes    int64         // read_file content cap (max_read_bytes)
+	DefaultTimeout  time.Duration // bash timeout when the call gives none (tool_timeout_ms)
+	MaxOutputBytes  int           // bash stdout/stderr cap each (8 KiB per ADR-008)
+	MaxListEntries  int           // list_dir entry cap
+	MaxSearchFileMB int64         // search skips files larger than this many MiB
+}
+
+// DefaultLimits are used when the server supplies none.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxReadBytes:    1 << 20,
+		DefaultTimeout:  2 * time.Second,
+		MaxOutputBytes:  8 << 10,
+		MaxListEntries:  10000,
+		MaxSearchFileMB: 64,
+	}
+}
+
+// Env is what the built-in tools need from the server: the workspace and the
+// live limits.
+type Env struct {
+	WS     *sandbox.Workspace
+	Limits func() Limits
+}
+
+func (e *Env) limits() Limits {
+	if e.Limits == nil {
+		return DefaultLimits()
+	}
+	return e.Limits()
+}
+
+// Builtin returns the provider of the five workspace tools.
+func Builtin(env *Env) *StaticProvider {
+	return &StaticProvider{
+		Name: BuiltinProviderID,
+		List: []Tool{
+			NewReadFile(env),
+		},
+	}
+}

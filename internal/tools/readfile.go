@@ -1,0 +1,181 @@
+package tools
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"io"
+	"io/fs"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/sandbox"
+)
+
+type readFile struct {
+	env  *Env
+	spec Spec
+}
+
+// NewReadFile returns the read_file tool.
+func NewReadFile(env *Env) Tool {
+	return &readFile{env: env, spec: Spec{
+		Name:         "read_file",
+		Title:        "Read file",
+		Description:  "Read a file in the workspace. encoding \"utf8\" (default) returns text and fails on invalid UTF-8; \"base64\" returns any bytes. Content is capped (truncated=true); size_bytes is the file's full size.",
+		Permission:   PermRead,
+		InputSchema:  compact(readFileInputSchema),
+		OutputSchema: compact(readFileOutputSchema),
+		PathArgs:     []string{"path"},
+	}}
+}
+
+func (t *readFile) Spec() *Spec { return &t.spec }
+
+type readFileArgs struct {
+	Path     *string `json:"path"`
+	Encoding string  `json:"encoding"`
+}
+
+// ReadFileResult is read_file's output object.
+type ReadFileResult struct {
+	Content   string `json:"content"`
+	SizeBytes int64  `json:"size_bytes"`
+	Encoding  string `json:"encoding"`
+	Truncated bool   `json:"truncated"`
+}
+
+func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
+	var a readFileArgs
+	if err := DecodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	if a.Path == nil {
+		return nil, &ArgError{Msg: `"path" is required`}
+	}
+	switch a.Encoding {
+	case "":
+		a.Encoding = "utf8"
+	case "utf8", "base64":
+	default:
+		return nil, &ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
+	}
+	rel, err := t.env.WS.Rel(*a.Path)
+	if err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: opening a FIFO for reading would otherwise block until a
+	// writer appears; with it the open returns at once and the regular-file
+	// check below refuses it. It has no effect on regular files.
+	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fileError(*a.Path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fileError(*a.Path, err)
+	}
+	if st.IsDir() {
+		return nil, Errorf("%s is a directory; use list_dir to see its entries", *a.Path)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(st.Mode()))
+	}
+	limit := t.env.limits().MaxReadBytes
+	size := st.Size()
+	n := min(size, limit)
+	buf := make([]byte, n)
+	got, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, fileError(*a.Path, err)
+	}
+	buf = buf[:got]
+	truncated := size > int64(got)
+	res := &ReadFileResult{SizeBytes: size, Encoding: a.Encoding, Truncated: truncated}
+	if a.Encoding == "base64" {
+		res.Content = base64.StdEncoding.EncodeToString(buf)
+		return res, nil
+	}
+	if truncated {
+		buf = trimPartialRune(buf)
+	}
+	if !utf8.Valid(buf) {
+		off := invalidOffset(buf)
+		return nil, Errorf("%s is not valid UTF-8 (first invalid byte at offset %d); read it with \"encoding\": \"base64\"", *a.Path, off)
+	}
+	res.Content = string(buf)
+	return res, nil
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence that the size cap cut
+// off at the end, so a truncated text file still reads as text.
+func trimPartialRune(b []byte) []byte {
+	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if c < utf8.RuneSelf {
+			return b // ASCII: nothing cut
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(b[len(b)-i:]) {
+				return b[:len(b)-i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+func invalidOffset(b []byte) int {
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i
+		}
+		i += size
+	}
+	return len(b)
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "not a regular file"
+}
+
+// fileError maps a file-system error on path p to what the caller sees:
+// escapes become *sandbox.Violation, common failures a plain *ToolError.
+func fileError(p string, err error) error {
+	if sandbox.IsEscape(err) {
+		return sandbox.AsViolation(p, err)
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Errorf("%s: no such file or directory", p)
+	case errors.Is(err, fs.ErrPermission):
+		return Errorf("%s: permission denied", p)
+	case errors.Is(err, syscall.ENOTDIR):
+		return Errorf("%s: a component of the path is not a directory", p)
+	case errors.Is(err, syscall.ELOOP):
+		return Errorf("%s: too many levels of symbolic links", p)
+	case errors.Is(err, syscall.EISDIR):
+		return Errorf("%s is a directory", p)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return Errorf("%s: %s failed: %v", p, pe.Op, pe.Err)
+	}
+	return Errorf("%s: %v", p, err)
+}

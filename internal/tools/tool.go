@@ -1,0 +1,118 @@
+// Package tools holds the built-in workspace tools and the small interfaces
+// through which the MCP session finds and runs tools of any provider.
+//
+// A tool knows nothing of transports, sessions or authorization: it receives
+// validated-by-itself arguments and the workspace, and returns either a
+// result object (the spec's output object) or an error. Deciding who may
+// call it is the chain's job (internal/chain).
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Permission is the spec's permission hint of a tool; the policy engine's
+// trust-level table is keyed by it.
+type Permission string
+
+const (
+	PermRead    Permission = "read"
+	PermWrite   Permission = "write"
+	PermExecute Permission = "execute"
+	// PermUpstream marks tools of upstream MCP servers (trust level 3).
+	PermUpstream Permission = "upstream"
+)
+
+// Spec describes a tool for discovery and for the chain.
+type Spec struct {
+	Name         string
+	Title        string
+	Description  string
+	Permission   Permission
+	InputSchema  jsontext.Value
+	OutputSchema jsontext.Value
+	// PathArgs names the top-level string arguments that are workspace paths;
+	// the chain's sandbox step checks each before the handler runs.
+	PathArgs []string
+}
+
+// Tool is one callable tool.
+type Tool interface {
+	Spec() *Spec
+	// Call runs the tool. It returns the spec's output object (marshalled to
+	// JSON as structuredContent) or an error: *ToolError and *ArgError become
+	// an isError result the model can read, *sandbox.Violation becomes
+	// JSON-RPC -32005, context errors mean the call was cancelled.
+	Call(ctx context.Context, args jsontext.Value) (any, error)
+}
+
+// ToolError is a failure the model should see as an isError result, such as
+// "file not found".
+type ToolError struct{ Msg string }
+
+func (e *ToolError) Error() string { return e.Msg }
+
+// Errorf returns a *ToolError with a formatted message.
+func Errorf(format string, a ...any) error { return &ToolError{Msg: fmt.Sprintf(format, a...)} }
+
+// ArgError reports arguments that do not fit the tool's input schema.
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return "invalid arguments: " + e.Msg }
+
+// DecodeArgs decodes tool arguments strictly into v: member names are
+// case-sensitive, duplicates and unknown members are rejected, and types
+// must match. Absent arguments decode as an empty object.
+func DecodeArgs(args jsontext.Value, v any) error {
+	if len(args) == 0 {
+		args = jsontext.Value("{}")
+	}
+	if err := json.Unmarshal(args, v, json.RejectUnknownMembers(true)); err != nil {
+		return &ArgError{Msg: describeDecodeError(err)}
+	}
+	return nil
+}
+
+func describeDecodeError(err error) string {
+	var se *json.SemanticError
+	if errors.As(err, &se) {
+		name := string(se.JSONPointer)
+		switch {
+		case se.Err != nil && se.Err.Error() == "unknown object member name":
+			return fmt.Sprintf("unknown argument %s", quotePointer(name))
+		case se.GoType != nil && name != "":
+			return fmt.Sprintf("argument %s has the wrong type (want %s)", quotePointer(name), kindWord(se.GoType.Kind().String()))
+		}
+	}
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return syn.Err.Error()
+	}
+	return err.Error()
+}
+
+func quotePointer(p string) string {
+	if len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	return fmt.Sprintf("%q", p)
+}
+
+func kindWord(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "int32", "uint", "uint64":
+		return "an integer"
+	case "ptr":
+		return "a value"
+	}
+	return k
+}
