@@ -223,10 +223,11 @@ func (s *Session) handleLine(ctx context.Context, line []byte, wg *sync.WaitGrou
 		return true
 	}
 	if jsonrpc.IsBatch(line) {
+		batch := append([]byte(nil), line...) // the reader reuses line's buffer
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.writeResponse(s.handleBatch(ctx, line))
+			s.writeResponse(s.handleBatch(ctx, batch))
 		}()
 		return true
 	}

@@ -1,0 +1,169 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The spec's test_binding_rejects_0000 (section 6): a config binding
+// 0.0.0.0 fails validation with an error naming the invariant.
+func Test_binding_rejects_0000(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0", "::", "[::]", "192.168.1.10", "10.0.0.1", "example.com", "127.0.0.1.nip.io", ""} {
+		c := Default()
+		c.Transport = TransportTCPLoopback
+		c.BindAddr = addr
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("bind_addr %q accepted", addr)
+			continue
+		}
+		var be *BindError
+		if !errors.As(err, &be) || !strings.Contains(err.Error(), "bind_0000_rejected") {
+			t.Errorf("bind_addr %q: error %q does not name bind_0000_rejected", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"} {
+		c := Default()
+		c.BindAddr = addr
+		if err := c.Validate(); err != nil {
+			t.Errorf("loopback bind_addr %q rejected: %v", addr, err)
+		}
+	}
+	// From a file, too.
+	if _, err := Parse([]byte("transport = \"tcp_loopback\"\nbind_addr = \"0.0.0.0\"\n")); err == nil || !strings.Contains(err.Error(), "bind_0000_rejected") {
+		t.Errorf("Parse with 0.0.0.0: %v", err)
+	}
+}
+
+func TestTemplateIsTheDefault(t *testing.T) {
+	c, err := Parse([]byte(Template))
+	if err != nil {
+		t.Fatalf("the init template does not parse: %v", err)
+	}
+	d := Default()
+	c.Tools, d.Tools = nil, nil // [tools] is an empty table in the template
+	if !reflect.DeepEqual(c, d) {
+		t.Errorf("template config = %+v\ndefault = %+v", c, d)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{`trasport = "stdio"`, "unknown key trasport"},
+		{"[tools]\nbsh = false", "bsh"},
+		{"[tools]\nbash = \"no\"", "line 2"},
+		{`transport = "tcp"`, `transport = "tcp"`},
+		{`port = 70000`, "port = 70000"},
+		{`tool_timeout_ms = 0`, "tool_timeout_ms"},
+		{`max_read_bytes = -1`, "max_read_bytes"},
+		{`max_concurrency = 0`, "max_concurrency"},
+		{`policy_stub_mode = "yes"`, "line 1"},
+		{`transport = `, "line 1"},
+	}
+	for _, tt := range tests {
+		_, err := Parse([]byte(tt.in))
+		if err == nil {
+			t.Errorf("Parse(%q) succeeded", tt.in)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %q, want it to mention %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestParseValues(t *testing.T) {
+	c, err := Parse([]byte("transport = \"unix_socket\"\nport = 0\npolicy_stub_mode = true\n[tools]\nbash = false\nsearch = true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Transport != TransportUnixSocket || c.Port != 0 || !c.PolicyStubMode {
+		t.Errorf("values not applied: %+v", c)
+	}
+	if c.ToolEnabled("bash") || !c.ToolEnabled("search") || !c.ToolEnabled("read_file") {
+		t.Errorf("tool switches wrong: %v", c.Tools)
+	}
+	if got := c.DisabledTools(); !reflect.DeepEqual(got, map[string]bool{"bash": true}) {
+		t.Errorf("DisabledTools = %v", got)
+	}
+	if c.ToolTimeoutMS != 2000 || c.MaxReadBytes != 1<<20 {
+		t.Errorf("defaults not kept for absent keys: %+v", c)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.toml")
+	if c, err := Load(missing, false); err != nil || c.Transport != TransportStdio {
+		t.Errorf("Load(missing, optional) = %v, %v; want defaults", c, err)
+	}
+	if _, err := Load(missing, true); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("Load(missing, required) = %v; want an error naming the file", err)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("nope = 1\n"), 0o600)
+	if _, err := Load(bad, false); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("Load(bad) = %v; want an error naming the file and the key", err)
+	}
+}
+
+func TestPathsFollowEnvironment(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+	t.Setenv("XDG_DATA_HOME", "relative/ignored")
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	p, err := DefaultPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Paths{
+		ConfigFile: filepath.Join(home, "cfg", "clawde", "mcp-server.toml"),
+		DataDir:    filepath.Join(home, ".local", "share", "clawde"),
+		DBFile:     filepath.Join(home, ".local", "share", "clawde", "clawd.db"),
+		SecretFile: filepath.Join(home, ".local", "share", "clawde", "session.secret"),
+		RuntimeDir: "/tmp",
+		Home:       home,
+	}
+	if p != want {
+		t.Errorf("paths = %+v\nwant %+v", p, want)
+	}
+	if got := p.TokenPath("ws-1"); got != filepath.Join(home, ".claude", "hooks", ".clawde-token-ws-1") {
+		t.Errorf("TokenPath = %s", got)
+	}
+	if got := p.SocketPath("ws-1"); got != "/tmp/clawd.ws-1.sock" {
+		t.Errorf("SocketPath = %s", got)
+	}
+	if got := p.ExpandHome("~/x"); got != filepath.Join(home, "x") {
+		t.Errorf("ExpandHome = %s", got)
+	}
+}
+
+func TestWorkspaceID(t *testing.T) {
+	tests := map[string]string{
+		"/home/u/My Project": "my-project-",
+		"/home/u/clawd":      "clawd-",
+		"/":                  "root-",
+		"/x/Ünïcode_dir":     "n-code-dir-",
+	}
+	for root, prefix := range tests {
+		id := WorkspaceID(root)
+		if !strings.HasPrefix(id, prefix) || len(id) != len(prefix)+8 {
+			t.Errorf("WorkspaceID(%q) = %q, want %q + 8 hex", root, id, prefix)
+		}
+		for _, r := range id {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				t.Errorf("WorkspaceID(%q) = %q has %q", root, id, r)
+			}
+		}
+	}
+	if WorkspaceID("/a/x") == WorkspaceID("/b/x") {
+		t.Error("different roots with the same base name share an id")
+	}
+}
