@@ -121,8 +121,12 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, err
 	}
 	defer dir.f.Close() // only after the child has started: its chdir uses it
+	return runIn(ctx, shell, *a.Command, dir, timeout, outCap)
+}
 
-	cmd := exec.Command(shell, "-c", *a.Command)
+// runIn runs command with bash in dir and builds the result.
+func runIn(ctx context.Context, shell, command string, dir *workDir, timeout time.Duration, outCap int) (*BashResult, error) {
+	cmd := exec.Command(shell, "-c", command)
 	cmd.Dir = dir.cwd
 	cmd.Env = childEnv(dir.pwd)
 	stdout, stderr := &capture{max: outCap}, &capture{max: outCap}

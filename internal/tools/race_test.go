@@ -4,12 +4,14 @@ package tools
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
@@ -206,4 +208,39 @@ func mustJSON(t testing.TB, v map[string]any) []byte {
 		t.Error(err)
 	}
 	return b
+}
+
+// The working directory is fixed when it is opened: swapping its name for a
+// link to outside between that open and the child's chdir (the window the
+// /proc/self/fd/N chdir closes) changes nothing.
+func TestBashWorkingDirSwappedBeforeChdir(t *testing.T) {
+	f := newEscapeFixture(t)
+	bashPath, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	writeFileT(t, filepath.Join(f.ws, "d", "f.txt"), "inside-d", 0o644)
+	writeFileT(t, filepath.Join(f.outside, "f.txt"), outsideSecret, 0o644)
+	symlinkT(t, "../outside", filepath.Join(f.ws, "x"))
+	before := snapshot(t, f.outside)
+
+	dir, err := openWorkDir(f.env.WS, "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.f.Close()
+	// Now "d" is the link to outside and the real directory is "x".
+	if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(f.ws, "d"), unix.AT_FDCWD, filepath.Join(f.ws, "x"), unix.RENAME_EXCHANGE); err != nil {
+		t.Skipf("renameat2: %v", err)
+	}
+	r, err := runIn(t.Context(), bashPath, "readlink /proc/$$/cwd; cat f.txt; touch ran.txt", dir, 5*time.Second, 8<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := f.ws + "/x\ninside-d"; r.Stdout != want {
+		t.Errorf("stdout = %q, want %q (the directory opened, wherever its name went)", r.Stdout, want)
+	}
+	if after := snapshot(t, f.outside); after != before {
+		t.Errorf("outside changed:\n%s\n---\n%s", before, after)
+	}
 }
