@@ -121,7 +121,11 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, err
 	}
 	defer dir.f.Close() // only after the child has started: its chdir uses it
-	return runIn(ctx, shell, *a.Command, dir, timeout, outCap)
+	res, err := runIn(ctx, shell, *a.Command, dir, timeout, outCap)
+	if err != nil {
+		return nil, err // not a typed nil inside the interface
+	}
+	return res, nil
 }
 
 // runIn runs command with bash in dir and builds the result.
