@@ -142,18 +142,46 @@ const maxSymlinkHops = 40
 // components are fine (a file may be about to be created). It returns the
 // clean root-relative path of the argument (not of its resolution).
 func (w *Workspace) Check(p string) (string, error) {
-	rel, err := w.Rel(p)
+	rel, _, err := w.walk(p)
+	return rel, err
+}
+
+// Resolve is Check that returns the resolution instead: the root-relative
+// slash path with every symlink replaced by its (in-root) target, missing
+// trailing components kept as given. Tools use it for the canonical path they
+// report, never to decide what to open: by the time the caller uses the
+// answer a component may have been swapped, so the operation itself must
+// still go through Root.
+func (w *Workspace) Resolve(p string) (string, error) {
+	_, resolved, err := w.walk(p)
+	return resolved, err
+}
+
+// walk is the shared resolver of Check and Resolve.
+func (w *Workspace) walk(p string) (rel, resolvedPath string, err error) {
+	rel, err = w.Rel(p)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if rel == "." {
-		return rel, nil
+		return rel, rel, nil
 	}
 	// resolved holds the components already resolved (root-relative, no
 	// symlinks); pending holds the components still to walk.
 	var resolved []string
 	pending := strings.Split(rel, "/")
 	hops := 0
+	done := func() (string, string, error) {
+		all := append(resolved, pending...)
+		out := path.Clean(strings.Join(all, "/"))
+		if out == ".." || strings.HasPrefix(out, "../") {
+			// Only a symlink target with ".." after a missing component
+			// gets here; the kernel would fail at the missing component,
+			// but a resolution above the root is never a valid answer.
+			return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
+		}
+		return rel, out, nil
+	}
 	for len(pending) > 0 {
 		name := pending[0]
 		pending = pending[1:]
@@ -162,7 +190,7 @@ func (w *Workspace) Check(p string) (string, error) {
 			continue
 		case "..":
 			if len(resolved) == 0 {
-				return "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
+				return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
 			}
 			resolved = resolved[:len(resolved)-1]
 			continue
@@ -171,12 +199,14 @@ func (w *Workspace) Check(p string) (string, error) {
 		fi, err := w.Root.Lstat(cur)
 		if err != nil {
 			if IsEscape(err) {
-				return "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
+				return "", "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
 			}
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				return rel, nil // the rest does not exist yet: nothing to follow
+				// The rest does not exist yet: nothing to follow.
+				pending = append([]string{name}, pending...)
+				return done()
 			}
-			return "", err
+			return "", "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			resolved = append(resolved, name)
@@ -184,16 +214,16 @@ func (w *Workspace) Check(p string) (string, error) {
 		}
 		hops++
 		if hops > maxSymlinkHops {
-			return "", &Violation{Path: p, Reason: "too many levels of symbolic links"}
+			return "", "", &Violation{Path: p, Reason: "too many levels of symbolic links"}
 		}
 		target, err := w.Root.Readlink(cur)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if filepath.IsAbs(target) {
 			r, ok := under(w.Dir, filepath.Clean(target))
 			if !ok {
-				return "", &Violation{Path: p, Reason: "symlink " + cur + " points outside the workspace root"}
+				return "", "", &Violation{Path: p, Reason: "symlink " + cur + " points outside the workspace root"}
 			}
 			resolved = resolved[:0]
 			pending = append(splitRel(r), pending...)
@@ -201,7 +231,7 @@ func (w *Workspace) Check(p string) (string, error) {
 		}
 		pending = append(splitRel(filepath.ToSlash(target)), pending...)
 	}
-	return rel, nil
+	return done()
 }
 
 func splitRel(r string) []string {

@@ -50,7 +50,10 @@ func Builtin(env *Env) *StaticProvider {
 	return &StaticProvider{
 		Name: BuiltinProviderID,
 		List: []Tool{
+			NewBash(env),
 			NewReadFile(env),
+			NewWriteFile(env),
+			NewListDir(env),
 		},
 	}
 }

@@ -1,0 +1,189 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// newWS builds base/ws with links of every kind, base/outside and the
+// prefix sibling base/ws_evil, and opens base/ws through a symlinked alias
+// (base/alias -> ws) so both spellings of the root are exercised.
+func newWS(t *testing.T) (base string, w *Workspace) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"ws/sub/deeper", "outside", "ws_evil"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"ws/in_link":       "sub",
+		"ws/in_abs":        filepath.Join(base, "ws", "sub"),
+		"ws/sub/up_in":     "../sub/deeper",
+		"ws/sub/up_out":    "../..",
+		"ws/out":           "../outside",
+		"ws/out_abs":       filepath.Join(base, "outside"),
+		"ws/dangling_out":  "../outside/missing",
+		"ws/dangling_in":   "sub/missing",
+		"ws/chain1":        "chain2",
+		"ws/chain2":        "out",
+		"ws/loop1":         "loop2",
+		"ws/loop2":         "loop1",
+		"ws/evil":          "../ws_evil",
+		"ws/missing_climb": "nothere/../../outside",
+		"alias":            "ws",
+	}
+	for l, target := range links {
+		if err := os.Symlink(target, filepath.Join(base, l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err = Open(filepath.Join(base, "alias"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return base, w
+}
+
+func TestOpenCanonical(t *testing.T) {
+	base, w := newWS(t)
+	if w.Dir != filepath.Join(base, "ws") {
+		t.Errorf("Dir = %q, want the canonical %q", w.Dir, filepath.Join(base, "ws"))
+	}
+	for _, bad := range []string{filepath.Join(base, "nope"), filepath.Join(base, "ws", "in_link", "..", "..", "x")} {
+		if _, err := Open(bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+	f := filepath.Join(base, "file")
+	os.WriteFile(f, nil, 0o644)
+	if _, err := Open(f); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("Open(file) = %v", err)
+	}
+}
+
+func TestRel(t *testing.T) {
+	base, w := newWS(t)
+	tests := []struct {
+		in        string
+		want      string
+		violation bool
+		invalid   bool
+	}{
+		{in: "", want: "."},
+		{in: ".", want: "."},
+		{in: "a/b", want: "a/b"},
+		{in: "./a//b/", want: "a/b"},
+		{in: "a/../b", want: "b"},
+		{in: "a/..", want: "."},
+		{in: filepath.Join(base, "ws"), want: "."},
+		{in: filepath.Join(base, "ws", "x/y"), want: "x/y"},
+		{in: filepath.Join(base, "alias", "x"), want: "x"}, // the configured spelling
+		{in: filepath.Join(base, "ws", "x", "..", "..", "ws", "y"), want: "y"},
+		{in: "..", violation: true},
+		{in: "../ws/x", violation: true}, // lexically outside, even if it comes back
+		{in: "a/../../b", violation: true},
+		{in: filepath.Join(base, "outside"), violation: true},
+		{in: filepath.Join(base, "ws_evil"), violation: true}, // shares the prefix
+		{in: filepath.Join(base, "ws_evil", "x"), violation: true},
+		{in: filepath.Join(base, "ws", ".."), violation: true},
+		{in: "/", violation: true},
+		{in: "a\x00b", invalid: true},
+	}
+	for _, tt := range tests {
+		got, err := w.Rel(tt.in)
+		var v *Violation
+		var ip *InvalidPathError
+		switch {
+		case tt.violation:
+			if !errors.As(err, &v) || v.Path != tt.in {
+				t.Errorf("Rel(%q) = %q, %v; want a violation naming the path", tt.in, got, err)
+			}
+		case tt.invalid:
+			if !errors.As(err, &ip) {
+				t.Errorf("Rel(%q) = %q, %v; want InvalidPathError", tt.in, got, err)
+			}
+		default:
+			if err != nil || got != tt.want {
+				t.Errorf("Rel(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			}
+		}
+	}
+}
+
+func TestCheckAndResolve(t *testing.T) {
+	base, w := newWS(t)
+	tests := []struct {
+		in        string
+		resolved  string // "" with violation
+		violation bool
+	}{
+		{in: "", resolved: "."},
+		{in: "sub/deeper", resolved: "sub/deeper"},
+		{in: "in_link", resolved: "sub"},
+		{in: "in_link/x.txt", resolved: "sub/x.txt"},
+		{in: "in_abs/x", resolved: "sub/x"},
+		{in: "sub/up_in/f", resolved: "sub/deeper/f"},
+		{in: "dangling_in", resolved: "sub/missing"},
+		{in: "new/dir/file", resolved: "new/dir/file"},
+		{in: filepath.Join(base, "alias", "in_link"), resolved: "sub"},
+		{in: "out", violation: true},
+		{in: "out/secret", violation: true},
+		{in: "out_abs/x", violation: true},
+		{in: "sub/up_out", violation: true},
+		{in: "sub/up_out/outside", violation: true},
+		{in: "dangling_out", violation: true},
+		{in: "chain1/x", violation: true},
+		{in: "loop1", violation: true}, // too many levels
+		{in: "evil/x", violation: true},
+		{in: "missing_climb", violation: true},
+		{in: "../outside", violation: true},
+		{in: filepath.Join(base, "ws_evil"), violation: true},
+	}
+	for _, tt := range tests {
+		rel, cerr := w.Check(tt.in)
+		res, rerr := w.Resolve(tt.in)
+		var v *Violation
+		if tt.violation {
+			if !errors.As(cerr, &v) || !errors.As(rerr, &v) {
+				t.Errorf("%q: Check = %q, %v; Resolve = %q, %v; want violations", tt.in, rel, cerr, res, rerr)
+			}
+			continue
+		}
+		wantRel, _ := w.Rel(tt.in)
+		if cerr != nil || rel != wantRel {
+			t.Errorf("Check(%q) = %q, %v; want %q", tt.in, rel, cerr, wantRel)
+		}
+		if rerr != nil || res != tt.resolved {
+			t.Errorf("Resolve(%q) = %q, %v; want %q", tt.in, res, rerr, tt.resolved)
+		}
+	}
+}
+
+// IsEscape recognises os.Root's refusal, which AsViolation turns into a
+// Violation naming the caller's path; other errors pass through.
+func TestIsEscape(t *testing.T) {
+	_, w := newWS(t)
+	_, err := w.Root.Open("out/x")
+	if !IsEscape(err) {
+		t.Fatalf("os.Root error %v not recognised as an escape", err)
+	}
+	var v *Violation
+	if !errors.As(AsViolation("out/x", err), &v) || v.Path != "out/x" {
+		t.Errorf("AsViolation = %v", AsViolation("out/x", err))
+	}
+	_, err = w.Root.Open("nothere")
+	if IsEscape(err) || AsViolation("nothere", err) != err {
+		t.Errorf("not-exist treated as escape: %v", err)
+	}
+	if IsEscape(nil) {
+		t.Error("IsEscape(nil)")
+	}
+}
