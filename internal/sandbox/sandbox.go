@@ -221,13 +221,14 @@ func (w *Workspace) walk(p string) (rel, resolvedPath string, err error) {
 			return "", "", err
 		}
 		if filepath.IsAbs(target) {
-			r, ok := under(w.Dir, filepath.Clean(target))
-			if !ok {
-				return "", "", &Violation{Path: p, Reason: "symlink " + cur + " points outside the workspace root"}
+			// os.Root never follows an absolute symlink target, even one
+			// that names a path inside the root, so neither does the check:
+			// it must refuse exactly what the operation will refuse.
+			reason := "symlink " + cur + " points outside the workspace root"
+			if _, inside := under(w.Dir, filepath.Clean(target)); inside {
+				reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
 			}
-			resolved = resolved[:0]
-			pending = append(splitRel(r), pending...)
-			continue
+			return "", "", &Violation{Path: p, Reason: reason}
 		}
 		pending = append(splitRel(filepath.ToSlash(target)), pending...)
 	}
