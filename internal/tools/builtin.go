@@ -51,6 +51,7 @@ func Builtin(env *Env) *StaticProvider {
 		Name: BuiltinProviderID,
 		List: []Tool{
 			NewReadFile(env),
+			NewSearch(env),
 		},
 	}
 }
