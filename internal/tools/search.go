@@ -97,7 +97,7 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 			return nil, &ArgError{Msg: fmt.Sprintf(`"max_results" must be between 1 and %d (got %d)`, maxSearchResults, k)}
 		}
 	}
-	m, err := newMatcher(*a.Query, a.IsRegex, a.CaseSensitive)
+	m, err := newMatcher(ctx, *a.Query, a.IsRegex, a.CaseSensitive)
 	if err != nil {
 		return nil, err
 	}

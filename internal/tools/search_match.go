@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -28,7 +29,9 @@ var (
 // newMatcher builds the matcher for a query. Literal queries get the byte
 // search fast paths; regexes are rewritten to line semantics (see
 // lineRegexp) and prefiltered by a literal every match must contain.
-func newMatcher(query string, isRegex, caseSensitive bool) (matcher, error) {
+// ctx, when cancelled, stops a regexp scan within a file (a literal scan
+// of even the largest file takes milliseconds).
+func newMatcher(ctx context.Context, query string, isRegex, caseSensitive bool) (matcher, error) {
 	if !isRegex {
 		if i := bytes.IndexAny([]byte(query), "\n"); i >= 0 {
 			return nil, &ArgError{Msg: `"query" contains a line break; search matches within single lines (for a line end use is_regex with "$")`}
@@ -42,20 +45,20 @@ func newMatcher(query string, isRegex, caseSensitive bool) (matcher, error) {
 				return lf, nil
 			}
 			// Slow path for the rare file that holds a KELVIN SIGN or LONG S.
-			re, err := compileLine(regexp.QuoteMeta(query), false)
+			re, err := compileLine(ctx, regexp.QuoteMeta(query), false)
 			if err != nil {
 				return nil, err
 			}
 			return &foldWithFallback{fast: lf, slow: re}, nil
 		}
 		// Non-ASCII case-insensitive literal: Unicode folding via regexp.
-		m, err := compileLine(regexp.QuoteMeta(query), false)
+		m, err := compileLine(ctx, regexp.QuoteMeta(query), false)
 		if err != nil {
 			return nil, err
 		}
 		return m, nil
 	}
-	m, err := compileLine(query, caseSensitive)
+	m, err := compileLine(ctx, query, caseSensitive)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +120,19 @@ func newLiteralFinder(pat []byte, fold bool) *literalFinder {
 		}
 	}
 	return f
+}
+
+// anchorRank is how common the anchor byte is (lower is rarer), counting
+// both cases under fold: the prefilter picks the literal with the rarest.
+func (f *literalFinder) anchorRank() int {
+	if len(f.pat) == 0 {
+		return 1 << 30
+	}
+	r := int(byteRank[f.lo])
+	if f.up != f.lo {
+		r += int(byteRank[f.up])
+	}
+	return r
 }
 
 // needsUnicodeFold reports whether a case-insensitive pattern holds a letter
@@ -267,11 +283,15 @@ type lineRegexp struct {
 	pre *literalFinder
 	// pure is set when the whole expression is the literal pre.
 	pure bool
+	ctx  context.Context
 }
+
+// cancelCheckBytes is how far a regexp scan gets between checks of ctx.
+const cancelCheckBytes = 1 << 20
 
 // compileLine parses a regexp and builds its line matcher. A literal
 // expression (no operators after parsing) becomes a literalFinder.
-func compileLine(expr string, caseSensitive bool) (*lineRegexp, error) {
+func compileLine(ctx context.Context, expr string, caseSensitive bool) (*lineRegexp, error) {
 	flags := syntax.Perl
 	if !caseSensitive {
 		flags |= syntax.FoldCase
@@ -285,16 +305,19 @@ func compileLine(expr string, caseSensitive bool) (*lineRegexp, error) {
 	if err != nil {
 		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", expr, err)}
 	}
-	m := &lineRegexp{re: re}
-	if lit, fold, ok := requiredLiteral(tree); ok {
-		b := []byte(string(lit))
-		if !fold {
-			m.pre = newLiteralFinder(b, false)
-		} else if isASCII(string(b)) {
-			m.pre = newLiteralFinder(b, true)
+	m := &lineRegexp{re: re, ctx: ctx}
+	for _, c := range requiredLiterals(tree, nil) {
+		b := []byte(string(c.lit))
+		if c.fold && !isASCII(string(b)) {
+			continue // non-ASCII folding has no byte fast path
 		}
-		m.pure = tree.Op == syntax.OpLiteral
+		f := newLiteralFinder(b, c.fold)
+		if m.pre == nil || f.anchorRank() < m.pre.anchorRank() ||
+			(f.anchorRank() == m.pre.anchorRank() && len(f.pat) > len(m.pre.pat)) {
+			m.pre = f
+		}
 	}
+	m.pure = m.pre != nil && tree.Op == syntax.OpLiteral
 	return m, nil
 }
 
@@ -353,33 +376,44 @@ func removeNewline(ranges []rune) []rune {
 	return out
 }
 
-// requiredLiteral returns a literal that every match of re contains (the
-// longest one found in its top-level concatenation), and whether it is
-// case-folded.
-func requiredLiteral(re *syntax.Regexp) (lit []rune, fold, ok bool) {
+type literalCandidate struct {
+	lit  []rune
+	fold bool
+}
+
+// requiredLiterals appends to out the literals that every match of re
+// contains: re itself if it is a literal, else those of the parts of its
+// top-level concatenation that must occur at least once.
+func requiredLiterals(re *syntax.Regexp, out []literalCandidate) []literalCandidate {
 	switch re.Op {
 	case syntax.OpLiteral:
-		return re.Rune, re.Flags&syntax.FoldCase != 0, len(re.Rune) > 0
+		if len(re.Rune) > 0 {
+			out = append(out, literalCandidate{re.Rune, re.Flags&syntax.FoldCase != 0})
+		}
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
+		out = requiredLiterals(re.Sub[0], out)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
+			out = requiredLiterals(re.Sub[0], out)
 		}
 	case syntax.OpConcat:
 		for _, sub := range re.Sub {
-			if l, f, o := requiredLiteral(sub); o && len(l) > len(lit) {
-				lit, fold, ok = l, f, o
-			}
+			out = requiredLiterals(sub, out)
 		}
 	}
-	return lit, fold, ok
+	return out
 }
 
 func (m *lineRegexp) scan(buf []byte, fn func(start, end int) bool) {
 	if m.pre != nil && !(m.pre.needsUnicodeFold() && (bytes.Contains(buf, kelvinSign) || bytes.Contains(buf, longS))) {
 		it := litIter{f: m.pre, buf: buf, pLo: -1, pUp: -1}
-		for pos := 0; pos < len(buf); {
+		for pos, check := 0, cancelCheckBytes; pos < len(buf); {
+			if pos >= check {
+				if m.ctx.Err() != nil {
+					return
+				}
+				check = pos + cancelCheckBytes
+			}
 			c := it.next(pos)
 			if c < 0 {
 				return
@@ -392,10 +426,22 @@ func (m *lineRegexp) scan(buf []byte, fn func(start, end int) bool) {
 		}
 		return
 	}
+	// Without a prefilter the regexp runs over chunks of whole lines, so a
+	// cancellation is noticed between chunks even when nothing matches.
 	for pos := 0; pos < len(buf); {
-		loc := m.re.FindIndex(buf[pos:])
-		if loc == nil {
+		if m.ctx.Err() != nil {
 			return
+		}
+		end := len(buf)
+		if end-pos > cancelCheckBytes {
+			if i := bytes.IndexByte(buf[pos+cancelCheckBytes:], '\n'); i >= 0 {
+				end = pos + cancelCheckBytes + i
+			}
+		}
+		loc := m.re.FindIndex(buf[pos:end])
+		if loc == nil {
+			pos = end + 1
+			continue
 		}
 		ls, le := lineBounds(buf, pos, pos+loc[0])
 		if !m.scanLine(buf, ls, le, fn) {
