@@ -110,7 +110,7 @@ func TestRequiredLiteral(t *testing.T) {
 	}{
 		{`foo`, "foo", true},
 		{`foo\.bar`, "foo.bar", true},
-		{`func \w+\(`, "(", false}, // "(" ranks rarer than any byte of "func "
+		{`func \w+\(`, "(", false},                        // "(" ranks rarer than any byte of "func "
 		{`func (\(\w+ \*?\w+\) )?New\w*\(`, "New", false}, // the rarest, not the longest
 		{`err\s*!=\s*nil`, "!=", false},
 		{`(foo)+bar`, "bar", false},
