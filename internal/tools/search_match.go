@@ -146,20 +146,7 @@ func (f *literalFinder) scan(buf []byte, fn func(start, end int) bool) {
 	if n == 0 {
 		return
 	}
-	if !f.fold {
-		for i := 0; ; {
-			j := bytes.Index(buf[i:], f.pat)
-			if j < 0 {
-				return
-			}
-			s := i + j
-			if !fn(s, s+n) {
-				return
-			}
-			i = s + n
-		}
-	}
-	it := litIter{f: f, buf: buf, pLo: -1, pUp: -1}
+	it := f.iter(buf)
 	for from := 0; ; {
 		s := it.next(from)
 		if s < 0 {
@@ -179,13 +166,26 @@ type litIter struct {
 	f        *literalFinder
 	buf      []byte
 	pLo, pUp int // next known anchor positions (-1: unknown, len(buf): none)
+	fails    int // candidates of a case-sensitive anchor that did not match
+	// index switches a case-sensitive search to bytes.Index, which after
+	// memchr on the first byte falls back to a vectorised compare of the
+	// whole needle: better when the anchor is the first byte anyway, or
+	// when it turns out common in this buffer.
+	index bool
+}
+
+func (f *literalFinder) iter(buf []byte) litIter {
+	return litIter{f: f, buf: buf, pLo: -1, pUp: -1, index: !f.fold && f.rare == 0}
 }
 
 // next returns the start of the first occurrence at or after from, or -1.
 func (it *litIter) next(from int) int {
 	f, buf := it.f, it.buf
 	n := len(f.pat)
-	if !f.fold {
+	if it.index {
+		if from > len(buf) {
+			return -1
+		}
 		j := bytes.Index(buf[from:], f.pat)
 		if j < 0 {
 			return -1
@@ -208,8 +208,20 @@ func (it *litIter) next(from int) int {
 			return -1
 		}
 		s := p - f.rare
-		if equalFoldASCII(buf[s:s+n], f.pat) {
-			return s
+		if f.fold {
+			if equalFoldASCII(buf[s:s+n], f.pat) {
+				return s
+			}
+		} else {
+			if string(buf[s:s+n]) == string(f.pat) {
+				return s
+			}
+			// No match starts before s+1 (each would have an anchor
+			// byte before p), so bytes.Index may take over from there.
+			if it.fails++; it.fails > 8+p>>5 {
+				it.index = true
+				return it.next(s + 1)
+			}
 		}
 		a = p + 1
 	}
@@ -406,7 +418,7 @@ func requiredLiterals(re *syntax.Regexp, out []literalCandidate) []literalCandid
 
 func (m *lineRegexp) scan(buf []byte, fn func(start, end int) bool) {
 	if m.pre != nil && !(m.pre.needsUnicodeFold() && (bytes.Contains(buf, kelvinSign) || bytes.Contains(buf, longS))) {
-		it := litIter{f: m.pre, buf: buf, pLo: -1, pUp: -1}
+		it := m.pre.iter(buf)
 		for pos, check := 0, cancelCheckBytes; pos < len(buf); {
 			if pos >= check {
 				if m.ctx.Err() != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -54,6 +55,12 @@ func joinRel(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// dirEntry is a directory entry with its type bits (fs.ModeType).
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
 }
 
 type workItem struct {
@@ -187,20 +194,15 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	if err != nil {
 		return
 	}
-	ents, err := f.ReadDir(-1)
+	if st.direntBuf == nil {
+		st.direntBuf = make([]byte, 32<<10)
+	}
+	ents, err := readDirEntries(f, d.root, st.direntBuf)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		return
 	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int {
-		if a.Name() < b.Name() {
-			return -1
-		}
-		if a.Name() > b.Name() {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	d.rules = loadIgnoreFiles(d, ents)
 
 	var items []workItem
@@ -214,12 +216,10 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	}
 	// Walk in reverse name order: the stack pops the smallest name first.
 	for i := len(ents) - 1; i >= 0; i-- {
-		e := ents[i]
-		name := e.Name()
+		name, t := ents[i].name, ents[i].typ
 		if name == ".git" {
 			continue
 		}
-		t := e.Type()
 		switch {
 		case t.IsDir():
 			if d.rules.ignored(joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
@@ -254,16 +254,16 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 
 // loadIgnoreFiles returns d's rules extended by the ignore files among its
 // entries.
-func loadIgnoreFiles(d *dirNode, ents []fs.DirEntry) ignoreRules {
+func loadIgnoreFiles(d *dirNode, ents []dirEntry) ignoreRules {
 	var h ignoreFiles
 	for _, e := range ents {
-		switch e.Name() {
+		switch e.name {
 		case ".git":
-			h.git, h.gitIsDir = true, e.IsDir()
+			h.git, h.gitIsDir = true, e.typ.IsDir()
 		case ".gitignore":
-			h.gitignore = e.Type().IsRegular()
+			h.gitignore = e.typ.IsRegular()
 		case ".ignore":
-			h.ignore = e.Type().IsRegular()
+			h.ignore = e.typ.IsRegular()
 		}
 	}
 	return h.apply(d.rules, d.root, "", d.rel)
@@ -326,10 +326,11 @@ func readIgnoreFile(r *os.Root, name string) []ignorePattern {
 // match counter closure, so searching a file allocates nothing but its
 // path (and, for files the collector wants, the kept matches).
 type workerState struct {
-	w       *walker
-	buf     []byte
-	count   int64
-	countFn func(s, e int) bool
+	w         *walker
+	buf       []byte
+	direntBuf []byte // getdents buffer
+	count     int64
+	countFn   func(s, e int) bool
 }
 
 // maxKeptBuf is the largest buffer a worker keeps between files; one read
