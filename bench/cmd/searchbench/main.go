@@ -85,6 +85,15 @@ func main() {
 		}
 		var tr, tc []time.Duration
 		var nr, nc int
+		// One untimed round warms the page cache and both code paths.
+		if _, _, err := runRG(*rg, ws.Dir, out, q); err != nil {
+			fmt.Fprintln(os.Stderr, "searchbench: rg:", err)
+			os.Exit(1)
+		}
+		if _, _, err := runClawd(search, q); err != nil {
+			fmt.Fprintln(os.Stderr, "searchbench: clawd:", err)
+			os.Exit(1)
+		}
 		for range *rounds {
 			d, n, err := runRG(*rg, ws.Dir, out, q)
 			if err != nil {
