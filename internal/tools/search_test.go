@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -439,10 +441,22 @@ func TestSearchPaths(t *testing.T) {
 	}
 }
 
+// cancelAfterFirst is a matcher that cancels the search when it is first
+// used and counts how many files it is asked to scan.
+type cancelAfterFirst struct {
+	cancel context.CancelFunc
+	scans  atomic.Int32
+}
+
+func (m *cancelAfterFirst) scan(buf []byte, fn func(int, int) bool) {
+	m.scans.Add(1)
+	m.cancel()
+}
+
 func TestSearchCancel(t *testing.T) {
-	files := map[string]string{"big.txt": strings.Repeat("some text with a word\n", 200000)}
-	for i := range 100 {
-		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = strings.Repeat("some text with a word\n", 1000)
+	files := map[string]string{}
+	for i := range 300 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%10, i)] = "some text with a word\n"
 	}
 	tool, _ := newSearchWS(t, files)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -451,26 +465,40 @@ func TestSearchCancel(t *testing.T) {
 		t.Errorf("pre-cancelled: err = %v, want context.Canceled", err)
 	}
 
-	// A slow regexp with no literal to prefilter on, over many files and
-	// one big one (cancellation is also checked within a file).
-	for _, glob := range []string{"f*.txt", "big.txt"} {
-		args := []byte(`{"query":"[a-z]+\\d","is_regex":true,"glob":"` + glob + `"}`)
-		start := time.Now()
-		if _, err := tool.Call(context.Background(), args); err != nil {
+	// Cancelled while walking: each worker finishes at most the file it is
+	// scanning, and the walk returns (no worker waits forever).
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	m := &cancelAfterFirst{cancel: cancel}
+	w := newWalker(ctx, m, nil, 1<<20, &collector{k: 10})
+	st := tool.(*searchTool)
+	done := make(chan error, 1)
+	go func() { done <- st.searchRoot(w, "", ".") }()
+	select {
+	case err := <-done:
+		if err != nil {
 			t.Fatal(err)
 		}
-		full := time.Since(start)
-		ctx, cancel = context.WithCancel(context.Background())
-		time.AfterFunc(full/10, cancel)
-		start = time.Now()
-		_, err := tool.Call(ctx, args)
-		took := time.Since(start)
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: cancelled mid-search: err = %v, want context.Canceled", glob, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("cancelled walk did not return")
+	}
+	if n, max := int(m.scans.Load()), runtime.GOMAXPROCS(0); n > max {
+		t.Errorf("%d files scanned after cancelling on the first; want at most one per worker (%d)", n, max)
+	}
+
+	// Cancelled inside one big file: a regexp scan stops between chunks.
+	big := []byte(strings.Repeat("word word\n", 1<<20)) // 10 MiB, 2Mi matches
+	for _, expr := range []string{`w\w+`, `wo+rd`} {    // without and with a prefilter
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rm, err := compileLine(ctx, expr, true)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s: full search %v, cancelled after %v returned after %v", glob, full, full/10, took)
-		if took > full/2+20*time.Millisecond {
-			t.Errorf("%s: cancelled search took %v; the whole search takes %v", glob, took, full)
+		n := 0
+		rm.scan(big, func(int, int) bool { n++; return true })
+		if n > 2*cancelCheckBytes/len("word word\n")+2 {
+			t.Errorf("%s: %d matches reported after cancel; want at most one chunk's worth", expr, n)
 		}
 	}
 }
