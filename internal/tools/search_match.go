@@ -440,11 +440,21 @@ func (m *lineRegexp) scan(buf []byte, fn func(start, end int) bool) {
 	}
 	// Without a prefilter the regexp runs over chunks of whole lines, so a
 	// cancellation is noticed between chunks even when nothing matches.
-	for pos := 0; pos < len(buf); {
+	// The lines are the "\n"-separated pieces of buf[:n]: a final "\n"
+	// ends the last line rather than starting an empty one (an empty file
+	// has no line at all).
+	if len(buf) == 0 {
+		return
+	}
+	n := len(buf)
+	if buf[n-1] == '\n' {
+		n--
+	}
+	for pos := 0; pos <= n; {
 		if m.ctx.Err() != nil {
 			return
 		}
-		end := len(buf)
+		end := n
 		if end-pos > cancelCheckBytes {
 			if i := bytes.IndexByte(buf[pos+cancelCheckBytes:], '\n'); i >= 0 {
 				end = pos + cancelCheckBytes + i

@@ -51,7 +51,7 @@ func TestMatcherAgainstRegexp(t *testing.T) {
 		texts[i] = []byte(sb.String())
 	}
 	literals := []string{"a", "ab", "aB", "k", "ks", "sk a", "é", "éa", "(a", "x(", "ss", " ", "ab ab", "\r"}
-	regexes := []string{`a+`, `a\s*b`, `^a`, `b$`, `\Aab`, `a\z`, `[^b]+`, `.b`, `\bab\b`, `(a|k)s`, `x*`, `^`, `$`, `s[^\n]k`, `\s+`, `a\nb`, `[\n]`, `(?s).a`, `k+`, `(?i)ab`, `(?-i)ab`}
+	regexes := []string{`a+`, `a\s*b`, `^a`, `b$`, `\Aab`, `a\z`, `[^b]+`, `.b`, `\bab\b`, `(a|k)s`, `x*`, `^`, `$`, `s[^\n]k`, `\s+`, `a\nb`, `[\n]`, `(?s).a`, `k+`, `(?i)ab`, `(?-i)ab`, `^$`, `^ *$`, `\pL*$`}
 	type tcase struct {
 		query       string
 		isRegex, cs bool

@@ -71,6 +71,7 @@ func TestSearchMatching(t *testing.T) {
 		"utf8.txt":   "héllo hello\n",
 		"empty.txt":  "",
 		"spaces.txt": "a  b\n",
+		"blank.txt":  "a\n\nb\n",
 	})
 	tests := []struct {
 		name  string
@@ -105,6 +106,7 @@ func TestSearchMatching(t *testing.T) {
 		{"last line without newline", `{"query":"hello","glob":"noeol.txt"}`, []hit{{"noeol.txt", 1, 6}}, 1},
 		{"empty-matching regex counts once per line", `{"query":"^","glob":"e.txt","is_regex":true}`,
 			[]hit{{"e.txt", 1, 1}, {"e.txt", 2, 1}, {"e.txt", 3, 1}, {"e.txt", 4, 1}, {"e.txt", 5, 1}}, 5},
+		{"a final newline ends the last line", `{"query":"^$","glob":"blank.txt","is_regex":true}`, []hit{{"blank.txt", 2, 1}}, 1},
 		{"empty file has no lines", `{"query":"^","glob":"empty.txt","is_regex":true}`, []hit{}, 0},
 		{"regex literal fast path", `{"query":"foo\\.bar","glob":"d.txt","is_regex":true}`, []hit{{"d.txt", 2, 1}}, 1},
 		{"regex with required literal", `{"query":"\\w+\\(\"hel","glob":"*.go","is_regex":true}`, []hit{{"b/c.go", 2, 6}}, 1},
