@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -149,7 +150,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)
 	}
-	return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKindOf(fi.Mode()))
+	return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
 }
 
 func displayPath(p string) string {
@@ -157,13 +158,6 @@ func displayPath(p string) string {
 		return "."
 	}
 	return p
-}
-
-func fileKindOf(m fs.FileMode) string {
-	if k := fileKind(m); k != "not a regular file" {
-		return k
-	}
-	return "not a regular file"
 }
 
 // searchOneFile searches a file named explicitly as the search root. As
@@ -180,7 +174,7 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		return fileError(arg, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKindOf(fi.Mode()))
+		return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
 	}
 	if fi.Size() > w.maxSize {
 		return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb); read parts of it with read_file", arg, w.maxSize>>20)
@@ -193,7 +187,7 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		}
 		return fileError(arg, err)
 	}
-	if strings.IndexByte(string(data[:min(len(data), binarySniff)]), 0) >= 0 {
+	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
 		return Errorf("%s is a binary file (NUL byte in its first %d KiB); search reads text files only", arg, binarySniff>>10)
 	}
 	st := &workerState{w: w}
