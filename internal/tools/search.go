@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -180,15 +179,14 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb); read parts of it with read_file", arg, w.maxSize>>20)
 	}
 	var buf []byte
-	data, err := readAllInto(f, &buf, fi.Size(), w.maxSize)
-	if err != nil {
-		if err == errTooLarge {
-			return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb)", arg, w.maxSize>>20)
-		}
-		return fileError(arg, err)
-	}
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
+	data, err := readText(f, &buf, fi.Size(), w.maxSize)
+	switch {
+	case err == errTooLarge:
+		return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb)", arg, w.maxSize>>20)
+	case err == errBinary:
 		return Errorf("%s is a binary file (NUL byte in its first %d KiB); search reads text files only", arg, binarySniff>>10)
+	case err != nil:
+		return fileError(arg, err)
 	}
 	st := &workerState{w: w}
 	st.searchData(rel, data)

@@ -316,6 +316,7 @@ func TestSearchWalkRules(t *testing.T) {
 		"wt/.git":                   "gitdir: elsewhere\n",
 		"wt/w.log":                  "QQ\n",
 		"bin.dat":                   "QQ\x00\n",
+		"big.bin":                   "QQ\x00" + strings.Repeat("QQ\n", 100000), // dropped after the first read
 		"late-nul.txt":              "QQ" + strings.Repeat("y", binarySniff) + "\x00\n",
 		"real/r.txt":                "QQ\n",
 	}

@@ -384,30 +384,37 @@ func (st *workerState) readFile(r *os.Root, name string) ([]byte, bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
 		return nil, false
 	}
-	data, err := readAllInto(f, &st.buf, fi.Size(), st.w.maxSize)
+	data, err := readText(f, &st.buf, fi.Size(), st.w.maxSize)
 	if err != nil {
-		return nil, false
-	}
-	if bytes.IndexByte(data[:min(len(data), binarySniff)], 0) >= 0 {
 		return nil, false
 	}
 	return data, true
 }
 
-// errTooLarge reports a file that grew past the size limit while read.
-var errTooLarge = errors.New("file larger than the search size limit")
+// errTooLarge reports a file that grew past the size limit while read;
+// errBinary a file with a NUL byte in its first binarySniff bytes.
+var (
+	errTooLarge = errors.New("file larger than the search size limit")
+	errBinary   = errors.New("binary file")
+)
 
-// readAllInto reads f (whose size was size when stat'ed) into *buf, growing
-// it as needed, and returns the contents.
-func readAllInto(f *os.File, buf *[]byte, size, limit int64) ([]byte, error) {
+// firstRead is the most the first read of a file asks for, so that a large
+// binary file is recognised (and dropped) before it is read whole.
+const firstRead = 64 << 10
+
+// readText reads f (whose size was size when stat'ed) into *buf, growing
+// it as needed, and returns the contents, or errBinary as soon as the
+// first binarySniff bytes are known to hold a NUL.
+func readText(f *os.File, buf *[]byte, size, limit int64) ([]byte, error) {
 	// One byte more than the size, so a file that did not change is read
-	// to EOF without a second pass of growth.
+	// to EOF without growing the buffer.
 	want := int(size) + 1
 	if cap(*buf) < want {
-		*buf = make([]byte, max(want, 64<<10))
+		*buf = make([]byte, max(want, firstRead))
 	}
 	b := (*buf)[:cap(*buf)]
 	n := 0
+	sniffed := false
 	for {
 		if n == len(b) {
 			if int64(n) > limit {
@@ -418,13 +425,24 @@ func readAllInto(f *os.File, buf *[]byte, size, limit int64) ([]byte, error) {
 			b = nb
 			*buf = nb
 		}
-		r, err := f.Read(b[n:])
-		n += r
-		if err == io.EOF || (err == nil && r == 0) {
-			break
+		end := len(b)
+		if !sniffed {
+			end = min(end, firstRead)
 		}
-		if err != nil {
+		r, err := f.Read(b[n:end])
+		n += r
+		eof := err == io.EOF || (err == nil && r == 0)
+		if err != nil && !eof {
 			return nil, err
+		}
+		if !sniffed && (n >= binarySniff || eof) {
+			if bytes.IndexByte(b[:min(n, binarySniff)], 0) >= 0 {
+				return nil, errBinary
+			}
+			sniffed = true
+		}
+		if eof {
+			break
 		}
 	}
 	if int64(n) > limit {
