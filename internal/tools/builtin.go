@@ -54,6 +54,7 @@ func Builtin(env *Env) *StaticProvider {
 			NewReadFile(env),
 			NewWriteFile(env),
 			NewListDir(env),
+			NewSearch(env),
 		},
 	}
 }
