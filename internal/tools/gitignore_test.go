@@ -142,7 +142,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			for _, f := range gitTreeFiles {
-				writeFile(t, dir, f, "x\n")
+				writeTreeFile(t, dir, f, "x\n")
 			}
 			env := append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "GIT_CONFIG_NOSYSTEM=1")
 			run := func(args ...string) string {
@@ -157,7 +157,7 @@ func TestIgnoreMatchesGit(t *testing.T) {
 			}
 			run("init", "-q")
 			for p, c := range tt.ignores {
-				writeFile(t, dir, p, c)
+				writeTreeFile(t, dir, p, c)
 			}
 			var want []string
 			for _, f := range strings.Split(run("ls-files", "--others", "--exclude-standard", "-z"), "\x00") {
@@ -198,7 +198,7 @@ func searchedFiles(t *testing.T, dir, glob string) []string {
 	return files
 }
 
-func writeFile(t testing.TB, dir, rel, content string) {
+func writeTreeFile(t testing.TB, dir, rel, content string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -19,12 +19,12 @@ func genTree(b *testing.B, dir string) {
 	}
 	for d := range 20 {
 		for f := range 20 {
-			writeFile(b, dir, fmt.Sprintf("pkg%02d/sub%d/file%02d.go", d, f%3, f), body.String())
+			writeTreeFile(b, dir, fmt.Sprintf("pkg%02d/sub%d/file%02d.go", d, f%3, f), body.String())
 		}
-		writeFile(b, dir, fmt.Sprintf("pkg%02d/out.log", d), body.String())
-		writeFile(b, dir, fmt.Sprintf("pkg%02d/blob.bin", d), "\x00"+body.String())
+		writeTreeFile(b, dir, fmt.Sprintf("pkg%02d/out.log", d), body.String())
+		writeTreeFile(b, dir, fmt.Sprintf("pkg%02d/blob.bin", d), "\x00"+body.String())
 	}
-	writeFile(b, dir, ".gitignore", "*.log\n")
+	writeTreeFile(b, dir, ".gitignore", "*.log\n")
 }
 
 var benchQueries = []struct{ name, args string }{

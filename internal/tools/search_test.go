@@ -33,7 +33,7 @@ func newSearchWS(t testing.TB, files map[string]string) (Tool, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range files {
-		writeFile(t, dir, p, c)
+		writeTreeFile(t, dir, p, c)
 	}
 	ws, err := sandbox.Open(dir)
 	if err != nil {
@@ -321,7 +321,7 @@ func TestSearchWalkRules(t *testing.T) {
 		"real/r.txt":                "QQ\n",
 	}
 	for p, c := range files {
-		writeFile(t, dir, p, c)
+		writeTreeFile(t, dir, p, c)
 	}
 	mustSymlink(t, "keep.txt", filepath.Join(dir, "link.txt"))
 	mustSymlink(t, "real", filepath.Join(dir, "linkdir"))
@@ -369,14 +369,14 @@ func mustSymlink(t *testing.T, target, link string) {
 
 func TestSearchPaths(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, dir, "src/a.txt", "QQ\n")
-	writeFile(t, dir, "src/deep/b.txt", "QQ\n")
-	writeFile(t, dir, "src/deep/c.log", "QQ\n")
-	writeFile(t, dir, ".gitignore", "*.log\n/src/deep/b.txt\n")
-	writeFile(t, dir, "big.txt", "QQ"+strings.Repeat("\n", 1<<20))
-	writeFile(t, dir, "bin.dat", "QQ\x00")
+	writeTreeFile(t, dir, "src/a.txt", "QQ\n")
+	writeTreeFile(t, dir, "src/deep/b.txt", "QQ\n")
+	writeTreeFile(t, dir, "src/deep/c.log", "QQ\n")
+	writeTreeFile(t, dir, ".gitignore", "*.log\n/src/deep/b.txt\n")
+	writeTreeFile(t, dir, "big.txt", "QQ"+strings.Repeat("\n", 1<<20))
+	writeTreeFile(t, dir, "bin.dat", "QQ\x00")
 	outside := t.TempDir()
-	writeFile(t, outside, "secret.txt", "QQ\n")
+	writeTreeFile(t, outside, "secret.txt", "QQ\n")
 	mustSymlink(t, outside, filepath.Join(dir, "escape"))
 	mustSymlink(t, "src", filepath.Join(dir, "srclink"))
 	ws, err := sandbox.Open(dir)

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStdioSurvivesBadFrames sends malformed, oversized and hostile lines to
+// the real binary: each gets its error and the session goes on.
+func TestStdioSurvivesBadFrames(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "A\n")
+	r := e.startRaw()
+	r.initialize("claude-code")
+	tests := []struct{ send, want string }{
+		{`{not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
+		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","Name":"bash","arguments":{"path":"a.txt"}}}`, `"content":"A\n"`},
+		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","name":"bash","arguments":{"path":"a.txt"}}}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,`},
+		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool: nope"`},
+		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{`{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{}}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32601,`},
+		{`{"jsonrpc":"2.0","id":7,"method":"resources/list"}`, `{"jsonrpc":"2.0","id":7,"result":{"resources":[]}}`},
+		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 5<<20) + `"}}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
+		{`{"jsonrpc":"2.0","id":9,"method":"ping"}`, `{"jsonrpc":"2.0","id":9,"result":{}}`},
+	}
+	for _, tt := range tests {
+		r.send(tt.send)
+		got := r.recv()
+		if !strings.Contains(got, tt.want) {
+			short := tt.send
+			if len(short) > 80 {
+				short = short[:80] + "..."
+			}
+			t.Errorf("sent %s\ngot  %.300s\nwant %s", short, got, tt.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "x")); err == nil {
+		t.Error("the oversized write_file was executed")
+	}
+}
+
+// The spec's section 6: any config that binds 0.0.0.0 makes clawd exit 1
+// with its exact log line.
+func TestServeRejectsExternalBind(t *testing.T) {
+	e := newEnv(t)
+	cfg := filepath.Join(e.home, "bind.toml")
+	for _, addr := range []string{"0.0.0.0", "::", "192.168.0.1"} {
+		os.WriteFile(cfg, []byte("transport = \"tcp_loopback\"\nbind_addr = \""+addr+"\"\n"), 0o600)
+		_, stderr, code := e.run("serve", "--config", cfg)
+		if code != 1 {
+			t.Errorf("bind_addr %s: exit %d, want 1", addr, code)
+		}
+		if !strings.Contains(stderr, "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden\n") {
+			t.Errorf("bind_addr %s: stderr = %q", addr, stderr)
+		}
+	}
+}
+
+func TestInitWritesDefaultConfig(t *testing.T) {
+	e := newEnv(t)
+	out, stderr, code := e.run("init")
+	file := filepath.Join(e.home, ".config", "clawde", "mcp-server.toml")
+	if code != 0 || !strings.Contains(out, file) {
+		t.Fatalf("init: exit %d, out %q, err %q", code, out, stderr)
+	}
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("config file: %v, mode %v", err, fi.Mode())
+	}
+	original, _ := os.ReadFile(file)
+	if !strings.Contains(string(original), "policy_stub_mode = false") || !strings.Contains(string(original), `transport = "stdio"`) {
+		t.Errorf("config content:\n%s", original)
+	}
+	// A second init keeps the user's file.
+	os.WriteFile(file, []byte("port = 9999\n"), 0o600)
+	if _, stderr, code := e.run("init"); code != 1 || !strings.Contains(stderr, "--force") {
+		t.Errorf("second init: exit %d, stderr %q", code, stderr)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "port = 9999\n" {
+		t.Error("second init changed the existing file")
+	}
+	if _, _, code := e.run("init", "--force"); code != 0 {
+		t.Errorf("init --force: exit %d", code)
+	}
+	// The written file is a valid config that serve accepts.
+	r := e.startRaw()
+	if !strings.Contains(r.initialize("x"), `"serverInfo"`) {
+		t.Error("serve with the init config did not start")
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	e := newEnv(t)
+	for _, args := range [][]string{
+		{"serve", "--no-such-flag"},
+		{"no-such-command"},
+		{"serve", "--client", "robot"},
+		{"serve", "--transport", "carrier-pigeon"},
+		{"version", "extra"},
+	} {
+		_, stderr, code := e.run(args...)
+		if code != 2 {
+			t.Errorf("clawd %v: exit %d, want 2 (stderr %q)", args, code, stderr)
+		}
+		if stderr == "" {
+			t.Errorf("clawd %v: no message on stderr", args)
+		}
+	}
+	cfg := filepath.Join(e.home, "bad.toml")
+	os.WriteFile(cfg, []byte("trasport = \"stdio\"\n"), 0o600)
+	if _, stderr, code := e.run("serve", "--config", cfg); code != 1 || !strings.Contains(stderr, "trasport") {
+		t.Errorf("bad config: exit %d, stderr %q; want 1 naming the key", code, stderr)
+	}
+	if out, _, code := e.run("version"); code != 0 || !strings.HasPrefix(out, "clawd ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
