@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -138,18 +139,20 @@ func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
 // structuredContent and, for clients that read only content, as compact
 // JSON text.
 func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
-	obj, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
+	var obj []byte
+	if a, ok := res.(tools.JSONAppender); ok {
+		obj = a.AppendJSON(nil)
+	} else {
+		var err error
+		if obj, err = json.Marshal(res); err != nil {
+			return nil, err
+		}
 	}
-	b := make([]byte, 0, 2*len(obj)+96)
+	b := make([]byte, 0, 2*len(obj)+len(obj)/8+96)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
 	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-	b, err = jsontext.AppendQuote(b, obj)
-	if err != nil {
-		return nil, err
-	}
+	b = jsonenc.AppendBytes(b, obj) // obj is encoder output: valid UTF-8
 	b = append(b, `}],"structuredContent":`...)
 	b = append(b, obj...)
 	b = append(b, `,"isError":false}}`...)
@@ -162,7 +165,7 @@ func appendToolError(id jsonrpc.ID, msg string) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
 	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-	b, _ = jsontext.AppendQuote(b, msg) // invalid UTF-8 is replaced, never an error here
+	b = jsonenc.AppendStringChecked(b, msg)
 	b = append(b, `}],"isError":true}}`...)
 	return b
 }

@@ -6,11 +6,14 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strconv"
 	"syscall"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/sandbox"
 )
 
@@ -45,6 +48,20 @@ type ReadFileResult struct {
 	SizeBytes int64  `json:"size_bytes"`
 	Encoding  string `json:"encoding"`
 	Truncated bool   `json:"truncated"`
+}
+
+// AppendJSON encodes r as json.Marshal would. Content is valid UTF-8 here:
+// utf8 content was checked, base64 is ASCII.
+func (r *ReadFileResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"content":`...)
+	dst = jsonenc.AppendString(dst, r.Content)
+	dst = append(dst, `,"size_bytes":`...)
+	dst = strconv.AppendInt(dst, r.SizeBytes, 10)
+	dst = append(dst, `,"encoding":`...)
+	dst = jsonenc.AppendString(dst, r.Encoding)
+	dst = append(dst, `,"truncated":`...)
+	dst = strconv.AppendBool(dst, r.Truncated)
+	return append(dst, '}')
 }
 
 func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
@@ -106,7 +123,9 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		off := invalidOffset(buf)
 		return nil, Errorf("%s is not valid UTF-8 (first invalid byte at offset %d); read it with \"encoding\": \"base64\"", *a.Path, off)
 	}
-	res.Content = string(buf)
+	// buf is never written again, so the string can share its memory
+	// instead of copying up to max_read_bytes.
+	res.Content = unsafe.String(unsafe.SliceData(buf), len(buf))
 	return res, nil
 }
 

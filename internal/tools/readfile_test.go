@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 func newReadWS(t *testing.T, lim *Limits) (string, Tool) {
@@ -120,4 +122,23 @@ func TestReadFileErrors(t *testing.T) {
 		t.Errorf("NUL path: %v", err)
 	}
 	_ = os.Remove(filepath.Join(dir, "pipe"))
+}
+
+// ReadFileResult encodes itself on the hot path; it must match json.Marshal
+// byte for byte, whatever the content.
+func TestReadFileResultAppendJSONMatchesMarshal(t *testing.T) {
+	for _, r := range []ReadFileResult{
+		{},
+		{Content: "fn main() {\n\tprintln!(\"hi\");\n}\n", SizeBytes: 38, Encoding: "utf8"},
+		{Content: "é€😀 \u2028 <>& \x00\x1f\x7f \\", SizeBytes: 1 << 40, Encoding: "utf8", Truncated: true},
+		{Content: "aGVsbG8=", SizeBytes: 5, Encoding: "base64"},
+	} {
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("AppendJSON = %s\nMarshal    = %s", got, want)
+		}
+	}
 }

@@ -51,6 +51,13 @@ type Tool interface {
 	Call(ctx context.Context, args jsontext.Value) (any, error)
 }
 
+// JSONAppender is implemented by result objects on hot paths (read_file)
+// that encode themselves faster than reflection can. AppendJSON must produce
+// exactly what json.Marshal would.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
+}
+
 // ToolError is a failure the model should see as an isError result, such as
 // "file not found".
 type ToolError struct{ Msg string }
