@@ -27,9 +27,9 @@ const (
 // State describes one running daemon.
 type State struct {
 	PID         int       `json:"pid"`
-	Transport   string    `json:"transport"`        // "tcp" or "unix"
-	Addr        string    `json:"addr,omitzero"`    // host:port (tcp)
-	Socket      string    `json:"socket,omitzero"`  // socket path (unix)
+	Transport   string    `json:"transport"`       // "tcp" or "unix"
+	Addr        string    `json:"addr,omitzero"`   // host:port (tcp)
+	Socket      string    `json:"socket,omitzero"` // socket path (unix)
 	TokenFile   string    `json:"token_file,omitzero"`
 	Workspace   string    `json:"workspace"`
 	WorkspaceID string    `json:"workspace_id"`
