@@ -46,7 +46,7 @@ func (d *Daemon) Health() transport.Health {
 		ActiveTools:      active,
 		LastPolicyEvalMS: -1,
 	}
-	if le, ok := any(d.Chain).(lastEvaler); ok {
+	if le, ok := d.Server.Chain.(lastEvaler); ok {
 		h.LastPolicyEvalMS = le.LastEval().Milliseconds()
 	}
 	return h

@@ -51,6 +51,20 @@ const (
 	shutdownGrace     = 5 * time.Second
 )
 
+type timeouts struct{ readHeader, read, idle, write time.Duration }
+
+func (t *timeouts) fill() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.readHeader, readHeaderTimeout)
+	def(&t.read, readTimeout)
+	def(&t.idle, idleTimeout)
+	def(&t.write, writeTimeout)
+}
+
 // HTTPServer serves MCP Streamable HTTP (JSON responses only, no SSE) and
 // GET /health on a loopback listener. Every request passes, in this order:
 //
@@ -86,6 +100,7 @@ type HTTPServer struct {
 	MaxConns       int           // open connections; default DefaultMaxConns
 
 	now      func() time.Time
+	timeouts timeouts // zero fields take the defaults above; tests shorten them
 	once     sync.Once
 	sessions *sessionTable
 	inflight atomic.Int64
@@ -114,6 +129,7 @@ func (h *HTTPServer) init() {
 		if h.MaxConns <= 0 {
 			h.MaxConns = DefaultMaxConns
 		}
+		h.timeouts.fill()
 		h.sessions = newSessionTable(h.MaxSessions, h.SessionIdle, h.now)
 	})
 }
@@ -124,9 +140,9 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	h.init()
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: readHeaderTimeout,
-		ReadTimeout:       readTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: h.timeouts.readHeader,
+		ReadTimeout:       h.timeouts.read,
+		IdleTimeout:       h.timeouts.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
 	}
@@ -404,7 +420,7 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request) {
 // respond writes a JSON-RPC response, or 202 Accepted when the body held
 // only notifications or responses.
 func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(writeTimeout))
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.timeouts.write))
 	if resp == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
