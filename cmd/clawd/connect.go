@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,8 +46,10 @@ func newConnectCmd() *cobra.Command {
 
 // bridge copies in to the socket and the socket to out. When in ends, the
 // socket's write side is shut, so the daemon sees EOF, answers the calls in
-// flight and closes; the copy to out then ends and bridge returns nil. If
-// the daemon closes first, that is an error (it stopped, or refused us).
+// flight and closes; the copy to out then ends and bridge returns nil. It
+// is an error when the daemon closes while input is still coming, or sends
+// nothing at all in answer to input: it stopped, or refused this user (a
+// refused peer is disconnected without a word).
 func bridge(path string, in io.Reader, out io.Writer) error {
 	c, err := net.DialTimeout("unix", path, 5*time.Second)
 	if err != nil {
@@ -54,21 +57,28 @@ func bridge(path string, in io.Reader, out io.Writer) error {
 	}
 	uc := c.(*net.UnixConn)
 	defer uc.Close()
-	inDone := make(chan error, 1)
+	// Set before the write side is shut, so it is visible when the daemon's
+	// resulting close ends the copy below.
+	var inEnded atomic.Bool
+	var nIn atomic.Int64
+	var inFailed atomic.Bool // the daemon stopped reading
 	go func() {
-		_, err := io.Copy(uc, in)
+		n, err := io.Copy(uc, in)
+		nIn.Store(n)
+		inFailed.Store(err != nil)
+		inEnded.Store(true)
 		uc.CloseWrite()
-		inDone <- err
 	}()
-	_, outErr := io.Copy(out, uc)
-	select {
-	case <-inDone:
-		// stdin ended first (or together): a normal end.
+	nOut, outErr := io.Copy(out, uc)
+	closed := runtimeError("the daemon on %s closed the connection (it stopped, or refused this user)", path)
+	if inEnded.Load() {
+		if inFailed.Load() || (nIn.Load() > 0 && nOut == 0) {
+			return closed
+		}
 		return nil
-	default:
 	}
 	if outErr != nil && !errors.Is(outErr, net.ErrClosed) {
 		return runtimeError("bridge to %s: %v", path, outErr)
 	}
-	return runtimeError("the daemon on %s closed the connection (it stopped, or refused this user)", path)
+	return closed
 }

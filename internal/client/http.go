@@ -269,7 +269,7 @@ func fetchHealth(ctx context.Context, addr string) (jsontext.Value, error) {
 
 // ProbeHealth returns the pid /health reports at addr.
 func ProbeHealth(addr string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	raw, err := fetchHealth(ctx, addr)
 	if err != nil {
