@@ -100,7 +100,7 @@ const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abc
 
 // httpFixture is an HTTPServer on a real 127.0.0.1 listener.
 type httpFixture struct {
-	t    *testing.T
+	t    testing.TB
 	h    *HTTPServer
 	bt   *blockTool
 	base string // http://127.0.0.1:port
@@ -108,7 +108,7 @@ type httpFixture struct {
 	hc   *http.Client
 }
 
-func startHTTP(t *testing.T, configure func(h *HTTPServer)) *httpFixture {
+func startHTTP(t testing.TB, configure func(h *HTTPServer)) *httpFixture {
 	t.Helper()
 	bt := newBlockTool()
 	logs := &syncBuffer{}
