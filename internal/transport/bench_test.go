@@ -11,7 +11,9 @@ import (
 // (peer, Host, Origin) plus the health object, without the network.
 func BenchmarkServeHealth(b *testing.B) {
 	h := &HTTPServer{Server: newTestMCPServer(newBlockTool()), Auth: staticAuth(testToken),
-		Health: func() Health { return Health{Status: "ok", PID: 1, UptimeS: 2, MCPVersion: "2025-11-25", ActiveTools: 5, LastPolicyEvalMS: 0} }}
+		Health: func() Health {
+			return Health{Status: "ok", PID: 1, UptimeS: 2, MCPVersion: "2025-11-25", ActiveTools: 5, LastPolicyEvalMS: 0}
+		}}
 	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7430/health", nil)
 	r.RemoteAddr = "127.0.0.1:50000"
 	b.ReportAllocs()
