@@ -90,7 +90,10 @@ func initialize(ctx context.Context, c Conn, version string) error {
 	if err := json.Unmarshal(res, &r, json.RejectUnknownMembers(false)); err != nil || r.ProtocolVersion == "" {
 		return fmt.Errorf("initialize: the daemon's answer has no protocolVersion")
 	}
-	in := c.(initializer)
+	in, ok := c.(initializer)
+	if !ok {
+		return fmt.Errorf("initialize: connection type %T cannot finish the handshake", c)
+	}
 	in.setVersion(r.ProtocolVersion)
 	return in.notify(ctx, "notifications/initialized", nil)
 }

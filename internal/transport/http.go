@@ -277,33 +277,17 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid := r.Header.Get(HeaderSessionID)
-	var hs *httpSession
 	switch {
 	case sid == "" && kind == kindInitialize:
-		ms := h.Server.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Subject: h.Subject},
-			mcp.SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
-		if hs, ok = h.sessions.create(ms); !ok {
-			ms.Close()
-			w.Header().Set("Retry-After", "1")
-			h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
-				"service unavailable: too many sessions are busy; retry, or end unused sessions with DELETE")
-			return
-		}
-		resp := ms.Handle(r.Context(), body)
-		h.sessions.release(hs)
-		if ms.ProtocolVersion() == "" { // initialize failed: keep no session
-			h.sessions.remove(hs.id)
-		} else {
-			w.Header().Set(HeaderSessionID, hs.id)
-		}
-		h.respond(w, resp)
+		h.startSession(w, r, body)
 		return
 	case sid == "":
 		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
 			"bad request: missing Mcp-Session-Id header; start a session with initialize and send its id with every later request")
 		return
 	}
-	if hs, ok = h.sessions.acquire(sid); !ok {
+	hs, ok := h.sessions.acquire(sid)
+	if !ok {
 		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest,
 			"session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one")
 		return
@@ -320,6 +304,30 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 		defer h.inflight.Add(-int64(calls))
 	}
 	h.respond(w, hs.s.Handle(r.Context(), body))
+}
+
+// startSession answers an initialize sent without Mcp-Session-Id: a new
+// session is created and, if initialize succeeds, kept under a fresh id
+// returned in the Mcp-Session-Id header.
+func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body []byte) {
+	ms := h.Server.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Subject: h.Subject},
+		mcp.SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	hs, ok := h.sessions.create(ms)
+	if !ok {
+		ms.Close()
+		w.Header().Set("Retry-After", "1")
+		h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
+			"service unavailable: too many sessions are busy; retry, or end unused sessions with DELETE")
+		return
+	}
+	resp := ms.Handle(r.Context(), body)
+	h.sessions.release(hs)
+	if ms.ProtocolVersion() == "" { // initialize failed: keep no session
+		h.sessions.remove(hs.id)
+	} else {
+		w.Header().Set(HeaderSessionID, hs.id)
+	}
+	h.respond(w, resp)
 }
 
 // readBody reads the whole body, refusing one over MaxBodyBytes with 413
