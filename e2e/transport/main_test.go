@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 // Package transport_e2e runs the clawd binary end to end over its network
 // transports: `clawd serve` on a unix socket and on loopback HTTP, `clawd
 // connect`, the CLI client and token rotation. Each test gets its own HOME

@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package transport_e2e
 
 import (
