@@ -3,7 +3,6 @@
 package transport_e2e
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -282,5 +281,4 @@ func TestCancelBashKillsProcessGroup(t *testing.T) {
 	if pidAlive(shPID) || pidAlive(childPID) {
 		t.Errorf("after the cancel: shell alive %v, its background child alive %v; the whole process group must die", pidAlive(shPID), pidAlive(childPID))
 	}
-	_ = context.Background
 }
