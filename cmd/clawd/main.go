@@ -69,6 +69,11 @@ func newRootCmd() *cobra.Command {
 		newServeCmd(),
 		newInitCmd(),
 		newVersionCmd(),
+		newConnectCmd(),
+		newToolsCmd(),
+		newCallCmd(),
+		newHealthCmd(),
+		newTokenCmd(),
 	)
 	return root
 }

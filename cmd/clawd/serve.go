@@ -13,6 +13,7 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/daemon"
+	"github.com/clawde/clawd/internal/token"
 	"github.com/clawde/clawd/internal/transport"
 )
 
@@ -32,7 +33,12 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the MCP server (stdio by default)",
 		Long: "Run the MCP server on one workspace. With --transport stdio (the default) an MCP host spawns\n" +
-			"clawd and speaks JSON-RPC on its stdin/stdout; logs go to stderr.",
+			"clawd and speaks JSON-RPC on its stdin/stdout; logs go to stderr.\n\n" +
+			"--transport unix_socket serves a daemon on $XDG_RUNTIME_DIR/clawd.<workspace>.sock (else /tmp/...),\n" +
+			"mode 0600, for peers of the same user only; stdio-only hosts reach it through 'clawd connect'.\n\n" +
+			"--transport tcp_loopback serves MCP Streamable HTTP on http://127.0.0.1:7430/mcp (GET /health\n" +
+			"needs no token); every other request needs 'Authorization: Bearer <token>' with the token from\n" +
+			"~/.claude/hooks/.clawde-token-<workspace> (see 'clawd token show').",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return serve(cmd, &f) },
 	}
@@ -48,9 +54,15 @@ func newServeCmd() *cobra.Command {
 }
 
 func serve(cmd *cobra.Command, f *serveFlags) error {
+	// First of all, before anything could start a process: take the token
+	// secret out of the environment so no tool's child inherits it.
+	envSecret, _ := token.TakeEnvSecret()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return usageError("--log-level %q: use debug, info, warn or error", f.logLevel)
+	}
+	if f.port > 65535 || f.port < -1 {
+		return usageError("--port %d: use 0..65535 (0 picks a free port)", f.port)
 	}
 	switch f.client {
 	case "cc", "oc", "local":
@@ -79,14 +91,23 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	defer stop()
 	switch tr {
 	case config.TransportStdio:
+		d.RegisterHealth()
 		logger.Debug("serving on stdio", "workspace", d.WS.Dir, "entity_kind", f.client)
 		err = transport.ServeStdio(ctx, d.Server, d.StdioCaller(f.client), os.Stdin, os.Stdout)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return runtimeError("stdio session ended: %v", err)
 		}
 		return nil
-	case config.TransportUnixSocket, config.TransportTCPLoopback:
-		return runtimeError("transport %s is not available in this build yet; use --transport stdio", tr)
+	case config.TransportUnixSocket:
+		if err := d.ServeUnix(ctx, f.socket, os.Stderr); err != nil {
+			return runtimeError("%v", err)
+		}
+		return nil
+	case config.TransportTCPLoopback:
+		if err := d.ServeTCP(ctx, daemon.TCPOptions{Port: f.port, EnvSecret: envSecret, Stderr: os.Stderr}); err != nil {
+			return startError(err)
+		}
+		return nil
 	default:
 		return usageError("--transport %q: use stdio, unix_socket or tcp_loopback", tr)
 	}

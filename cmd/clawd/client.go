@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/daemon"
+)
+
+// clientFlags locate the daemon for the client commands.
+type clientFlags struct {
+	workspace  string
+	configFile string
+	socket     string
+	port       int
+	json       bool
+}
+
+func (f *clientFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	fl.StringVar(&f.socket, "socket", "", "unix socket of the daemon (default: from the config and the workspace)")
+	fl.IntVar(&f.port, "port", -1, "loopback TCP port of the daemon (default: from its state file)")
+	fl.BoolVar(&f.json, "json", false, "print JSON for machines")
+}
+
+func (f *clientFlags) options() client.Options {
+	return client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Socket: f.socket, Port: f.port}
+}
+
+// find resolves the workspace and locates its daemon.
+func (f *clientFlags) find() (*client.Target, error) {
+	if f.port > 65535 || f.port < -1 {
+		return nil, usageError("--port %d: use 0..65535", f.port)
+	}
+	ws, err := client.ResolveWorkspace(f.options())
+	if err != nil {
+		return nil, runtimeError("%v", err)
+	}
+	t, err := client.Find(ws, f.options(), false)
+	if err != nil {
+		return nil, runtimeError("%v", err)
+	}
+	return t, nil
+}
+
+func newToolsCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools the running daemon offers this workspace",
+		Long: "List the tools of the workspace's running daemon (found on its unix socket, else on loopback\n" +
+			"HTTP with the workspace token), as the CLI's entity local:<workspace> may see them.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := f.find()
+			if err != nil {
+				return err
+			}
+			ctx := context.Background()
+			c, err := client.Dial(ctx, t, daemon.Version)
+			if err != nil {
+				return runtimeError("%s: %v", t, err)
+			}
+			defer c.Close()
+			res, err := c.Call(ctx, "tools/list", nil)
+			if err != nil {
+				return runtimeError("tools/list: %v", err)
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			var list struct {
+				Tools []struct {
+					Name        string `json:"name"`
+					Description string `json:"description"`
+					Annotations struct {
+						ReadOnly bool `json:"readOnlyHint"`
+					} `json:"annotations"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(res, &list, json.RejectUnknownMembers(false)); err != nil {
+				return runtimeError("tools/list: unexpected answer: %v", err)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, tl := range list.Tools {
+				kind := "writes"
+				if tl.Annotations.ReadOnly {
+					kind = "read-only"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", tl.Name, kind, firstSentence(tl.Description))
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newCallCmd() *cobra.Command {
+	var f clientFlags
+	var params string
+	var timeoutMS int
+	cmd := &cobra.Command{
+		Use:   "call TOOL",
+		Short: "Call a tool on the running daemon",
+		Long: "Call TOOL on the workspace's running daemon with --params (a JSON object, @FILE to read it from a\n" +
+			"file, @- from stdin). Prints the tool's result object; a tool error or a refusal goes to stderr\n" +
+			"with exit status 1. --timeout cancels the call on the daemon when it has not answered in time.",
+		Example: "  clawd call read_file --params '{\"path\":\"README.md\"}'\n  clawd call list_dir --params @args.json --json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if timeoutMS < 0 {
+				return usageError("--timeout %d: use a positive number of milliseconds (0 = none)", timeoutMS)
+			}
+			arguments, err := readParams(params, cmd.InOrStdin())
+			if err != nil {
+				return err
+			}
+			t, err := f.find()
+			if err != nil {
+				return err
+			}
+			return callTool(cmd, &f, t, args[0], arguments, time.Duration(timeoutMS)*time.Millisecond)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&params, "params", "{}", "tool arguments: a JSON object, @FILE, or @- for stdin")
+	cmd.Flags().IntVar(&timeoutMS, "timeout", 0, "cancel the call after this many milliseconds (0 = wait)")
+	return cmd
+}
+
+// readParams parses --params into a JSON object (a usage error otherwise).
+func readParams(p string, stdin io.Reader) (jsontext.Value, error) {
+	src := "--params"
+	data := []byte(p)
+	if name, ok := strings.CutPrefix(p, "@"); ok {
+		var err error
+		if name == "-" {
+			src = "stdin"
+			data, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
+		} else {
+			src = name
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, usageError("--params %s: %v", p, err)
+		}
+	}
+	v := jsontext.Value(bytes.TrimSpace(data))
+	if !v.IsValid() {
+		return nil, usageError("%s is not valid JSON; pass the tool's arguments as a JSON object, e.g. --params '{\"path\":\"a.txt\"}'", src)
+	}
+	if v.Kind() != '{' {
+		return nil, usageError("%s must be a JSON object (the tool's arguments), not %s", src, kindName(v.Kind()))
+	}
+	return v, nil
+}
+
+func kindName(k jsontext.Kind) string {
+	switch k {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "something else"
+}
+
+func callTool(cmd *cobra.Command, f *clientFlags, t *client.Target, tool string, arguments jsontext.Value, timeout time.Duration) error {
+	ctx := context.Background()
+	c, err := client.Dial(ctx, t, daemon.Version)
+	if err != nil {
+		return runtimeError("%s: %v", t, err)
+	}
+	defer c.Close()
+	cctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	res, err := c.Call(cctx, "tools/call", map[string]any{"name": tool, "arguments": arguments})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return runtimeError("%s: no answer within %d ms; the call was cancelled on the daemon", tool, timeout.Milliseconds())
+		}
+		var re *client.RPCError
+		if errors.As(err, &re) && f.json {
+			b, _ := json.Marshal(re)
+			return &exitError{code: 1, msg: string(b)}
+		}
+		return runtimeError("%s: %v", tool, err)
+	}
+	var r struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Structured jsontext.Value `json:"structuredContent"`
+		IsError    bool           `json:"isError"`
+	}
+	if err := json.Unmarshal(res, &r, json.RejectUnknownMembers(false)); err != nil {
+		return runtimeError("%s: unexpected result: %v", tool, err)
+	}
+	if f.json {
+		if err := printJSON(cmd.OutOrStdout(), res); err != nil {
+			return err
+		}
+		if r.IsError {
+			return &exitError{code: 1}
+		}
+		return nil
+	}
+	if r.IsError {
+		var msgs []string
+		for _, c := range r.Content {
+			if c.Type == "text" {
+				msgs = append(msgs, c.Text)
+			}
+		}
+		return runtimeError("%s: %s", tool, strings.Join(msgs, "\n"))
+	}
+	if len(r.Structured) > 0 {
+		return printJSON(cmd.OutOrStdout(), r.Structured)
+	}
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			fmt.Fprintln(cmd.OutOrStdout(), c.Text)
+		} else {
+			fmt.Fprintf(cmd.OutOrStdout(), "[%s content]\n", c.Type)
+		}
+	}
+	return nil
+}
+
+func newHealthCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "health",
+		Short: "Show the running daemon's health",
+		Long: "Show the health of the workspace's running daemon: clawd/health on its unix socket, else\n" +
+			"GET /health on loopback HTTP (which needs no token). Exit status 1 when no daemon answers.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t, err := f.find()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			raw, h, err := client.GetHealth(ctx, t, daemon.Version)
+			if err != nil {
+				return runtimeError("%s: %v", t, err)
+			}
+			if f.json {
+				return printJSON(cmd.OutOrStdout(), raw)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "status:        %s\n", h.Status)
+			fmt.Fprintf(out, "pid:           %d\n", h.PID)
+			fmt.Fprintf(out, "uptime:        %s\n", (time.Duration(h.UptimeS) * time.Second).String())
+			fmt.Fprintf(out, "mcp version:   %s\n", h.MCPVersion)
+			fmt.Fprintf(out, "active tools:  %d\n", h.ActiveTools)
+			if h.LastPolicyEvalMS != nil {
+				fmt.Fprintf(out, "policy eval:   %d ms (last)\n", *h.LastPolicyEvalMS)
+			}
+			fmt.Fprintf(out, "reached via:   %s\n", t)
+			if h.Status != "ok" {
+				return &exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func printJSON(w io.Writer, v jsontext.Value) error {
+	b := bytes.Clone(v)
+	if err := (*jsontext.Value)(&b).Indent(jsontext.WithIndent("  ")); err != nil {
+		b = v
+	}
+	_, err := fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+func firstSentence(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

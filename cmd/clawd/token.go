@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/internal/token"
+)
+
+func newTokenCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Show or rotate the workspace token of the loopback HTTP daemon",
+		Long: "The tcp_loopback daemon accepts 'Authorization: Bearer <token>' with the workspace token, which\n" +
+			"it writes to ~/.claude/hooks/.clawde-token-<workspace> (mode 0600; config token_path) and renews\n" +
+			"before its 24 h TTL ends. The unix socket transport needs no token: the kernel tells it who connects.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return usageError("token needs a subcommand: show or rotate")
+		},
+	}
+	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd())
+	return cmd
+}
+
+func newTokenShowCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print the current workspace token",
+		Long: "Print the workspace token (only the token, for $(clawd token show)). Prefer pointing a client at\n" +
+			"the token file over pasting the token into configuration that others may read.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := client.ResolveWorkspace(f.options())
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			path := ws.TokenPath
+			st := ws.StateFile(runstate.TCP)
+			if st != nil && st.TokenFile != "" {
+				path = st.TokenFile
+			}
+			tok, err := token.ReadFile(path)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return runtimeError("no token file at %s: the token exists while `clawd serve --transport tcp_loopback --workspace %s` runs", path, ws.Dir)
+				}
+				return runtimeError("%v", err)
+			}
+			if st == nil {
+				cmd.PrintErrf("clawd: warning: no tcp_loopback daemon is running for %s; this token is accepted by nothing\n", ws.Dir)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), tok)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.port = -1
+	return cmd
+}
+
+func newTokenRotateCmd() *cobra.Command {
+	var f clientFlags
+	cmd := &cobra.Command{
+		Use:   "rotate",
+		Short: "Make the running daemon issue a new token and reject the old one",
+		Long: "Ask the workspace's tcp_loopback daemon to issue a new token at once: every earlier token is\n" +
+			"rejected from then on, and the new one is written to the token file. The request is a signal\n" +
+			"(SIGUSR1) to the daemon's pid, so only its user (or root) can rotate; no token is needed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ws, err := client.ResolveWorkspace(f.options())
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			st := ws.StateFile(runstate.TCP)
+			if st == nil {
+				msg := "no tcp_loopback daemon is running for " + ws.Dir
+				if ws.StateFile(runstate.Unix) != nil {
+					msg += " (the unix socket daemon authenticates by peer credentials and has no token)"
+				}
+				return runtimeError("%s", msg)
+			}
+			if err := client.CheckLoopback(st.Addr); err != nil {
+				return runtimeError("%v", err)
+			}
+			old, _ := token.ReadFile(st.TokenFile)
+			if err := signalRotate(st); err != nil {
+				return runtimeError("%v", err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			for {
+				if cur, err := token.ReadFile(st.TokenFile); err == nil && cur != old {
+					fmt.Fprintf(cmd.OutOrStdout(), "rotated: the daemon (pid %d) issued a new token in %s; earlier tokens are rejected\n", st.PID, st.TokenFile)
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return runtimeError("the daemon (pid %d) did not write a new token to %s within 5 s; see its log", st.PID, st.TokenFile)
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.port = -1
+	return cmd
+}

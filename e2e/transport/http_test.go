@@ -1,0 +1,284 @@
+//go:build linux || darwin
+
+package transport_e2e
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// Test_server_starts_on_tcp_loopback is the spec's test with the binary:
+// clawd binds 127.0.0.1:7430 and `curl http://127.0.0.1:7430/health`
+// returns {"status":"ok",...}. When something else holds 7430 on this
+// machine the test uses a free port instead (and says so).
+func Test_server_starts_on_tcp_loopback(t *testing.T) {
+	e := newEnv(t)
+	args := []string{"--transport", "tcp_loopback"}
+	port := 7430
+	if ln, err := net.Listen("tcp", "127.0.0.1:7430"); err != nil {
+		t.Logf("127.0.0.1:7430 is busy on this machine (%v); using a free port", err)
+		args, port = append(args, "--port", "0"), 0
+	} else {
+		ln.Close()
+	}
+	d := e.serve(args...)
+	st := e.state("tcp")
+	if port != 0 && st.Addr != "127.0.0.1:7430" {
+		t.Errorf("bound %s, want 127.0.0.1:7430", st.Addr)
+	}
+	if !strings.Contains(d.stderr.String(), "http://"+st.Addr+"/mcp") {
+		t.Errorf("the address is not printed on stderr:\n%s", d.stderr)
+	}
+	resp, err := http.Get("http://" + st.Addr + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var h map[string]any
+	if err := json.Unmarshal(body, &h); err != nil || resp.StatusCode != 200 || h["status"] != "ok" {
+		t.Fatalf("GET /health: HTTP %d %s", resp.StatusCode, body)
+	}
+	if h["pid"] != float64(d.cmd.Process.Pid) {
+		t.Errorf("pid %v, want the daemon's %d", h["pid"], d.cmd.Process.Pid)
+	}
+	for _, k := range []string{"uptime_s", "mcp_version", "active_tools"} {
+		if _, ok := h[k]; !ok {
+			t.Errorf("health lacks %s: %s", k, body)
+		}
+	}
+	// Only loopback: nothing listens on the other addresses of the port.
+	if _, p, _ := net.SplitHostPort(st.Addr); p != "" {
+		if c, err := net.DialTimeout("tcp", "[::1]:"+p, time.Second); err == nil {
+			c.Close()
+			t.Error("the daemon also listens on [::1] although bind_addr is 127.0.0.1")
+		}
+	}
+}
+
+func TestTCPSecondInstanceFailsClearly(t *testing.T) {
+	e := newEnv(t)
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	_, p, _ := net.SplitHostPort(e.state("tcp").Addr)
+
+	// Another workspace on the same port.
+	e2 := newEnv(t)
+	_, errOut, code := e2.run("", "serve", "--transport", "tcp_loopback", "--port", p)
+	if code != 1 || !strings.Contains(errOut, "already running on http://127.0.0.1:"+p) || !strings.Contains(errOut, "--port") {
+		t.Errorf("same port: exit %d %q", code, errOut)
+	}
+	// The same workspace on another port.
+	_, errOut, code = e.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	if code != 1 || !strings.Contains(errOut, "already running for this workspace") {
+		t.Errorf("same workspace: exit %d %q", code, errOut)
+	}
+	// A port held by something that is not clawd.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, p2, _ := net.SplitHostPort(ln.Addr().String())
+	e3 := newEnv(t)
+	_, errOut, code = e3.run("", "serve", "--transport", "tcp_loopback", "--port", p2)
+	if code != 1 || !strings.Contains(errOut, "already in use") {
+		t.Errorf("foreign listener: exit %d %q", code, errOut)
+	}
+}
+
+func TestBindAddrRejected(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig("bind_addr = \"0.0.0.0\"\n")
+	_, errOut, code := e.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	if code != 1 || !strings.Contains(errOut, "[ERROR] MCP server: bind_0000_rejected") {
+		t.Errorf("exit %d %q", code, errOut)
+	}
+}
+
+func TestTokenFileAndRotation(t *testing.T) {
+	e := newEnv(t)
+	d := e.serve("--transport", "tcp_loopback", "--port", "0")
+	st := e.state("tcp")
+	wantPath := e.home + "/.claude/hooks/.clawde-token-" + e.wsID()
+	if st.TokenFile != wantPath {
+		t.Errorf("token file %s, want %s", st.TokenFile, wantPath)
+	}
+	fi, err := os.Stat(st.TokenFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v mode %v, want 0600", err, fi.Mode())
+	}
+	old := readToken(t, st.TokenFile)
+	out, _, code := e.run("", "token", "show")
+	if code != 0 || strings.TrimSpace(out) != old {
+		t.Fatalf("token show: exit %d %q, want the token file's content", code, out)
+	}
+	s := &httpSession{t: t, base: "http://" + st.Addr, tok: old}
+	s.initialize()
+
+	out, errOut, code := e.run("", "token", "rotate")
+	if code != 0 || !strings.Contains(out, "rotated") {
+		t.Fatalf("token rotate: exit %d %s %s", code, out, errOut)
+	}
+	cur := readToken(t, st.TokenFile)
+	if cur == old {
+		t.Fatal("the token file still holds the old token")
+	}
+	if code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 401 || !strings.Contains(body, `"code":-32001`) {
+		t.Errorf("old token after rotate: HTTP %d %s, want 401 -32001", code, body)
+	}
+	s.tok = cur
+	if code, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 200 {
+		t.Errorf("new token (same session): HTTP %d %s", code, body)
+	}
+	if !strings.Contains(d.stderr.String(), "workspace token rotated") {
+		t.Error("the rotation was not logged")
+	}
+	if strings.Contains(d.stderr.String(), old) || strings.Contains(d.stderr.String(), cur) {
+		t.Error("a token appears in the daemon's log")
+	}
+	// The token lives until the daemon exits.
+	d.stop()
+	if _, err := os.Stat(st.TokenFile); !os.IsNotExist(err) {
+		t.Errorf("token file left after shutdown: %v", err)
+	}
+	if out, errOut, code := e.run("", "token", "rotate"); code != 1 || !strings.Contains(errOut, "no tcp_loopback daemon") {
+		t.Errorf("rotate without a daemon: exit %d %s %s", code, out, errOut)
+	}
+}
+
+func TestTokenPathFromConfig(t *testing.T) {
+	e := newEnv(t)
+	e.writeConfig("token_path = \"~/tokens/ws.token\"\n")
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	p := e.home + "/tokens/ws.token"
+	if tok := readToken(t, p); len(tok) != 64 {
+		t.Fatalf("token at token_path: %q", tok)
+	}
+	if out, _, code := e.run("", "tools"); code != 0 || !strings.Contains(out, "read_file") {
+		t.Errorf("clawd tools with a configured token_path: exit %d %s", code, out)
+	}
+}
+
+func TestSessionSecretFromEnvironment(t *testing.T) {
+	e := newEnv(t)
+	secret := "e2e-secret-" + strings.Repeat("s", 40)
+	e.extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
+	d := e.serve("--transport", "tcp_loopback", "--port", "0")
+	st := e.state("tcp")
+	// No secret file is created when the environment provides the key.
+	if _, err := os.Stat(e.home + "/.local/share/clawde/session.secret"); !os.IsNotExist(err) {
+		t.Errorf("a secret file was written although CLAWDE_SESSION_SECRET is set: %v", err)
+	}
+	tok := readToken(t, st.TokenFile)
+	s := &httpSession{t: t, base: "http://" + st.Addr, tok: tok}
+	s.initialize()
+	s.tok = "bad"
+	s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	d.stop()
+	for name, text := range map[string]string{"log": d.stderr.String(), "token": tok} {
+		if strings.Contains(text, secret) {
+			t.Errorf("the secret appears in the %s", name)
+		}
+	}
+	// A secret too short to be a key is refused with the variable's name.
+	e2 := newEnv(t)
+	e2.extra = []string{"CLAWDE_SESSION_SECRET=short"}
+	_, errOut, code := e2.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	if code != 1 || !strings.Contains(errOut, "CLAWDE_SESSION_SECRET") {
+		t.Errorf("short secret: exit %d %q", code, errOut)
+	}
+}
+
+func TestGeneratedSecretFile(t *testing.T) {
+	e := newEnv(t)
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	fi, err := os.Stat(e.home + "/.local/share/clawde/session.secret")
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file: %v %v, want mode 0600", err, fi)
+	}
+}
+
+// TestBashEnvironmentHasNoSecret and TestCancelBashKillsProcessGroup need
+// the bash tool; they skip while it is not registered and run once it is.
+func bashAvailable(t *testing.T, s *httpSession) {
+	t.Helper()
+	_, body := s.post(`{"jsonrpc":"2.0","id":50,"method":"tools/list"}`)
+	if !strings.Contains(body, `"name":"bash"`) {
+		t.Skip("the bash tool is not on this branch yet")
+	}
+}
+
+func TestBashEnvironmentHasNoSecret(t *testing.T) {
+	e := newEnv(t)
+	secret := "bash-env-secret-" + strings.Repeat("q", 40)
+	e.extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	st := e.state("tcp")
+	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
+	s.initialize()
+	bashAvailable(t, s)
+	code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"env; cat /proc/self/environ | tr '\\0' '\\n'"}}}`)
+	if code != 200 || !strings.Contains(body, "PATH=") {
+		t.Fatalf("bash env: HTTP %d %s", code, body)
+	}
+	if strings.Contains(body, secret) || strings.Contains(body, "CLAWDE_SESSION_SECRET") {
+		t.Error("the bash child sees the session secret")
+	}
+}
+
+func TestCancelBashKillsProcessGroup(t *testing.T) {
+	e := newEnv(t)
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	st := e.state("tcp")
+	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
+	s.initialize()
+	bashAvailable(t, s)
+	cmd := `echo $$ > sh.pid; sleep 300 & echo $! > child.pid; wait`
+	done := make(chan string, 1)
+	go func() {
+		_, body := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":%q,"timeout_ms":120000}}}`, cmd))
+		done <- body
+	}()
+	readPID := func(name string) int {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if b, err := os.ReadFile(e.ws + "/" + name); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+				n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+				if err == nil {
+					return n
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("bash did not write %s", name)
+		return 0
+	}
+	shPID, childPID := readPID("sh.pid"), readPID("child.pid")
+	if code, body := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); code != 202 {
+		t.Fatalf("cancel: HTTP %d %s", code, body)
+	}
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "cancelled") {
+			t.Errorf("cancelled bash answered %s", body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled bash call was not answered")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (pidAlive(shPID) || pidAlive(childPID)) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if pidAlive(shPID) || pidAlive(childPID) {
+		t.Errorf("after the cancel: shell alive %v, its background child alive %v; the whole process group must die", pidAlive(shPID), pidAlive(childPID))
+	}
+}

@@ -1,0 +1,283 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/token"
+)
+
+// maxResponse bounds what the CLI reads from one HTTP response.
+const maxResponse = 256 << 20
+
+// loopbackClient is an http.Client that can only reach loopback IPs and
+// never follows redirects: a redirect must not carry the token elsewhere.
+func loopbackClient(timeout time.Duration) *http.Client {
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	tr := &http.Transport{
+		Proxy: nil, // never through a proxy from the environment
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if err := CheckLoopback(addr); err != nil {
+				return nil, err
+			}
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConns:      4,
+		IdleConnTimeout:   30 * time.Second,
+		DisableKeepAlives: false,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return errors.New("the daemon answered with a redirect; not following it")
+		},
+	}
+}
+
+// httpConn speaks MCP Streamable HTTP with JSON responses.
+type httpConn struct {
+	t       *Target
+	hc      *http.Client
+	mu      sync.Mutex
+	nextID  int64
+	session string
+	version string
+	tok     string
+}
+
+func dialHTTP(t *Target) (*httpConn, error) {
+	if err := CheckLoopback(t.Addr); err != nil {
+		return nil, err
+	}
+	tok, err := token.ReadFile(t.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the workspace token: %w", err)
+	}
+	return &httpConn{t: t, hc: loopbackClient(0), tok: tok}, nil
+}
+
+func (h *httpConn) setVersion(v string) {
+	h.mu.Lock()
+	h.version = v
+	h.mu.Unlock()
+}
+
+func (h *httpConn) url() string { return "http://" + h.t.Addr + "/mcp" }
+
+// post sends one message. On 401 it re-reads the token file once: the
+// daemon may have renewed or rotated the token since it was read.
+func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url(), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		h.headers(req)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := h.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 {
+			return resp, nil
+		}
+		tok, err := token.ReadFile(h.t.TokenFile)
+		if err != nil || tok == h.currentToken() {
+			return resp, nil
+		}
+		resp.Body.Close()
+		h.mu.Lock()
+		h.tok = tok
+		h.mu.Unlock()
+	}
+}
+
+func (h *httpConn) currentToken() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tok
+}
+
+func (h *httpConn) headers(req *http.Request) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	req.Header.Set("Authorization", "Bearer "+h.tok)
+	if h.session != "" {
+		req.Header.Set("Mcp-Session-Id", h.session)
+	}
+	if h.version != "" {
+		req.Header.Set("Mcp-Protocol-Version", h.version)
+	}
+}
+
+func (h *httpConn) Call(ctx context.Context, method string, params any) (jsontext.Value, error) {
+	h.mu.Lock()
+	h.nextID++
+	id := h.nextID
+	h.mu.Unlock()
+	body, err := request(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.post(ctx, body)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The aborted request cancels the call on the daemon too; the
+			// notification covers a call that outlives its connection.
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			h.notify(cctx, "notifications/cancelled", cancelParams(id, ctx.Err().Error()))
+			cancel()
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && method == "initialize" {
+		h.mu.Lock()
+		h.session = sid
+		h.mu.Unlock()
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return nil, err
+	}
+	var r response
+	if jerr := json.Unmarshal(data, &r, json.RejectUnknownMembers(false)); jerr != nil {
+		return nil, fmt.Errorf("HTTP %d from the daemon, body not JSON-RPC: %.200q", resp.StatusCode, data)
+	}
+	if resp.StatusCode != http.StatusOK {
+		if r.Error != nil {
+			r.Error.HTTPStatus = resp.StatusCode
+			return nil, r.Error
+		}
+		return nil, fmt.Errorf("HTTP %d from the daemon", resp.StatusCode)
+	}
+	return r.value()
+}
+
+func (h *httpConn) notify(ctx context.Context, method string, params any) error {
+	body, err := request(-1, method, params)
+	if err != nil {
+		return err
+	}
+	resp, err := h.post(ctx, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusAccepted && resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: HTTP %d", method, resp.StatusCode)
+	}
+	return nil
+}
+
+// Close ends the session with DELETE.
+func (h *httpConn) Close() error {
+	h.mu.Lock()
+	sid := h.session
+	h.mu.Unlock()
+	if sid == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url(), nil)
+	if err != nil {
+		return err
+	}
+	h.headers(req)
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	h.hc.CloseIdleConnections()
+	return nil
+}
+
+// Health is GET /health's object.
+type Health struct {
+	Status           string `json:"status"`
+	PID              int    `json:"pid"`
+	UptimeS          int64  `json:"uptime_s"`
+	MCPVersion       string `json:"mcp_version"`
+	ActiveTools      int    `json:"active_tools"`
+	LastPolicyEvalMS *int64 `json:"last_policy_eval_ms,omitzero"`
+}
+
+// GetHealth reads the health object of the daemon at t: GET /health on
+// HTTP (no token sent), the clawd/health method on the socket.
+func GetHealth(ctx context.Context, t *Target, version string) (raw jsontext.Value, h *Health, err error) {
+	if t.Unix != "" {
+		c, err := Dial(ctx, t, version)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer c.Close()
+		raw, err = c.Call(ctx, "clawd/health", nil)
+		if err != nil {
+			return nil, nil, err
+		}
+	} else if raw, err = fetchHealth(ctx, t.Addr); err != nil {
+		return nil, nil, err
+	}
+	h = new(Health)
+	if err := json.Unmarshal(raw, h, json.RejectUnknownMembers(false)); err != nil {
+		return nil, nil, fmt.Errorf("the health object does not decode: %v", err)
+	}
+	return raw, h, nil
+}
+
+func fetchHealth(ctx context.Context, addr string) (jsontext.Value, error) {
+	if err := CheckLoopback(addr); err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := loopbackClient(3 * time.Second).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /health: HTTP %d", resp.StatusCode)
+	}
+	if !jsontext.Value(data).IsValid() {
+		return nil, errors.New("GET /health: the body is not JSON")
+	}
+	return data, nil
+}
+
+// ProbeHealth returns the pid /health reports at addr.
+func ProbeHealth(addr string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	raw, err := fetchHealth(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	var h Health
+	if err := json.Unmarshal(raw, &h, json.RejectUnknownMembers(false)); err != nil || h.PID <= 0 {
+		return 0, errors.New("not a clawd health answer")
+	}
+	return h.PID, nil
+}

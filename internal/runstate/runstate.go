@@ -1,0 +1,110 @@
+// Package runstate records where a running daemon can be reached: one small
+// JSON file per workspace and transport under the data directory, written
+// by `clawd serve` and read by the CLI client (`clawd tools`, `call`,
+// `health`, `token rotate`). It holds no secret: the token stays in the
+// token file.
+package runstate
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/fileutil"
+)
+
+// Transport names used in state file names.
+const (
+	TCP  = "tcp"
+	Unix = "unix"
+)
+
+// State describes one running daemon.
+type State struct {
+	PID         int       `json:"pid"`
+	Transport   string    `json:"transport"`       // "tcp" or "unix"
+	Addr        string    `json:"addr,omitzero"`   // host:port (tcp)
+	Socket      string    `json:"socket,omitzero"` // socket path (unix)
+	TokenFile   string    `json:"token_file,omitzero"`
+	Workspace   string    `json:"workspace"`
+	WorkspaceID string    `json:"workspace_id"`
+	Started     time.Time `json:"started"`
+	Version     string    `json:"version"`
+}
+
+// Path is the state file of a workspace's daemon on a transport:
+// <data dir>/run/<workspace id>.<tcp|unix>.json.
+func Path(dataDir, wsID, transport string) string {
+	return filepath.Join(dataDir, "run", wsID+"."+transport+".json")
+}
+
+// Write stores s at path (0600, atomically), creating the directory (0700).
+func Write(path string, s *State) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.Marshal(s, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	return fileutil.WriteAtomic(path, append(b, '\n'), 0o600)
+}
+
+// Read loads the state file at path; a missing file is os.ErrNotExist.
+func Read(path string) (*State, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s State
+	if err := json.Unmarshal(b, &s, json.RejectUnknownMembers(false)); err != nil {
+		return nil, fmt.Errorf("state file %s: %v", path, err)
+	}
+	if s.PID <= 0 {
+		return nil, fmt.Errorf("state file %s: no pid", path)
+	}
+	return &s, nil
+}
+
+// RemoveIfOwn deletes the state file if it still names pid, so a daemon
+// shutting down does not delete the file of one that replaced it.
+func RemoveIfOwn(path string, pid int) error {
+	s, err := Read(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if s.PID != pid {
+		return nil
+	}
+	return os.Remove(path)
+}
+
+// SocketPath is the unix socket of a workspace's daemon: override (--socket),
+// else the config's socket_path (~ expanded), else the default
+// $XDG_RUNTIME_DIR/clawd.<workspace>.sock (DESIGN.md section 4).
+func SocketPath(cfg *config.Config, p config.Paths, wsID, override string) string {
+	if override != "" {
+		return override
+	}
+	if cfg.SocketPath != "" {
+		return p.ExpandHome(cfg.SocketPath)
+	}
+	return p.SocketPath(wsID)
+}
+
+// TokenPath is the workspace token file: the config's token_path (~
+// expanded), else ~/.claude/hooks/.clawde-token-<workspace> (spec 3.4).
+func TokenPath(cfg *config.Config, p config.Paths, wsID string) string {
+	if cfg.TokenPath != "" {
+		return p.ExpandHome(cfg.TokenPath)
+	}
+	return p.TokenPath(wsID)
+}

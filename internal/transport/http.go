@@ -1,0 +1,451 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/mcp"
+)
+
+// Authenticator checks a workspace bearer token (internal/token.Issuer).
+type Authenticator interface {
+	Check(token string) bool
+}
+
+// HTTP paths.
+const (
+	PathMCP    = "/mcp"
+	PathHealth = "/health"
+)
+
+// HeaderSessionID and HeaderProtocolVersion are the Streamable HTTP headers.
+const (
+	HeaderSessionID       = "Mcp-Session-Id"
+	HeaderProtocolVersion = "Mcp-Protocol-Version"
+)
+
+// Server-side timeouts against slow or stuck clients. There is no overall
+// write timeout: a tool call may legitimately run for minutes; each response
+// gets writeTimeout once it is ready.
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 30 * time.Second // headers and body
+	idleTimeout       = 2 * time.Minute  // keep-alive between requests
+	writeTimeout      = 30 * time.Second // writing one finished response
+	maxHeaderBytes    = 64 << 10
+	shutdownGrace     = 5 * time.Second
+)
+
+type timeouts struct{ readHeader, read, idle, write time.Duration }
+
+func (t *timeouts) fill() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.readHeader, readHeaderTimeout)
+	def(&t.read, readTimeout)
+	def(&t.idle, idleTimeout)
+	def(&t.write, writeTimeout)
+}
+
+// HTTPServer serves MCP Streamable HTTP (JSON responses only, no SSE) and
+// GET /health on a loopback listener. Every request passes, in this order:
+//
+//	peer not loopback                     403
+//	Host not 127.0.0.1/localhost/[::1]    403
+//	Origin present and not such a host    403
+//	(GET /health stops here: no token needed)
+//	bearer token missing or wrong         401  (JSON-RPC -32001 unauthorized)
+//	path not /mcp or /                    404
+//	method not POST/DELETE                405
+//	Content-Type not application/json     415
+//	MCP-Protocol-Version unsupported      400
+//	body over MaxBodyBytes                413
+//	body not JSON-RPC                     400
+//	no Mcp-Session-Id (not initialize)    400
+//	unknown or expired Mcp-Session-Id     404
+//	tools/call over MaxConcurrency        503
+//
+// Each Mcp-Session-Id is one mcp.Session, holding pending cancels (a cancel
+// may overtake its call on another connection) and answering cancelled
+// calls (every POST must get an answer).
+type HTTPServer struct {
+	Server  *mcp.Server
+	Auth    Authenticator
+	Subject string // the workspace id
+	Health  func() Health
+	Logger  *slog.Logger
+
+	MaxBodyBytes   int64         // default 4 MiB
+	MaxConcurrency int           // tools/call in flight over all sessions; default 16
+	MaxSessions    int           // default DefaultMaxSessions
+	SessionIdle    time.Duration // default DefaultSessionIdle
+	MaxConns       int           // open connections; default DefaultMaxConns
+
+	now      func() time.Time
+	timeouts timeouts // zero fields take the defaults above; tests shorten them
+	once     sync.Once
+	sessions *sessionTable
+	inflight atomic.Int64
+}
+
+func (h *HTTPServer) init() {
+	h.once.Do(func() {
+		if h.now == nil {
+			h.now = time.Now
+		}
+		if h.Logger == nil {
+			h.Logger = slog.New(slog.DiscardHandler)
+		}
+		if h.MaxBodyBytes <= 0 {
+			h.MaxBodyBytes = 4 << 20
+		}
+		if h.MaxConcurrency <= 0 {
+			h.MaxConcurrency = 16
+		}
+		if h.MaxSessions <= 0 {
+			h.MaxSessions = DefaultMaxSessions
+		}
+		if h.SessionIdle <= 0 {
+			h.SessionIdle = DefaultSessionIdle
+		}
+		if h.MaxConns <= 0 {
+			h.MaxConns = DefaultMaxConns
+		}
+		h.timeouts.fill()
+		h.sessions = newSessionTable(h.MaxSessions, h.SessionIdle, h.now)
+	})
+}
+
+// Serve runs the HTTP server on ln until ctx ends, then closes every
+// session (cancelling running calls) and shuts down.
+func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
+	h.init()
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: h.timeouts.readHeader,
+		ReadTimeout:       h.timeouts.read,
+		IdleTimeout:       h.timeouts.idle,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(newLimitListener(ln, h.MaxConns, h.Logger)) }()
+	sweep := time.NewTicker(min(h.SessionIdle/4, time.Minute))
+	defer sweep.Stop()
+	for {
+		select {
+		case err := <-errc:
+			h.sessions.closeAll()
+			return err
+		case <-sweep.C:
+			if n := h.sessions.sweep(); n > 0 {
+				h.Logger.Debug("http: expired idle sessions", "count", n)
+			}
+		case <-ctx.Done():
+			h.sessions.closeAll()
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			err := srv.Shutdown(sctx)
+			cancel()
+			if errors.Is(err, context.DeadlineExceeded) {
+				srv.Close()
+			}
+			return nil
+		}
+	}
+}
+
+// ServeHTTP applies the checks in the documented order and dispatches.
+func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.init()
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if !loopbackPeer(r.RemoteAddr) {
+		h.Logger.Warn("http: refused a non-loopback peer", "peer", r.RemoteAddr)
+		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: only loopback peers may connect")
+		return
+	}
+	if !allowedHost(r.Host) {
+		h.Logger.Warn("http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
+		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
+			"forbidden: the Host header must be 127.0.0.1, localhost or [::1] (with an optional port)")
+		return
+	}
+	for _, o := range r.Header.Values("Origin") {
+		if !allowedOrigin(o) {
+			h.Logger.Warn("http: refused a cross-origin request", "origin", o)
+			h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
+				"forbidden: requests from web pages are not accepted (Origin must be a loopback origin)")
+			return
+		}
+	}
+	if r.URL.Path == PathHealth {
+		h.serveHealth(w, r)
+		return
+	}
+	if tok, ok := bearerToken(r.Header.Values("Authorization")); !ok || h.Auth == nil || !h.Auth.Check(tok) {
+		reason := "invalid_token"
+		if !ok {
+			reason = "missing_bearer_token"
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
+		body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
+			Code: chain.CodeUnauthorized, Message: "unauthorized",
+			Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show)"},
+		})
+		writeJSON(w, http.StatusUnauthorized, body)
+		return
+	}
+	switch r.URL.Path {
+	case PathMCP, "/":
+	default:
+		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "not found: the MCP endpoint is POST /mcp; health is GET /health")
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "POST, DELETE")
+		h.reject(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest,
+			"method not allowed: send JSON-RPC with POST (this server offers no SSE stream); DELETE ends a session")
+	}
+}
+
+func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.reject(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "method not allowed: use GET /health")
+		return
+	}
+	var hl Health
+	if h.Health != nil {
+		hl = h.Health()
+	} else {
+		hl = Health{Status: "ok", LastPolicyEvalMS: -1}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Method == http.MethodHead {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	writeJSON(w, http.StatusOK, hl.AppendJSON(make([]byte, 0, 160)))
+}
+
+// post handles one JSON-RPC message (or an old-protocol batch).
+func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		h.reject(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest,
+			"unsupported media type: Content-Type must be application/json")
+		return
+	}
+	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
+		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("bad request: unsupported MCP-Protocol-Version %q; supported: %v", v, mcp.SupportedVersions))
+		return
+	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	// The body is in; the call may run longer than the read timeout, and an
+	// expired read deadline would cancel the request's context.
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
+
+	kind, calls, perr := classify(body)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	sid := r.Header.Get(HeaderSessionID)
+	switch {
+	case sid == "" && kind == kindInitialize:
+		h.startSession(w, r, body)
+		return
+	case sid == "":
+		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
+			"bad request: missing Mcp-Session-Id header; start a session with initialize and send its id with every later request")
+		return
+	}
+	hs, ok := h.sessions.acquire(sid)
+	if !ok {
+		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest,
+			"session not found: it ended or expired; send initialize without Mcp-Session-Id to start a new one")
+		return
+	}
+	defer h.sessions.release(hs)
+	if calls > 0 {
+		if h.inflight.Add(int64(calls)) > int64(h.MaxConcurrency) {
+			h.inflight.Add(-int64(calls))
+			w.Header().Set("Retry-After", "1")
+			h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
+				fmt.Sprintf("service unavailable: %d tool calls are already running (max_concurrency); retry later", h.MaxConcurrency))
+			return
+		}
+		defer h.inflight.Add(-int64(calls))
+	}
+	h.respond(w, hs.s.Handle(r.Context(), body))
+}
+
+// startSession answers an initialize sent without Mcp-Session-Id: a new
+// session is created and, if initialize succeeds, kept under a fresh id
+// returned in the Mcp-Session-Id header.
+func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body []byte) {
+	ms := h.Server.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Subject: h.Subject},
+		mcp.SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	hs, ok := h.sessions.create(ms)
+	if !ok {
+		ms.Close()
+		w.Header().Set("Retry-After", "1")
+		h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
+			"service unavailable: too many sessions are busy; retry, or end unused sessions with DELETE")
+		return
+	}
+	resp := ms.Handle(r.Context(), body)
+	h.sessions.release(hs)
+	if ms.ProtocolVersion() == "" { // initialize failed: keep no session
+		h.sessions.remove(hs.id)
+	} else {
+		w.Header().Set(HeaderSessionID, hs.id)
+	}
+	h.respond(w, resp)
+}
+
+// readBody reads the whole body, refusing one over MaxBodyBytes with 413
+// whether or not it declared its length.
+func (h *HTTPServer) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	tooLarge := func() ([]byte, bool) {
+		h.reject(w, http.StatusRequestEntityTooLarge, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("request body too large: the limit is %d bytes (max_message_bytes)", h.MaxBodyBytes))
+		return nil, false
+	}
+	if r.ContentLength > h.MaxBodyBytes {
+		return tooLarge()
+	}
+	n := r.ContentLength
+	if n < 0 || n > 64<<10 {
+		n = 64 << 10 // grow as data arrives, not by what the client claims
+	}
+	buf := make([]byte, 0, n+1)
+	body, err := readAllInto(buf, http.MaxBytesReader(w, r.Body, h.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "bad request: reading the body failed: "+err.Error())
+		return nil, false
+	}
+	return body, true
+}
+
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				return b, nil
+			}
+			return b, err
+		}
+	}
+}
+
+// Body kinds for routing.
+const (
+	kindOther = iota
+	kindInitialize
+)
+
+// classify finds whether the body is an initialize request and how many
+// tools/call requests it carries. A body that is not JSON-RPC at all gets
+// the JSON-RPC error to send with 400; malformed members of a batch are left
+// to the session, which answers each.
+func classify(body []byte) (kind, calls int, errResp []byte) {
+	if jsonrpc.IsBatch(body) {
+		var items []jsontext.Value
+		if err := json.Unmarshal(body, &items); err != nil {
+			return 0, 0, jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not a valid JSON array"))
+		}
+		for _, it := range items {
+			if m, perr := jsonrpc.Parse(it); perr == nil && m.Method == "tools/call" && !m.IsNotification() {
+				calls++
+			}
+		}
+		return kindOther, calls, nil
+	}
+	m, perr := jsonrpc.Parse(body)
+	if perr != nil {
+		return 0, 0, jsonrpc.AppendError(nil, perr.ID, perr.Err)
+	}
+	switch {
+	case m.IsResponse || m.IsNotification():
+	case m.Method == "initialize":
+		kind = kindInitialize
+	case m.Method == "tools/call":
+		calls = 1
+	}
+	return kind, calls, nil
+}
+
+// delete ends a session (MCP: DELETE with Mcp-Session-Id).
+func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request) {
+	sid := r.Header.Get(HeaderSessionID)
+	if sid == "" {
+		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header of the session to end")
+		return
+	}
+	if !h.sessions.remove(sid) {
+		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "session not found: it already ended or expired")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// respond writes a JSON-RPC response, or 202 Accepted when the body held
+// only notifications or responses.
+func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.timeouts.write))
+	if resp == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// reject answers an HTTP-level refusal with a JSON-RPC error body (id null),
+// so JSON-RPC clients can show the reason.
+func (h *HTTPServer) reject(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(code, msg)))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}

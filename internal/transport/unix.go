@@ -1,0 +1,141 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/mcp"
+)
+
+// ErrAlreadyRunning reports that another daemon serves the socket path.
+var ErrAlreadyRunning = errors.New("already running")
+
+// DefaultMaxConns caps the open connections of a listener, so a runaway
+// local client cannot exhaust the daemon's file descriptors.
+const DefaultMaxConns = 128
+
+// UnixServer serves MCP over a unix socket: newline-delimited JSON-RPC, one
+// MCP session per connection. Step 1 of the chain (auth) is the kernel's
+// word on the peer's uid (SO_PEERCRED / LOCAL_PEERCRED): a peer running as
+// another user is disconnected before it can send anything, whatever the
+// socket file's mode. The entity kind comes from clientInfo.name at
+// initialize (claude-code -> cc, opencode -> oc, else local).
+type UnixServer struct {
+	Server   *mcp.Server
+	Subject  string // the workspace id (the entity id's second half)
+	Logger   *slog.Logger
+	MaxConns int // default DefaultMaxConns
+	// uid is the uid a peer must have; tests leave it zero to mean "ours".
+	uid int
+}
+
+func (u *UnixServer) logger() *slog.Logger {
+	if u.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return u.Logger
+}
+
+// Serve accepts connections until ctx ends or the listener fails. On return
+// the listener is closed and every connection has ended: their reading side
+// is shut, running calls are cancelled and their sessions closed.
+func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
+	max := u.MaxConns
+	if max <= 0 {
+		max = DefaultMaxConns
+	}
+	want := u.uid
+	if want == 0 {
+		want = os.Geteuid()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		active int
+	)
+	defer wg.Wait()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return err
+		}
+		uc, ok := c.(*net.UnixConn)
+		if !ok {
+			c.Close()
+			continue
+		}
+		mu.Lock()
+		full := active >= max
+		if !full {
+			active++
+		}
+		mu.Unlock()
+		if full {
+			u.logger().Warn("unix socket: connection refused, too many open connections", "max", max)
+			uc.Close()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				mu.Lock()
+				active--
+				mu.Unlock()
+			}()
+			u.serveConn(ctx, uc, want)
+		}()
+	}
+}
+
+func (u *UnixServer) serveConn(ctx context.Context, c *net.UnixConn, wantUID int) {
+	defer c.Close()
+	uid, pid, err := peerCred(c)
+	if err != nil {
+		u.logger().Warn("unix socket: connection closed, peer credentials unavailable", "err", err)
+		return
+	}
+	if uid != wantUID {
+		u.logger().Warn("unix socket: connection refused, peer runs as another user",
+			"peer_uid", uid, "peer_pid", pid, "daemon_uid", wantUID)
+		return
+	}
+	u.logger().Debug("unix socket: peer connected", "peer_pid", pid)
+	caller := &chain.Caller{Transport: "unix", AuthMethod: "peercred", Subject: u.Subject}
+	s := u.Server.NewSession(caller, mcp.SessionOptions{})
+
+	// On shutdown, shut the reading side: the session sees EOF, its calls
+	// are cancelled through ctx, and ServeStream returns.
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.CloseRead()
+		case <-done:
+		}
+	}()
+	if err := s.ServeStream(ctx, c, c); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
+		u.logger().Debug("unix socket: session ended", "peer_pid", pid, "err", err)
+	}
+}
