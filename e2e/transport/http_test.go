@@ -207,16 +207,6 @@ func TestGeneratedSecretFile(t *testing.T) {
 	}
 }
 
-// TestBashEnvironmentHasNoSecret and TestCancelBashKillsProcessGroup need
-// the bash tool; they skip while it is not registered and run once it is.
-func bashAvailable(t *testing.T, s *httpSession) {
-	t.Helper()
-	_, body := s.post(`{"jsonrpc":"2.0","id":50,"method":"tools/list"}`)
-	if !strings.Contains(body, `"name":"bash"`) {
-		t.Skip("the bash tool is not on this branch yet")
-	}
-}
-
 func TestBashEnvironmentHasNoSecret(t *testing.T) {
 	e := newEnv(t)
 	secret := "bash-env-secret-" + strings.Repeat("q", 40)
@@ -225,7 +215,6 @@ func TestBashEnvironmentHasNoSecret(t *testing.T) {
 	st := e.state("tcp")
 	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
 	s.initialize()
-	bashAvailable(t, s)
 	code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"env; cat /proc/self/environ | tr '\\0' '\\n'"}}}`)
 	if code != 200 || !strings.Contains(body, "PATH=") {
 		t.Fatalf("bash env: HTTP %d %s", code, body)
@@ -241,7 +230,6 @@ func TestCancelBashKillsProcessGroup(t *testing.T) {
 	st := e.state("tcp")
 	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
 	s.initialize()
-	bashAvailable(t, s)
 	cmd := `echo $$ > sh.pid; sleep 300 & echo $! > child.pid; wait`
 	done := make(chan string, 1)
 	go func() {
