@@ -55,7 +55,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
+	// A short base: unix socket paths are limited to ~104 bytes.
+	tmp, err := os.MkdirTemp("", "ce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	base, err := filepath.EvalSymlinks(tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
