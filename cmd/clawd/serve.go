@@ -93,7 +93,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	case config.TransportStdio:
 		d.RegisterHealth()
 		logger.Debug("serving on stdio", "workspace", d.WS.Dir, "entity_kind", f.client)
-		err = transport.ServeStdio(ctx, d.Server, d.StdioCaller(f.client), os.Stdin, os.Stdout)
+		err = transport.ServeProcessStdio(ctx, d.Server, d.StdioCaller(f.client))
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return runtimeError("stdio session ended: %v", err)
 		}

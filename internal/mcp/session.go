@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
@@ -139,6 +140,11 @@ func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) err
 	go func() {
 		<-ctx.Done()
 		s.calls.cancelAll()
+		// Unblock the read below when the reader allows it (a pollable
+		// stdin, a socket); otherwise the caller must stop waiting.
+		if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
+			d.SetReadDeadline(time.Now())
+		}
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -164,6 +170,9 @@ func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) err
 		if err != nil {
 			if err == io.EOF {
 				return nil // the deferred wg.Wait lets running calls answer
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
 			}
 			cancel()
 			return err

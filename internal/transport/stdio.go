@@ -6,14 +6,43 @@ package transport
 import (
 	"context"
 	"io"
+	"os"
+	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/mcp"
 )
 
-// ServeStdio runs one session over the process's stdin and stdout. The
-// peer is the host that spawned clawd, so step 1 passes as "spawn".
+// ServeStdio runs one session over in and out. The peer is the host that
+// spawned clawd, so step 1 passes as "spawn".
 func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in io.Reader, out io.Writer) error {
 	s := srv.NewSession(caller, mcp.SessionOptions{})
 	return s.ServeStream(ctx, in, out)
 }
+
+// ServeProcessStdio runs one session over the process's own stdin and
+// stdout, reading stdin through the network poller where it can. When ctx
+// ends (SIGTERM) running calls are cancelled; if stdin cannot be interrupted
+// (a terminal or a regular file), it returns after stdioShutdownGrace without
+// waiting for the read, which dies with the process.
+func ServeProcessStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller) error {
+	in, restore := pollableStdin()
+	defer restore()
+	done := make(chan error, 1)
+	go func() { done <- ServeStdio(ctx, srv, caller, in, os.Stdout) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(stdioShutdownGrace):
+		return ctx.Err()
+	}
+}
+
+// stdioShutdownGrace is how long a stopping stdio session may take to let its
+// cancelled calls answer.
+const stdioShutdownGrace = 3 * time.Second

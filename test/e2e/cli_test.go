@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestStdioSurvivesBadFrames sends malformed, oversized and hostile lines to
@@ -117,4 +119,27 @@ func TestUsageErrorsExit2(t *testing.T) {
 	if out, _, code := e.run("version"); code != 0 || !strings.HasPrefix(out, "clawd ") {
 		t.Errorf("version: %d %q", code, out)
 	}
+}
+
+// SIGTERM ends a stdio server promptly even while its host keeps stdin open,
+// and kills the process group of a running bash call on the way out.
+func TestStdioStopsOnSIGTERM(t *testing.T) {
+	e := newEnv(t)
+	r := e.startRaw()
+	r.initialize("claude-code")
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; wait","timeout_ms":60000}}}`)
+	bg := waitPid(t, filepath.Join(e.ws, "bg.pid"))
+	start := time.Now()
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("clawd serve ignored SIGTERM with stdin open")
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("stopping took %v", d)
+	}
+	waitGone(t, bg)
 }
