@@ -69,6 +69,7 @@ func newRootCmd() *cobra.Command {
 		newServeCmd(),
 		newInitCmd(),
 		newVersionCmd(),
+		newTrustCmd(), newAuditCmd(), newMCPCmd(),
 	)
 	return root
 }
