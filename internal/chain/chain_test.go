@@ -414,7 +414,9 @@ func TestTrustStoreErrorRefuses(t *testing.T) {
 
 type failingTrust struct{}
 
-func (failingTrust) Lookup(string) (TrustEntry, bool, error) { return TrustEntry{}, false, errors.New("io") }
+func (failingTrust) Lookup(string) (TrustEntry, bool, error) {
+	return TrustEntry{}, false, errors.New("io")
+}
 
 func TestFinishAndLastEval(t *testing.T) {
 	c, audit := newTestChain(t, Options{})
