@@ -34,8 +34,10 @@ var ErrWriterClosed = errors.New("audit log is closed")
 // arriving together cost one commit, and a caller never proceeds on a row
 // that is not committed.
 type Writer struct {
+	db       *DB
 	conn     *sql.Conn
 	ins, upd *sql.Stmt
+	gen      *sql.Stmt
 	ckpt     *sql.DB
 	log      *slog.Logger
 	pid      int64
@@ -87,7 +89,7 @@ func (db *DB) Audit() (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{
-		conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
+		db: db, conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
 		ch: make(chan *auditReq, 4*maxBatch), done: make(chan struct{}),
 		stopCkpt: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
@@ -101,6 +103,9 @@ func (db *DB) Audit() (*Writer, error) {
 			step = CASE WHEN ?4 THEN 'sandbox' ELSE step END,
 			reason = CASE WHEN ?4 THEN ?5 ELSE reason END
 		WHERE id = ?6`)
+	}
+	if err == nil {
+		w.gen, err = conn.PrepareContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`)
 	}
 	if err != nil {
 		conn.Close()
@@ -157,7 +162,7 @@ func (w *Writer) close() error {
 	<-w.done
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return errors.Join(w.ins.Close(), w.upd.Close(), w.conn.Close())
+	return errors.Join(w.ins.Close(), w.upd.Close(), w.gen.Close(), w.conn.Close())
 }
 
 func (w *Writer) run() {
@@ -225,8 +230,16 @@ func (w *Writer) fill(batch []*auditReq, wait <-chan time.Time) []*auditReq {
 func (w *Writer) commit(batch []*auditReq) (stop bool) {
 	ctx := context.Background()
 	n := 0
+	began := time.Since(w.db.opened)
 	_, err := w.conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
 	if err == nil {
+		// Holding the write lock, this connection sees every commit that
+		// finished before BEGIN: publish the registry generation so calls
+		// need not read it themselves (DB.freshGeneration).
+		var g int64
+		if w.gen.QueryRowContext(ctx).Scan(&g) == nil {
+			w.db.observe(g, began)
+		}
 		for _, r := range batch {
 			switch {
 			case r.stop:

@@ -59,6 +59,11 @@ type DB struct {
 	snapMu sync.Mutex // serializes snapshot reloads
 	snap   atomic.Pointer[snapshot]
 
+	// seen is the newest generation read and when the read began; see
+	// freshGeneration.
+	opened time.Time
+	seen   atomic.Pointer[genStamp]
+
 	writerMu sync.Mutex
 	writer   *Writer
 	closed   bool
@@ -83,7 +88,7 @@ func Open(path string, opts Options) (*DB, error) {
 	} else {
 		f.Close()
 	}
-	db := &DB{path: path, opts: opts}
+	db := &DB{path: path, opts: opts, opened: time.Now()}
 	var err error
 	if db.wdb, err = sql.Open("sqlite", dsn(path, opts, false)); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -162,6 +167,52 @@ func (db *DB) Generation() (int64, error) {
 	var n int64
 	err := db.genSQL.QueryRow().Scan(&n)
 	return n, err
+}
+
+// FreshFor is how long a generation read stays good for deciding calls. A
+// registry change is used by every call decided at least FreshFor after
+// the change committed (calls in that window may still see the previous
+// state). The audit writer reads the generation inside every transaction
+// it commits, so a busy daemon never queries it on the call path; an idle
+// one does, once per FreshFor.
+const FreshFor = time.Millisecond
+
+// genStamp is a generation and the monotonic time (since Open) at which
+// the read that returned it began: every commit finished before that time
+// is counted in gen.
+type genStamp struct {
+	gen int64
+	at  time.Duration
+}
+
+// observe records a generation read that began at t, unless a newer read
+// is already recorded.
+func (db *DB) observe(gen int64, t time.Duration) {
+	st := &genStamp{gen, t}
+	for {
+		old := db.seen.Load()
+		if old != nil && old.at >= t {
+			return
+		}
+		if db.seen.CompareAndSwap(old, st) {
+			return
+		}
+	}
+}
+
+// freshGeneration returns a generation read no longer than FreshFor ago,
+// reading it now if none is that fresh.
+func (db *DB) freshGeneration() (int64, error) {
+	now := time.Since(db.opened)
+	if st := db.seen.Load(); st != nil && now-st.at < FreshFor {
+		return st.gen, nil
+	}
+	n, err := db.Generation()
+	if err != nil {
+		return 0, err
+	}
+	db.observe(n, now)
+	return n, nil
 }
 
 // writeTx runs fn in one write transaction (BEGIN IMMEDIATE, from the DSN's

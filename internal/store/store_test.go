@@ -145,7 +145,7 @@ func TestTrustLookup(t *testing.T) {
 }
 
 // A change by another process (here: another handle on the file, and a
-// plain SQL edit) is seen by the very next lookup.
+// plain SQL edit) is seen by every lookup from FreshFor after it on.
 func TestTrustChangeSeenByNextLookup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clawd.db")
 	daemon := openTest(t, path)
@@ -157,18 +157,21 @@ func TestTrustChangeSeenByNextLookup(t *testing.T) {
 	if err := cli.SetTrust(ctx, chain.TrustEntry{Entity: "cc:ws", Level: 0}); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(FreshFor)
 	if e, _, _ := daemon.Lookup("cc:ws"); e.Level != 0 {
 		t.Errorf("after SetTrust elsewhere: level = %d, want 0", e.Level)
 	}
 	if _, err := raw(t, path).Exec(`UPDATE cd_trust_registry SET trust_level = 1 WHERE entity_id = 'cc:ws'`); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(FreshFor)
 	if e, _, _ := daemon.Lookup("cc:ws"); e.Level != 1 {
 		t.Errorf("after a SQL edit: level = %d, want 1", e.Level)
 	}
 	if _, err := cli.RemoveTrust(ctx, "cc:*"); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(FreshFor)
 	if _, ok, _ := daemon.Lookup("cc:other"); ok {
 		t.Error("cc:* removed elsewhere is still found")
 	}
@@ -236,6 +239,7 @@ func TestAllowlist(t *testing.T) {
 	if added, err := cli.AllowServer(ctx, "fs", sum); added || err != nil {
 		t.Fatalf("second AllowServer = %v, %v; want false, nil", added, err)
 	}
+	time.Sleep(FreshFor)
 	if ok, _ := daemon.ServerAllowed("fs", sum); !ok {
 		t.Error("not allowed after allowlisting elsewhere")
 	}
@@ -257,6 +261,7 @@ func TestAllowlist(t *testing.T) {
 	if n, err := cli.DisallowServer(ctx, "fs", ""); n != 1 || err != nil {
 		t.Errorf("DisallowServer = %d, %v", n, err)
 	}
+	time.Sleep(FreshFor)
 	if ok, _ := daemon.ServerAllowed("fs", sum); ok {
 		t.Error("still allowed after removal")
 	}
@@ -460,5 +465,36 @@ func TestQueryAudit(t *testing.T) {
 		if strings.Join(got, " ") != tt.want {
 			t.Errorf("QueryAudit(%+v) = %v, want %s", tt.f, got, tt.want)
 		}
+	}
+}
+
+// The audit writer publishes the generation with each commit, so a busy
+// daemon decides without querying it; a registry change still reaches the
+// next decision after the next audit commit or FreshFor, whichever first.
+func TestGenerationPiggybacksOnAuditCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	daemon, cli := openTest(t, path), openTest(t, path)
+	w, _ := daemon.Audit()
+	ctx := context.Background()
+	if _, err := w.Record(auditRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	st := daemon.seen.Load()
+	if st == nil {
+		t.Fatal("the writer published no generation")
+	}
+	g, _ := daemon.Generation()
+	if st.gen != g {
+		t.Errorf("published generation %d, database has %d", st.gen, g)
+	}
+	if err := cli.SetTrust(ctx, chain.TrustEntry{Entity: "cc:ws", Level: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The next audit commit (another call's decision) carries the change.
+	if _, err := w.Record(auditRecord(2)); err != nil {
+		t.Fatal(err)
+	}
+	if e, _, _ := daemon.Lookup("cc:ws"); e.Level != 1 {
+		t.Errorf("after an audit commit: level %d, want 1", e.Level)
 	}
 }

@@ -26,8 +26,9 @@ type snapshot struct {
 }
 
 // Lookup implements chain.TrustStore: the exact row, else "kind:*". It
-// sees a change made by any process (e.g. `clawd trust set`) on the next
-// call: the cached snapshot is used only while the generation is unchanged.
+// sees a change made by any process (e.g. `clawd trust set`) FreshFor
+// (1 ms) after it committed: the cached snapshot is used only while the
+// generation is unchanged.
 func (db *DB) Lookup(entity string) (chain.TrustEntry, bool, error) {
 	s, err := db.current()
 	if err != nil {
@@ -45,9 +46,9 @@ func (db *DB) ServerAllowed(server, sha256 string) (bool, error) {
 	return s.allow[server+"\x00"+sha256], nil
 }
 
-// current returns a snapshot of the current generation.
+// current returns the snapshot of a generation at most FreshFor old.
 func (db *DB) current() (*snapshot, error) {
-	gen, err := db.Generation()
+	gen, err := db.freshGeneration()
 	if err != nil {
 		return nil, fmt.Errorf("trust registry: %w", err)
 	}
