@@ -23,7 +23,7 @@ func (t *noopTool) Spec() *tools.Spec                                 { return &
 func (t *noopTool) Call(context.Context, jsontext.Value) (any, error) { return nil, nil }
 
 // benchChain is the daemon's chain on a real database in a temp dir.
-func benchChain(b *testing.B, audited bool) (*chain.Chain, *chain.Call, *store.Writer) {
+func benchChain(b *testing.B, audited, syncFull bool) (*chain.Chain, *chain.Call, *store.Writer) {
 	dir := b.TempDir()
 	os.Mkdir(filepath.Join(dir, "ws"), 0o755)
 	os.WriteFile(filepath.Join(dir, "ws", "a.txt"), []byte("hi"), 0o644)
@@ -31,7 +31,7 @@ func benchChain(b *testing.B, audited bool) (*chain.Chain, *chain.Call, *store.W
 	if err != nil {
 		b.Fatal(err)
 	}
-	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{})
+	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{SyncFull: syncFull})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,14 +66,15 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // a time, as a sequential stdio client sees it: Authorize (the decision and
 // its committed Allow row) and Finish (the outcome, queued), with a no-op
 // handler. "decide" is steps 2-5 alone, without an audit log, the peer for
-// the audit's share.
+// the audit's share; "audited-syncfull" fsyncs every commit (what surviving
+// a power loss would cost).
 func BenchmarkChain(b *testing.B) {
 	for _, bc := range []struct {
-		name    string
-		audited bool
-	}{{"decide", false}, {"audited", true}} {
+		name              string
+		audited, syncFull bool
+	}{{"decide", false, false}, {"audited", true, false}, {"audited-syncfull", true, true}} {
 		b.Run(bc.name, func(b *testing.B) {
-			c, call, _ := benchChain(b, bc.audited)
+			c, call, _ := benchChain(b, bc.audited, bc.syncFull)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
@@ -96,7 +97,7 @@ func BenchmarkChain(b *testing.B) {
 // BenchmarkChainParallel: many callers at once share commits (group
 // commit); reports calls/s and commits per call.
 func BenchmarkChainParallel(b *testing.B) {
-	c, call, w := benchChain(b, true)
+	c, call, w := benchChain(b, true, false)
 	ctx := context.Background()
 	var mu sync.Mutex
 	var lat []time.Duration

@@ -141,6 +141,9 @@ func run() error {
 	slices.Sort(dec)
 	fmt.Printf("\naudit log: %d rows for %d calls, %d with outcome ok; decision latency (steps 2-5, latency_us) p50 %d us, p99 %d us\n",
 		len(rows), want, outcomes, dec[len(dec)/2], dec[len(dec)*99/100])
+	if st, err := os.Stat(db.Path()); err == nil {
+		fmt.Printf("database file: %d bytes, %.0f bytes per audit row\n", st.Size(), float64(st.Size())/float64(len(rows)))
+	}
 	return nil
 }
 
