@@ -54,31 +54,8 @@ func run() error {
 			return fmt.Errorf("building clawd: %w", err)
 		}
 	}
-	ws := filepath.Join(tmp, "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(ws, "tiny.txt"), []byte("hello\n"), 0o644); err != nil {
-		return err
-	}
-	home := filepath.Join(tmp, "home")
-	var env []string
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
-
-	cmd := exec.Command(*bin, "serve")
-	cmd.Dir, cmd.Env, cmd.Stderr = ws, env, os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	c := &conn{w: bufio.NewWriter(stdin), r: bufio.NewReaderSize(stdout, 1<<20)}
-	if _, err := c.roundTrip("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"chainbench","version":"1"}}`); err != nil {
+	cmd, c, home, err := spawn(*bin, tmp)
+	if err != nil {
 		return err
 	}
 	phases := []struct{ name, method, params string }{
@@ -89,44 +66,85 @@ func run() error {
 	fmt.Println("| phase | calls/s | p50 | p99 | p99.9 |")
 	fmt.Println("|---|---|---|---|---|")
 	for _, ph := range phases {
-		lat := make([]time.Duration, 0, *n)
-		for i := 0; i < *warmup; i++ {
-			if _, err := c.roundTrip(ph.method, ph.params); err != nil {
-				return err
-			}
+		if err := measure(c, ph.name, ph.method, ph.params, *n, *warmup); err != nil {
+			return err
 		}
-		start := time.Now()
-		for i := 0; i < *n; i++ {
-			t0 := time.Now()
-			resp, err := c.roundTrip(ph.method, ph.params)
-			if err != nil {
-				return err
-			}
-			if ph.method == "tools/call" && !strings.Contains(resp, `"isError":false`) {
-				return fmt.Errorf("tools/call failed: %s", resp)
-			}
-			lat = append(lat, time.Since(t0))
-		}
-		elapsed := time.Since(start)
-		slices.Sort(lat)
-		fmt.Printf("| %s | %.0f | %s | %s | %s |\n", ph.name, float64(*n)/elapsed.Seconds(),
-			us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)*999/1000]))
 	}
-	stdin.Close()
+	c.in.Close() // EOF: clawd answers what is running and exits
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("clawd serve: %w", err)
 	}
+	return checkAudit(filepath.Join(home, "data", "clawde", "clawd.db"), cmd.Process.Pid, *n+*warmup)
+}
 
-	db, err := store.Open(filepath.Join(home, "data", "clawde", "clawd.db"), store.Options{})
+// spawn starts `clawd serve` on a fresh HOME and workspace under tmp and
+// initializes a session.
+func spawn(bin, tmp string) (*exec.Cmd, *conn, string, error) {
+	ws := filepath.Join(tmp, "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		return nil, nil, "", err
+	}
+	if err := os.WriteFile(filepath.Join(ws, "tiny.txt"), []byte("hello\n"), 0o644); err != nil {
+		return nil, nil, "", err
+	}
+	home := filepath.Join(tmp, "home")
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k != "HOME" && !strings.HasPrefix(k, "XDG_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
+	cmd := exec.Command(bin, "serve")
+	cmd.Dir, cmd.Env, cmd.Stderr = ws, env, os.Stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, nil, "", err
+	}
+	c := &conn{in: stdin, w: bufio.NewWriter(stdin), r: bufio.NewReaderSize(stdout, 1<<20)}
+	_, err := c.roundTrip("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"chainbench","version":"1"}}`)
+	return cmd, c, home, err
+}
+
+// measure runs one phase and prints its table row.
+func measure(c *conn, name, method, params string, n, warmup int) error {
+	lat := make([]time.Duration, 0, n)
+	for i := 0; i < warmup; i++ {
+		if _, err := c.roundTrip(method, params); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		resp, err := c.roundTrip(method, params)
+		if err != nil {
+			return err
+		}
+		if method == "tools/call" && !strings.Contains(resp, `"isError":false`) {
+			return fmt.Errorf("tools/call failed: %s", resp)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	elapsed := time.Since(start)
+	slices.Sort(lat)
+	fmt.Printf("| %s | %.0f | %s | %s | %s |\n", name, float64(n)/elapsed.Seconds(),
+		us(lat[len(lat)/2]), us(lat[len(lat)*99/100]), us(lat[len(lat)*999/1000]))
+	return nil
+}
+
+// checkAudit verifies one row per call and reports the decision latency.
+func checkAudit(dbFile string, pid, want int) error {
+	db, err := store.Open(dbFile, store.Options{})
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	rows, err := db.QueryAudit(context.Background(), store.AuditFilter{PID: int64(cmd.Process.Pid)})
+	rows, err := db.QueryAudit(context.Background(), store.AuditFilter{PID: int64(pid)})
 	if err != nil {
 		return err
 	}
-	want := *n + *warmup
 	if len(rows) != want {
 		return fmt.Errorf("%d audit rows for %d calls", len(rows), want)
 	}
@@ -151,6 +169,7 @@ func us(d time.Duration) string { return fmt.Sprintf("%.0f us", float64(d.Nanose
 
 // conn is a minimal NDJSON client: one request, wait for its response.
 type conn struct {
+	in io.Closer
 	w  *bufio.Writer
 	r  *bufio.Reader
 	id int
