@@ -74,6 +74,9 @@ func newRootCmd() *cobra.Command {
 		newCallCmd(),
 		newHealthCmd(),
 		newTokenCmd(),
+		newTrustCmd(),
+		newAuditCmd(),
+		newMCPCmd(),
 	)
 	return root
 }

@@ -89,6 +89,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	d.WatchConfig(ctx) // SIGHUP / file change -> reload; registry edits -> tools/list_changed
 	switch tr {
 	case config.TransportStdio:
 		d.RegisterHealth()

@@ -2,8 +2,10 @@ package chain
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,90 +33,153 @@ type Options struct {
 	DisabledTools  map[string]bool
 }
 
-// Chain is the default Authorizer.
+// Chain is the default Authorizer: the five steps of the spec's section 4
+// plus the audit log. Each step is a small function of its own (trust,
+// policy, supply, sandbox) so it can be tested alone; decide runs them in
+// order and the first refusal wins.
 type Chain struct {
-	WS      *sandbox.Workspace
-	Trust   TrustStore
+	WS    *sandbox.Workspace
+	Trust TrustStore
+	// Allow is the supply-chain allowlist. Nil refuses every provider that
+	// names a binary (built-in tools still pass).
+	Allow Allowlist
+	// Audit stores every decision past step 1. Nil records nothing (used
+	// only by unit tests of the steps; the daemon always sets it).
+	Audit   AuditLog
 	Options func() Options
+	Logger  *slog.Logger
+
+	hashes   HashCache
+	lastEval atomic.Int64 // nanoseconds
 }
 
-// Authorize runs the five steps.
+// Authorize runs the five steps and, for every call that passed step 1,
+// commits the decision's audit row before it returns: a denied call's row is
+// on disk before the error is sent, an allowed call's row before its handler
+// runs (so even a command that kills clawd leaves a record). When the row
+// cannot be written the call is refused (fail closed).
 func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 	start := time.Now()
 	d := c.decide(call)
 	d.Started = start
+	d.Latency = time.Since(start)
+	if d.Step == StepAuth {
+		return d // the caller is unknown: no row (spec section 4)
+	}
+	c.lastEval.Store(int64(d.Latency))
+	if c.Audit == nil {
+		return d
+	}
+	id, err := c.Audit.Record(c.record(call, d))
+	if err != nil {
+		c.logger().Error("audit log write failed; refusing the call", "tool", clip(call.ToolName), "entity", call.Caller.EntityID, "err", err)
+		return auditFailure(d)
+	}
+	d.AuditID = id
 	return d
 }
 
+// LastEval is how long the most recent decision (steps 2-5, without the
+// audit commit) took; /health reports it as last_policy_eval_ms.
+func (c *Chain) LastEval() time.Duration { return time.Duration(c.lastEval.Load()) }
+
+// Finish records an allowed call's outcome on its audit row without waiting.
+func (c *Chain) Finish(call *Call, d *Decision, o Outcome) {
+	if c.Audit == nil || d == nil || d.AuditID == 0 {
+		return
+	}
+	c.Audit.RecordOutcome(d.AuditID, o)
+}
+
 func (c *Chain) decide(call *Call) *Decision {
-	if call.Caller == nil || call.Caller.AuthMethod == "" {
+	// Step 1: the transport authenticated the caller (or did not).
+	if call.Caller == nil || call.Caller.AuthMethod == "" || call.Caller.EntityID == "" {
 		return deny(CodeUnauthorized, StepAuth, "not_authenticated", nil)
 	}
-	entry, ok, err := c.Trust.Lookup(call.Caller.EntityID)
-	if err != nil || !ok {
-		d := deny(CodeUnknownEntity, StepTrust, "no_trust_registry_row", map[string]any{
-			"entity": call.Caller.EntityID,
-			"hint":   "clawd trust set " + call.Caller.EntityID + " LEVEL",
-		})
+	// Step 2: trust registry.
+	entry, d := c.trust(call.Caller.EntityID)
+	if d != nil {
 		return d
 	}
+	level := func(d *Decision) *Decision { d.TrustLevel = entry.Level; return d }
+	// The name must match a tool before policy can be asked about it.
 	if call.Entry.Tool == nil {
 		d := deny(jsonrpc.CodeInvalidParams, StepLookup, "unknown_tool", nil)
-		d.Err.Message = "unknown tool: " + call.ToolName
+		d.Err.Message = "unknown tool: " + clip(call.ToolName)
 		d.Err.Data = nil
-		d.TrustLevel = entry.Level
-		return d
+		return level(d)
 	}
-	opts := c.options()
 	spec := call.Entry.Tool.Spec()
-	if opts.DisabledTools[spec.Name] {
-		d := deny(CodePolicyDenied, StepPolicy, "tool_disabled_in_config", nil)
-		d.TrustLevel = entry.Level
-		return d
+	// Step 3: policy.
+	allow, reason := Policy(c.options(), entry, spec)
+	if !allow {
+		return level(deny(CodePolicyDenied, StepPolicy, reason, nil))
 	}
-	if !opts.PolicyStubMode {
-		if allow, reason := Evaluate(entry, spec); !allow {
-			d := deny(CodePolicyDenied, StepPolicy, reason, nil)
-			d.TrustLevel = entry.Level
-			return d
-		}
+	// Step 4: supply chain.
+	if d := c.supply(call.Entry); d != nil {
+		return level(d)
 	}
+	// Step 5: sandbox guard.
+	if d := c.sandbox(spec, call.Args); d != nil {
+		return level(d)
+	}
+	return &Decision{Step: StepHandler, Reason: reason, TrustLevel: entry.Level}
+}
+
+// trust is step 2: the entity's registry row (exact, else "kind:*").
+func (c *Chain) trust(entity string) (TrustEntry, *Decision) {
+	entry, ok, err := c.Trust.Lookup(entity)
+	if err != nil {
+		c.logger().Error("trust registry lookup failed; refusing the call", "entity", entity, "err", err)
+		d := &Decision{Step: StepTrust, Reason: "trust_registry_unavailable", TrustLevel: NoTrustLevel,
+			Err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "internal error: the trust registry could not be read, so the call was refused; see clawd's log",
+				Data:    map[string]any{"reason": "trust_registry_unavailable"}}}
+		return TrustEntry{}, d
+	}
+	if !ok {
+		d := deny(CodeUnknownEntity, StepTrust, "no_trust_registry_row", map[string]any{
+			"entity": entity,
+			"hint":   "clawd trust set " + entity + " LEVEL",
+		})
+		d.TrustLevel = NoTrustLevel
+		return TrustEntry{}, d
+	}
+	return entry, nil
+}
+
+// sandbox is step 5: every path argument must resolve inside the workspace.
+// It only makes the error precise; the handler's os.Root is the barrier.
+func (c *Chain) sandbox(spec *tools.Spec, args jsontext.Value) *Decision {
 	for _, name := range spec.PathArgs {
-		p, ok := stringArg(call.Args, name)
+		p, ok := stringArg(args, name)
 		if !ok {
 			continue
 		}
 		if _, err := c.WS.Check(p); err != nil {
 			if v, ok := err.(*sandbox.Violation); ok {
-				d := deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
-				d.TrustLevel = entry.Level
-				return d
+				return deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
 			}
 			// Not a violation (e.g. a NUL byte): the handler reports it.
 		}
 	}
-	return &Decision{Step: StepHandler, Reason: "trust_level_default_allow", TrustLevel: entry.Level}
+	return nil
 }
 
-// Finish records an allowed call's outcome.
-func (c *Chain) Finish(call *Call, d *Decision, o Outcome) {}
-
-// Visible reports whether the caller's policy allows the tool.
+// Visible reports whether the caller may call the tool: tools/list shows
+// only those. It runs steps 2-4 (not the per-call sandbox step).
 func (c *Chain) Visible(caller *Caller, e tools.Entry) bool {
-	opts := c.options()
-	spec := e.Tool.Spec()
-	if opts.DisabledTools[spec.Name] {
+	if caller == nil || caller.AuthMethod == "" || e.Tool == nil {
 		return false
 	}
 	entry, ok, err := c.Trust.Lookup(caller.EntityID)
 	if err != nil || !ok {
 		return false
 	}
-	if opts.PolicyStubMode {
-		return true
+	if allow, _ := Policy(c.options(), entry, e.Tool.Spec()); !allow {
+		return false
 	}
-	allow, _ := Evaluate(entry, spec)
-	return allow
+	return c.supply(e) == nil
 }
 
 func (c *Chain) options() Options {
@@ -124,32 +189,57 @@ func (c *Chain) options() Options {
 	return c.Options()
 }
 
-// Evaluate is the deny-by-default policy for a known entity: an explicit
-// per-tool permission decides; otherwise the trust-level table by the tool's
-// permission hint (level 1 read; 2 adds write and execute; 3 adds upstream).
-func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
-	switch e.Perms[spec.Name] {
-	case "allow":
-		return true, "explicit_tool_allow"
-	case "deny":
-		return false, "explicit_tool_deny"
+func (c *Chain) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.New(slog.DiscardHandler)
 	}
-	need := RequiredLevel(spec.Permission)
-	if e.Level >= need {
-		return true, "trust_level_default_allow"
-	}
-	return false, "trust_level_too_low"
+	return c.Logger
 }
 
-// RequiredLevel is the trust level a permission hint needs by default.
-func RequiredLevel(p tools.Permission) int {
-	switch p {
-	case tools.PermRead:
-		return 1
-	case tools.PermWrite, tools.PermExecute:
-		return 2
+// record is the audit row of a decision.
+func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
+	r := &AuditRecord{
+		Time:       d.Started,
+		EntityID:   call.Caller.EntityID,
+		ToolID:     clip(call.ToolName),
+		TrustLevel: d.TrustLevel,
+		Result:     ResultAllow,
+		Reason:     d.Reason,
+		Step:       d.Step,
+		Transport:  call.Caller.Transport,
+		RequestID:  clip(call.RequestID),
+		Latency:    d.Latency,
 	}
-	return 3
+	if !d.Allowed() {
+		r.Result = ResultDeny
+	}
+	return r
+}
+
+// auditFailure refuses a call whose decision could not be put on record.
+func auditFailure(d *Decision) *Decision {
+	return &Decision{
+		Step: d.Step, Reason: "audit_unavailable", TrustLevel: d.TrustLevel, Started: d.Started, Latency: d.Latency,
+		Err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: "internal error: the audit log could not be written, so the call was refused; see clawd's log",
+			Data:    map[string]any{"reason": "audit_unavailable"}},
+	}
+}
+
+// maxAuditText caps caller-chosen text (tool name, request id) stored in the
+// audit log, so a hostile client cannot bloat it with megabyte names.
+const maxAuditText = 256
+
+func clip(s string) string {
+	if len(s) <= maxAuditText {
+		return s
+	}
+	// Cut on a rune boundary.
+	i := maxAuditText
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 // stringArg extracts a top-level string member from tool arguments without
@@ -182,7 +272,8 @@ func stringArg(args jsontext.Value, name string) (string, bool) {
 	return "", false
 }
 
-// MemoryTrust is an in-memory TrustStore, seeded like a fresh registry.
+// MemoryTrust is an in-memory TrustStore for tests of the steps alone; the
+// daemon uses the SQLite registry (internal/store).
 type MemoryTrust struct {
 	mu   sync.RWMutex
 	rows map[string]TrustEntry
@@ -210,11 +301,17 @@ func NewMemoryTrust(rows ...TrustEntry) *MemoryTrust {
 func (m *MemoryTrust) Lookup(entity string) (TrustEntry, bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if r, ok := m.rows[entity]; ok {
+	return LookupIn(m.rows, entity)
+}
+
+// LookupIn is the registry's matching rule over a map of rows: the exact
+// entity wins, else its "kind:*" row.
+func LookupIn(rows map[string]TrustEntry, entity string) (TrustEntry, bool, error) {
+	if r, ok := rows[entity]; ok {
 		return r, true, nil
 	}
 	if i := strings.IndexByte(entity, ':'); i > 0 {
-		if r, ok := m.rows[entity[:i]+":*"]; ok {
+		if r, ok := rows[entity[:i]+":*"]; ok {
 			return r, true, nil
 		}
 	}

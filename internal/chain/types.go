@@ -91,20 +91,40 @@ type Call struct {
 
 // Decision is the chain's verdict on a Call. Err is nil when allowed.
 type Decision struct {
-	Err        *jsonrpc.Error
-	Step       string // the step that decided (StepHandler when allowed)
-	Reason     string
+	Err    *jsonrpc.Error
+	Step   string // the step that decided (StepHandler when allowed)
+	Reason string
+	// TrustLevel is the caller's level, NoTrustLevel when no registry row
+	// was found (or the lookup was not reached).
 	TrustLevel int
 	AuditID    int64 // the audit row of this decision, 0 if none was written
 	Started    time.Time
+	// Latency is how long steps 2-5 took to decide, without the audit
+	// commit (the audit row's latency_ms / latency_us).
+	Latency time.Duration
 }
+
+// NoTrustLevel marks a decision taken without a trust registry row; the
+// audit row stores NULL.
+const NoTrustLevel = -1
 
 // Allowed reports whether the call may run.
 func (d *Decision) Allowed() bool { return d.Err == nil }
 
+// Outcome results (Outcome.Result).
+const (
+	OutcomeOK               = "ok"
+	OutcomeToolError        = "tool_error"
+	OutcomeCancelled        = "cancelled"
+	OutcomeSandboxViolation = "sandbox_violation"
+	OutcomeError            = "error"
+)
+
 // Outcome is how an allowed call ended, recorded on its audit row.
 type Outcome struct {
 	// Result is "ok", "tool_error", "cancelled", "sandbox_violation" or "error".
+	// A sandbox_violation (os.Root refused a path while the handler ran)
+	// turns the row's result into Deny with step "sandbox".
 	Result string
 	// Detail is a short reason for a failed outcome (never tool output).
 	Detail   string
@@ -157,4 +177,42 @@ func messageFor(code int) string {
 func SandboxError(path, reason string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeSandboxViolation, Message: "sandbox_violation",
 		Data: map[string]any{"path": path, "reason": reason}}
+}
+
+// Audit results (the audit row's result column, as the spec spells them).
+const (
+	ResultAllow = "Allow"
+	ResultDeny  = "Deny"
+)
+
+// AuditRecord is one decision as the audit log stores it.
+type AuditRecord struct {
+	Time       time.Time // when the chain started deciding
+	EntityID   string
+	ToolID     string // the requested tool name (also when unknown)
+	TrustLevel int    // NoTrustLevel -> NULL
+	Result     string // ResultAllow or ResultDeny
+	Reason     string
+	Step       string
+	Transport  string
+	RequestID  string // the JSON-RPC id's text
+	Latency    time.Duration
+}
+
+// AuditLog stores decisions durably.
+type AuditLog interface {
+	// Record stores r and returns its row id once the row is committed.
+	// An error means the row is not on record; the chain then refuses the
+	// call (fail closed).
+	Record(r *AuditRecord) (id int64, err error)
+	// RecordOutcome records how an allowed call ended on its row. It does
+	// not wait: the outcome may be lost in a crash, the decision may not.
+	RecordOutcome(id int64, o Outcome)
+}
+
+// Allowlist is the supply-chain allowlist (cd_mcp_server_allowlist).
+type Allowlist interface {
+	// ServerAllowed reports whether the provider id may run a binary with
+	// this SHA-256 (lowercase hex).
+	ServerAllowed(server, sha256 string) (bool, error)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -37,6 +38,7 @@ type Daemon struct {
 	WorkspaceID string
 	Server      *mcp.Server
 	Chain       *chain.Chain
+	Store       *store.DB // trust registry, allowlists, audit log (store.go)
 	Started     time.Time
 	Logger      *slog.Logger
 
@@ -82,10 +84,10 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.cfg.Store(cfg)
 	env := &tools.Env{WS: ws, Limits: d.limits}
-	d.Chain = &chain.Chain{
-		WS:      ws,
-		Trust:   chain.NewMemoryTrust(chain.DefaultTrustRows()...),
-		Options: d.chainOptions,
+	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions}
+	if err := d.openStore(); err != nil {
+		ws.Close()
+		return nil, err
 	}
 	d.Server = &mcp.Server{
 		Version:         Version,
@@ -124,7 +126,8 @@ func (d *Daemon) StdioCaller(kind string) *chain.Caller {
 	return &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: kind, Subject: d.WorkspaceID}
 }
 
-// Close releases the workspace.
+// Close commits the queued audit rows and releases the database and the
+// workspace.
 func (d *Daemon) Close() error {
-	return errors.Join(d.WS.Close())
+	return errors.Join(d.closeStore(), d.WS.Close())
 }

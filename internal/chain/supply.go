@@ -1,0 +1,138 @@
+package chain
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// supply is step 4: a provider that names a binary must have that binary's
+// SHA-256 allowlisted for its id (cd_mcp_server_allowlist). The built-in
+// provider names none (its tools are clawd itself) and passes.
+//
+// The hash is of the file at the path now; an upstream server's process may
+// have been started from an earlier file. The upstream provider therefore
+// also checks at spawn time, and this per-call check catches a binary
+// replaced since (the next spawn would run it).
+func (c *Chain) supply(e tools.Entry) *Decision {
+	if e.Provider == nil {
+		return deny(CodeSupplyChainDenied, StepSupply, "no_provider", nil)
+	}
+	path := e.Provider.BinaryPath()
+	if path == "" {
+		return nil
+	}
+	server := e.Provider.ID()
+	sum, err := c.hashes.Sum(path)
+	if err != nil {
+		c.logger().Warn("supply chain: cannot hash the provider's binary", "server", server, "path", path, "err", err)
+		return deny(CodeSupplyChainDenied, StepSupply, "binary_unreadable", map[string]any{
+			"server": server, "path": path,
+		})
+	}
+	ok := false
+	if c.Allow != nil {
+		ok, err = c.Allow.ServerAllowed(server, sum)
+		if err != nil {
+			c.logger().Error("supply chain: allowlist lookup failed", "server", server, "err", err)
+			ok = false
+		}
+	}
+	if !ok {
+		return deny(CodeSupplyChainDenied, StepSupply, "binary_not_allowlisted", map[string]any{
+			"server": server, "sha256": sum, "path": path,
+			"hint": "if you trust this binary: clawd mcp allow --server " + server + " --sha256 " + sum,
+		})
+	}
+	return nil
+}
+
+// HashCache computes files' SHA-256 once per file version. A version is
+// identified by (device, inode, size, mtime, ctime): replacing the file
+// (new inode), rewriting it (size, mtime, ctime) or even restoring its mtime
+// with touch (ctime) gives a new key, so calls do not re-read the binary.
+type HashCache struct {
+	mu      sync.Mutex
+	m       map[string]hashEntry
+	hashing atomic.Int64 // files actually read, for tests and metrics
+}
+
+type hashEntry struct {
+	id  fileID
+	sum string
+}
+
+// fileID identifies one version of a file (see HashCache).
+type fileID struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64 // nanoseconds
+}
+
+// racyWindow: a file changed this recently is hashed but not cached, since
+// a write in the same timestamp tick (Linux file times are coarse, ~4 ms)
+// with the same size would leave its key unchanged (git's "racily clean").
+// 2 s covers file systems with 1-2 s timestamps (HFS+, FAT). A variable only
+// so tests need not sleep.
+var racyWindow = 2 * time.Second
+
+// maxHashEntries bounds the cache; past it the cache starts over.
+const maxHashEntries = 1024
+
+// Sum returns the lowercase hex SHA-256 of the regular file at path.
+func (h *HashCache) Sum(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	id := fileIDOf(fi)
+	h.mu.Lock()
+	e, ok := h.m[path]
+	h.mu.Unlock()
+	if ok && e.id == id {
+		return e.sum, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	h.hashing.Add(1)
+	sh := sha256.New()
+	if _, err := io.Copy(sh, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(sh.Sum(nil))
+	after, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	bid := fileIDOf(before)
+	if bid == fileIDOf(after) && time.Since(time.Unix(0, bid.ctime)) > racyWindow &&
+		time.Since(time.Unix(0, bid.mtime)) > racyWindow {
+		h.mu.Lock()
+		if h.m == nil || len(h.m) >= maxHashEntries {
+			h.m = map[string]hashEntry{}
+		}
+		h.m[path] = hashEntry{id: bid, sum: sum}
+		h.mu.Unlock()
+	}
+	return sum, nil
+}
+
+// Hashed reports how many times a file was actually read and hashed.
+func (h *HashCache) Hashed() int64 { return h.hashing.Load() }

@@ -1,0 +1,116 @@
+package daemon
+
+import (
+	"context"
+	"maps"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/clawde/clawd/internal/config"
+)
+
+// pollEvery is how often WatchConfig looks at the config file and the trust
+// registry's generation.
+const pollEvery = time.Second
+
+// WatchConfig keeps the running server in step with its settings until ctx
+// ends: it re-reads the config file on SIGHUP and when the file changes
+// (polled every second: mtime, size, inode), and it tells clients to re-list
+// tools (notifications/tools/list_changed) when a reload or a trust
+// registry edit (`clawd trust set`, `clawd mcp allow`) may change what they
+// see. Calls always use the current settings; this only makes discovery
+// follow promptly. It returns at once; the work runs on a goroutine.
+func (d *Daemon) WatchConfig(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		t := time.NewTicker(pollEvery)
+		defer t.Stop()
+		last := statConfig(d.ConfigFile)
+		gen, _ := d.Store.Generation()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				last = statConfig(d.ConfigFile)
+				d.Reload("SIGHUP")
+			case <-t.C:
+				if st := statConfig(d.ConfigFile); st.differs(last) {
+					last = st
+					d.Reload("the file changed")
+				}
+				if g, err := d.Store.Generation(); err == nil && g != gen {
+					gen = g
+					d.Logger.Info("trust registry or allowlist changed; asking clients to re-list tools")
+					d.Server.NotifyToolsChanged()
+				}
+			}
+		}
+	}()
+}
+
+// fileState is what the poll compares: the file's identity (os.SameFile:
+// device and inode, so an editor's rename-over is seen), size and mtime.
+type fileState struct{ fi os.FileInfo }
+
+func statConfig(path string) fileState {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileState{}
+	}
+	return fileState{fi}
+}
+
+func (a fileState) differs(b fileState) bool {
+	if a.fi == nil || b.fi == nil {
+		return (a.fi == nil) != (b.fi == nil)
+	}
+	return !os.SameFile(a.fi, b.fi) || a.fi.Size() != b.fi.Size() || !a.fi.ModTime().Equal(b.fi.ModTime())
+}
+
+// Reload re-reads the config file. A file that fails to load or validate
+// leaves the running configuration in place, and the error (naming the key)
+// goes to the log on stderr. Settings the tools and the chain read per call
+// (tools on/off, policy_stub_mode, limits, timeouts) apply to the next call;
+// transport, address, socket, token path and concurrency need a restart,
+// which the log says.
+func (d *Daemon) Reload(why string) error {
+	required := d.ConfigFile != d.Paths.ConfigFile // --config names a file that must exist
+	cfg, err := config.Load(d.ConfigFile, required)
+	if err != nil {
+		d.Logger.Error("config reload failed; the running configuration stays in effect", "why", why, "err", err)
+		return err
+	}
+	old := d.cfg.Swap(cfg)
+	for _, f := range restartOnly(old, cfg) {
+		d.Logger.Warn("config change takes effect when clawd restarts", "key", f)
+	}
+	changed := old.PolicyStubMode != cfg.PolicyStubMode || !maps.Equal(old.DisabledTools(), cfg.DisabledTools())
+	d.Logger.Info("config reloaded", "why", why, "file", d.ConfigFile, "tools_changed", changed)
+	if changed {
+		d.Server.NotifyToolsChanged()
+	}
+	return nil
+}
+
+// restartOnly lists the keys that changed but are read only at startup.
+func restartOnly(a, b *config.Config) []string {
+	var out []string
+	add := func(changed bool, key string) {
+		if changed {
+			out = append(out, key)
+		}
+	}
+	add(a.Transport != b.Transport, "transport")
+	add(a.SocketPath != b.SocketPath, "socket_path")
+	add(a.Port != b.Port, "port")
+	add(a.BindAddr != b.BindAddr, "bind_addr")
+	add(a.TokenPath != b.TokenPath, "token_path")
+	add(a.MaxConcurrency != b.MaxConcurrency, "max_concurrency")
+	add(a.MaxMessageBytes != b.MaxMessageBytes, "max_message_bytes")
+	return out
+}

@@ -1,0 +1,105 @@
+package daemon
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newReloadDaemon(t *testing.T) (*Daemon, *syncBuf, string) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	ws := filepath.Join(home, "ws")
+	os.Mkdir(ws, 0o755)
+	var log syncBuf
+	d, err := New(Options{Workspace: ws, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	os.MkdirAll(filepath.Dir(d.Paths.ConfigFile), 0o700)
+	return d, &log, d.Paths.ConfigFile
+}
+
+func TestReload(t *testing.T) {
+	d, log, file := newReloadDaemon(t)
+	if d.Config().PolicyStubMode || len(d.Config().DisabledTools()) != 0 {
+		t.Fatal("unexpected start config")
+	}
+	os.WriteFile(file, []byte("policy_stub_mode = true\nport = 9000\n[tools]\nbash = false\n"), 0o600)
+	if err := d.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	opts := d.chainOptions()
+	if !opts.PolicyStubMode || !opts.DisabledTools["bash"] {
+		t.Errorf("after reload: %+v", opts)
+	}
+	if !strings.Contains(log.String(), "key=port") {
+		t.Errorf("no restart warning for port:\n%s", log)
+	}
+
+	for _, bad := range []string{"transport = \"carrier-pigeon\"\n", "bind_addr = \"0.0.0.0\"\n", "nonsense = 1\n", "[tools]\nbsah = false\n"} {
+		os.WriteFile(file, []byte(bad), 0o600)
+		if err := d.Reload("test"); err == nil {
+			t.Errorf("config %q was accepted", bad)
+		}
+		if opts := d.chainOptions(); !opts.PolicyStubMode || !opts.DisabledTools["bash"] {
+			t.Errorf("a rejected config %q replaced the running one: %+v", bad, opts)
+		}
+	}
+	if !strings.Contains(log.String(), "config reload failed") || !strings.Contains(log.String(), "bsah") {
+		t.Errorf("the log does not say why:\n%s", log)
+	}
+
+	// The default file is optional: removing it means the defaults.
+	os.Remove(file)
+	if err := d.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if d.Config().PolicyStubMode {
+		t.Error("defaults not restored after the file was removed")
+	}
+}
+
+func TestInside(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		p    string
+		want bool
+	}{
+		{dir, true},
+		{filepath.Join(dir, "a", "b"), true},
+		{filepath.Dir(dir), false},
+		{dir + "-sibling", false},
+		{filepath.Join(dir, "..", "x"), false},
+	}
+	for _, tt := range tests {
+		if got := inside(dir, tt.p); got != tt.want {
+			t.Errorf("inside(%s, %s) = %v", dir, tt.p, got)
+		}
+	}
+}

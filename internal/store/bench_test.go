@@ -1,0 +1,37 @@
+package store
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkGeneration is the cost of noticing a registry change: "query"
+// reads the counter from SQLite (what every call would pay without the
+// audit writer's published value), "fresh" is the call path on a busy
+// daemon (the published value is under FreshFor old).
+func BenchmarkGeneration(b *testing.B) {
+	db, err := Open(filepath.Join(b.TempDir(), "clawd.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	b.Run("query", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := db.Generation(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	g, _ := db.Generation()
+	b.Run("fresh", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if i%64 == 0 {
+				db.observe(g, time.Since(db.opened)) // as the writer does on each commit
+			}
+			if _, err := db.freshGeneration(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
+// AuditRow is one audit log row as `clawd audit` shows it.
+type AuditRow struct {
+	ID            int64   `json:"id"`
+	Timestamp     string  `json:"timestamp"`
+	EntityID      string  `json:"entity_id"`
+	ToolID        string  `json:"tool_id"`
+	TrustLevel    *int64  `json:"trust_level"`
+	Result        string  `json:"result"`
+	Reason        string  `json:"reason"`
+	LatencyMS     int64   `json:"latency_ms"`
+	LatencyUS     int64   `json:"latency_us"`
+	Step          string  `json:"step"`
+	Transport     string  `json:"transport"`
+	RequestID     string  `json:"request_id"`
+	PID           int64   `json:"pid"`
+	Outcome       *string `json:"outcome"`
+	OutcomeDetail *string `json:"outcome_detail"`
+	DurationMS    *int64  `json:"duration_ms"`
+}
+
+// AuditFilter selects rows. Empty fields match everything; an Entity of
+// the form "kind:*" matches every entity of that kind.
+type AuditFilter struct {
+	Limit  int // the newest Limit rows; <= 0 means all
+	Entity string
+	Tool   string
+	Result string // "Allow" or "Deny"
+	PID    int64  // rows written by one process; 0 = any
+}
+
+// QueryAudit returns the newest matching rows, oldest first (like a log's
+// tail).
+func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
+	var where []string
+	var args []any
+	if f.Entity != "" {
+		if kind, ok := strings.CutSuffix(f.Entity, ":*"); ok {
+			where = append(where, `substr(entity_id, 1, ?) = ?`)
+			args = append(args, len(kind)+1, kind+":")
+		} else {
+			where = append(where, `entity_id = ?`)
+			args = append(args, f.Entity)
+		}
+	}
+	if f.Tool != "" {
+		where = append(where, `tool_id = ?`)
+		args = append(args, f.Tool)
+	}
+	if f.Result != "" {
+		where = append(where, `result = ?`)
+		args = append(args, f.Result)
+	}
+	if f.PID != 0 {
+		where = append(where, `pid = ?`)
+		args = append(args, f.PID)
+	}
+	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
+		step, transport, request_id, pid, outcome, outcome_detail, duration_ms FROM cd_policy_audit_log`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := db.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AuditRow
+	for rows.Next() {
+		var r AuditRow
+		var level, dur sql.NullInt64
+		var outcome, detail sql.NullString
+		if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
+			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur); err != nil {
+			return nil, err
+		}
+		if level.Valid {
+			r.TrustLevel = &level.Int64
+		}
+		if dur.Valid {
+			r.DurationMS = &dur.Int64
+		}
+		if outcome.Valid {
+			r.Outcome = &outcome.String
+		}
+		if detail.Valid {
+			r.OutcomeDetail = &detail.String
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}

@@ -1,0 +1,242 @@
+// Package store is clawd's SQLite database: the trust registry, the
+// supply-chain and egress allowlists, and the policy audit log, with their
+// schema migrations.
+//
+// One file (config.Paths.DBFile, in the data directory, outside every
+// workspace) is shared by every clawd process of the user: daemons write
+// audit rows, the CLI edits the registry. SQLite's WAL mode lets readers run
+// beside the one writer; a busy timeout makes two processes' writers take
+// turns instead of failing.
+//
+// Durability: synchronous=NORMAL in WAL mode makes a committed transaction
+// survive a crash of the process (kill -9): its WAL frames were written to
+// the OS before COMMIT returned. A power loss or kernel crash can lose the
+// last commits; Options.SyncFull (config audit_sync = "full") fsyncs every
+// commit to survive that too, at a cost per commit.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+
+	"github.com/clawde/clawd/internal/chain"
+)
+
+// BusyTimeout is how long a connection waits for another process's write
+// lock before giving up with SQLITE_BUSY.
+const BusyTimeout = 5 * time.Second
+
+// Options tune Open.
+type Options struct {
+	// SyncFull fsyncs every commit (PRAGMA synchronous=FULL).
+	SyncFull bool
+	// Logger receives the audit writer's and checkpointer's errors.
+	Logger *slog.Logger
+	// CheckpointEvery is how often a daemon folds the WAL back into the
+	// database file, off the commit path (default 250 ms).
+	CheckpointEvery time.Duration
+}
+
+// DB is an open clawd database.
+type DB struct {
+	path   string
+	opts   Options
+	rdb    *sql.DB // reads; connections are query_only
+	wdb    *sql.DB // writes: migrations, CLI edits, the audit writer's connection
+	genSQL *sql.Stmt
+
+	snapMu sync.Mutex // serializes snapshot reloads
+	snap   atomic.Pointer[snapshot]
+
+	// seen is the newest generation read and when the read began; see
+	// freshGeneration.
+	opened time.Time
+	seen   atomic.Pointer[genStamp]
+
+	writerMu sync.Mutex
+	writer   *Writer
+	closed   bool
+}
+
+// Open opens (creating if needed) the database at path, applies pending
+// migrations and, on the first start, seeds the trust registry.
+func Open(path string, opts Options) (*DB, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.CheckpointEvery <= 0 {
+		opts.CheckpointEvery = 250 * time.Millisecond
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("database directory: %w", err)
+	}
+	// Create the file 0600 before SQLite does (it would use 0644 and copy
+	// that mode to the -wal and -shm files).
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	} else {
+		f.Close()
+	}
+	db := &DB{path: path, opts: opts, opened: time.Now()}
+	var err error
+	if db.wdb, err = sql.Open("sqlite", dsn(path, opts, false)); err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	// One connection for the audit writer, one for other writes.
+	db.wdb.SetMaxOpenConns(2)
+	db.wdb.SetConnMaxIdleTime(0)
+	if err := migrate(context.Background(), db.wdb); err != nil {
+		db.wdb.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	if db.rdb, err = sql.Open("sqlite", dsn(path, opts, true)); err != nil {
+		db.wdb.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	db.rdb.SetMaxOpenConns(4)
+	db.rdb.SetMaxIdleConns(4)
+	if db.genSQL, err = db.rdb.Prepare(`SELECT n FROM cd_generation WHERE id = 1`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// dsn builds the connection string. The path goes in a file: URI so that
+// any character in it (?, #, %) is escaped rather than parsed.
+func dsn(path string, opts Options, readOnly bool) string {
+	sync := "NORMAL"
+	if opts.SyncFull {
+		sync = "FULL"
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	// Keep a WAL that grew under load from staying large on disk.
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	if readOnly {
+		q.Add("_query_only", "1")
+	} else {
+		q.Add("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close stops the audit writer (committing what it holds) and closes the
+// database.
+func (db *DB) Close() error {
+	db.writerMu.Lock()
+	w := db.writer
+	db.closed = true
+	db.writerMu.Unlock()
+	var errs []error
+	if w != nil {
+		errs = append(errs, w.close())
+	}
+	if db.genSQL != nil {
+		errs = append(errs, db.genSQL.Close())
+	}
+	if db.rdb != nil {
+		errs = append(errs, db.rdb.Close())
+	}
+	errs = append(errs, db.wdb.Close())
+	return errors.Join(errs...)
+}
+
+// Generation is a counter that triggers raise on every change to the trust
+// registry and the allowlists, by any process. Comparing it is how a daemon
+// notices `clawd trust set` without re-reading the tables on every call.
+func (db *DB) Generation() (int64, error) {
+	var n int64
+	err := db.genSQL.QueryRow().Scan(&n)
+	return n, err
+}
+
+// FreshFor is how long a generation read stays good for deciding calls. A
+// registry change is used by every call decided at least FreshFor after
+// the change committed (calls in that window may still see the previous
+// state). The audit writer reads the generation inside every transaction
+// it commits, so a busy daemon never queries it on the call path; an idle
+// one does, once per FreshFor.
+const FreshFor = time.Millisecond
+
+// genStamp is a generation and the monotonic time (since Open) at which
+// the read that returned it began: every commit finished before that time
+// is counted in gen.
+type genStamp struct {
+	gen int64
+	at  time.Duration
+}
+
+// observe records a generation read that began at t, unless a newer read
+// is already recorded.
+func (db *DB) observe(gen int64, t time.Duration) {
+	st := &genStamp{gen, t}
+	for {
+		old := db.seen.Load()
+		if old != nil && old.at >= t {
+			return
+		}
+		if db.seen.CompareAndSwap(old, st) {
+			return
+		}
+	}
+}
+
+// freshGeneration returns a generation read no longer than FreshFor ago,
+// reading it now if none is that fresh.
+func (db *DB) freshGeneration() (int64, error) {
+	now := time.Since(db.opened)
+	if st := db.seen.Load(); st != nil && now-st.at < FreshFor {
+		return st.gen, nil
+	}
+	n, err := db.Generation()
+	if err != nil {
+		return 0, err
+	}
+	db.observe(n, now)
+	return n, nil
+}
+
+// writeTx runs fn in one write transaction (BEGIN IMMEDIATE, from the DSN's
+// _txlock), committing if fn returns nil.
+func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// now is the audit and registry time format: UTC, milliseconds, "Z" (the
+// spec's "2026-06-01T10:00:00.123Z").
+func now() string { return formatTime(time.Now()) }
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// Ensure the interfaces the chain needs are implemented.
+var (
+	_ chain.TrustStore = (*DB)(nil)
+	_ chain.Allowlist  = (*DB)(nil)
+)

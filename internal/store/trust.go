@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/clawde/clawd/internal/chain"
+)
+
+// TrustRow is a trust registry row as `clawd trust list` shows it.
+type TrustRow struct {
+	chain.TrustEntry
+	UpdatedAt string
+}
+
+// snapshot is the registry and allowlist as of one generation. A daemon
+// answers every lookup from it after a one-row read of the generation.
+type snapshot struct {
+	gen   int64
+	trust map[string]chain.TrustEntry
+	allow map[string]bool // server + "\x00" + sha256
+}
+
+// Lookup implements chain.TrustStore: the exact row, else "kind:*". It
+// sees a change made by any process (e.g. `clawd trust set`) FreshFor
+// (1 ms) after it committed: the cached snapshot is used only while the
+// generation is unchanged.
+func (db *DB) Lookup(entity string) (chain.TrustEntry, bool, error) {
+	s, err := db.current()
+	if err != nil {
+		return chain.TrustEntry{}, false, err
+	}
+	return chain.LookupIn(s.trust, entity)
+}
+
+// ServerAllowed implements chain.Allowlist.
+func (db *DB) ServerAllowed(server, sha256 string) (bool, error) {
+	s, err := db.current()
+	if err != nil {
+		return false, err
+	}
+	return s.allow[server+"\x00"+sha256], nil
+}
+
+// current returns the snapshot of a generation at most FreshFor old.
+func (db *DB) current() (*snapshot, error) {
+	gen, err := db.freshGeneration()
+	if err != nil {
+		return nil, fmt.Errorf("trust registry: %w", err)
+	}
+	if s := db.snap.Load(); s != nil && s.gen == gen {
+		return s, nil
+	}
+	db.snapMu.Lock()
+	defer db.snapMu.Unlock()
+	if s := db.snap.Load(); s != nil && s.gen >= gen {
+		return s, nil
+	}
+	s, err := db.loadSnapshot(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("trust registry: %w", err)
+	}
+	db.snap.Store(s)
+	return s, nil
+}
+
+// loadSnapshot reads the generation, the registry and the allowlist in one
+// read transaction, so they are consistent with each other.
+func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
+	tx, err := db.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}}
+	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`).Scan(&s.gen); err != nil {
+		return nil, err
+	}
+	rows, err := readTrust(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		s.trust[r.Entity] = r.TrustEntry
+	}
+	list, err := readAllowlist(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range list {
+		s.allow[a.Server+"\x00"+a.SHA256] = true
+	}
+	return s, nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func readTrust(ctx context.Context, q querier) ([]TrustRow, error) {
+	rows, err := q.QueryContext(ctx, `SELECT entity_id, trust_level, permissions, updated_at FROM cd_trust_registry ORDER BY entity_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []TrustRow
+	for rows.Next() {
+		var r TrustRow
+		var perms string
+		if err := rows.Scan(&r.Entity, &r.Level, &perms, &r.UpdatedAt); err != nil {
+			return nil, err
+		}
+		r.Perms = parsePerms(perms)
+		if r.Perms == nil {
+			// A row edited by hand into something unreadable must not
+			// widen access: it grants nothing.
+			r.Level = 0
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// parsePerms reads a permissions object. Values are "allow" or "deny";
+// anything else (a hand edit) counts as "deny". Nil means unreadable.
+func parsePerms(s string) map[string]string {
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(s), &raw); err != nil || raw == nil {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for tool, v := range raw {
+		if str, ok := v.(string); ok && strings.ToLower(str) == chain.PermAllow {
+			out[tool] = chain.PermAllow
+		} else {
+			out[tool] = chain.PermDeny
+		}
+	}
+	return out
+}
+
+// TrustRows lists the registry sorted by entity.
+func (db *DB) TrustRows(ctx context.Context) ([]TrustRow, error) {
+	return readTrust(ctx, db.rdb)
+}
+
+// SetTrust creates or replaces an entity's row: its level and exactly the
+// given per-tool permissions.
+func (db *DB) SetTrust(ctx context.Context, e chain.TrustEntry) error {
+	if err := ValidateTrust(e); err != nil {
+		return err
+	}
+	perms := e.Perms
+	if perms == nil {
+		perms = map[string]string{}
+	}
+	b, err := json.Marshal(perms) // map keys are sorted: stable text
+	if err != nil {
+		return err
+	}
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO cd_trust_registry (entity_id, trust_level, permissions, updated_at)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT (entity_id) DO UPDATE SET trust_level = excluded.trust_level,
+				permissions = excluded.permissions, updated_at = excluded.updated_at`,
+			e.Entity, e.Level, string(b), now())
+		return err
+	})
+}
+
+// ValidateTrust checks a row before it is written.
+func ValidateTrust(e chain.TrustEntry) error {
+	if err := chain.ValidateEntity(e.Entity); err != nil {
+		return err
+	}
+	if e.Level < 0 || e.Level > 3 {
+		return fmt.Errorf("trust level %d: use 0 (nothing), 1 (read), 2 (read, write, execute) or 3 (also upstream tools)", e.Level)
+	}
+	names := make([]string, 0, len(e.Perms))
+	for t := range e.Perms {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	for _, t := range names {
+		if err := chain.ValidateToolName(t); err != nil {
+			return err
+		}
+		if p := e.Perms[t]; p != chain.PermAllow && p != chain.PermDeny {
+			return fmt.Errorf("tool %s: permission %q must be allow or deny", t, p)
+		}
+	}
+	return nil
+}
+
+// RemoveTrust deletes an entity's row; it reports whether one existed.
+func (db *DB) RemoveTrust(ctx context.Context, entity string) (bool, error) {
+	var n int64
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM cd_trust_registry WHERE entity_id = ?`, entity)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n > 0, err
+}
