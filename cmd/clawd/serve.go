@@ -69,6 +69,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	default:
 		return usageError("--client %q: use cc, oc or local", f.client)
 	}
+	daemon.CloseOnExecInherited()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	d, err := daemon.New(daemon.Options{
 		Workspace:  f.workspace,

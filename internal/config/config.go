@@ -37,6 +37,10 @@ type Config struct {
 	MaxConcurrency int    `toml:"max_concurrency"`
 	// MaxMessageBytes caps one JSON-RPC message (a stdio line or HTTP body).
 	MaxMessageBytes int `toml:"max_message_bytes"`
+	// AuditSync is "normal" (the default: a committed audit row survives a
+	// crash of clawd, kill -9 included) or "full" (every commit is also
+	// fsynced, so it survives power loss, at ~0.3 ms per commit).
+	AuditSync string `toml:"audit_sync"`
 	// Tools switches built-in tools on (true, the default) or off.
 	Tools map[string]bool `toml:"tools"`
 }
@@ -52,6 +56,7 @@ func Default() *Config {
 		MaxReadBytes:    1 << 20,
 		MaxConcurrency:  16,
 		MaxMessageBytes: 4 << 20,
+		AuditSync:       "normal",
 	}
 }
 
@@ -108,12 +113,34 @@ func (c *Config) Validate() error {
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
 		return fmt.Errorf("max_message_bytes = %d: must be 1024..67108864", c.MaxMessageBytes)
 	}
+	if c.AuditSync != "normal" && c.AuditSync != "full" {
+		return fmt.Errorf("audit_sync = %q: must be \"normal\" or \"full\"", c.AuditSync)
+	}
 	for name := range c.Tools {
 		if !isTool(name) {
 			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(ToolNames, ", "))
 		}
 	}
 	return nil
+}
+
+// typeProblem rewrites go-toml's "cannot decode TOML integer into bool"
+// (or "... into struct field config.Config.Port of type int") in the
+// user's terms.
+func typeProblem(msg string) string {
+	msg = strings.TrimPrefix(msg, "toml: ")
+	got, want, ok := strings.Cut(strings.TrimPrefix(msg, "cannot decode TOML "), " into ")
+	if !ok || !strings.HasPrefix(msg, "cannot decode TOML ") {
+		return msg
+	}
+	if i := strings.LastIndex(want, " of type "); i >= 0 {
+		want = want[i+len(" of type "):]
+	}
+	words := map[string]string{"bool": "true or false", "int": "an integer", "int64": "an integer", "string": "a quoted string"}
+	if w, ok := words[want]; ok {
+		want = w
+	}
+	return "expected " + want + ", got a TOML " + got
 }
 
 func isTool(name string) bool {
@@ -158,7 +185,13 @@ func Parse(data []byte) (*Config, error) {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			return nil, fmt.Errorf("line %d, column %d: %s", row, col, de.Error())
+			if key := strings.Join(de.Key(), "."); key != "" {
+				if t, ok := strings.CutPrefix(key, "tools."); ok && !isTool(t) {
+					return nil, fmt.Errorf("line %d: [tools] %s: unknown tool; known tools are %s", row, t, strings.Join(ToolNames, ", "))
+				}
+				return nil, fmt.Errorf("line %d, column %d: %s: %s", row, col, key, typeProblem(de.Error()))
+			}
+			return nil, fmt.Errorf("line %d, column %d: %s", row, col, strings.TrimPrefix(de.Error(), "toml: "))
 		}
 		return nil, err
 	}

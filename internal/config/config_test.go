@@ -57,12 +57,15 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{`trasport = "stdio"`, "unknown key trasport"},
 		{"[tools]\nbsh = false", "bsh"},
-		{"[tools]\nbash = \"no\"", "line 2"},
+		{"[tools]\nbash = \"no\"", "line 2, column 8: tools.bash: expected true or false, got a TOML string"},
+		{"[tools]\nbogus_key = 1", "[tools] bogus_key: unknown tool"},
+		{`port = "x"`, "port: expected an integer, got a TOML string"},
 		{`transport = "tcp"`, `transport = "tcp"`},
 		{`port = 70000`, "port = 70000"},
 		{`tool_timeout_ms = 0`, "tool_timeout_ms"},
 		{`max_read_bytes = -1`, "max_read_bytes"},
 		{`max_concurrency = 0`, "max_concurrency"},
+		{`audit_sync = "sometimes"`, `audit_sync = "sometimes"`},
 		{`policy_stub_mode = "yes"`, "line 1"},
 		{`transport = `, "line 1"},
 	}

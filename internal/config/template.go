@@ -44,6 +44,11 @@ policy_stub_mode = false
 # Largest JSON-RPC message accepted (a stdio line or an HTTP body)
 # max_message_bytes = 4194304
 
+# Durability of the audit log: "normal" keeps every committed row through a crash
+# of clawd (kill -9 included); "full" also fsyncs each commit to survive power
+# loss, at about 0.3 ms per commit. Read at startup.
+# audit_sync = "normal"
+
 # Switch built-in tools off: a disabled tool disappears from tools/list and its
 # calls are refused (policy_denied). A running server re-reads this file on
 # SIGHUP and when it changes.

@@ -112,5 +112,6 @@ func restartOnly(a, b *config.Config) []string {
 	add(a.TokenPath != b.TokenPath, "token_path")
 	add(a.MaxConcurrency != b.MaxConcurrency, "max_concurrency")
 	add(a.MaxMessageBytes != b.MaxMessageBytes, "max_message_bytes")
+	add(a.AuditSync != b.AuditSync, "audit_sync")
 	return out
 }

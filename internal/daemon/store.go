@@ -13,7 +13,7 @@ import (
 // audit writer. Without a writable audit log clawd does not start: every
 // call must be on record.
 func (d *Daemon) openStore() error {
-	db, err := store.Open(d.Paths.DBFile, store.Options{Logger: d.Logger})
+	db, err := store.Open(d.Paths.DBFile, store.Options{Logger: d.Logger, SyncFull: d.Config().AuditSync == "full"})
 	if err != nil {
 		return fmt.Errorf("audit database: %w (clawd keeps its trust registry and audit log there; check the directory's permissions or set XDG_DATA_HOME)", err)
 	}

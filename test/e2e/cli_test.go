@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,4 +143,42 @@ func TestStdioStopsOnSIGTERM(t *testing.T) {
 		t.Errorf("stopping took %v", d)
 	}
 	waitGone(t, bg)
+}
+
+// A descriptor clawd's parent leaked into it does not reach bash children.
+func TestInheritedDescriptorsDoNotReachBash(t *testing.T) {
+	e := newEnv(t)
+	leaked, err := os.Open(filepath.Join(e.outside, "secret.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leaked.Close()
+	cmd := e.command("serve")
+	cmd.ExtraFiles = []*os.File{leaked} // fd 3 in clawd, without close-on-exec
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := &rawClient{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 8)}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			r.lines <- sc.Text()
+		}
+		close(r.lines)
+	}()
+	r.initialize("claude-code")
+	resp := r.callTool("bash", map[string]any{"command": "cat <&3; ls /proc/self/fd"})
+	if resp.Result == nil {
+		t.Fatalf("bash: %s", resp.Raw)
+	}
+	sc := resp.Result.StructuredContent
+	if strings.Contains(resp.Raw, "TOP SECRET") {
+		t.Fatal("bash read a descriptor clawd inherited")
+	}
+	if fds := strings.Fields(sc["stdout"].(string)); len(fds) > 4 { // 0 1 2 and ls's own directory fd
+		t.Errorf("bash sees descriptors %v", fds)
+	}
 }
