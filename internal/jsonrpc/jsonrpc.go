@@ -132,108 +132,123 @@ var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "er
 
 // Parse parses a single JSON-RPC message (not a batch) from data.
 func Parse(data []byte) (Message, *ParseError) {
-	var m Message
 	// Validate the whole document first: invalid JSON is -32700 (null id),
 	// while valid JSON with a bad shape is -32600 with the id if readable.
 	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
-		return m, &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
+		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.ReadToken()
 	if err != nil {
-		return m, &ParseError{Err: NewError(CodeParseError, "parse error: "+cleanErr(err))}
+		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: "+cleanErr(err))}
 	}
 	if tok.Kind() != '{' {
-		return m, &ParseError{Err: NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object")}
+		return Message{}, &ParseError{Err: NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object")}
 	}
-	var (
-		version     string
-		haveVersion bool
-		haveMethod  bool
-		haveResult  bool
-		haveError   bool
-		invalid     *Error
-	)
-	fail := func(msg string) {
-		if invalid == nil {
-			invalid = NewError(CodeInvalidRequest, "invalid request: "+msg)
-		}
-	}
+	var p parser
 	for dec.PeekKind() != '}' {
 		nameTok, err := dec.ReadToken()
 		if err != nil {
-			return m, badShape(m.ID, err)
+			return p.m, badShape(p.m.ID, err)
 		}
-		name := nameTok.String()
+		name := nameTok.String() // the token is void after the next read
 		val, err := dec.ReadValue()
 		if err != nil {
-			return m, badShape(m.ID, err)
+			return p.m, badShape(p.m.ID, err)
 		}
-		switch name {
-		case "jsonrpc":
-			haveVersion = true
-			if val.Kind() != '"' {
-				fail(`"jsonrpc" must be the string "2.0"`)
-				continue
-			}
-			version = unquote(val)
-		case "id":
-			switch val.Kind() {
-			case '"', '0':
-				m.ID = ID{raw: string(val)}
-			default:
-				fail(`"id" must be a string or a number`)
-			}
-		case "method":
-			haveMethod = true
-			if val.Kind() != '"' {
-				fail(`"method" must be a string`)
-				continue
-			}
-			m.Method = unquote(val)
-		case "params":
-			if val.Kind() != '{' {
-				fail(`"params" must be an object`)
-				continue
-			}
-			m.Params = val.Clone()
-		case "result":
-			haveResult = true
-		case "error":
-			haveError = true
-		default:
-			for _, known := range memberNames {
-				if strings.EqualFold(name, known) {
-					fail("member " + strconv.Quote(name) + " differs from " + strconv.Quote(known) + " only by case; names are case-sensitive")
-				}
-			}
-		}
+		p.member(name, val)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return m, badShape(m.ID, err)
+		return p.m, badShape(p.m.ID, err)
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return m, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
+		return p.m, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
 	}
-	switch {
-	case invalid != nil:
-	case !haveVersion || version != "2.0":
-		fail(`"jsonrpc" must be "2.0"`)
-	case haveResult || haveError:
-		if haveMethod || haveResult == haveError {
-			fail("a response has exactly one of \"result\" and \"error\" and no \"method\"")
-		} else {
-			m.IsResponse = true
+	p.finish()
+	if p.invalid != nil {
+		return p.m, &ParseError{ID: p.m.ID, Err: p.invalid}
+	}
+	return p.m, nil
+}
+
+// parser collects a message's members and the first reason it is invalid
+// (the id is still read after that, so the error can carry it).
+type parser struct {
+	m           Message
+	version     string
+	haveVersion bool
+	haveMethod  bool
+	haveResult  bool
+	haveError   bool
+	invalid     *Error
+}
+
+func (p *parser) fail(msg string) {
+	if p.invalid == nil {
+		p.invalid = NewError(CodeInvalidRequest, "invalid request: "+msg)
+	}
+}
+
+func (p *parser) member(name string, val jsontext.Value) {
+	switch name {
+	case "jsonrpc":
+		p.haveVersion = true
+		if val.Kind() != '"' {
+			p.fail(`"jsonrpc" must be the string "2.0"`)
+			return
 		}
-	case !haveMethod:
-		fail(`"method" is required`)
-	case m.Method == "":
-		fail(`"method" must not be empty`)
+		p.version = unquote(val)
+	case "id":
+		switch val.Kind() {
+		case '"', '0':
+			p.m.ID = ID{raw: string(val)}
+		default:
+			p.fail(`"id" must be a string or a number`)
+		}
+	case "method":
+		p.haveMethod = true
+		if val.Kind() != '"' {
+			p.fail(`"method" must be a string`)
+			return
+		}
+		p.m.Method = unquote(val)
+	case "params":
+		if val.Kind() != '{' {
+			p.fail(`"params" must be an object`)
+			return
+		}
+		p.m.Params = val.Clone()
+	case "result":
+		p.haveResult = true
+	case "error":
+		p.haveError = true
+	default:
+		for _, known := range memberNames {
+			if strings.EqualFold(name, known) {
+				p.fail("member " + strconv.Quote(name) + " differs from " + strconv.Quote(known) + " only by case; names are case-sensitive")
+			}
+		}
 	}
-	if invalid != nil {
-		return m, &ParseError{ID: m.ID, Err: invalid}
+}
+
+// finish checks the members as a whole: the version, and request versus
+// response shape.
+func (p *parser) finish() {
+	switch {
+	case p.invalid != nil:
+	case !p.haveVersion || p.version != "2.0":
+		p.fail(`"jsonrpc" must be "2.0"`)
+	case p.haveResult || p.haveError:
+		if p.haveMethod || p.haveResult == p.haveError {
+			p.fail("a response has exactly one of \"result\" and \"error\" and no \"method\"")
+		} else {
+			p.m.IsResponse = true
+		}
+	case !p.haveMethod:
+		p.fail(`"method" is required`)
+	case p.m.Method == "":
+		p.fail(`"method" must not be empty`)
 	}
-	return m, nil
 }
 
 func badShape(id ID, err error) *ParseError {
