@@ -51,4 +51,3 @@ func TestInflightPendingExpiresAndIsCapped(t *testing.T) {
 		done()
 	}
 }
-
