@@ -1,8 +1,8 @@
 package store
 
 import (
-	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"log/slog"
 	"os"
@@ -34,13 +34,12 @@ var ErrWriterClosed = errors.New("audit log is closed")
 // arriving together cost one commit, and a caller never proceeds on a row
 // that is not committed.
 type Writer struct {
-	db       *DB
-	conn     *sql.Conn
-	ins, upd *sql.Stmt
-	gen      *sql.Stmt
-	ckpt     *sql.DB
-	log      *slog.Logger
-	pid      int64
+	db     *DB
+	conn   *auditConn
+	argBuf []driver.NamedValue
+	ckpt   *sql.DB
+	log    *slog.Logger
+	pid    int64
 
 	ch     chan *auditReq
 	mu     sync.RWMutex // senders hold R while sending; close holds W
@@ -77,39 +76,16 @@ func (db *DB) Audit() (*Writer, error) {
 	if db.writer != nil {
 		return db.writer, nil
 	}
-	ctx := context.Background()
-	conn, err := db.wdb.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// Checkpoints run on their own goroutine, off the commit path; this
 	// large limit is only a backstop should they fall behind.
-	if _, err := conn.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 10000`); err != nil {
-		conn.Close()
+	conn, err := openAuditConn(db.wdb.Driver(), dsn(db.path, db.opts, false), `PRAGMA wal_autocheckpoint = 10000`)
+	if err != nil {
 		return nil, err
 	}
 	w := &Writer{
 		db: db, conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
 		ch: make(chan *auditReq, 4*maxBatch), done: make(chan struct{}),
 		stopCkpt: make(chan struct{}), ckptDone: make(chan struct{}),
-	}
-	w.ins, err = conn.PrepareContext(ctx, `INSERT INTO cd_policy_audit_log
-		(timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us, step, transport, request_id, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err == nil {
-		w.upd, err = conn.PrepareContext(ctx, `UPDATE cd_policy_audit_log
-		SET outcome = ?1, outcome_detail = ?2, duration_ms = ?3,
-			result = CASE WHEN ?4 THEN 'Deny' ELSE result END,
-			step = CASE WHEN ?4 THEN 'sandbox' ELSE step END,
-			reason = CASE WHEN ?4 THEN ?5 ELSE reason END
-		WHERE id = ?6`)
-	}
-	if err == nil {
-		w.gen, err = conn.PrepareContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`)
-	}
-	if err != nil {
-		conn.Close()
-		return nil, err
 	}
 	go w.run()
 	go w.checkpoints(db.opts.CheckpointEvery)
@@ -162,7 +138,7 @@ func (w *Writer) close() error {
 	<-w.done
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return errors.Join(w.ins.Close(), w.upd.Close(), w.gen.Close(), w.conn.Close())
+	return w.conn.close()
 }
 
 func (w *Writer) run() {
@@ -228,36 +204,34 @@ func (w *Writer) fill(batch []*auditReq, wait <-chan time.Time) []*auditReq {
 // commit writes batch in one transaction and wakes the waiters. It reports
 // whether the batch held the stop request.
 func (w *Writer) commit(batch []*auditReq) (stop bool) {
-	ctx := context.Background()
 	n := 0
 	began := time.Since(w.db.opened)
-	_, err := w.conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
+	_, err := exec(w.conn.begin, nil)
 	if err == nil {
 		// Holding the write lock, this connection sees every commit that
 		// finished before BEGIN: publish the registry generation so calls
 		// need not read it themselves (DB.freshGeneration).
-		var g int64
-		if w.gen.QueryRowContext(ctx).Scan(&g) == nil {
+		if g, err := w.conn.generation(); err == nil {
 			w.db.observe(g, began)
 		}
 		for _, r := range batch {
 			switch {
 			case r.stop:
 			case r.rec != nil:
-				r.id, r.err = w.insert(ctx, r.rec)
+				r.id, r.err = w.insert(r.rec)
 				if r.err == nil {
 					n++
 				}
 			default:
-				if err := w.update(ctx, r.id, r.outcome); err != nil {
+				if err := w.update(r.id, r.outcome); err != nil {
 					w.log.Warn("audit outcome not recorded", "id", r.id, "err", err)
 				} else {
 					n++
 				}
 			}
 		}
-		if _, err = w.conn.ExecContext(ctx, `COMMIT`); err != nil {
-			w.conn.ExecContext(ctx, `ROLLBACK`)
+		if _, err = exec(w.conn.commit, nil); err != nil {
+			exec(w.conn.rollback, nil)
 		}
 	}
 	if err != nil {
@@ -281,18 +255,19 @@ func (w *Writer) commit(batch []*auditReq) (stop bool) {
 	return stop
 }
 
-func (w *Writer) insert(ctx context.Context, r *chain.AuditRecord) (int64, error) {
+func (w *Writer) insert(r *chain.AuditRecord) (int64, error) {
 	t := r.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
-	var level any
+	var level driver.Value
 	if r.TrustLevel != chain.NoTrustLevel {
-		level = r.TrustLevel
+		level = int64(r.TrustLevel)
 	}
-	res, err := w.ins.ExecContext(ctx, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
+	w.argBuf = args(w.argBuf, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
 		(r.Latency + 500*time.Microsecond).Milliseconds(), r.Latency.Microseconds(),
 		r.Step, r.Transport, r.RequestID, w.pid)
+	res, err := exec(w.conn.ins, w.argBuf)
 	if err != nil {
 		return 0, err
 	}
@@ -302,8 +277,8 @@ func (w *Writer) insert(ctx context.Context, r *chain.AuditRecord) (int64, error
 // update records an outcome. A sandbox violation found while the handler
 // ran (os.Root refused a path, e.g. a symlink swapped after the chain's
 // check) turns the decision into a Deny by the sandbox step.
-func (w *Writer) update(ctx context.Context, id int64, o chain.Outcome) error {
-	var detail any
+func (w *Writer) update(id int64, o chain.Outcome) error {
+	var detail driver.Value
 	if o.Detail != "" {
 		detail = o.Detail
 	}
@@ -312,7 +287,8 @@ func (w *Writer) update(ctx context.Context, id int64, o chain.Outcome) error {
 	if reason == "" {
 		reason = chain.OutcomeSandboxViolation
 	}
-	_, err := w.upd.ExecContext(ctx, o.Result, detail, o.Duration.Milliseconds(), violation, reason, id)
+	w.argBuf = args(w.argBuf, o.Result, detail, o.Duration.Milliseconds(), violation, reason, id)
+	_, err := exec(w.conn.upd, w.argBuf)
 	return err
 }
 
