@@ -146,6 +146,8 @@ func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) err
 			d.SetReadDeadline(time.Now())
 		}
 	}()
+	workers := &callWorkers{}
+	defer workers.close() // runs after wg.Wait: every call has finished
 	var wg sync.WaitGroup
 	defer wg.Wait()
 
@@ -162,7 +164,7 @@ func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) err
 			if tooLong {
 				s.writeResponse(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 					"invalid request: message exceeds the "+strconv.Itoa(max)+"-byte limit (max_message_bytes)")))
-			} else if !s.handleLine(ctx, line, &wg) {
+			} else if !s.handleLine(ctx, line, &wg, workers) {
 				cancel()
 				return ErrOutputClosed
 			}
@@ -225,9 +227,10 @@ func (s *Session) writeResponse(msg []byte) bool {
 	return s.outOK
 }
 
-// handleLine processes one stream line. tools/call runs on its own goroutine
-// so the reader stays free for more requests and for cancellations.
-func (s *Session) handleLine(ctx context.Context, line []byte, wg *sync.WaitGroup) bool {
+// handleLine processes one stream line. tools/call runs on a goroutine of
+// its own (a worker's) so the reader stays free for more requests and for
+// cancellations.
+func (s *Session) handleLine(ctx context.Context, line []byte, wg *sync.WaitGroup, workers *callWorkers) bool {
 	if isBlank(line) {
 		return true
 	}
@@ -249,12 +252,12 @@ func (s *Session) handleLine(ctx context.Context, line []byte, wg *sync.WaitGrou
 		// next line always finds the call.
 		cctx, done, cancelled := s.calls.register(ctx, msg.ID.Key())
 		wg.Add(1)
-		go func() {
+		workers.run(func() {
 			defer wg.Done()
 			defer done()
 			resp := s.callTool(cctx, &msg, cancelled)
 			s.writeResponse(resp)
-		}()
+		})
 		return true
 	}
 	return s.writeResponse(s.handleMessage(ctx, &msg))
