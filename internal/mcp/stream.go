@@ -18,8 +18,9 @@ import (
 const inlineGrace = time.Millisecond
 
 // watchIdleTicks is how many inlineGrace ticks without an inline call the
-// watcher waits before it stops (it starts again with the next one), so an
-// idle session does not wake the process every millisecond.
+// watcher keeps looking at a stream; with no stream left it stops (it
+// starts again with the next inline call), so an idle server does not wake
+// every millisecond.
 const watchIdleTicks = 100
 
 // stream is the read loop of one ServeStream and the state it hands from
@@ -33,10 +34,10 @@ const watchIdleTicks = 100
 // second thread, which on a 2-core machine cost more than the audited call
 // itself (sequential read_file over stdio: p50 125 -> 49 us; the audit
 // writer commits a lone caller's row on the caller's goroutine for the same
-// reason). So that such a call cannot hold up reading, a watcher checks
-// every inlineGrace; when the call has run that long, a new goroutine
-// continues the read loop, and the goroutine running the call leaves the
-// loop when it is done.
+// reason). So that such a call cannot hold up reading, the server's
+// watcher (inlineWatch) checks every inlineGrace; when the call has run that
+// long, a new goroutine continues the read loop, and the goroutine running
+// the call leaves the loop when it is done.
 type stream struct {
 	s      *Session
 	ctx    context.Context
@@ -51,7 +52,7 @@ type stream struct {
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
 	seq      atomic.Uint64              // inline calls started
-	watching atomic.Bool                // a watcher goroutine runs
+	watched  atomic.Bool                // the server's watcher looks at this stream
 	ended    chan error                 // the loop's result when it ends on a goroutine that took over
 	failed   chan struct{}              // closed when an inline call's answer failed after a hand-over
 	failOnce sync.Once
@@ -198,27 +199,65 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	return ok, true
 }
 
-// watch makes sure a watcher runs.
+// watch makes sure the server's watcher looks at this stream.
 func (st *stream) watch() {
-	if st.watching.CompareAndSwap(false, true) {
-		go st.watcher()
+	if st.watched.CompareAndSwap(false, true) {
+		st.s.srv.inline.add(st)
 	}
 }
 
-// watcher hands the read loop to a new goroutine when an inline call has
-// run inlineGrace. It stops after watchIdleTicks ticks without an inline
-// call, or with the session.
-func (st *stream) watcher() {
+func (st *stream) inlineRunning() bool {
+	ic := st.inline.Load()
+	return ic != nil && !ic.taken.Load()
+}
+
+// inlineWatch is a server's watcher of inline calls: one goroutine for all
+// sessions, so that many busy sessions do not each wake the process every
+// inlineGrace. It runs while some stream has had an inline call within the
+// last watchIdleTicks ticks.
+type inlineWatch struct {
+	mu      sync.Mutex
+	streams map[*stream]*watchState
+	running bool
+}
+
+// watchState is what the watcher remembers of a stream.
+type watchState struct {
+	seq  uint64 // st.seq at the last tick
+	idle int    // ticks since an inline call started or ran
+}
+
+func (w *inlineWatch) add(st *stream) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.streams == nil {
+		w.streams = make(map[*stream]*watchState)
+	}
+	w.streams[st] = &watchState{seq: st.seq.Load()}
+	if !w.running {
+		w.running = true
+		go w.run()
+	}
+}
+
+// run checks every inlineGrace: an inline call that has run that long
+// hands its stream's read loop to a new goroutine. It ends when no stream
+// is left to watch.
+func (w *inlineWatch) run() {
 	t := time.NewTicker(inlineGrace)
 	defer t.Stop()
-	idle, seq := 0, st.seq.Load()
-	for {
-		select {
-		case <-st.ctx.Done():
-			st.watching.Store(false)
+	for range t.C {
+		if !w.tick() {
 			return
-		case <-t.C:
 		}
+	}
+}
+
+// tick looks at every stream once; it reports whether any is left.
+func (w *inlineWatch) tick() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for st, ws := range w.streams {
 		ic := st.inline.Load()
 		if ic != nil && time.Since(ic.start) >= inlineGrace && ic.taken.CompareAndSwap(false, true) {
 			// The call now runs beside the reader, as a worker's would:
@@ -226,24 +265,26 @@ func (st *stream) watcher() {
 			st.running.Add(1)
 			go st.resume()
 		}
-		if n := st.seq.Load(); n != seq || st.inlineRunning() {
-			seq, idle = n, 0
+		if n := st.seq.Load(); n != ws.seq || st.inlineRunning() {
+			ws.seq, ws.idle = n, 0
 			continue
 		}
-		if idle++; idle < watchIdleTicks {
+		if ws.idle++; ws.idle < watchIdleTicks && st.ctx.Err() == nil {
 			continue
 		}
-		// Stop, unless an inline call started meanwhile and no other
-		// watcher took over (watch runs after the call is published).
-		st.watching.Store(false)
-		if !st.inlineRunning() || !st.watching.CompareAndSwap(false, true) {
-			return
+		// Forget the stream, unless an inline call started meanwhile and
+		// its reader did not add the stream again itself (it publishes the
+		// call before it checks watched).
+		st.watched.Store(false)
+		if st.ctx.Err() == nil && st.inlineRunning() && st.watched.CompareAndSwap(false, true) {
+			ws.idle = 0
+			continue
 		}
-		idle = 0
+		delete(w.streams, st)
 	}
-}
-
-func (st *stream) inlineRunning() bool {
-	ic := st.inline.Load()
-	return ic != nil && !ic.taken.Load()
+	if len(w.streams) == 0 {
+		w.running = false
+		return false
+	}
+	return true
 }

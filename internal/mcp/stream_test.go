@@ -67,9 +67,14 @@ func TestSequentialCallsRunInline(t *testing.T) {
 	if n := st.seq.Load(); n != 20 {
 		t.Errorf("%d inline calls, want 20", n)
 	}
-	// With no more calls, the watcher stops (the session stops waking the
-	// process every inlineGrace).
-	waitFor(t, func() bool { return !st.watching.Load() })
+	// With no more calls, the watcher forgets the stream and stops (the
+	// server stops waking every inlineGrace).
+	waitFor(t, func() bool {
+		w := &st.s.srv.inline
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return !st.watched.Load() && !w.running
+	})
 }
 
 // A call that runs long on the reader goroutine does not hold up reading:
