@@ -66,26 +66,52 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // a time, as a sequential stdio client sees it: Authorize (the decision and
 // its committed Allow row) and Finish (the outcome, queued), with a no-op
 // handler. "decide" is steps 2-5 alone, without an audit log, the peer for
-// the audit's share; "audited-syncfull" fsyncs every commit (what surviving
-// a power loss would cost).
+// the audit's share; "audited-gap" leaves 50 us between calls (not timed),
+// as a client's round trip does, so threads parked after one call have to
+// be woken for the next, which back-to-back calls hide; "audited-goroutine"
+// runs each call on a goroutine started for it (its stack grows through
+// SQLite every time); "audited-syncfull" fsyncs every commit (what
+// surviving a power loss would cost).
 func BenchmarkChain(b *testing.B) {
 	for _, bc := range []struct {
 		name              string
 		audited, syncFull bool
-	}{{"decide", false, false}, {"audited", true, false}, {"audited-syncfull", true, true}} {
+		gap, goroutine    bool
+	}{
+		{"decide", false, false, false, false},
+		{"audited", true, false, false, false},
+		{"audited-gap", true, false, true, false},
+		{"audited-goroutine", true, false, false, true},
+		{"audited-syncfull", true, true, false, false},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c, call, _ := benchChain(b, bc.audited, bc.syncFull)
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, b.N)
+			one := func() {
+				d := c.Authorize(ctx, call)
+				if !d.Allowed() {
+					b.Error(d.Err)
+				}
+				c.Finish(call, d, chain.Outcome{Result: chain.OutcomeOK})
+			}
+			done := make(chan struct{})
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				d := c.Authorize(ctx, call)
-				if !d.Allowed() {
-					b.Fatal(d.Err)
+				if bc.gap {
+					// Spin rather than sleep: a sleep's timer wake-up
+					// would be measured too.
+					for t := time.Now(); time.Since(t) < 50*time.Microsecond; {
+					}
 				}
-				c.Finish(call, d, chain.Outcome{Result: chain.OutcomeOK})
+				t0 := time.Now()
+				if bc.goroutine {
+					go func() { one(); done <- struct{}{} }()
+					<-done
+				} else {
+					one()
+				}
 				lat = append(lat, time.Since(t0))
 			}
 			b.StopTimer()

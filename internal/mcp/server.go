@@ -56,6 +56,8 @@ type Server struct {
 	// Extensions are extra methods, available after initialize.
 	Extensions map[string]MethodHandler
 
+	inline inlineWatch // watches calls run on stream readers (stream.go)
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 }

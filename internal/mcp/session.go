@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -129,6 +128,11 @@ var ErrOutputClosed = errors.New("mcp: output closed")
 // cancels the running calls). A malformed or oversized line is answered with
 // an error and the session goes on.
 func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) error {
+	return s.serveStream(ctx, r, w, nil)
+}
+
+// serveStream is ServeStream; tests pass seen to look at the stream.
+func (s *Session) serveStream(ctx context.Context, r io.Reader, w io.Writer, seen func(*stream)) error {
 	s.outMu.Lock()
 	s.out = bufio.NewWriterSize(w, 64<<10)
 	s.outOK = true
@@ -146,38 +150,13 @@ func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) err
 			d.SetReadDeadline(time.Now())
 		}
 	}()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-
-	br := bufio.NewReaderSize(r, 64<<10)
-	max := s.srv.maxMessageBytes()
-	var buf []byte
-	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		line, tooLong, err := readLine(br, max, buf[:0])
-		buf = line
-		if len(line) > 0 || tooLong {
-			if tooLong {
-				s.writeResponse(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-					"invalid request: message exceeds the "+strconv.Itoa(max)+"-byte limit (max_message_bytes)")))
-			} else if !s.handleLine(ctx, line, &wg) {
-				cancel()
-				return ErrOutputClosed
-			}
-		}
-		if err != nil {
-			if err == io.EOF {
-				return nil // the deferred wg.Wait lets running calls answer
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			cancel()
-			return err
-		}
+	st := newStream(s, ctx, cancel, r)
+	if seen != nil {
+		seen(st)
 	}
+	defer st.workers.close() // runs after wg.Wait: every call has finished
+	defer st.wg.Wait()
+	return st.serve()
 }
 
 // readLine reads one line without its newline (and a trailing CR). A line
@@ -223,41 +202,6 @@ func (s *Session) writeResponse(msg []byte) bool {
 	}
 	s.writeLocked(msg)
 	return s.outOK
-}
-
-// handleLine processes one stream line. tools/call runs on its own goroutine
-// so the reader stays free for more requests and for cancellations.
-func (s *Session) handleLine(ctx context.Context, line []byte, wg *sync.WaitGroup) bool {
-	if isBlank(line) {
-		return true
-	}
-	if jsonrpc.IsBatch(line) {
-		batch := append([]byte(nil), line...) // the reader reuses line's buffer
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.writeResponse(s.handleBatch(ctx, batch))
-		}()
-		return true
-	}
-	msg, perr := jsonrpc.Parse(line)
-	if perr != nil {
-		return s.writeResponse(jsonrpc.AppendError(nil, perr.ID, perr.Err))
-	}
-	if msg.Method == "tools/call" && !msg.IsNotification() && s.initialized() {
-		// Register before the goroutine starts, so a cancel read on the
-		// next line always finds the call.
-		cctx, done, cancelled := s.calls.register(ctx, msg.ID.Key())
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer done()
-			resp := s.callTool(cctx, &msg, cancelled)
-			s.writeResponse(resp)
-		}()
-		return true
-	}
-	return s.writeResponse(s.handleMessage(ctx, &msg))
 }
 
 func isBlank(b []byte) bool {

@@ -1,8 +1,8 @@
 package store
 
 import (
-	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"log/slog"
 	"os"
@@ -16,7 +16,7 @@ import (
 
 // Group commit tuning.
 const (
-	// maxBatch caps the rows of one transaction.
+	// maxBatch caps the decisions of one transaction.
 	maxBatch = 256
 	// outcomeDelay is how long outcome updates, which nobody waits for,
 	// may wait for a decision to share its commit. Under load the next
@@ -27,44 +27,65 @@ const (
 // ErrWriterClosed is returned by Record after the writer was closed.
 var ErrWriterClosed = errors.New("audit log is closed")
 
-// Writer is the process's one audit writer (chain.AuditLog). A goroutine
-// owns one database connection; callers hand it rows over a channel. It
-// takes every row waiting when a transaction starts into that transaction
-// (group commit), and wakes each caller after COMMIT returns, so N calls
-// arriving together cost one commit, and a caller never proceeds on a row
-// that is not committed.
+// Writer is the process's one audit writer (chain.AuditLog). It owns one
+// database connection, on which one transaction runs at a time, and it
+// commits each decision before Record returns.
+//
+// A caller that finds no transaction running commits its row itself, on
+// its own goroutine, together with the outcomes waiting. Callers arriving
+// while a transaction runs queue their rows and wait; when it ends, the
+// writer goroutine takes over and commits everything queued in one
+// transaction (group commit), letting the callers that are about to queue
+// do so first, and goes on while rows keep queueing. So a lone caller
+// never hands its row to another goroutine and back (each hand-off wakes a
+// thread: over stdio that, not SQLite, was most of the audit's cost), and N
+// callers arriving together still share a few commits.
+//
+// Outcomes do not wake anyone: they wait in a list for the next commit, and
+// a timer has the writer goroutine commit them if no decision comes within
+// outcomeDelay.
 type Writer struct {
-	db       *DB
-	conn     *sql.Conn
-	ins, upd *sql.Stmt
-	gen      *sql.Stmt
-	ckpt     *sql.DB
-	log      *slog.Logger
-	pid      int64
+	db     *DB
+	conn   *auditConn // used by whoever set busy
+	argBuf []driver.NamedValue
+	ckpt   *sql.DB
+	log    *slog.Logger
+	pid    int64
 
-	ch     chan *auditReq
-	mu     sync.RWMutex // senders hold R while sending; close holds W
+	mu     sync.Mutex
+	idle   sync.Cond    // broadcast when busy ends (close waits on it)
+	busy   bool         // a transaction is running or the writer goroutine has the queue
+	recs   []*auditReq  // decisions waiting; empty whenever !busy
+	outs   []outcomeReq // outcome updates waiting
+	oldest time.Time    // when the oldest of outs was queued
+	armed  bool         // timer is set
+	timer  *time.Timer  // runs outcomeTimer
 	closed bool
-	done   chan struct{}
+
+	kick chan struct{} // wakes the writer goroutine; closed by close
+	done chan struct{} // closed when the writer goroutine has exited
+	one  [1]*auditReq  // a lone caller's batch (used while busy)
 
 	stopCkpt chan struct{}
 	ckptDone chan struct{}
 	dirty    atomic.Bool
 
 	commits, rows atomic.Int64
+	handoffs      atomic.Int64 // transactions run by the writer goroutine (tests)
 }
 
-// auditReq is one unit of work for the writer: a decision to insert (the
-// sender waits on done), an outcome to record (nobody waits), or stop.
+// auditReq is a decision to insert; a queued caller waits on done.
 type auditReq struct {
-	rec *chain.AuditRecord
-
-	id      int64 // outcome: the row to update; insert: the new row's id
-	outcome chain.Outcome
-
-	done chan struct{} // closed after COMMIT (inserts and stop)
+	rec  *chain.AuditRecord
+	id   int64 // the new row's id
 	err  error
-	stop bool
+	done chan struct{}
+}
+
+// outcomeReq is an outcome to record on row id.
+type outcomeReq struct {
+	id int64
+	o  chain.Outcome
 }
 
 // Audit returns the process's audit writer, starting it on first use.
@@ -77,40 +98,20 @@ func (db *DB) Audit() (*Writer, error) {
 	if db.writer != nil {
 		return db.writer, nil
 	}
-	ctx := context.Background()
-	conn, err := db.wdb.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
 	// Checkpoints run on their own goroutine, off the commit path; this
 	// large limit is only a backstop should they fall behind.
-	if _, err := conn.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 10000`); err != nil {
-		conn.Close()
+	conn, err := openAuditConn(db.wdb.Driver(), dsn(db.path, db.opts, false), `PRAGMA wal_autocheckpoint = 10000`)
+	if err != nil {
 		return nil, err
 	}
 	w := &Writer{
 		db: db, conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
-		ch: make(chan *auditReq, 4*maxBatch), done: make(chan struct{}),
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
 		stopCkpt: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
-	w.ins, err = conn.PrepareContext(ctx, `INSERT INTO cd_policy_audit_log
-		(timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us, step, transport, request_id, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err == nil {
-		w.upd, err = conn.PrepareContext(ctx, `UPDATE cd_policy_audit_log
-		SET outcome = ?1, outcome_detail = ?2, duration_ms = ?3,
-			result = CASE WHEN ?4 THEN 'Deny' ELSE result END,
-			step = CASE WHEN ?4 THEN 'sandbox' ELSE step END,
-			reason = CASE WHEN ?4 THEN ?5 ELSE reason END
-		WHERE id = ?6`)
-	}
-	if err == nil {
-		w.gen, err = conn.PrepareContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`)
-	}
-	if err != nil {
-		conn.Close()
-		return nil, err
-	}
+	w.idle.L = &w.mu
+	w.timer = time.AfterFunc(time.Hour, w.outcomeTimer)
+	w.timer.Stop()
 	go w.run()
 	go w.checkpoints(db.opts.CheckpointEvery)
 	db.writer = w
@@ -119,36 +120,153 @@ func (db *DB) Audit() (*Writer, error) {
 
 // Record implements chain.AuditLog: it returns once r is committed.
 func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
-	req := &auditReq{rec: r, done: make(chan struct{})}
-	if err := w.send(req); err != nil {
-		return 0, err
+	req := &auditReq{rec: r}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return 0, ErrWriterClosed
 	}
-	<-req.done
+	if w.busy {
+		req.done = make(chan struct{})
+		w.recs = append(w.recs, req)
+		w.mu.Unlock()
+		<-req.done
+		return req.id, req.err
+	}
+	w.busy = true
+	outs := w.outs
+	w.outs = nil
+	w.mu.Unlock()
+	w.one[0] = req
+	w.commit(w.one[:], outs)
+	w.one[0] = nil
+	w.release(outs)
 	return req.id, req.err
 }
 
-// RecordOutcome implements chain.AuditLog: it queues the update and returns.
-func (w *Writer) RecordOutcome(id int64, o chain.Outcome) {
-	if err := w.send(&auditReq{id: id, outcome: o}); err != nil {
-		w.log.Warn("audit outcome not recorded", "id", id, "outcome", o.Result, "err", err)
+// release ends a transaction run on a caller's goroutine: rows queued
+// meanwhile go to the writer goroutine, which stays busy for them. outs,
+// committed, is kept for reuse.
+func (w *Writer) release(outs []outcomeReq) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.recycleLocked(outs)
+	if len(w.recs) > 0 {
+		w.kickLocked()
+		return
 	}
+	w.busy = false
+	w.armLocked()
+	w.idle.Broadcast()
+}
+
+// recycleLocked keeps a committed outcome list's storage for the next
+// outcomes, so steady traffic does not allocate one per commit.
+func (w *Writer) recycleLocked(outs []outcomeReq) {
+	if w.outs == nil && cap(outs) > 0 && cap(outs) <= 4*maxBatch {
+		clear(outs)
+		w.outs = outs[:0]
+	}
+}
+
+// kickLocked wakes the writer goroutine; w.mu is held and busy is set on
+// its behalf.
+func (w *Writer) kickLocked() {
+	select {
+	case w.kick <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// RecordOutcome implements chain.AuditLog: it queues the update for the
+// next commit and returns without waking anyone.
+func (w *Writer) RecordOutcome(id int64, o chain.Outcome) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		w.log.Warn("audit outcome not recorded", "id", id, "outcome", o.Result, "err", ErrWriterClosed)
+		return
+	}
+	if len(w.outs) == 0 {
+		w.oldest = time.Now()
+	}
+	w.outs = append(w.outs, outcomeReq{id, o})
+	w.armLocked()
+}
+
+// armLocked sets the timer when outcomes wait, nobody is committing and
+// it is not set. Under steady load it stays set: it fires about every
+// outcomeDelay, finds the queue young and sets itself again.
+func (w *Writer) armLocked() {
+	if len(w.outs) > 0 && !w.busy && !w.armed && !w.closed {
+		w.armed = true
+		w.timer.Reset(outcomeDelay)
+	}
+}
+
+// outcomeTimer has the writer goroutine commit outcomes that waited
+// outcomeDelay without a decision to share a commit with.
+func (w *Writer) outcomeTimer() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armed = false
+	if w.busy || w.closed || len(w.outs) == 0 {
+		return // the transaction running (or close) takes them
+	}
+	if age := time.Since(w.oldest); age < outcomeDelay {
+		w.armed = true
+		w.timer.Reset(outcomeDelay - age)
+		return
+	}
+	w.busy = true
+	w.kickLocked()
 }
 
 // Stats reports the transactions committed and the rows (inserts and
 // outcome updates) they carried.
 func (w *Writer) Stats() (commits, rows int64) { return w.commits.Load(), w.rows.Load() }
 
-func (w *Writer) send(r *auditReq) error {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if w.closed {
-		return ErrWriterClosed
+// run is the writer goroutine: each kick hands it the queue (busy is set
+// for it). It commits what is queued until, after a commit, no caller
+// queued anything while it yielded once; then it gives busy up.
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]*auditReq, 0, maxBatch)
+	for range w.kick {
+		for {
+			// The callers the last commit woke (or the caller that kicked
+			// this goroutine) are runnable and about to queue their next
+			// rows; let them, so those share the next commit. Costs
+			// ~100 ns when nobody else is runnable.
+			runtime.Gosched()
+			w.mu.Lock()
+			if len(w.recs) == 0 && len(w.outs) == 0 {
+				w.busy = false
+				w.armLocked()
+				w.idle.Broadcast()
+				w.mu.Unlock()
+				break
+			}
+			n, all := min(len(w.recs), maxBatch), len(w.recs)
+			batch = append(batch[:0], w.recs[:n]...)
+			w.recs = append(w.recs[:0], w.recs[n:]...)
+			clear(w.recs[len(w.recs):all]) // no stale references to served callers
+			outs := w.outs
+			w.outs = nil
+			w.mu.Unlock()
+			w.handoffs.Add(1)
+			w.commit(batch, outs)
+			clear(batch)
+			w.mu.Lock()
+			w.recycleLocked(outs)
+			w.mu.Unlock()
+		}
 	}
-	w.ch <- r
-	return nil
 }
 
-// close commits everything queued, then stops the goroutines.
+// close commits everything queued, then stops the writer goroutine and the
+// checkpointer and closes the connection. Records that started before
+// close are committed; later ones fail with ErrWriterClosed.
 func (w *Writer) close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -156,143 +274,91 @@ func (w *Writer) close() error {
 		return nil
 	}
 	w.closed = true
-	stop := &auditReq{stop: true, done: make(chan struct{})}
-	w.ch <- stop // every earlier send has completed: senders hold R
+	w.timer.Stop()
+	for w.busy {
+		w.idle.Wait() // queued decisions are committed before busy ends
+	}
+	w.busy = true // for good: nothing may use the connection now
+	outs := w.outs
+	w.outs = nil
 	w.mu.Unlock()
+	w.commit(nil, outs)
+	close(w.kick)
 	<-w.done
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return errors.Join(w.ins.Close(), w.upd.Close(), w.gen.Close(), w.conn.Close())
+	return w.conn.close()
 }
 
-func (w *Writer) run() {
-	defer close(w.done)
-	batch := make([]*auditReq, 0, maxBatch)
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	for {
-		batch = append(batch[:0], <-w.ch)
-		// The sender that woke us usually hands over its processor; let the
-		// other runnable callers enqueue their rows first so they share
-		// this commit. Costs ~100 ns when nobody else is runnable.
-		runtime.Gosched()
-		batch = w.fill(batch, nil)
-		if !urgent(batch) {
-			timer.Reset(outcomeDelay)
-			batch = w.fill(batch, timer.C)
-			timer.Stop()
-		}
-		if w.commit(batch) {
-			return
-		}
+// commit writes the decisions of batch and the outcomes in one transaction
+// and wakes the queued callers among batch.
+func (w *Writer) commit(batch []*auditReq, outs []outcomeReq) {
+	if len(batch)+len(outs) == 0 {
+		return
 	}
-}
-
-// urgent reports whether someone waits on the batch.
-func urgent(batch []*auditReq) bool {
+	err := w.write(batch, outs)
 	for _, r := range batch {
-		if r.done != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// fill adds queued requests to batch. Without wait it takes only what is
-// already queued; with wait it blocks until an urgent request arrives, the
-// batch is full, or wait fires.
-func (w *Writer) fill(batch []*auditReq, wait <-chan time.Time) []*auditReq {
-	for len(batch) < maxBatch {
-		if wait == nil {
-			select {
-			case r := <-w.ch:
-				batch = append(batch, r)
-			default:
-				return batch
-			}
-			continue
-		}
-		select {
-		case r := <-w.ch:
-			batch = append(batch, r)
-			if r.done != nil {
-				return w.fill(batch, nil)
-			}
-		case <-wait:
-			return batch
-		}
-	}
-	return batch
-}
-
-// commit writes batch in one transaction and wakes the waiters. It reports
-// whether the batch held the stop request.
-func (w *Writer) commit(batch []*auditReq) (stop bool) {
-	ctx := context.Background()
-	n := 0
-	began := time.Since(w.db.opened)
-	_, err := w.conn.ExecContext(ctx, `BEGIN IMMEDIATE`)
-	if err == nil {
-		// Holding the write lock, this connection sees every commit that
-		// finished before BEGIN: publish the registry generation so calls
-		// need not read it themselves (DB.freshGeneration).
-		var g int64
-		if w.gen.QueryRowContext(ctx).Scan(&g) == nil {
-			w.db.observe(g, began)
-		}
-		for _, r := range batch {
-			switch {
-			case r.stop:
-			case r.rec != nil:
-				r.id, r.err = w.insert(ctx, r.rec)
-				if r.err == nil {
-					n++
-				}
-			default:
-				if err := w.update(ctx, r.id, r.outcome); err != nil {
-					w.log.Warn("audit outcome not recorded", "id", r.id, "err", err)
-				} else {
-					n++
-				}
-			}
-		}
-		if _, err = w.conn.ExecContext(ctx, `COMMIT`); err != nil {
-			w.conn.ExecContext(ctx, `ROLLBACK`)
-		}
-	}
-	if err != nil {
-		w.log.Error("audit log commit failed", "rows", len(batch), "err", err)
-	} else {
-		w.commits.Add(1)
-		w.rows.Add(int64(n))
-		w.dirty.Store(true)
-	}
-	for _, r := range batch {
-		if r.stop {
-			stop = true
-		}
-		if err != nil && r.rec != nil {
+		if err != nil {
 			r.id, r.err = 0, err
 		}
 		if r.done != nil {
 			close(r.done)
 		}
 	}
-	return stop
 }
 
-func (w *Writer) insert(ctx context.Context, r *chain.AuditRecord) (int64, error) {
+// write runs one transaction.
+func (w *Writer) write(batch []*auditReq, outs []outcomeReq) error {
+	n := 0
+	began := time.Since(w.db.opened)
+	_, err := exec(w.conn.begin, nil)
+	if err == nil {
+		// Holding the write lock, this connection sees every commit that
+		// finished before BEGIN: publish the registry generation so calls
+		// need not read it themselves (DB.freshGeneration).
+		if g, err := w.conn.generation(); err == nil {
+			w.db.observe(g, began)
+		}
+		for _, o := range outs {
+			if err := w.update(o.id, o.o); err != nil {
+				w.log.Warn("audit outcome not recorded", "id", o.id, "err", err)
+			} else {
+				n++
+			}
+		}
+		for _, r := range batch {
+			r.id, r.err = w.insert(r.rec)
+			if r.err == nil {
+				n++
+			}
+		}
+		if _, err = exec(w.conn.commit, nil); err != nil {
+			exec(w.conn.rollback, nil)
+		}
+	}
+	if err != nil {
+		w.log.Error("audit log commit failed", "rows", len(batch)+len(outs), "err", err)
+		return err
+	}
+	w.commits.Add(1)
+	w.rows.Add(int64(n))
+	w.dirty.Store(true)
+	return nil
+}
+
+func (w *Writer) insert(r *chain.AuditRecord) (int64, error) {
 	t := r.Time
 	if t.IsZero() {
 		t = time.Now()
 	}
-	var level any
+	var level driver.Value
 	if r.TrustLevel != chain.NoTrustLevel {
-		level = r.TrustLevel
+		level = int64(r.TrustLevel)
 	}
-	res, err := w.ins.ExecContext(ctx, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
+	w.argBuf = args(w.argBuf, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
 		(r.Latency + 500*time.Microsecond).Milliseconds(), r.Latency.Microseconds(),
 		r.Step, r.Transport, r.RequestID, w.pid)
+	res, err := exec(w.conn.ins, w.argBuf)
 	if err != nil {
 		return 0, err
 	}
@@ -302,8 +368,8 @@ func (w *Writer) insert(ctx context.Context, r *chain.AuditRecord) (int64, error
 // update records an outcome. A sandbox violation found while the handler
 // ran (os.Root refused a path, e.g. a symlink swapped after the chain's
 // check) turns the decision into a Deny by the sandbox step.
-func (w *Writer) update(ctx context.Context, id int64, o chain.Outcome) error {
-	var detail any
+func (w *Writer) update(id int64, o chain.Outcome) error {
+	var detail driver.Value
 	if o.Detail != "" {
 		detail = o.Detail
 	}
@@ -312,7 +378,8 @@ func (w *Writer) update(ctx context.Context, id int64, o chain.Outcome) error {
 	if reason == "" {
 		reason = chain.OutcomeSandboxViolation
 	}
-	_, err := w.upd.ExecContext(ctx, o.Result, detail, o.Duration.Milliseconds(), violation, reason, id)
+	w.argBuf = args(w.argBuf, o.Result, detail, o.Duration.Milliseconds(), violation, reason, id)
+	_, err := exec(w.conn.upd, w.argBuf)
 	return err
 }
 

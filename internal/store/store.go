@@ -53,7 +53,7 @@ type DB struct {
 	path   string
 	opts   Options
 	rdb    *sql.DB // reads; connections are query_only
-	wdb    *sql.DB // writes: migrations, CLI edits, the audit writer's connection
+	wdb    *sql.DB // writes: migrations, CLI edits, checkpoints
 	genSQL *sql.Stmt
 
 	snapMu sync.Mutex // serializes snapshot reloads
@@ -93,7 +93,8 @@ func Open(path string, opts Options) (*DB, error) {
 	if db.wdb, err = sql.Open("sqlite", dsn(path, opts, false)); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
-	// One connection for the audit writer, one for other writes.
+	// Registry edits and migrations, and the checkpointer; the audit
+	// writer opens its own connection outside the pool (auditConn).
 	db.wdb.SetMaxOpenConns(2)
 	db.wdb.SetConnMaxIdleTime(0)
 	if err := migrate(context.Background(), db.wdb); err != nil {

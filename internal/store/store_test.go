@@ -374,7 +374,59 @@ func TestAuditGroupCommit(t *testing.T) {
 	if rows != n || commits > n/2 {
 		t.Errorf("Stats = %d commits for %d rows; want all rows in at most n/2 commits", commits, rows)
 	}
+	if w.handoffs.Load() == 0 {
+		t.Error("the writer goroutine committed nothing: queued callers were not batched")
+	}
 	t.Logf("%d rows in %d commits", rows, commits)
+}
+
+// A lone caller commits its own row (and the outcomes waiting) on its own
+// goroutine: no hand-off to the writer goroutine and back.
+func TestAuditLoneCallerCommitsInline(t *testing.T) {
+	db := openTest(t, "")
+	w, _ := db.Audit()
+	for i := 0; i < 20; i++ {
+		id, err := w.Record(auditRecord(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.RecordOutcome(id, chain.Outcome{Result: chain.OutcomeOK})
+	}
+	commits, rows := w.Stats()
+	// 20 decisions, and the outcomes of the first 19 rode with them.
+	if commits != 20 || rows != 39 {
+		t.Errorf("Stats = %d commits, %d rows; want 20, 39", commits, rows)
+	}
+	if h := w.handoffs.Load(); h != 0 {
+		t.Errorf("%d transactions went through the writer goroutine, want 0", h)
+	}
+	// The last outcome has no decision to ride with: the timer commits it.
+	waitOutcome(t, db, 20)
+}
+
+// waitOutcome waits (2 s at most) until n rows have an outcome.
+func waitOutcome(t *testing.T, db *DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		rows, err := db.QueryAudit(context.Background(), AuditFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, r := range rows {
+			if r.Outcome != nil {
+				got++
+			}
+		}
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d rows have an outcome after 2 s", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestAuditClosed(t *testing.T) {

@@ -1,0 +1,166 @@
+package store
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// auditConn is the audit writer's SQLite connection. It is opened from
+// the driver directly, outside database/sql's pool, and its statements
+// (BEGIN IMMEDIATE and COMMIT included) are prepared once and run through
+// the driver's own interfaces. A commit runs five or more statements; going
+// through database/sql added per statement a pool lookup, locks, argument
+// conversion and, for BEGIN/COMMIT sent as text, a prepare and finalize
+// each time. The connection is used by one goroutine at a time (the
+// Writer's leader), so the pool has nothing to offer here.
+type auditConn struct {
+	conn driver.Conn
+
+	begin, commit, rollback driver.StmtExecContext
+	ins, upd                driver.StmtExecContext
+	gen                     driver.StmtQueryContext
+
+	stmts []driver.Stmt // every prepared statement, closed by close
+	dest  []driver.Value
+}
+
+const (
+	sqlInsert = `INSERT INTO cd_policy_audit_log
+		(timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us, step, transport, request_id, pid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// A sandbox violation found while the handler ran turns the decision
+	// into a Deny by the sandbox step (Writer.update).
+	sqlUpdate = `UPDATE cd_policy_audit_log
+		SET outcome = ?1, outcome_detail = ?2, duration_ms = ?3,
+			result = CASE WHEN ?4 THEN 'Deny' ELSE result END,
+			step = CASE WHEN ?4 THEN 'sandbox' ELSE step END,
+			reason = CASE WHEN ?4 THEN ?5 ELSE reason END
+		WHERE id = ?6`
+	sqlGeneration = `SELECT n FROM cd_generation WHERE id = 1`
+)
+
+// openAuditConn opens a connection with dsn through drv and prepares the
+// writer's statements on it.
+func openAuditConn(drv driver.Driver, dsn string, pragmas ...string) (*auditConn, error) {
+	conn, err := drv.Open(dsn)
+	if err != nil {
+		return nil, err
+	}
+	a := &auditConn{conn: conn, dest: make([]driver.Value, 1)}
+	for _, p := range pragmas {
+		if err := a.execText(p); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	execs := []struct {
+		dst *driver.StmtExecContext
+		sql string
+	}{
+		{&a.begin, `BEGIN IMMEDIATE`},
+		{&a.commit, `COMMIT`},
+		{&a.rollback, `ROLLBACK`},
+		{&a.ins, sqlInsert},
+		{&a.upd, sqlUpdate},
+	}
+	for _, e := range execs {
+		s, err := a.prepare(e.sql)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		x, ok := s.(driver.StmtExecContext)
+		if !ok {
+			a.close()
+			return nil, fmt.Errorf("sqlite driver statement %T cannot execute with a context", s)
+		}
+		*e.dst = x
+	}
+	s, err := a.prepare(sqlGeneration)
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	q, ok := s.(driver.StmtQueryContext)
+	if !ok {
+		a.close()
+		return nil, fmt.Errorf("sqlite driver statement %T cannot query with a context", s)
+	}
+	a.gen = q
+	return a, nil
+}
+
+func (a *auditConn) prepare(query string) (driver.Stmt, error) {
+	s, err := a.conn.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	a.stmts = append(a.stmts, s)
+	return s, nil
+}
+
+// execText runs one statement given as text (setup only).
+func (a *auditConn) execText(query string) error {
+	s, err := a.conn.Prepare(query)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	x, ok := s.(driver.StmtExecContext)
+	if !ok {
+		return fmt.Errorf("sqlite driver statement %T cannot execute with a context", s)
+	}
+	_, err = x.ExecContext(context.Background(), nil)
+	return err
+}
+
+// exec runs a prepared statement. The background context matters: with a
+// cancellable one the driver would start a goroutine per statement to
+// interrupt it.
+func exec(s driver.StmtExecContext, args []driver.NamedValue) (driver.Result, error) {
+	return s.ExecContext(context.Background(), args)
+}
+
+// generation reads the registry's change counter.
+func (a *auditConn) generation() (int64, error) {
+	rows, err := a.gen.QueryContext(context.Background(), nil)
+	if err != nil {
+		return 0, err
+	}
+	err = rows.Next(a.dest)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err == io.EOF {
+		return 0, errors.New("cd_generation has no row")
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, ok := a.dest[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("cd_generation.n is %T, not an integer", a.dest[0])
+	}
+	return n, nil
+}
+
+func (a *auditConn) close() error {
+	var errs []error
+	for _, s := range a.stmts {
+		errs = append(errs, s.Close())
+	}
+	errs = append(errs, a.conn.Close())
+	return errors.Join(errs...)
+}
+
+// args fills buf with vs as positional driver arguments.
+func args(buf []driver.NamedValue, vs ...driver.Value) []driver.NamedValue {
+	buf = buf[:0]
+	for i, v := range vs {
+		buf = append(buf, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return buf
+}
