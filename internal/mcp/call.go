@@ -139,20 +139,33 @@ func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
 // structuredContent and, for clients that read only content, as compact
 // JSON text.
 func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
-	var obj []byte
+	const head = `{"jsonrpc":"2.0","id":`
 	if a, ok := res.(tools.JSONAppender); ok {
-		obj = a.AppendJSON(nil)
-	} else {
-		var err error
-		if obj, err = json.Marshal(res); err != nil {
-			return nil, err
-		}
+		// Encode the object once, straight into the response, as
+		// structuredContent; the text content quotes those same bytes.
+		// (Member order does not matter in JSON; this saves a copy of a
+		// result that can be megabytes.)
+		b := make([]byte, 0, a.JSONSizeHint()*9/4+len(head)+len(id.Raw())+128)
+		b = append(b, head...)
+		b = append(b, id.Raw()...)
+		b = append(b, `,"result":{"structuredContent":`...)
+		start := len(b)
+		b = a.AppendJSON(b)
+		obj := b[start:len(b):len(b)] // capped: appending to b never writes into obj
+		b = append(b, `,"content":[{"type":"text","text":`...)
+		b = jsonenc.AppendBytes(b, obj) // encoder output: valid UTF-8
+		b = append(b, `}],"isError":false}}`...)
+		return b, nil
+	}
+	obj, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
 	}
 	b := make([]byte, 0, 2*len(obj)+len(obj)/8+96)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, head...)
 	b = append(b, id.Raw()...)
 	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-	b = jsonenc.AppendBytes(b, obj) // obj is encoder output: valid UTF-8
+	b = jsonenc.AppendBytes(b, obj)
 	b = append(b, `}],"structuredContent":`...)
 	b = append(b, obj...)
 	b = append(b, `,"isError":false}}`...)

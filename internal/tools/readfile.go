@@ -64,6 +64,9 @@ func (r *ReadFileResult) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
+// JSONSizeHint is the content's length plus room for escapes and fields.
+func (r *ReadFileResult) JSONSizeHint() int { return len(r.Content) + len(r.Content)/8 + 96 }
+
 func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a readFileArgs
 	if err := DecodeArgs(raw, &a); err != nil {

@@ -56,6 +56,8 @@ type Tool interface {
 // exactly what json.Marshal would.
 type JSONAppender interface {
 	AppendJSON(dst []byte) []byte
+	// JSONSizeHint estimates the encoded size, to size the buffer once.
+	JSONSizeHint() int
 }
 
 // ToolError is a failure the model should see as an isError result, such as
