@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -70,6 +71,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		return usageError("--client %q: use cc, oc or local", f.client)
 	}
 	daemon.CloseOnExecInherited()
+	tuneGC()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	d, err := daemon.New(daemon.Options{
 		Workspace:  f.workspace,
@@ -124,4 +126,15 @@ func startError(err error) error {
 			"clawd: " + strings.TrimSpace(err.Error())}
 	}
 	return runtimeError("%v", err)
+}
+
+// tuneGC lets the heap grow to 5x its live size between collections
+// (GOGC=400) unless the user set GOGC. clawd's live heap is a few MB, so at
+// the default every large result (read_file of 10 KB allocates ~35 KB a
+// call) soon triggers a collection; measured over stdio, 5 rounds each in one
+// run: read_file 10 KB 8.8k -> 9.7k calls/s, p99 464 -> 321 us.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
