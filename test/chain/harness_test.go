@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -23,27 +22,12 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 var clawdBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "clawd-chain-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	clawdBin = filepath.Join(dir, "clawd")
-	build := exec.Command("go", "build", "-o", clawdBin, "github.com/clawde/clawd/cmd/clawd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building clawd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clawdtest.Main(m, &clawdBin)) }
 
 // env is an isolated user: HOME and the XDG variables point into a temp
 // dir, so the config and the database are the test's own.
@@ -75,8 +59,11 @@ func newEnv(t *testing.T) *env {
 		}
 		e.vars = append(e.vars, kv)
 	}
-	e.vars = append(e.vars, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run"))
+	for _, kv := range clawdtest.Environ(home, filepath.Join(home, "run")) {
+		if !strings.HasPrefix(kv, "PATH=") {
+			e.vars = append(e.vars, kv)
+		}
+	}
 	return e
 }
 

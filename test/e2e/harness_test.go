@@ -18,28 +18,14 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // clawdBin is the binary under test, built once by TestMain.
 var clawdBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "clawd-e2e-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	clawdBin = filepath.Join(dir, "clawd")
-	build := exec.Command("go", "build", "-o", clawdBin, "github.com/clawde/clawd/cmd/clawd")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building clawd:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(clawdtest.Main(m, &clawdBin)) }
 
 // env is an isolated world for one test: a home (config, data, runtime dir),
 // a workspace, and an outside directory and a same-prefix sibling that must
@@ -106,15 +92,7 @@ func (e *env) write(rel, content string) {
 
 // environ is the child environment: everything clawd derives its paths
 // from points into the test's home.
-func (e *env) environ() []string {
-	return []string{
-		"HOME=" + e.home,
-		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(e.home, ".local", "share"),
-		"XDG_RUNTIME_DIR=" + filepath.Join(e.home, "run"),
-		"PATH=" + os.Getenv("PATH"),
-	}
-}
+func (e *env) environ() []string { return clawdtest.Environ(e.home, filepath.Join(e.home, "run")) }
 
 // command returns `clawd args...` in the test's environment, run from the
 // workspace.

@@ -143,17 +143,17 @@ func TestEveryTool(t *testing.T) {
 			cs := tr.connect(t, e)
 
 			// write_file, then read it back from disk and through read_file.
-			sc, res := call(t, cs, "write_file", map[string]any{"path": "notes/todo.txt", "content": "buy milk\n", "create_parents": true})
+			sc, res := call(t, cs, "write_file", map[string]any{"path": "notes/list.txt", "content": "buy milk\n", "create_parents": true})
 			if res.IsError {
 				t.Fatalf("write_file: %s", textOf(res))
 			}
-			if sc["bytes_written"] != float64(9) || sc["path"] != filepath.Join(e.ws, "notes", "todo.txt") {
+			if sc["bytes_written"] != float64(9) || sc["path"] != filepath.Join(e.ws, "notes", "list.txt") {
 				t.Errorf("write_file = %v", sc)
 			}
-			if b, _ := os.ReadFile(filepath.Join(e.ws, "notes", "todo.txt")); string(b) != "buy milk\n" {
+			if b, _ := os.ReadFile(filepath.Join(e.ws, "notes", "list.txt")); string(b) != "buy milk\n" {
 				t.Errorf("file on disk = %q", b)
 			}
-			sc, _ = call(t, cs, "read_file", map[string]any{"path": "notes/todo.txt"})
+			sc, _ = call(t, cs, "read_file", map[string]any{"path": "notes/list.txt"})
 			if sc["content"] != "buy milk\n" || sc["size_bytes"] != float64(9) || sc["encoding"] != "utf8" || sc["truncated"] != false {
 				t.Errorf("read_file = %v", sc)
 			}
@@ -168,7 +168,7 @@ func TestEveryTool(t *testing.T) {
 			for _, it := range sc["entries"].([]any) {
 				paths = append(paths, it.(map[string]any)["path"].(string))
 			}
-			wantPaths := []string{"README.md", "notes", "notes/todo.txt", "src", "src/main.rs"}
+			wantPaths := []string{"README.md", "notes", "notes/list.txt", "src", "src/main.rs"}
 			if !reflect.DeepEqual(paths, wantPaths) || sc["total"] != float64(5) {
 				t.Errorf("list_dir paths = %v total %v, want %v", paths, sc["total"], wantPaths)
 			}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // env is an isolated user environment: HOME, XDG dirs and a workspace.
@@ -53,14 +55,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) vars() []string {
-	v := []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + e.home,
-		"XDG_CONFIG_HOME=" + filepath.Join(e.home, ".config"),
-		"XDG_DATA_HOME=" + filepath.Join(e.home, ".local", "share"),
-		"XDG_RUNTIME_DIR=" + e.runtime,
-	}
-	return append(v, e.extra...)
+	return append(clawdtest.Environ(e.home, e.runtime), e.extra...)
 }
 
 func (e *env) command(args ...string) *exec.Cmd {
