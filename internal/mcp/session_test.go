@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -135,37 +134,7 @@ func testServer(c *testChain, extra ...tools.Tool) *Server {
 
 func newHarness(t *testing.T, srv *Server) *harness {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, in: inW, lines: make(chan string, 1024), done: make(chan error, 1), cancel: cancel}
-	go func() {
-		br := bufio.NewReader(outR)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				h.lines <- line
-			}
-			if err != nil {
-				close(h.lines)
-				return
-			}
-		}
-	}()
-	if tc, ok := srv.Chain.(*testChain); ok {
-		h.chain = tc
-	}
-	caller := &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}
-	s := srv.NewSession(caller, SessionOptions{})
-	go func() {
-		h.done <- s.ServeStream(ctx, inR, outW)
-		outW.Close()
-	}()
-	t.Cleanup(func() {
-		cancel()
-		inW.Close()
-		<-h.done
-	})
+	h, _ := streamHarness(t, srv)
 	return h
 }
 

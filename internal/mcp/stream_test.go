@@ -15,8 +15,8 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
-// streamHarness is newHarness that also hands the test the session's
-// stream.
+// streamHarness runs a stream session over pipes and hands the test the
+// harness and the session's stream.
 func streamHarness(t *testing.T, srv *Server) (*harness, *stream) {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -36,6 +36,9 @@ func streamHarness(t *testing.T, srv *Server) (*harness, *stream) {
 			}
 		}
 	}()
+	if tc, ok := srv.Chain.(*testChain); ok {
+		h.chain = tc
+	}
 	got := make(chan *stream, 1)
 	s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}, SessionOptions{})
 	go func() {
