@@ -1,33 +1,16 @@
 package daemon
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newReloadDaemon(t *testing.T) (*Daemon, *syncBuf, string) {
+func newReloadDaemon(t *testing.T) (*Daemon, *clawdtest.SyncBuffer, string) {
 	t.Helper()
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -35,7 +18,7 @@ func newReloadDaemon(t *testing.T) (*Daemon, *syncBuf, string) {
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	ws := filepath.Join(home, "ws")
 	os.Mkdir(ws, 0o755)
-	var log syncBuf
+	var log clawdtest.SyncBuffer
 	d, err := New(Options{Workspace: ws, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,17 +1,17 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -69,25 +69,7 @@ func newTestMCPServer(bt *blockTool) *mcp.Server {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newLogger(buf *syncBuffer) *slog.Logger {
+func newLogger(buf *clawdtest.SyncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -104,14 +86,14 @@ type httpFixture struct {
 	h    *HTTPServer
 	bt   *blockTool
 	base string // http://127.0.0.1:port
-	log  *syncBuffer
+	log  *clawdtest.SyncBuffer
 	hc   *http.Client
 }
 
 func startHTTP(t testing.TB, configure func(h *HTTPServer)) *httpFixture {
 	t.Helper()
 	bt := newBlockTool()
-	logs := &syncBuffer{}
+	logs := &clawdtest.SyncBuffer{}
 	h := &HTTPServer{
 		Server:  newTestMCPServer(bt),
 		Auth:    staticAuth(testToken),

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // shortDir returns a temp dir with a short path: unix socket paths are
@@ -30,7 +32,7 @@ func shortDir(t *testing.T) string {
 type unixFixture struct {
 	path string
 	ln   *UnixListener
-	log  *syncBuffer
+	log  *clawdtest.SyncBuffer
 	bt   *blockTool
 	stop func()
 }
@@ -42,7 +44,7 @@ func startUnix(t *testing.T, path string) *unixFixture {
 		t.Fatal(err)
 	}
 	bt := newBlockTool()
-	logs := &syncBuffer{}
+	logs := &clawdtest.SyncBuffer{}
 	u := &UnixServer{Server: newTestMCPServer(bt), Subject: "ws-test", Logger: newLogger(logs)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -303,7 +305,7 @@ func TestUnixConnectionCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &clawdtest.SyncBuffer{}
 	u := &UnixServer{Server: newTestMCPServer(newBlockTool()), Subject: "ws", Logger: newLogger(logs), MaxConns: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -1,21 +1,18 @@
 package e2e
 
 import (
-	"bytes"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 func init() {
@@ -25,57 +22,11 @@ func init() {
 	)
 }
 
-// syncBuf collects a daemon's stderr while tests poll it.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startDaemon runs `clawd serve ARGS...` in the background until the test
-// ends (SIGTERM, then a check that it stopped) and returns its state file.
+// startDaemon runs `clawd serve --transport TRANSPORT ARGS...` in the
+// background until the test ends and returns its state file.
 func (e *env) startDaemon(transport string, args ...string) runstate.State {
 	e.t.Helper()
-	cmd := e.command(append([]string{"serve", "--transport", transport}, args...)...)
-	stderr := &syncBuf{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	e.t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			e.t.Errorf("clawd serve did not stop on SIGTERM:\n%s", stderr)
-		}
-	})
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(stderr.String(), "serving MCP on") {
-		select {
-		case <-done:
-			e.t.Fatalf("clawd serve --transport %s exited:\n%s", transport, stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("clawd serve --transport %s did not start:\n%s", transport, stderr)
-		}
-	}
+	clawdtest.ServeDaemon(e.t, e.command(append([]string{"serve", "--transport", transport}, args...)...))
 	kind := map[string]string{"unix_socket": runstate.Unix, "tcp_loopback": runstate.TCP}[transport]
 	file := runstate.Path(filepath.Join(e.home, ".local", "share", "clawde"), config.WorkspaceID(e.ws), kind)
 	data, err := os.ReadFile(file)

@@ -87,8 +87,8 @@ func TestCLIClient(t *testing.T) {
 				PID int `json:"pid"`
 			}
 			json.Unmarshal([]byte(out), &h, json.RejectUnknownMembers(false))
-			if h.PID != d.cmd.Process.Pid {
-				t.Errorf("health pid %d, want %d", h.PID, d.cmd.Process.Pid)
+			if h.PID != d.Cmd.Process.Pid {
+				t.Errorf("health pid %d, want %d", h.PID, d.Cmd.Process.Pid)
 			}
 		})
 	}

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -115,94 +114,17 @@ func (e *env) wsID() string {
 	return ""
 }
 
-// daemon is a running `clawd serve`.
-type daemon struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	stderr *lockedBuf
-	done   chan struct{}
-	err    error
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// serve starts `clawd serve ARGS...` and waits until it says it serves.
-func (e *env) serve(args ...string) *daemon {
+// serve starts `clawd serve --log-level debug ARGS...` and waits until it
+// says it serves.
+func (e *env) serve(args ...string) *clawdtest.Daemon {
 	e.t.Helper()
-	d := e.startServe(args...)
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(d.stderr.String(), "clawd: serving MCP on") {
-		select {
-		case <-d.done:
-			e.t.Fatalf("clawd serve %v exited: %v\n%s", args, d.err, d.stderr)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("clawd serve %v did not start:\n%s", args, d.stderr)
-		}
-	}
-	return d
+	return clawdtest.ServeDaemon(e.t, e.command(append([]string{"serve", "--log-level", "debug"}, args...)...))
 }
 
-func (e *env) startServe(args ...string) *daemon {
+// startServe starts it without waiting (for daemons expected to fail).
+func (e *env) startServe(args ...string) *clawdtest.Daemon {
 	e.t.Helper()
-	d := &daemon{t: e.t, stderr: &lockedBuf{}, done: make(chan struct{})}
-	d.cmd = e.command(append([]string{"serve", "--log-level", "debug"}, args...)...)
-	d.cmd.Stderr = d.stderr
-	if err := d.cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	go func() { d.err = d.cmd.Wait(); close(d.done) }()
-	e.t.Cleanup(func() { d.stop() })
-	return d
-}
-
-// stop ends the daemon with SIGTERM (a clean shutdown) and waits.
-func (d *daemon) stop() {
-	select {
-	case <-d.done:
-		return
-	default:
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.done:
-	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.done
-		d.t.Errorf("clawd serve did not stop on SIGTERM:\n%s", d.stderr)
-	}
-}
-
-// kill ends the daemon with SIGKILL: no cleanup runs.
-func (d *daemon) kill() {
-	d.cmd.Process.Kill()
-	<-d.done
-}
-
-// exited waits for the daemon to exit by itself and returns its code.
-func (d *daemon) exited(within time.Duration) (int, bool) {
-	select {
-	case <-d.done:
-		return d.cmd.ProcessState.ExitCode(), true
-	case <-time.After(within):
-		return 0, false
-	}
+	return clawdtest.StartDaemon(e.t, e.command(append([]string{"serve", "--log-level", "debug"}, args...)...))
 }
 
 // state is the daemon's state file.

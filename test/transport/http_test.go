@@ -35,8 +35,8 @@ func Test_server_starts_on_tcp_loopback(t *testing.T) {
 	if port != 0 && st.Addr != "127.0.0.1:7430" {
 		t.Errorf("bound %s, want 127.0.0.1:7430", st.Addr)
 	}
-	if !strings.Contains(d.stderr.String(), "http://"+st.Addr+"/mcp") {
-		t.Errorf("the address is not printed on stderr:\n%s", d.stderr)
+	if !strings.Contains(d.Stderr.String(), "http://"+st.Addr+"/mcp") {
+		t.Errorf("the address is not printed on stderr:\n%s", d.Stderr)
 	}
 	resp, err := http.Get("http://" + st.Addr + "/health")
 	if err != nil {
@@ -48,8 +48,8 @@ func Test_server_starts_on_tcp_loopback(t *testing.T) {
 	if err := json.Unmarshal(body, &h); err != nil || resp.StatusCode != 200 || h["status"] != "ok" {
 		t.Fatalf("GET /health: HTTP %d %s", resp.StatusCode, body)
 	}
-	if h["pid"] != float64(d.cmd.Process.Pid) {
-		t.Errorf("pid %v, want the daemon's %d", h["pid"], d.cmd.Process.Pid)
+	if h["pid"] != float64(d.Cmd.Process.Pid) {
+		t.Errorf("pid %v, want the daemon's %d", h["pid"], d.Cmd.Process.Pid)
 	}
 	for _, k := range []string{"uptime_s", "mcp_version", "active_tools"} {
 		if _, ok := h[k]; !ok {
@@ -139,14 +139,14 @@ func TestTokenFileAndRotation(t *testing.T) {
 	if code, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 200 {
 		t.Errorf("new token (same session): HTTP %d %s", code, body)
 	}
-	if !strings.Contains(d.stderr.String(), "workspace token rotated") {
+	if !strings.Contains(d.Stderr.String(), "workspace token rotated") {
 		t.Error("the rotation was not logged")
 	}
-	if strings.Contains(d.stderr.String(), old) || strings.Contains(d.stderr.String(), cur) {
+	if strings.Contains(d.Stderr.String(), old) || strings.Contains(d.Stderr.String(), cur) {
 		t.Error("a token appears in the daemon's log")
 	}
 	// The token lives until the daemon exits.
-	d.stop()
+	d.Stop()
 	if _, err := os.Stat(st.TokenFile); !os.IsNotExist(err) {
 		t.Errorf("token file left after shutdown: %v", err)
 	}
@@ -183,8 +183,8 @@ func TestSessionSecretFromEnvironment(t *testing.T) {
 	s.initialize()
 	s.tok = "bad"
 	s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
-	d.stop()
-	for name, text := range map[string]string{"log": d.stderr.String(), "token": tok} {
+	d.Stop()
+	for name, text := range map[string]string{"log": d.Stderr.String(), "token": tok} {
 		if strings.Contains(text, secret) {
 			t.Errorf("the secret appears in the %s", name)
 		}

@@ -36,7 +36,7 @@ func Test_server_starts_on_unix_socket(t *testing.T) {
 	if got := l.call(t, `{"jsonrpc":"2.0","id":2,"method":"clawd/health"}`); !strings.Contains(got, `"status":"ok"`) || !strings.Contains(got, `"active_tools":`) {
 		t.Errorf("clawd/health on the socket: %s", got)
 	}
-	d.stop()
+	d.Stop()
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Error("the socket was left behind by a clean shutdown")
 	}
@@ -72,7 +72,7 @@ func TestUnixAlreadyRunningAndStale(t *testing.T) {
 	}
 	// A daemon killed without cleanup leaves a stale socket; the next
 	// start replaces it.
-	d.kill()
+	d.Kill()
 	if _, err := os.Lstat(sock); err != nil {
 		t.Fatalf("setup: the killed daemon left no socket: %v", err)
 	}
@@ -177,10 +177,10 @@ func TestConnectRefusedForOtherUser(t *testing.T) {
 		t.Errorf("stderr %q should say the daemon closed the connection", errb.String())
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(d.stderr.String(), "peer_uid=65534") && time.Now().Before(deadline) {
+	for !strings.Contains(d.Stderr.String(), "peer_uid=65534") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !strings.Contains(d.stderr.String(), "peer runs as another user") {
-		t.Errorf("the daemon did not log the refusal:\n%s", d.stderr)
+	if !strings.Contains(d.Stderr.String(), "peer runs as another user") {
+		t.Errorf("the daemon did not log the refusal:\n%s", d.Stderr)
 	}
 }
