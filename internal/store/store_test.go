@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,6 +63,16 @@ func TestOpenCreatesSeedsAndMigratesOnce(t *testing.T) {
 	}
 	if want := "cc:*=3 local:*=2 oc:*=3"; strings.Join(got, " ") != want {
 		t.Errorf("seeded rows = %v, want %s", got, want)
+	}
+	// The migration's seed and chain.DefaultTrustRows (what in-memory
+	// stores start with) must say the same.
+	var fromChain []string
+	for _, r := range chain.DefaultTrustRows() {
+		fromChain = append(fromChain, fmt.Sprintf("%s=%d", r.Entity, r.Level))
+	}
+	slices.Sort(fromChain)
+	if !slices.Equal(got, fromChain) {
+		t.Errorf("seeded rows %v differ from chain.DefaultTrustRows %v", got, fromChain)
 	}
 	var mode string
 	raw(t, path).QueryRow(`PRAGMA journal_mode`).Scan(&mode)

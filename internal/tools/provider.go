@@ -1,7 +1,5 @@
 package tools
 
-import "sync"
-
 // Provider is a source of tools: clawd's built-in tools today, upstream MCP
 // servers later. The registry re-reads Tools on every lookup, so a provider
 // may change its tool set while the server runs.
@@ -21,9 +19,9 @@ type Entry struct {
 	Tool     Tool
 }
 
-// Registry is the live set of providers.
+// Registry is the set of providers, fixed when the server is built; each
+// provider's tools are re-read on every lookup.
 type Registry struct {
-	mu        sync.RWMutex
 	providers []Provider
 }
 
@@ -31,17 +29,8 @@ type Registry struct {
 // name clash the earlier provider's tool wins.
 func NewRegistry(p ...Provider) *Registry { return &Registry{providers: p} }
 
-// Add appends a provider.
-func (r *Registry) Add(p Provider) {
-	r.mu.Lock()
-	r.providers = append(r.providers, p)
-	r.mu.Unlock()
-}
-
 // All returns every tool in provider order, first name wins.
 func (r *Registry) All() []Entry {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	var out []Entry
 	seen := map[string]bool{}
 	for _, p := range r.providers {
@@ -59,8 +48,6 @@ func (r *Registry) All() []Entry {
 
 // Lookup finds a tool by exact name.
 func (r *Registry) Lookup(name string) (Entry, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
 	for _, p := range r.providers {
 		for _, t := range p.Tools() {
 			if t.Spec().Name == name {
