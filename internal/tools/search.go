@@ -21,7 +21,7 @@ import (
 //   - the walk honours .gitignore (nested, negation, directory and anchored
 //     patterns), .ignore and .git/info/exclude, skips .git, symlinks,
 //     binary files (NUL in the first 8 KiB) and files over
-//     max_search_file_mb, and searches hidden files;
+//     the size limit (Limits.MaxSearchFileMB), and searches hidden files;
 //   - matches are sorted by file (byte order), line, column.
 
 const (
@@ -176,13 +176,13 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
 	}
 	if fi.Size() > w.maxSize {
-		return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb); read parts of it with read_file", arg, w.maxSize>>20)
+		return Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)
 	}
 	var buf []byte
 	data, err := readText(f, &buf, fi.Size(), w.maxSize)
 	switch {
 	case err == errTooLarge:
-		return Errorf("%s is larger than the search limit of %d MiB (max_search_file_mb)", arg, w.maxSize>>20)
+		return Errorf("%s is larger than the search limit of %d MiB", arg, w.maxSize>>20)
 	case err == errBinary:
 		return Errorf("%s is a binary file (NUL byte in its first %d KiB); search reads text files only", arg, binarySniff>>10)
 	case err != nil:
