@@ -121,10 +121,6 @@ func toolMessage(err error) string {
 	if errors.As(err, &pe) {
 		return "internal error in the tool handler; the server logged the details"
 	}
-	var ip *sandbox.InvalidPathError
-	if errors.As(err, &ip) {
-		return ip.Error()
-	}
 	return err.Error()
 }
 
