@@ -1,5 +1,7 @@
 package tools
 
+import "sync"
+
 // Provider is a source of tools: clawd's built-in tools today, upstream MCP
 // servers later. The registry re-reads Tools on every lookup, so a provider
 // may change its tool set while the server runs.
@@ -19,9 +21,10 @@ type Entry struct {
 	Tool     Tool
 }
 
-// Registry is the set of providers, fixed when the server is built; each
-// provider's tools are re-read on every lookup.
+// Registry is the live set of providers; each provider's tools are re-read
+// on every lookup.
 type Registry struct {
+	mu        sync.RWMutex
 	providers []Provider
 }
 
@@ -29,8 +32,18 @@ type Registry struct {
 // name clash the earlier provider's tool wins.
 func NewRegistry(p ...Provider) *Registry { return &Registry{providers: p} }
 
+// Add appends a provider while the server runs: how an upstream MCP server
+// joins (test/chain plugs a fake external provider in this way).
+func (r *Registry) Add(p Provider) {
+	r.mu.Lock()
+	r.providers = append(r.providers, p)
+	r.mu.Unlock()
+}
+
 // All returns every tool in provider order, first name wins.
 func (r *Registry) All() []Entry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	var out []Entry
 	seen := map[string]bool{}
 	for _, p := range r.providers {
@@ -48,6 +61,8 @@ func (r *Registry) All() []Entry {
 
 // Lookup finds a tool by exact name.
 func (r *Registry) Lookup(name string) (Entry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, p := range r.providers {
 		for _, t := range p.Tools() {
 			if t.Spec().Name == name {
