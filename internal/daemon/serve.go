@@ -29,18 +29,20 @@ const HealthMethod = "clawd/health"
 // independent of when the chain gains the method.
 type lastEvaler interface{ LastEval() time.Duration }
 
+// selfPID is read once: os.Getpid is a system call, and /health reports
+// it on every request.
+var selfPID = os.Getpid()
+
 // Health returns the spec's health object (section 5).
 func (d *Daemon) Health() transport.Health {
-	disabled := d.Config().DisabledTools()
-	active := 0
-	for _, e := range d.Server.Registry.All() {
-		if !disabled[e.Tool.Spec().Name] {
-			active++
-		}
-	}
+	switches := d.Config().Tools // name -> on; a missing name is on
+	active := d.Server.Registry.Count(func(name string) bool {
+		on, set := switches[name]
+		return on || !set
+	})
 	h := transport.Health{
 		Status:           "ok",
-		PID:              os.Getpid(),
+		PID:              selfPID,
 		UptimeS:          int64(time.Since(d.Started) / time.Second),
 		MCPVersion:       mcp.LatestVersion,
 		ActiveTools:      active,

@@ -1,6 +1,9 @@
 package tools
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // Provider is a source of tools: clawd's built-in tools today, upstream MCP
 // servers later. The registry re-reads Tools on every lookup, so a provider
@@ -57,6 +60,29 @@ func (r *Registry) All() []Entry {
 		}
 	}
 	return out
+}
+
+// Count returns how many tools All would return whose name keep accepts,
+// without building the list: GET /health asks on every request.
+func (r *Registry) Count(keep func(name string) bool) int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var buf [32]string
+	seen := buf[:0]
+	n := 0
+	for _, p := range r.providers {
+		for _, t := range p.Tools() {
+			name := t.Spec().Name
+			if slices.Contains(seen, name) {
+				continue
+			}
+			seen = append(seen, name)
+			if keep(name) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Lookup finds a tool by exact name.
