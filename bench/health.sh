@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Load test of GET /health (spec section 5: p99 < 5 ms; clawd's target:
 # p99 < 1 ms at 32 concurrent clients). Builds clawd and bench/healthpeer
-# (a bare net/http server answering a health-shaped body with no checks),
-# starts them, and nginx too when it is installed, and measures each in
-# every condition below, ROUNDS times, interleaved. Prints medians.
+# (peer: a bare net/http server answering a health-shaped body with no
+# checks; goraw: the same answer from a bare read/write loop, the floor of a
+# Go server here), starts them, and nginx too when it is installed, and
+# measures each in every condition below, ROUNDS times, interleaved. Prints
+# medians.
 #
 #   pinned   wrk -t1 -c32 at saturation, wrk on CPU 0, the server on CPU 1:
 #            32 clients as fast as they can go, the load tool not competing
-#            with the server for a core. The target's condition.
+#            with the server for a core. The strictest condition: the one
+#            where a server's own cost shows (nginx meets p99 < 1 ms here).
 #   shared   the same load with everything sharing both cores (wrk -t2):
 #            what a 2-core laptop running its own load tool sees.
 #   polling  wrk -t2 -c32, each client waiting 10-30 ms (random, mean 20) after
@@ -23,7 +26,7 @@ secs=5 rounds=3 baseline=
 while getopts "d:r:b:" o; do
   case $o in
     d) secs=$OPTARG ;; r) rounds=$OPTARG ;; b) baseline=$(realpath "$OPTARG") ;;
-    *) sed -n '2,21p' "$0"; exit 2 ;;
+    *) sed -n '2,23p' "$0"; exit 2 ;;
   esac
 done
 for tool in wrk hey taskset; do
@@ -48,13 +51,13 @@ start_clawd() { # name binary mode port
   pids+=($!)
   addr[$1/$3]=127.0.0.1:$4
 }
-start_peer() { # mode
-  local cpu=()
-  [[ $1 == pinned ]] && cpu=(taskset -c 1)
-  "${cpu[@]}" "$tmp/healthpeer" >"$tmp/peer-$1.addr" &
+start_peer() { # name mode [flags]
+  local cpu=() f=$tmp/$1-$2.addr
+  [[ $2 == pinned ]] && cpu=(taskset -c 1)
+  "${cpu[@]}" "$tmp/healthpeer" "${@:3}" >"$f" &
   pids+=($!)
-  for _ in $(seq 100); do [[ -s $tmp/peer-$1.addr ]] && break; sleep 0.05; done
-  addr[peer/$1]=$(cat "$tmp/peer-$1.addr")
+  for _ in $(seq 100); do [[ -s $f ]] && break; sleep 0.05; done
+  addr[$1/$2]=$(cat "$f")
 }
 start_nginx() { # mode port
   mkdir -p "$tmp/nginx-$1"
@@ -80,11 +83,12 @@ EOF
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-servers=(clawd peer)
+servers=(clawd peer goraw)
 for mode in pinned shared; do
   start_clawd clawd "$tmp/clawd" $mode "$(free_port)"
   [[ -n $baseline ]] && start_clawd baseline "$baseline" $mode "$(free_port)"
-  start_peer $mode
+  start_peer peer $mode
+  start_peer goraw $mode -raw
   command -v nginx >/dev/null && start_nginx $mode "$(free_port)"
 done
 [[ -n $baseline ]] && servers+=(baseline)
