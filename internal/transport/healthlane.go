@@ -164,12 +164,14 @@ func (l *healthLane) serve(c net.Conn) {
 		hl := l.h.health()
 		body = hl.AppendJSON(body[:0])
 		out = appendHealthResponse(out[:0], body, isHead)
+		// Counted before the write, so a client that has read the answer
+		// (a test) always sees it counted.
+		l.h.laneServed.Add(1)
 		if _, err := c.Write(out); err != nil {
 			l.untrack(c)
 			c.Close()
 			return
 		}
-		l.h.laneServed.Add(1)
 	}
 }
 
