@@ -37,9 +37,10 @@ func main() {
 		serveRaw(ln)
 		return
 	}
+	b := []byte(body)
 	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(body))
+		w.Write(b)
 	}))
 }
 
