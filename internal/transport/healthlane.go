@@ -56,15 +56,20 @@ func newHealthLane(h *HTTPServer, ln net.Listener) *healthLane {
 	}
 }
 
-// run accepts connections until the listener fails or closes; net/http's
-// Serve then returns the listener's error.
+// run accepts connections until the listener fails for good or closes;
+// net/http's Serve then returns the listener's error.
 func (l *healthLane) run() {
+	backoff := acceptBackoff{log: l.h.Logger}
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
+			if backoff.wait(err, l.done) {
+				continue
+			}
 			l.close(err)
 			return
 		}
+		backoff.reset()
 		go l.serve(c)
 	}
 }

@@ -92,6 +92,12 @@ type httpFixture struct {
 
 func startHTTP(t testing.TB, configure func(h *HTTPServer)) *httpFixture {
 	t.Helper()
+	return startHTTPOn(t, configure, nil)
+}
+
+// startHTTPOn is startHTTP with the listener wrapped by wrap (nil: as is).
+func startHTTPOn(t testing.TB, configure func(h *HTTPServer), wrap func(net.Listener) net.Listener) *httpFixture {
+	t.Helper()
 	bt := newBlockTool()
 	logs := &clawdtest.SyncBuffer{}
 	h := &HTTPServer{
@@ -110,9 +116,13 @@ func startHTTP(t testing.TB, configure func(h *HTTPServer)) *httpFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var served net.Listener = ln
+	if wrap != nil {
+		served = wrap(ln)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- h.Serve(ctx, ln) }()
+	go func() { done <- h.Serve(ctx, served) }()
 	f := &httpFixture{t: t, h: h, bt: bt, base: "http://" + ln.Addr().String(), log: logs,
 		hc: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() {

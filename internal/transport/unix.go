@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/mcp"
@@ -66,19 +65,22 @@ func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
 		active int
 	)
 	defer wg.Wait()
+	backoff := acceptBackoff{log: u.logger()}
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(10 * time.Millisecond)
+			if backoff.wait(err, ctx.Done()) {
 				continue
+			}
+			if ctx.Err() != nil {
+				return nil
 			}
 			return err
 		}
+		backoff.reset()
 		uc, ok := c.(*net.UnixConn)
 		if !ok {
 			c.Close()

@@ -39,6 +39,12 @@ type unixFixture struct {
 
 func startUnix(t *testing.T, path string) *unixFixture {
 	t.Helper()
+	return startUnixOn(t, path, nil)
+}
+
+// startUnixOn is startUnix with the listener wrapped by wrap (nil: as is).
+func startUnixOn(t *testing.T, path string, wrap func(net.Listener) net.Listener) *unixFixture {
+	t.Helper()
 	ln, err := ListenUnix(path)
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +54,11 @@ func startUnix(t *testing.T, path string) *unixFixture {
 	u := &UnixServer{Server: newTestMCPServer(bt), Subject: "ws-test", Logger: newLogger(logs)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- u.Serve(ctx, ln) }()
+	var served net.Listener = ln
+	if wrap != nil {
+		served = wrap(ln)
+	}
+	go func() { done <- u.Serve(ctx, served) }()
 	f := &unixFixture{path: path, ln: ln, log: logs, bt: bt}
 	var stopped bool
 	f.stop = func() {
