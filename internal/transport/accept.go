@@ -7,8 +7,8 @@ import (
 )
 
 // acceptBackoff paces the retries after an Accept that failed for a reason
-// that may pass: out of file descriptors (EMFILE, ENFILE), out of buffers,
-// a connection aborted before it was accepted. A daemon that stopped
+// that may pass, above all running out of file descriptors (EMFILE,
+// ENFILE). A daemon that stopped
 // serving because a burst of bash calls held every descriptor for a moment
 // would leave its clients with nothing to talk to, so it waits and tries
 // again, as net/http's Serve does: 5 ms, doubling up to 1 s.
@@ -21,9 +21,9 @@ type acceptBackoff struct {
 // for the next delay or until done is closed (then false: stop).
 func (b *acceptBackoff) wait(err error, done <-chan struct{}) bool {
 	// net.Error's Temporary is deprecated for its vague meaning on reads,
-	// but on Accept it is exactly the set of errors that can pass (the
-	// syscall.Errno values EMFILE, ENFILE, ECONNRESET, ECONNABORTED, EINTR
-	// and the timeouts), and it is what net/http relies on.
+	// but on Accept it is the set of errors that can pass (EMFILE, ENFILE,
+	// EINTR and the timeouts; Go itself retries a connection aborted before
+	// it was accepted), and it is what net/http relies on.
 	var te interface{ Temporary() bool }
 	if !errors.As(err, &te) || !te.Temporary() {
 		return false

@@ -69,13 +69,10 @@ func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
 			if backoff.wait(err, ctx.Done()) {
 				continue
 			}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil { // Serve closed ln when ctx ended
 				return nil
 			}
 			return err
