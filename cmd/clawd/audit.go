@@ -76,7 +76,7 @@ func printAudit(w io.Writer, rows []store.AuditRow) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME (UTC)\tENTITY\tTOOL\tLEVEL\tRESULT\tSTEP\tREASON\tDECIDED IN\tOUTCOME")
+	fmt.Fprintln(tw, "ID\tTIME (UTC)\tENTITY\tCLIENT SAYS\tTOOL\tLEVEL\tRESULT\tSTEP\tREASON\tDECIDED IN\tOUTCOME")
 	for _, r := range rows {
 		level := "-"
 		if r.TrustLevel != nil {
@@ -92,7 +92,18 @@ func printAudit(w io.Writer, rows []store.AuditRow) {
 				outcome += fmt.Sprintf(" %dms", *r.DurationMS)
 			}
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, r.Timestamp, r.EntityID,
+		// The entity comes from the credential; the claim is only what the
+		// client called itself (clientInfo.name), shown so the two can be
+		// compared. A credential id follows the entity.
+		entity := r.EntityID
+		if r.CredentialID != nil {
+			entity += " (credential " + *r.CredentialID + ")"
+		}
+		claim := "-"
+		if r.ClientClaim != nil {
+			claim = clipText(printable(*r.ClientClaim), 40)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, r.Timestamp, entity, claim,
 			printable(r.ToolID), level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcome))
 	}
 	tw.Flush()
@@ -107,4 +118,13 @@ func printable(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// clipText shortens s to at most n runes, marking the cut.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

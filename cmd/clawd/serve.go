@@ -48,7 +48,7 @@ func newServeCmd() *cobra.Command {
 	fl.StringVar(&f.transport, "transport", "", "stdio, unix_socket or tcp_loopback (default: the config's, else stdio)")
 	fl.IntVar(&f.port, "port", -1, "TCP port for tcp_loopback (0 = any free port)")
 	fl.StringVar(&f.socket, "socket", "", "unix socket path for unix_socket")
-	fl.StringVar(&f.client, "client", "local", "entity kind of the stdio caller: cc, oc or local")
+	fl.StringVar(&f.client, "client", "", "entity kind of the stdio caller: cc, oc or local (default: the config's default_client_kind, local)")
 	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 	fl.StringVar(&f.logLevel, "log-level", "info", "stderr log level: debug, info, warn or error")
 	return cmd
@@ -65,10 +65,8 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.port > 65535 || f.port < -1 {
 		return usageError("--port %d: use 0..65535 (0 picks a free port)", f.port)
 	}
-	switch f.client {
-	case "cc", "oc", "local":
-	default:
-		return usageError("--client %q: use cc, oc or local", f.client)
+	if f.client != "" && !config.IsClientKind(f.client) {
+		return usageError("--client %q: use one of %s", f.client, strings.Join(config.ClientKinds, ", "))
 	}
 	daemon.CloseOnExecInherited()
 	tuneGC()

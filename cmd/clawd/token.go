@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/token"
 )
@@ -17,21 +19,25 @@ import (
 func newTokenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Show or rotate the workspace token of the loopback HTTP daemon",
+		Short: "The workspace token and per-client credentials",
 		Long: "The tcp_loopback daemon accepts 'Authorization: Bearer <token>' with the workspace token, which\n" +
 			"it writes to ~/.claude/hooks/.clawde-token-<workspace> (mode 0600; config token_path) and renews\n" +
-			"before its 24 h TTL ends. The unix socket transport needs no token: the kernel tells it who connects.",
+			"before its 24 h TTL ends; a client holding it is entity default_client_kind:<workspace> (local).\n" +
+			"The unix socket needs no token: the kernel tells it who connects.\n\n" +
+			"A per-client credential (token issue --client KIND) makes a connection entity KIND:<workspace> on\n" +
+			"the socket (clawd connect --client KIND) and over HTTP; what a client calls itself never does.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError("token needs a subcommand: show or rotate")
+			return usageError("token needs a subcommand: show, rotate, issue, list or revoke")
 		},
 	}
-	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd())
+	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd(), newTokenIssueCmd(), newTokenListCmd(), newTokenRevokeCmd())
 	return cmd
 }
 
 func newTokenShowCmd() *cobra.Command {
 	var f clientFlags
+	var kind string
 	cmd := &cobra.Command{
 		Use:   "show",
 		Short: "Print the current workspace token",
@@ -42,6 +48,17 @@ func newTokenShowCmd() *cobra.Command {
 			ws, err := client.ResolveWorkspace(f.options())
 			if err != nil {
 				return runtimeError("%v", err)
+			}
+			if kind != "" {
+				if !config.IsClientKind(kind) {
+					return usageError("--client %q: use one of %s", kind, strings.Join(config.ClientKinds, ", "))
+				}
+				text, err := readCredentialFile(ws, kind)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), text)
+				return nil
 			}
 			path := ws.TokenPath
 			st := ws.StateFile(runstate.TCP)
@@ -65,6 +82,7 @@ func newTokenShowCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
 	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	fl.StringVar(&kind, "client", "", "print the saved per-client credential of this kind instead (clawd token issue)")
 	f.port = -1
 	return cmd
 }

@@ -27,6 +27,13 @@ type TrustStore interface {
 	Lookup(entity string) (TrustEntry, bool, error)
 }
 
+// CredentialStore says whether a per-client credential (`clawd token issue`)
+// is still valid; the chain asks on every call of a caller that presented
+// one, so revoking it takes effect at once.
+type CredentialStore interface {
+	CredentialActive(id string) (bool, error)
+}
+
 // Options are the live settings the chain reads on every call.
 type Options struct {
 	PolicyStubMode bool
@@ -43,6 +50,9 @@ type Chain struct {
 	// Allow is the supply-chain allowlist. Nil refuses every provider that
 	// names a binary (built-in tools still pass).
 	Allow Allowlist
+	// Credentials checks per-client credentials. Nil refuses every caller
+	// that presented one (fail closed).
+	Credentials CredentialStore
 	// Audit stores every decision past step 1. Nil records nothing (used
 	// only by unit tests of the steps; the daemon always sets it).
 	Audit   AuditLog
@@ -63,8 +73,10 @@ func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 	d := c.decide(call)
 	d.Started = start
 	d.Latency = time.Since(start)
-	if d.Step == StepAuth {
-		return d // the caller is unknown: no row (spec section 4)
+	if d.Step == StepAuth && (call.Caller == nil || call.Caller.AuthMethod == "" || call.Caller.EntityID == "") {
+		// The caller is unknown: there is no entity to put on a row. A
+		// known caller refused at step 1 (a revoked credential) is audited.
+		return d
 	}
 	c.lastEval.Store(int64(d.Latency))
 	if c.Audit == nil {
@@ -92,16 +104,25 @@ func (c *Chain) Finish(call *Call, d *Decision, o Outcome) {
 }
 
 func (c *Chain) decide(call *Call) *Decision {
-	// Step 1: the transport authenticated the caller (or did not).
+	// Step 1: the transport authenticated the caller (or did not), and a
+	// per-client credential it presented is still valid.
 	if call.Caller == nil || call.Caller.AuthMethod == "" || call.Caller.EntityID == "" {
 		return deny(CodeUnauthorized, StepAuth, "not_authenticated", nil)
+	}
+	if d := c.credential(call.Caller); d != nil {
+		return d
 	}
 	// Step 2: trust registry.
 	entry, d := c.trust(call.Caller.EntityID)
 	if d != nil {
 		return d
 	}
-	level := func(d *Decision) *Decision { d.TrustLevel = entry.Level; return d }
+	claimed := c.claimed(call.Caller)
+	lvl := entry.Level
+	if claimed != nil {
+		lvl = min(lvl, claimed.Level)
+	}
+	level := func(d *Decision) *Decision { d.TrustLevel = lvl; return d }
 	// The name must match a tool before policy can be asked about it.
 	if call.Entry.Tool == nil {
 		d := deny(jsonrpc.CodeInvalidParams, StepLookup, "unknown_tool", nil)
@@ -110,10 +131,16 @@ func (c *Chain) decide(call *Call) *Decision {
 		return level(d)
 	}
 	spec := call.Entry.Tool.Spec()
-	// Step 3: policy.
+	// Step 3: policy, under the credential's row and, when the client
+	// claimed another kind, under that kind's row too.
 	allow, reason := Policy(c.options(), entry, spec)
 	if !allow {
 		return level(deny(CodePolicyDenied, StepPolicy, reason, nil))
+	}
+	if claimed != nil {
+		if ok, why := Policy(c.options(), *claimed, spec); !ok {
+			return level(deny(CodePolicyDenied, StepPolicy, why+ReasonClaimSuffix, nil))
+		}
 	}
 	// Step 4: supply chain.
 	if d := c.supply(call.Entry); d != nil {
@@ -123,7 +150,50 @@ func (c *Chain) decide(call *Call) *Decision {
 	if d := c.sandbox(spec, call.Args); d != nil {
 		return level(d)
 	}
-	return &Decision{Step: StepHandler, Reason: reason, TrustLevel: entry.Level}
+	return &Decision{Step: StepHandler, Reason: reason, TrustLevel: lvl}
+}
+
+// ReasonClaimSuffix marks a policy reason that came from the trust row of
+// the kind the client claimed to be, not of its credential.
+const ReasonClaimSuffix = "_for_claimed_kind"
+
+// credential is the second half of step 1: a caller that presented a
+// per-client credential is refused once it is revoked.
+func (c *Chain) credential(caller *Caller) *Decision {
+	if caller.CredentialID == "" {
+		return nil
+	}
+	if c.Credentials == nil {
+		return deny(CodeUnauthorized, StepAuth, "credential_unverifiable", nil)
+	}
+	ok, err := c.Credentials.CredentialActive(caller.CredentialID)
+	if err != nil {
+		c.logger().Error("credential lookup failed; refusing the call", "credential", caller.CredentialID, "err", err)
+		return deny(CodeUnauthorized, StepAuth, "credential_unverifiable", nil)
+	}
+	if !ok {
+		d := deny(CodeUnauthorized, StepAuth, "credential_revoked", map[string]any{
+			"credential": caller.CredentialID,
+			"hint":       "the credential was revoked; issue a new one with clawd token issue --client " + caller.Kind,
+		})
+		d.TrustLevel = NoTrustLevel
+		return d
+	}
+	return nil
+}
+
+// claimed is the trust row of the kind the client claimed to be, when that
+// differs from its credential's kind and has a row; nil otherwise. It can
+// only take permissions away: every decision must pass both rows.
+func (c *Chain) claimed(caller *Caller) *TrustEntry {
+	if caller.ClaimKind == "" {
+		return nil
+	}
+	e, ok, err := c.Trust.Lookup(caller.ClaimKind + ":" + caller.Subject)
+	if err != nil || !ok {
+		return nil
+	}
+	return &e
 }
 
 // trust is step 2: the entity's registry row (exact, else "kind:*").
@@ -169,15 +239,24 @@ func (c *Chain) sandbox(spec *tools.Spec, args jsontext.Value) *Decision {
 // Visible reports whether the caller may call the tool: tools/list shows
 // only those. It runs steps 2-4 (not the per-call sandbox step).
 func (c *Chain) Visible(caller *Caller, e tools.Entry) bool {
-	if caller == nil || caller.AuthMethod == "" || e.Tool == nil {
+	if caller == nil || caller.AuthMethod == "" || caller.EntityID == "" || e.Tool == nil {
+		return false
+	}
+	if c.credential(caller) != nil {
 		return false
 	}
 	entry, ok, err := c.Trust.Lookup(caller.EntityID)
 	if err != nil || !ok {
 		return false
 	}
-	if allow, _ := Policy(c.options(), entry, e.Tool.Spec()); !allow {
+	spec := e.Tool.Spec()
+	if allow, _ := Policy(c.options(), entry, spec); !allow {
 		return false
+	}
+	if claimed := c.claimed(caller); claimed != nil {
+		if allow, _ := Policy(c.options(), *claimed, spec); !allow {
+			return false
+		}
 	}
 	return c.supply(e) == nil
 }
@@ -209,6 +288,9 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 		Transport:  call.Caller.Transport,
 		RequestID:  clip(call.RequestID),
 		Latency:    d.Latency,
+
+		ClientClaim:  call.Caller.Claim,
+		CredentialID: call.Caller.CredentialID,
 	}
 	if !d.Allowed() {
 		r.Result = ResultDeny

@@ -5,7 +5,9 @@ import (
 	"strings"
 )
 
-// EntityKinds are the entity kinds clawd assigns (DESIGN.md section 3).
+// EntityKinds are the entity kinds clawd assigns: cc (Claude Code), oc
+// (OpenCode), local (any other host on this machine) and device (a paired
+// device). docs/authorization.md has the default trust of each.
 var EntityKinds = []string{"cc", "oc", "local", "device"}
 
 // maxNameLen bounds entity subjects and tool names (MCP tool names are at

@@ -37,45 +37,70 @@ const (
 )
 
 // Caller is who is calling, as established by the transport (step 1) and
-// the MCP initialize handshake.
+// the MCP initialize handshake. Its entity kind comes from the credential the
+// transport checked, never from what the client says about itself
+// (docs/security.md): a client's own name is kept as Claim and may only lower
+// its trust.
 type Caller struct {
 	// Transport is "stdio", "unix" or "http".
 	Transport string
 	// AuthMethod says how step 1 was passed: "spawn" (stdio: the host
 	// started this process), "peercred" (unix socket, same UID), "bearer"
-	// (workspace token), "device_key" (paired device). Empty means the
+	// (workspace token), "credential" (a per-client credential from
+	// `clawd token issue`), "device_key" (paired device). Empty means the
 	// caller is not authenticated and every call is refused with -32001.
 	AuthMethod string
-	// Kind is the entity kind when the transport fixes it (stdio's --client,
-	// "device" for a paired device); empty means "derive it from the client
-	// name at initialize".
+	// Kind is the entity kind the credential maps to: stdio's --client, the
+	// configured kind of the workspace token and of socket peers, a
+	// per-client credential's kind, "device" for a paired device. A caller
+	// without a kind gets no entity and is refused with -32001.
 	Kind string
+	// CredentialID names the per-client credential the caller presented
+	// ("" for the workspace token, peer credentials and stdio). The chain
+	// checks on every call that it is still valid, so a revoked credential
+	// is refused at once, also on a connection opened before.
+	CredentialID string
 	// Subject is the part after the colon of the entity id: the workspace id,
 	// or the device id for a paired device.
 	Subject string
 	// EntityID is "<kind>:<subject>", set by Resolve at initialize.
 	EntityID string
+	// Claim is clientInfo.name as the client sent it (clipped), recorded in
+	// the audit log as the client's own word.
+	Claim string
+	// ClaimKind is the entity kind Claim names ("claude-code" -> cc,
+	// "opencode" -> oc) when it differs from Kind, else "". The chain applies
+	// that kind's trust row too, so a claim can lower trust, never raise it.
+	ClaimKind string
 }
 
-// Resolve sets EntityID from the fixed kind or the MCP clientInfo.name
-// (DESIGN.md section 3: claude-code -> cc, opencode -> oc, else local).
+// Resolve sets EntityID from the credential's kind and records the client's
+// claim (its clientInfo.name). A caller without a kind keeps an empty
+// EntityID, which the chain refuses as unauthenticated.
 func (c *Caller) Resolve(clientName string) {
-	kind := c.Kind
-	if kind == "" {
-		kind = KindForClient(clientName)
+	c.Claim = clip(clientName)
+	c.ClaimKind = ""
+	if c.Kind == "" {
+		c.EntityID = ""
+		return
 	}
-	c.EntityID = kind + ":" + c.Subject
+	c.EntityID = c.Kind + ":" + c.Subject
+	if k := ClaimedKind(clientName); k != "" && k != c.Kind {
+		c.ClaimKind = k
+	}
 }
 
-// KindForClient maps an MCP clientInfo.name to an entity kind.
-func KindForClient(name string) string {
+// ClaimedKind maps an MCP clientInfo.name to the entity kind it claims, or
+// "" for a name that claims none. The claim is never trusted to raise a
+// level: see Caller.ClaimKind.
+func ClaimedKind(name string) string {
 	switch name {
 	case "claude-code":
 		return "cc"
 	case "opencode":
 		return "oc"
 	}
-	return "local"
+	return ""
 }
 
 // Call is one tools/call as the chain sees it.
@@ -197,6 +222,10 @@ type AuditRecord struct {
 	Transport  string
 	RequestID  string // the JSON-RPC id's text
 	Latency    time.Duration
+	// ClientClaim is the caller's clientInfo.name, as it said it.
+	ClientClaim string
+	// CredentialID is the per-client credential presented, "" if none.
+	CredentialID string
 }
 
 // AuditLog stores decisions durably.

@@ -41,6 +41,11 @@ type Config struct {
 	// crash of clawd, kill -9 included) or "full" (every commit is also
 	// fsynced, so it survives power loss, at ~0.3 ms per commit).
 	AuditSync string `toml:"audit_sync"`
+	// DefaultClientKind is the entity kind of a client that proves only that
+	// it is this machine's user: the workspace bearer token over HTTP, peer
+	// credentials on the unix socket, and stdio without --client. A per-client
+	// credential (`clawd token issue`) names its own kind instead.
+	DefaultClientKind string `toml:"default_client_kind"`
 	// Tools switches built-in tools on (true, the default) or off.
 	Tools map[string]bool `toml:"tools"`
 }
@@ -57,7 +62,24 @@ func Default() *Config {
 		MaxConcurrency:  16,
 		MaxMessageBytes: 4 << 20,
 		AuditSync:       "normal",
+
+		DefaultClientKind: "local",
 	}
+}
+
+// ClientKinds are the entity kinds a local credential may carry: cc
+// (Claude Code), oc (OpenCode), local (any other host). "device" is for
+// paired devices, which prove themselves with their own key.
+var ClientKinds = []string{"cc", "oc", "local"}
+
+// IsClientKind reports whether kind is one of ClientKinds.
+func IsClientKind(kind string) bool {
+	for _, k := range ClientKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // ToolEnabled reports whether a tool is switched on.
@@ -115,6 +137,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AuditSync != "normal" && c.AuditSync != "full" {
 		return fmt.Errorf("audit_sync = %q: must be \"normal\" or \"full\"", c.AuditSync)
+	}
+	if !IsClientKind(c.DefaultClientKind) {
+		return fmt.Errorf("default_client_kind = %q: must be one of %s", c.DefaultClientKind, strings.Join(ClientKinds, ", "))
 	}
 	for name := range c.Tools {
 		if !isTool(name) {

@@ -30,6 +30,12 @@ tool_timeout_ms = 2000
 # When false, the deny-by-default policy engine decides (see clawd trust).
 policy_stub_mode = false
 
+# Entity kind of a client that proves only that it runs as this user: the
+# workspace token over HTTP, a unix socket peer, stdio without --client.
+# cc and oc are seeded at trust level 3, local at 2 (clawd trust list).
+# A per-client credential (clawd token issue --client KIND) carries its own kind.
+# default_client_kind = "local"
+
 # Workspace Bearer token file path
 # Default: ~/.claude/hooks/.clawde-token-<workspace>
 # Per ADR-004: mode 0600, TTL 24h, rotated by ` + "`clawd token rotate`" + `

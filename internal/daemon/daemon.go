@@ -26,7 +26,7 @@ const Version = "0.1.0"
 type Options struct {
 	Workspace  string // directory; "" = current directory
 	ConfigFile string // "" = the XDG default
-	ClientKind string // entity kind for stdio callers (--client); "" = local
+	ClientKind string // entity kind for stdio callers (--client); "" = default_client_kind
 	Logger     *slog.Logger
 }
 
@@ -118,10 +118,12 @@ func (d *Daemon) chainOptions() chain.Options {
 	return chain.Options{PolicyStubMode: c.PolicyStubMode, DisabledTools: c.DisabledTools()}
 }
 
-// StdioCaller is the caller of a stdio session: the host that spawned clawd.
+// StdioCaller is the caller of a stdio session: the host that spawned clawd,
+// as the kind its --client flag names ("" takes default_client_kind).
+// Whoever can start clawd already is the user, so the flag is the credential.
 func (d *Daemon) StdioCaller(kind string) *chain.Caller {
 	if kind == "" {
-		kind = "local"
+		kind = d.Config().DefaultClientKind
 	}
 	return &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: kind, Subject: d.WorkspaceID}
 }

@@ -92,7 +92,8 @@ func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io
 	defer runstate.RemoveIfOwn(statePath, os.Getpid())
 	fmt.Fprintf(stderr, "clawd: serving MCP on unix socket %s (workspace %s)\n", path, d.WS.Dir)
 	d.Logger.Info("serving on a unix socket", "socket", path, "workspace", d.WS.Dir)
-	srv := &transport.UnixServer{Server: d.Server, Subject: d.WorkspaceID, Logger: d.Logger}
+	srv := &transport.UnixServer{Server: d.Server, Subject: d.WorkspaceID, Logger: d.Logger,
+		Kind: d.Config().DefaultClientKind, Auth: d.credentials(nil)}
 	return srv.Serve(ctx, ln)
 }
 
@@ -170,7 +171,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 	d.Logger.Info("serving on loopback HTTP", "addr", addr, "workspace", d.WS.Dir, "token_file", iss.Path())
 	srv := &transport.HTTPServer{
 		Server:         d.Server,
-		Auth:           iss,
+		Auth:           d.credentials(iss),
 		Subject:        d.WorkspaceID,
 		Health:         d.Health,
 		Logger:         d.Logger,

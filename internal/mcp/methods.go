@@ -57,6 +57,8 @@ func (s *Session) dispatch(ctx context.Context, msg *jsonrpc.Message) (jsontext.
 		return s.initialize(msg.Params)
 	case "ping":
 		return jsontext.Value("{}"), nil
+	case MethodAuthenticate:
+		return s.authenticate(msg.Params)
 	}
 	if !s.initialized() {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,

@@ -28,6 +28,12 @@ type SessionOptions struct {
 	// "cancelled" instead of no response (HTTP must answer every POST; on
 	// streams MCP says a cancelled request gets no response).
 	ReplyToCancelled bool
+	// Authenticate, when set, lets a client present a per-client credential
+	// with the request clawd/authenticate before initialize (the unix
+	// socket, where `clawd connect --client KIND` sends it first). It
+	// returns the kind and credential id the credential maps to, or why it
+	// was refused. Nil answers clawd/authenticate with -32601.
+	Authenticate func(credential string) (kind, credentialID, reason string, ok bool)
 }
 
 // Session is one MCP session: one stdio stream, one socket connection, or
@@ -38,10 +44,11 @@ type Session struct {
 	opts   SessionOptions
 
 	state    atomic.Int32
-	mu       sync.Mutex // guards version, logLevel, clientName
+	mu       sync.Mutex // guards version, logLevel, client, authed
 	version  string
 	logLevel string
 	client   string
+	authed   bool // clawd/authenticate succeeded
 
 	calls *inflight
 	sem   chan struct{}

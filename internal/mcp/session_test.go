@@ -537,14 +537,15 @@ func TestNotifyToolsChanged(t *testing.T) {
 
 func TestHandleHTTPStyle(t *testing.T) {
 	srv := testServer(&testChain{})
-	s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Subject: "ws"}, SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Kind: "local", Subject: "ws"}, SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
 	defer s.Close()
 	ctx := context.Background()
 	if out := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code","version":"1"}}}`)); !strings.Contains(string(out), `"protocolVersion":"2025-06-18"`) {
 		t.Fatalf("initialize: %s", out)
 	}
-	if s.Caller().EntityID != "cc:ws" {
-		t.Errorf("entity = %q, want cc:ws", s.Caller().EntityID)
+	// The entity is the credential's; the client's name is only a claim.
+	if c := s.Caller(); c.EntityID != "local:ws" || c.Claim != "claude-code" || c.ClaimKind != "cc" {
+		t.Errorf("caller = %+v, want entity local:ws with claim claude-code (cc)", *c)
 	}
 	if out := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); out != nil {
 		t.Errorf("notification answered: %s", out)

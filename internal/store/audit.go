@@ -357,12 +357,20 @@ func (w *Writer) insert(r *chain.AuditRecord) (int64, error) {
 	}
 	w.argBuf = args(w.argBuf, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
 		(r.Latency + 500*time.Microsecond).Milliseconds(), r.Latency.Microseconds(),
-		r.Step, r.Transport, r.RequestID, w.pid)
+		r.Step, r.Transport, r.RequestID, w.pid, nullText(r.ClientClaim), nullText(r.CredentialID))
 	res, err := exec(w.conn.ins, w.argBuf)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// nullText stores "" as NULL: a client that sent no name made no claim.
+func nullText(s string) driver.Value {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // update records an outcome. A sandbox violation found while the handler

@@ -74,6 +74,26 @@ INSERT INTO cd_trust_registry (entity_id, trust_level, permissions, updated_at) 
 	('oc:*', 3, '{}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
 	('local:*', 2, '{}', strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 `,
+	// Version 2: per-client credentials (`clawd token issue`), and the
+	// audit log records what the client said it was and which credential
+	// it presented.
+	`
+CREATE TABLE cd_client_credential (
+	id            TEXT PRIMARY KEY NOT NULL CHECK (length(id) = 16 AND id NOT GLOB '*[^0-9a-f]*'),
+	workspace_id  TEXT NOT NULL,
+	kind          TEXT NOT NULL,
+	label         TEXT NOT NULL DEFAULT '',
+	secret_sha256 TEXT NOT NULL CHECK (length(secret_sha256) = 64 AND secret_sha256 NOT GLOB '*[^0-9a-f]*'),
+	created_at    TEXT NOT NULL,
+	revoked_at    TEXT
+) STRICT;
+CREATE TRIGGER cd_client_credential_ai AFTER INSERT ON cd_client_credential BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_client_credential_au AFTER UPDATE ON cd_client_credential BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_client_credential_ad AFTER DELETE ON cd_client_credential BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+
+ALTER TABLE cd_policy_audit_log ADD COLUMN client_claim TEXT;
+ALTER TABLE cd_policy_audit_log ADD COLUMN credential_id TEXT;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -24,6 +24,10 @@ type AuditRow struct {
 	Outcome       *string `json:"outcome"`
 	OutcomeDetail *string `json:"outcome_detail"`
 	DurationMS    *int64  `json:"duration_ms"`
+	// ClientClaim is the client's clientInfo.name: what it said it is,
+	// which never raised its trust.
+	ClientClaim  *string `json:"client_claim"`
+	CredentialID *string `json:"credential_id"`
 }
 
 // AuditFilter selects rows. Empty fields match everything; an Entity of
@@ -63,7 +67,8 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		args = append(args, f.PID)
 	}
 	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
-		step, transport, request_id, pid, outcome, outcome_detail, duration_ms FROM cd_policy_audit_log`
+		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id
+		FROM cd_policy_audit_log`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
 	}
@@ -81,10 +86,17 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 	for rows.Next() {
 		var r AuditRow
 		var level, dur sql.NullInt64
-		var outcome, detail sql.NullString
+		var outcome, detail, claim, cred sql.NullString
 		if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
-			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur); err != nil {
+			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur,
+			&claim, &cred); err != nil {
 			return nil, err
+		}
+		if claim.Valid {
+			r.ClientClaim = &claim.String
+		}
+		if cred.Valid {
+			r.CredentialID = &cred.String
 		}
 		if level.Valid {
 			r.TrustLevel = &level.Int64

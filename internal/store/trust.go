@@ -23,6 +23,7 @@ type snapshot struct {
 	gen   int64
 	trust map[string]chain.TrustEntry
 	allow map[string]bool // server + "\x00" + sha256
+	creds map[string]credEntry
 }
 
 // Lookup implements chain.TrustStore: the exact row, else "kind:*". It
@@ -76,7 +77,7 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}}
+	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}, creds: map[string]credEntry{}}
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`).Scan(&s.gen); err != nil {
 		return nil, err
 	}
@@ -93,6 +94,9 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 	}
 	for _, a := range list {
 		s.allow[a.Server+"\x00"+a.SHA256] = true
+	}
+	if err := readCredentials(ctx, tx, s.creds); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

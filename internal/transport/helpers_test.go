@@ -76,7 +76,12 @@ func newLogger(buf *clawdtest.SyncBuffer) *slog.Logger {
 // staticAuth accepts one token.
 type staticAuth string
 
-func (a staticAuth) Check(tok string) bool { return tok == string(a) }
+func (a staticAuth) Authenticate(tok string) (Identity, string, bool) {
+	if tok == string(a) {
+		return Identity{Kind: "local"}, "", true
+	}
+	return Identity{}, "invalid_token", false
+}
 
 const testToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 

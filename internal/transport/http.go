@@ -22,9 +22,19 @@ import (
 	"github.com/clawde/clawd/internal/mcp"
 )
 
-// Authenticator checks a workspace bearer token (internal/token.Issuer).
+// Identity is what a credential proves about a connection: the entity kind
+// it maps to and, for a per-client credential, that credential's id. It
+// never comes from what the client says about itself (docs/security.md).
+type Identity struct {
+	Kind         string
+	CredentialID string // "" for the workspace token
+}
+
+// Authenticator checks a bearer credential: the workspace token or a
+// per-client credential. reason says why one was refused (for the 401's
+// data.reason and the log), e.g. "invalid_token" or "credential_revoked".
 type Authenticator interface {
-	Check(token string) bool
+	Authenticate(bearer string) (id Identity, reason string, ok bool)
 }
 
 // HTTP paths.
@@ -204,17 +214,8 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHealth(w, r)
 		return
 	}
-	if tok, ok := bearerToken(r.Header.Values("Authorization")); !ok || h.Auth == nil || !h.Auth.Check(tok) {
-		reason := "invalid_token"
-		if !ok {
-			reason = "missing_bearer_token"
-		}
-		w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
-		body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
-			Code: chain.CodeUnauthorized, Message: "unauthorized",
-			Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show)"},
-		})
-		writeJSON(w, http.StatusUnauthorized, body)
+	ident, ok := h.authenticate(w, r)
+	if !ok {
 		return
 	}
 	switch r.URL.Path {
@@ -225,14 +226,41 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r)
+		h.post(w, r, ident)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, ident)
 	default:
 		w.Header().Set("Allow", "POST, DELETE")
 		h.reject(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest,
 			"method not allowed: send JSON-RPC with POST (this server offers no SSE stream); DELETE ends a session")
 	}
+}
+
+// authenticate checks the bearer credential and answers 401 when it is
+// missing or refused.
+func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Identity, bool) {
+	tok, ok := bearerToken(r.Header.Values("Authorization"))
+	reason := "missing_bearer_token"
+	var ident Identity
+	if ok {
+		reason = "invalid_token"
+		if h.Auth != nil {
+			var why string
+			if ident, why, ok = h.Auth.Authenticate(tok); ok {
+				return ident, true
+			}
+			if why != "" {
+				reason = why
+			}
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
+	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
+		Code: chain.CodeUnauthorized, Message: "unauthorized: " + reason,
+		Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show) or a per-client credential (clawd token issue)"},
+	})
+	writeJSON(w, http.StatusUnauthorized, body)
+	return Identity{}, false
 }
 
 func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
@@ -257,7 +285,7 @@ func (h *HTTPServer) health() Health {
 }
 
 // post handles one JSON-RPC message (or an old-protocol batch).
-func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		h.reject(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest,
 			"unsupported media type: Content-Type must be application/json")
@@ -284,7 +312,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get(HeaderSessionID)
 	switch {
 	case sid == "" && kind == kindInitialize:
-		h.startSession(w, r, body)
+		h.startSession(w, r, body, ident)
 		return
 	case sid == "":
 		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
@@ -298,6 +326,10 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.sessions.release(hs)
+	if hs.ident != ident {
+		h.forbidSession(w)
+		return
+	}
 	if calls > 0 {
 		if h.inflight.Add(int64(calls)) > int64(h.MaxConcurrency) {
 			h.inflight.Add(-int64(calls))
@@ -314,10 +346,15 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 // startSession answers an initialize sent without Mcp-Session-Id: a new
 // session is created and, if initialize succeeds, kept under a fresh id
 // returned in the Mcp-Session-Id header.
-func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body []byte) {
-	ms := h.Server.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Subject: h.Subject},
-		mcp.SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
-	hs, ok := h.sessions.create(ms)
+func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body []byte, ident Identity) {
+	method := "bearer"
+	if ident.CredentialID != "" {
+		method = "credential"
+	}
+	caller := &chain.Caller{Transport: "http", AuthMethod: method, Kind: ident.Kind,
+		CredentialID: ident.CredentialID, Subject: h.Subject}
+	ms := h.Server.NewSession(caller, mcp.SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	hs, ok := h.sessions.create(ms, ident)
 	if !ok {
 		ms.Close()
 		w.Header().Set("Retry-After", "1")
@@ -417,17 +454,32 @@ func classify(body []byte) (kind, calls int, errResp []byte) {
 }
 
 // delete ends a session (MCP: DELETE with Mcp-Session-Id).
-func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request, ident Identity) {
 	sid := r.Header.Get(HeaderSessionID)
 	if sid == "" {
 		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "bad request: DELETE needs the Mcp-Session-Id header of the session to end")
 		return
 	}
-	if !h.sessions.remove(sid) {
+	hs, ok := h.sessions.acquire(sid)
+	if !ok {
 		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "session not found: it already ended or expired")
 		return
 	}
+	h.sessions.release(hs)
+	if hs.ident != ident {
+		h.forbidSession(w)
+		return
+	}
+	h.sessions.remove(sid)
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// forbidSession refuses a request that names a session started with another
+// credential: a session id routes requests, it does not authenticate them,
+// so a credential may use only the sessions it started.
+func (h *HTTPServer) forbidSession(w http.ResponseWriter) {
+	h.reject(w, http.StatusForbidden, chain.CodeUnauthorized,
+		"forbidden: this Mcp-Session-Id was started with another credential; initialize a session of your own")
 }
 
 // respond writes a JSON-RPC response, or 202 Accepted when the body held

@@ -132,7 +132,7 @@ func Test_auth_rejects_invalid_token(t *testing.T) {
 			continue
 		}
 		r := decodeResp(t, body)
-		if r.Error == nil || r.Error.Code != chain.CodeUnauthorized || r.Error.Message != "unauthorized" {
+		if r.Error == nil || r.Error.Code != chain.CodeUnauthorized || !strings.HasPrefix(r.Error.Message, "unauthorized: ") {
 			t.Errorf("Authorization %q: body %s, want error -32001 unauthorized", auth, body)
 		}
 		if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
@@ -580,7 +580,9 @@ func TestConnectionCap(t *testing.T) {
 	}
 }
 
-func TestHTTPSessionsGetCallerFromClientInfo(t *testing.T) {
+// TestHTTPSessionsTakeKindFromCredential: the entity kind is the one the
+// bearer credential maps to; clientInfo.name is kept only as a claim.
+func TestHTTPSessionsTakeKindFromCredential(t *testing.T) {
 	f := startHTTP(t, nil)
 	resp, _ := f.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`})
 	sid := resp.Header.Get(HeaderSessionID)
@@ -588,8 +590,8 @@ func TestHTTPSessionsGetCallerFromClientInfo(t *testing.T) {
 	hs := f.h.sessions.m[sid]
 	f.h.sessions.mu.Unlock()
 	c := hs.s.Caller()
-	if c.Transport != "http" || c.AuthMethod != "bearer" || c.EntityID != "cc:ws-test" {
-		t.Errorf("caller = %+v, want http/bearer cc:ws-test", *c)
+	if c.Transport != "http" || c.AuthMethod != "bearer" || c.EntityID != "local:ws-test" || c.Claim != "claude-code" {
+		t.Errorf("caller = %+v, want http/bearer local:ws-test claiming claude-code", *c)
 	}
 }
 

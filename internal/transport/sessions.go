@@ -33,6 +33,7 @@ type sessionTable struct {
 type httpSession struct {
 	id       string
 	s        *mcp.Session
+	ident    Identity  // the credential that started it; only it may use it
 	lastUsed time.Time // guarded by the table's mu
 	busy     int       // requests in flight; guarded by the table's mu
 }
@@ -52,7 +53,7 @@ func newSessionID() string {
 // create registers s under a fresh id, busy (release it when the request
 // ends). At the cap it first drops expired sessions, then evicts the least
 // recently used idle one; ok is false when every session is busy.
-func (t *sessionTable) create(s *mcp.Session) (hs *httpSession, ok bool) {
+func (t *sessionTable) create(s *mcp.Session, ident Identity) (hs *httpSession, ok bool) {
 	t.mu.Lock()
 	var closed []*mcp.Session
 	defer func() {
@@ -78,7 +79,7 @@ func (t *sessionTable) create(s *mcp.Session) (hs *httpSession, ok bool) {
 		delete(t.m, lru.id)
 		closed = append(closed, lru.s)
 	}
-	hs = &httpSession{id: newSessionID(), s: s, lastUsed: now, busy: 1}
+	hs = &httpSession{id: newSessionID(), s: s, ident: ident, lastUsed: now, busy: 1}
 	t.m[hs.id] = hs
 	return hs, true
 }

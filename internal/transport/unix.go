@@ -23,11 +23,19 @@ const DefaultMaxConns = 128
 // MCP session per connection. Step 1 of the chain (auth) is the kernel's
 // word on the peer's uid (SO_PEERCRED / LOCAL_PEERCRED): a peer running as
 // another user is disconnected before it can send anything, whatever the
-// socket file's mode. The entity kind comes from clientInfo.name at
-// initialize (claude-code -> cc, opencode -> oc, else local).
+// socket file's mode. The entity kind is Kind (the configured
+// default_client_kind), unless the client presents a per-client credential
+// with clawd/authenticate before initialize; what the client calls itself
+// never raises it (docs/security.md).
 type UnixServer struct {
-	Server   *mcp.Server
-	Subject  string // the workspace id (the entity id's second half)
+	Server  *mcp.Server
+	Subject string // the workspace id (the entity id's second half)
+	// Kind is the entity kind of a peer that presents no credential
+	// (default "local", as default_client_kind's default).
+	Kind string
+	// Auth checks a credential presented with clawd/authenticate; nil
+	// refuses every one.
+	Auth     Authenticator
 	Logger   *slog.Logger
 	MaxConns int // default DefaultMaxConns
 	// uid is the uid a peer must have; tests leave it zero to mean "ours".
@@ -107,6 +115,26 @@ func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// authenticate checks a credential presented with clawd/authenticate. Only
+// per-client credentials are taken: the workspace token proves no more than
+// the peer's uid already did.
+func (u *UnixServer) authenticate(credential string) (kind, id, reason string, ok bool) {
+	if u.Auth == nil {
+		return "", "", "no_credentials_configured", false
+	}
+	ident, reason, ok := u.Auth.Authenticate(credential)
+	if ok && ident.CredentialID == "" {
+		return "", "", "not_a_client_credential", false
+	}
+	if !ok {
+		if reason == "" {
+			reason = "invalid_credential"
+		}
+		return "", "", reason, false
+	}
+	return ident.Kind, ident.CredentialID, "", true
+}
+
 func (u *UnixServer) serveConn(ctx context.Context, c *net.UnixConn, wantUID int) {
 	defer c.Close()
 	uid, pid, err := peerCred(c)
@@ -120,8 +148,12 @@ func (u *UnixServer) serveConn(ctx context.Context, c *net.UnixConn, wantUID int
 		return
 	}
 	u.logger().Debug("unix socket: peer connected", "peer_pid", pid)
-	caller := &chain.Caller{Transport: "unix", AuthMethod: "peercred", Subject: u.Subject}
-	s := u.Server.NewSession(caller, mcp.SessionOptions{})
+	kind := u.Kind
+	if kind == "" {
+		kind = "local"
+	}
+	caller := &chain.Caller{Transport: "unix", AuthMethod: "peercred", Kind: kind, Subject: u.Subject}
+	s := u.Server.NewSession(caller, mcp.SessionOptions{Authenticate: u.authenticate})
 
 	// On shutdown, shut the reading side: the session sees EOF, its calls
 	// are cancelled through ctx, and ServeStream returns.

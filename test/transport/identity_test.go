@@ -1,0 +1,315 @@
+//go:build linux || darwin
+
+package transport_e2e
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+)
+
+// The entity kind of a socket or HTTP connection comes from the credential
+// it presents; what the client calls itself (clientInfo.name) is recorded
+// as a claim and can only lower its trust. These tests drive the built
+// binary over both transports.
+
+// kindLevels gives each kind its own trust level, so the level the chain
+// applied shows which rows it used.
+var kindLevels = map[string]int{"local": 1, "oc": 2, "cc": 3}
+
+// claimKind is the kind a clientInfo.name claims (only exact known names).
+func claimKind(name string) string {
+	switch name {
+	case "claude-code":
+		return "cc"
+	case "opencode":
+		return "oc"
+	}
+	return ""
+}
+
+// identityEnv is a workspace with a unix-socket and a loopback-HTTP daemon,
+// distinct trust levels per kind and one per-client credential per kind.
+type identityEnv struct {
+	*env
+	sock, addr, wsToken string
+	creds               map[string]string // kind -> credential text
+}
+
+func newIdentityEnv(t *testing.T) *identityEnv {
+	e := &identityEnv{env: newEnv(t), creds: map[string]string{}}
+	for kind, level := range kindLevels {
+		if _, errOut, code := e.run("", "trust", "set", kind+":*", fmt.Sprint(level)); code != 0 {
+			t.Fatalf("trust set %s: %s", kind, errOut)
+		}
+	}
+	for kind := range kindLevels {
+		out, errOut, code := e.run("", "token", "issue", "--client", kind, "--label", "test "+kind)
+		if code != 0 || !strings.HasPrefix(out, "cdc1_") {
+			t.Fatalf("token issue --client %s: exit %d %q %s", kind, code, out, errOut)
+		}
+		e.creds[kind] = strings.TrimSpace(out)
+	}
+	e.serve("--transport", "unix_socket")
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	e.sock = e.state("unix").Socket
+	st := e.state("tcp")
+	e.addr = st.Addr
+	e.wsToken = readToken(t, st.TokenFile)
+	return e
+}
+
+func initWithClaim(claim string) string {
+	name, _ := json.Marshal(claim)
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":` + string(name) + `,"version":"1"}}}`
+}
+
+func readCall(reqID string) string {
+	return `{"jsonrpc":"2.0","id":"` + reqID + `","method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`
+}
+
+const toolsListMsg = `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`
+
+// toolCount counts the tools in a tools/list answer.
+func toolCount(t *testing.T, body string) int {
+	t.Helper()
+	var r struct {
+		Result struct {
+			Tools []struct{ Name string } `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &r, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatalf("tools/list answer %s: %v", body, err)
+	}
+	return len(r.Result.Tools)
+}
+
+// visibleAt is how many built-in tools a level sees (read tools at 1,
+// write and execute from 2).
+func visibleAt(level int) int {
+	if level >= 2 {
+		return 5
+	}
+	return 3
+}
+
+// auditRow is what these tests read back from `clawd audit --json`.
+type auditRow struct {
+	EntityID     string  `json:"entity_id"`
+	TrustLevel   *int    `json:"trust_level"`
+	Result       string  `json:"result"`
+	Reason       string  `json:"reason"`
+	Step         string  `json:"step"`
+	Transport    string  `json:"transport"`
+	RequestID    string  `json:"request_id"`
+	ClientClaim  *string `json:"client_claim"`
+	CredentialID *string `json:"credential_id"`
+}
+
+func (e *identityEnv) auditByRequest(t *testing.T) map[string]auditRow {
+	t.Helper()
+	out, errOut, code := e.run("", "audit", "--json", "--limit", "0")
+	if code != 0 {
+		t.Fatalf("clawd audit: %s", errOut)
+	}
+	var rows []auditRow
+	if err := json.Unmarshal([]byte(out), &rows, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatalf("audit JSON: %v", err)
+	}
+	m := map[string]auditRow{}
+	for _, r := range rows {
+		m[strings.Trim(r.RequestID, `"`)] = r
+	}
+	return m
+}
+
+// TestIdentityComesFromCredential: over the socket and HTTP, a client
+// claiming every known name (and some near misses) with each credential
+// gets exactly the level its credential allows, lowered by a claim of a
+// lower kind, never raised.
+func TestIdentityComesFromCredential(t *testing.T) {
+	e := newIdentityEnv(t)
+	claims := []string{"claude-code", "opencode", "local", "clawd-cli", "", "Claude-Code", "claude-code ", "cc", "device"}
+	type want struct {
+		kind, claim, cred string
+		level             int
+	}
+	wants := map[string]want{}
+	n := 0
+	for _, transport := range []string{"unix", "http"} {
+		for _, credKind := range []string{"", "cc", "oc", "local"} {
+			for _, claim := range claims {
+				n++
+				reqID := fmt.Sprintf("%s-%s-%d", transport, credKind, n)
+				kind := credKind
+				if kind == "" {
+					kind = "local" // default_client_kind
+				}
+				level := kindLevels[kind]
+				if ck := claimKind(claim); ck != "" {
+					level = min(level, kindLevels[ck])
+				}
+				var callBody, listBody string
+				switch transport {
+				case "unix":
+					l := dialSocket(t, e.sock)
+					if credKind != "" {
+						got := l.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds[credKind]+`"}}`)
+						if !strings.Contains(got, `"kind":"`+credKind+`"`) {
+							t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
+						}
+					}
+					l.call(t, initWithClaim(claim))
+					callBody = l.call(t, readCall(reqID))
+					listBody = l.call(t, toolsListMsg)
+					l.c.Close()
+				case "http":
+					tok := e.wsToken
+					if credKind != "" {
+						tok = e.creds[credKind]
+					}
+					s := &httpSession{t: t, base: "http://" + e.addr, tok: tok}
+					if code, body := s.post(initWithClaim(claim)); code != 200 {
+						t.Fatalf("%s: initialize: HTTP %d %s", reqID, code, body)
+					}
+					_, callBody = s.post(readCall(reqID))
+					_, listBody = s.post(toolsListMsg)
+				}
+				if !strings.Contains(callBody, `"isError":false`) {
+					t.Errorf("%s claiming %q: read_file: %s", reqID, claim, callBody)
+				}
+				if got := toolCount(t, listBody); got != visibleAt(level) {
+					t.Errorf("%s (credential %q) claiming %q: tools/list shows %d tools, want %d (level %d)", transport, credKind, claim, got, visibleAt(level), level)
+				}
+				wants[reqID] = want{kind: kind, claim: claim, cred: credKind, level: level}
+			}
+		}
+	}
+	rows := e.auditByRequest(t)
+	for reqID, w := range wants {
+		r, ok := rows[reqID]
+		if !ok {
+			t.Errorf("%s: no audit row", reqID)
+			continue
+		}
+		if !strings.HasPrefix(r.EntityID, w.kind+":") {
+			t.Errorf("%s claiming %q: entity %s, want kind %s (the credential's)", reqID, w.claim, r.EntityID, w.kind)
+		}
+		if r.TrustLevel == nil || *r.TrustLevel != w.level {
+			t.Errorf("%s claiming %q: trust_level %v, want %d", reqID, w.claim, r.TrustLevel, w.level)
+		}
+		if w.claim != "" && (r.ClientClaim == nil || *r.ClientClaim != w.claim) {
+			t.Errorf("%s: client_claim %v, want %q", reqID, r.ClientClaim, w.claim)
+		}
+		if (w.cred != "") != (r.CredentialID != nil) {
+			t.Errorf("%s: credential_id %v with credential %q", reqID, r.CredentialID, w.cred)
+		}
+	}
+}
+
+// TestRevokedCredentialRefusedAtOnce: revoking a credential refuses it on
+// the next request, also on a socket connection and an HTTP session it
+// opened before, and on clawd connect.
+func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
+	e := newIdentityEnv(t)
+	// clawd connect --client cc presents the saved credential.
+	out, errOut, code := e.run(initWithClaim("some-host")+"\n"+readCall("connect-1")+"\n", "connect", "--client", "cc")
+	if code != 0 || !strings.Contains(out, `"isError":false`) || strings.Contains(out, "clawd-connect-authenticate") {
+		t.Fatalf("clawd connect --client cc: exit %d %s %s", code, out, errOut)
+	}
+	if r := e.auditByRequest(t)["connect-1"]; !strings.HasPrefix(r.EntityID, "cc:") || r.CredentialID == nil {
+		t.Fatalf("clawd connect --client cc: audit row %+v, want entity cc:... with its credential", r)
+	}
+
+	l := dialSocket(t, e.sock)
+	l.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds["cc"]+`"}}`)
+	l.call(t, initWithClaim("claude-code"))
+	if got := l.call(t, readCall("before-1")); !strings.Contains(got, `"isError":false`) {
+		t.Fatalf("call before revoking: %s", got)
+	}
+	s := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["cc"]}
+	s.initialize()
+	if _, got := s.post(readCall("before-2")); !strings.Contains(got, `"isError":false`) {
+		t.Fatalf("HTTP call before revoking: %s", got)
+	}
+
+	id := strings.SplitN(strings.TrimPrefix(e.creds["cc"], "cdc1_"), "_", 2)[0]
+	if out, errOut, code := e.run("", "token", "revoke", id); code != 0 || !strings.Contains(out, "revoked") {
+		t.Fatalf("token revoke: exit %d %s %s", code, out, errOut)
+	}
+	if got := l.call(t, readCall("after-1")); !strings.Contains(got, `"code":-32001`) || !strings.Contains(got, "credential_revoked") {
+		t.Errorf("socket call after revoking: %s, want -32001 credential_revoked", got)
+	}
+	if got := l.call(t, toolsListMsg); toolCount(t, got) != 0 {
+		t.Errorf("tools/list after revoking: %s, want no tools", got)
+	}
+	code, body := s.post(readCall("after-2"))
+	if code != http.StatusUnauthorized || !strings.Contains(body, "credential_revoked") {
+		t.Errorf("HTTP call after revoking: HTTP %d %s, want 401 credential_revoked", code, body)
+	}
+	l2 := dialSocket(t, e.sock)
+	if got := l2.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds["cc"]+`"}}`); !strings.Contains(got, `"code":-32001`) {
+		t.Errorf("authenticating with a revoked credential: %s", got)
+	}
+	if _, errOut, code := e.run(initWithClaim("x")+"\n", "connect", "--client", "cc"); code != 1 || !strings.Contains(errOut, "credential") {
+		t.Errorf("clawd connect --client cc after revoking: exit %d %s", code, errOut)
+	}
+	// The refused socket call is on record as a denial at step auth.
+	if r := e.auditByRequest(t)["after-1"]; r.Result != "Deny" || r.Step != "auth" || r.Reason != "credential_revoked" {
+		t.Errorf("audit row of the refused call: %+v", r)
+	}
+	// Other credentials are unaffected.
+	s2 := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["oc"]}
+	s2.initialize()
+	if _, got := s2.post(readCall("other")); !strings.Contains(got, `"isError":false`) {
+		t.Errorf("another credential after revoking one: %s", got)
+	}
+}
+
+// TestHTTPSessionBoundToItsCredential: an Mcp-Session-Id routes requests;
+// it does not authenticate them. Another valid credential cannot use it.
+func TestHTTPSessionBoundToItsCredential(t *testing.T) {
+	e := newIdentityEnv(t)
+	s := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["cc"]}
+	s.initialize()
+	other := &httpSession{t: t, base: "http://" + e.addr, tok: e.wsToken, sid: s.sid}
+	if code, body := other.post(readCall("hijack")); code != http.StatusForbidden {
+		t.Errorf("the workspace token on a cc credential's session: HTTP %d %s, want 403", code, body)
+	}
+	if code, body := s.post(readCall("own")); code != 200 || !strings.Contains(body, `"isError":false`) {
+		t.Errorf("the session's own credential: HTTP %d %s", code, body)
+	}
+}
+
+// TestCredentialCLI: issue refuses bad kinds (exit 2), list never shows
+// secrets, revoke of an unknown id fails clearly.
+func TestCredentialCLI(t *testing.T) {
+	e := newEnv(t)
+	if _, errOut, code := e.run("", "token", "issue", "--client", "device"); code != 2 || !strings.Contains(errOut, "cc, oc, local") {
+		t.Errorf("issue --client device: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := e.run("", "token", "issue"); code != 2 {
+		t.Errorf("issue without --client: exit %d %s", code, errOut)
+	}
+	out, _, code := e.run("", "token", "issue", "--client", "oc", "--no-save")
+	if code != 0 {
+		t.Fatal("issue failed")
+	}
+	secret := strings.SplitN(strings.TrimSpace(out), "_", 3)[2]
+	list, _, _ := e.run("", "token", "list")
+	if strings.Contains(list, secret) || !strings.Contains(list, "oc:") || !strings.Contains(list, "active") {
+		t.Errorf("token list: %s", list)
+	}
+	if _, errOut, code := e.run("", "token", "show", "--client", "oc"); code != 1 || !strings.Contains(errOut, "token issue --client oc") {
+		t.Errorf("show --client oc after --no-save: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := e.run("", "token", "revoke", "0000000000000000"); code != 1 || !strings.Contains(errOut, "no credential") {
+		t.Errorf("revoke unknown: exit %d %s", code, errOut)
+	}
+	if _, _, code := e.run("", "token", "revoke"); code != 2 {
+		t.Errorf("revoke without id: exit %d", code)
+	}
+}
