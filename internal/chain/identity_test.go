@@ -1,0 +1,113 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// memCreds is a CredentialStore of active ids.
+type memCreds struct {
+	active map[string]bool
+	err    error
+}
+
+func (m *memCreds) CredentialActive(id string) (bool, error) { return m.active[id], m.err }
+
+// TestClaimOnlyLowersTrust: a client's claimed name can take permissions
+// away (the claimed kind's row must allow the call too) but never add any,
+// including per-tool allows the credential's row lacks.
+func TestClaimOnlyLowersTrust(t *testing.T) {
+	rows := []TrustEntry{
+		{Entity: "local:*", Level: 1},
+		{Entity: "oc:*", Level: 2, Perms: map[string]string{"bash": "deny"}},
+		{Entity: "cc:*", Level: 3, Perms: map[string]string{"odd_hint": "allow"}},
+	}
+	tests := []struct {
+		kind, claim string
+		tool        string
+		allow       bool
+		level       int
+	}{
+		{"local", "claude-code", "write_file", false, 1}, // cc would allow: no raise
+		{"local", "claude-code", "odd_hint", false, 1},   // cc's explicit allow does not carry over
+		{"local", "claude-code", "read_file", true, 1},
+		{"cc", "", "bash", true, 3},
+		{"cc", "opencode", "bash", false, 2},     // oc denies bash: lowered
+		{"cc", "opencode", "write_file", true, 2}, // oc allows writes at 2
+		{"cc", "opencode", "srv__fetch", false, 2},
+		{"cc", "claude-code", "srv__fetch", true, 3}, // same kind: no second row
+		{"oc", "claude-code", "bash", false, 2},      // oc's own deny stays
+		{"cc", "some-other-host", "srv__fetch", true, 3},
+		{"cc", "local", "srv__fetch", true, 3}, // "local" is not a name any kind claims
+	}
+	for _, tt := range tests {
+		c, audit := newTestChain(t, Options{}, rows...)
+		cl := &Caller{Transport: "unix", AuthMethod: "peercred", Kind: tt.kind, Subject: "ws"}
+		cl.Resolve(tt.claim)
+		d := c.Authorize(context.Background(), call(cl, tt.tool, `{}`))
+		if d.Allowed() != tt.allow {
+			t.Errorf("%s claiming %q calls %s: allowed=%v, want %v (%v)", tt.kind, tt.claim, tt.tool, d.Allowed(), tt.allow, d.Err)
+		}
+		if d.TrustLevel != tt.level {
+			t.Errorf("%s claiming %q: level %d, want %d", tt.kind, tt.claim, d.TrustLevel, tt.level)
+		}
+		if vis := c.Visible(cl, call(cl, tt.tool, "").Entry); vis != tt.allow {
+			t.Errorf("%s claiming %q: %s visible=%v, want %v", tt.kind, tt.claim, tt.tool, vis, tt.allow)
+		}
+		if len(audit.rows) != 1 || audit.rows[0].EntityID != tt.kind+":ws" || audit.rows[0].ClientClaim != tt.claim {
+			t.Errorf("%s claiming %q: audit rows %+v, want one for %s:ws with the claim", tt.kind, tt.claim, audit.rows, tt.kind)
+		}
+	}
+}
+
+// TestCallerWithoutKindIsUnauthenticated: no credential, no entity.
+func TestCallerWithoutKindIsUnauthenticated(t *testing.T) {
+	c, audit := newTestChain(t, Options{}, DefaultTrustRows()...)
+	cl := &Caller{Transport: "http", AuthMethod: "bearer", Subject: "ws"}
+	cl.Resolve("claude-code")
+	if d := c.Authorize(context.Background(), call(cl, "read_file", `{}`)); d.Err == nil || d.Err.Code != CodeUnauthorized {
+		t.Fatalf("a caller without a kind: %+v", d)
+	}
+	if len(audit.rows) != 0 {
+		t.Errorf("audit rows for an unknown caller: %+v", audit.rows)
+	}
+}
+
+// TestRevokedCredentialRefused: a credential checked on every call; a
+// revoked or unverifiable one is refused at step 1 and audited.
+func TestRevokedCredentialRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		creds  CredentialStore
+		reason string
+	}{
+		{"active", &memCreds{active: map[string]bool{"c1": true}}, ""},
+		{"revoked", &memCreds{active: map[string]bool{}}, "credential_revoked"},
+		{"store error", &memCreds{err: errors.New("disk gone")}, "credential_unverifiable"},
+		{"no store", nil, "credential_unverifiable"},
+	} {
+		c, audit := newTestChain(t, Options{}, DefaultTrustRows()...)
+		if tt.creds != nil {
+			c.Credentials = tt.creds
+		}
+		cl := &Caller{Transport: "http", AuthMethod: "credential", Kind: "cc", CredentialID: "c1", Subject: "ws"}
+		cl.Resolve("")
+		d := c.Authorize(context.Background(), call(cl, "read_file", `{}`))
+		if tt.reason == "" {
+			if !d.Allowed() {
+				t.Errorf("%s: refused: %v", tt.name, d.Err)
+			}
+			continue
+		}
+		if d.Allowed() || d.Err.Code != CodeUnauthorized || d.Reason != tt.reason {
+			t.Errorf("%s: decision %+v, want -32001 %s", tt.name, d, tt.reason)
+		}
+		if len(audit.rows) != 1 || audit.rows[0].Step != StepAuth || audit.rows[0].CredentialID != "c1" {
+			t.Errorf("%s: audit rows %+v, want one denial at step auth naming the credential", tt.name, audit.rows)
+		}
+		if c.Visible(cl, call(cl, "read_file", "").Entry) {
+			t.Errorf("%s: tools visible to a refused credential", tt.name)
+		}
+	}
+}
