@@ -33,7 +33,7 @@ func TestClaimOnlyLowersTrust(t *testing.T) {
 		{"local", "claude-code", "odd_hint", false, 1},   // cc's explicit allow does not carry over
 		{"local", "claude-code", "read_file", true, 1},
 		{"cc", "", "bash", true, 3},
-		{"cc", "opencode", "bash", false, 2},     // oc denies bash: lowered
+		{"cc", "opencode", "bash", false, 2},      // oc denies bash: lowered
 		{"cc", "opencode", "write_file", true, 2}, // oc allows writes at 2
 		{"cc", "opencode", "srv__fetch", false, 2},
 		{"cc", "claude-code", "srv__fetch", true, 3}, // same kind: no second row
