@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -167,5 +168,36 @@ func BenchmarkParse(b *testing.B) {
 		if _, perr := Parse(line); perr != nil {
 			b.Fatal(perr.Err)
 		}
+	}
+}
+
+// BenchmarkParseLarge parses a write_file call carrying 64 KiB of content
+// and one with a wide, nested arguments object: the member-name checks must
+// stay linear in the message size.
+func BenchmarkParseLarge(b *testing.B) {
+	content := strings.Repeat(`line of text with a \"quote\" and \\ slash\n`, 64<<10/44)
+	var wide strings.Builder
+	wide.WriteString(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{`)
+	for i := range 2000 {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		fmt.Fprintf(&wide, `"member_%d":{"a":[1,2,{"b":"c"}],"Key%d":true}`, i, i)
+	}
+	wide.WriteString(`}}}`)
+	for _, c := range []struct{ name, line string }{
+		{"write64KiB", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"` + content + `"}}}`},
+		{"wide2000", wide.String()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			line := []byte(c.line)
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, perr := Parse(line); perr != nil {
+					b.Fatal(perr.Err)
+				}
+			}
+		})
 	}
 }
