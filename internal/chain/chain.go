@@ -113,7 +113,7 @@ func (c *Chain) decide(call *Call) *Decision {
 	// Step 3: policy.
 	allow, reason := Policy(c.options(), entry, spec)
 	if !allow {
-		return level(deny(CodePolicyDenied, StepPolicy, reason, nil))
+		return level(policyDenial(call.Caller.EntityID, entry, spec, reason))
 	}
 	// Step 4: supply chain.
 	if d := c.supply(call.Entry); d != nil {

@@ -205,13 +205,13 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if tok, ok := bearerToken(r.Header.Values("Authorization")); !ok || h.Auth == nil || !h.Auth.Check(tok) {
-		reason := "invalid_token"
+		reason, why := "invalid_token", "the bearer token is not this workspace's current token (wrong, or rotated since)"
 		if !ok {
-			reason = "missing_bearer_token"
+			reason, why = "missing_bearer_token", "no bearer token was sent"
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
 		body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
-			Code: chain.CodeUnauthorized, Message: "unauthorized",
+			Code: chain.CodeUnauthorized, Message: "unauthorized: " + why + "; send Authorization: Bearer <token> (clawd token show prints it)",
 			Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show)"},
 		})
 		writeJSON(w, http.StatusUnauthorized, body)
