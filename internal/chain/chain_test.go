@@ -130,7 +130,7 @@ func TestStepsDenyPaths(t *testing.T) {
 	tests := []struct {
 		name   string
 		call   *Call
-		code   int    // 0 = allowed
+		code   int      // 0 = allowed
 		msg    string   // the error message's start: the code name and a colon
 		says   []string // what else the message must say (the reason, for an agent to act on)
 		step   string
