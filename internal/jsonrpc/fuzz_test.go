@@ -8,7 +8,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// FuzzParse checks that Parse never panics, that whatever it returns can be
+// FuzzParse checks that Parse never panics, that it answers -32700 exactly
+// for bytes that are not valid JSON, that whatever it returns can be
 // answered with valid JSON that echoes the id exactly, that an accepted id
 // is a string or an integer, and that the one-pass member-name check agrees
 // with a slow reference (every pair of names of every object compared with
@@ -43,7 +44,16 @@ func FuzzParse(f *testing.F) {
 		if !jsontext.Value(resp).IsValid() {
 			t.Fatalf("response is not valid JSON: %s", resp)
 		}
-		if jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
+		// -32700 (with a null id) exactly when the bytes are not one valid
+		// JSON value.
+		valid := jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true))
+		if isParseErr := perr != nil && perr.Err.Code == CodeParseError; isParseErr == valid {
+			t.Fatalf("Parse(%q): valid JSON %v, but error %+v", data, valid, perr)
+		}
+		if perr != nil && perr.Err.Code == CodeParseError && !perr.ID.IsZero() {
+			t.Fatalf("Parse(%q): a parse error with id %s", data, perr.ID.Raw())
+		}
+		if valid {
 			want := refCollision(t, data)
 			got := checkNames(data) != nil
 			if got != want {

@@ -134,43 +134,44 @@ var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "er
 
 // Parse parses a single JSON-RPC message (not a batch) from data.
 func Parse(data []byte) (Message, *ParseError) {
-	// Validate the whole document first: invalid JSON is -32700 (null id),
-	// while valid JSON with a bad shape is -32600 with the id if readable.
-	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
-		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
-	}
-	// One pass over the bytes finds equal and case-variant names in every
-	// object; the decoder below then need not track names itself. The
-	// envelope is still decoded, so the error can carry the id.
-	nameErr := checkNames(data)
+	// Invalid JSON anywhere is -32700 with a null id; valid JSON of the
+	// wrong shape is -32600 with the id if readable. The decoder reads every
+	// member value whole, so reaching the end without an error means the
+	// document is valid; no separate validation pass is needed. It leaves
+	// duplicate names to checkNames.
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	tok, err := dec.ReadToken()
 	if err != nil {
-		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: "+cleanErr(err))}
+		return Message{}, notJSON()
 	}
 	if tok.Kind() != '{' {
+		if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
+			return Message{}, notJSON()
+		}
 		return Message{}, &ParseError{Err: NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object")}
 	}
 	var p parser
 	for dec.PeekKind() != '}' {
 		nameTok, err := dec.ReadToken()
 		if err != nil {
-			return p.m, badShape(p.m.ID, err)
+			return Message{}, notJSON()
 		}
 		name := nameTok.String() // the token is void after the next read
 		val, err := dec.ReadValue()
 		if err != nil {
-			return p.m, badShape(p.m.ID, err)
+			return Message{}, notJSON()
 		}
 		p.member(name, val)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return p.m, badShape(p.m.ID, err)
+		return Message{}, notJSON()
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return p.m, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
+		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
 	}
-	if nameErr != nil {
+	// The document is valid JSON: one pass over its bytes finds equal and
+	// case-variant names in every object.
+	if nameErr := checkNames(data); nameErr != nil {
 		return p.m, &ParseError{ID: p.m.ID, Err: nameErr}
 	}
 	p.finish()
@@ -271,10 +272,8 @@ func (p *parser) finish() {
 	}
 }
 
-// badShape reports a decoder error after the document was found valid
-// (not expected to happen; kept so no path can panic or go unanswered).
-func badShape(id ID, err error) *ParseError {
-	return &ParseError{ID: id, Err: NewError(CodeInvalidRequest, "invalid request: "+cleanErr(err))}
+func notJSON() *ParseError {
+	return &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
 }
 
 // kindWord names a JSON value kind for an error message.
@@ -297,12 +296,6 @@ func clipText(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "..."
 	}
-	return s
-}
-
-func cleanErr(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "jsontext: ")
 	return s
 }
 

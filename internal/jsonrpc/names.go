@@ -27,9 +27,9 @@ import (
 //
 // data must be valid JSON (Parse checks that first). The check is one pass
 // over the bytes: strings are skipped with bytes.IndexByte, and each object
-// compares its names pairwise while it is small and through a map once it
-// has more than smallObject members, so a hostile object with many members
-// costs linear time.
+// compares its names pairwise while it is small and through a seeded hash
+// index once it has more than smallObject members, so a hostile object with
+// many members costs linear time.
 func checkNames(data []byte) *Error {
 	c := checkers.Get().(*nameChecker)
 	c.data = data

@@ -112,3 +112,24 @@ func TestParseDuplicateIDAnswersFirst(t *testing.T) {
 		t.Fatalf("got %+v, want an error answered with id \"first\"", perr)
 	}
 }
+
+// BenchmarkCheckNames is the member-name pass alone, on the messages of
+// BenchmarkParse and BenchmarkParseLarge/write64KiB: its share of Parse.
+func BenchmarkCheckNames(b *testing.B) {
+	content := strings.Repeat(`line of text with a \"quote\" and \\ slash\n`, 64<<10/44)
+	for _, c := range []struct{ name, line string }{
+		{"call", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"src/main.rs"}}}`},
+		{"write64KiB", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"` + content + `"}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			line := []byte(c.line)
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if e := checkNames(line); e != nil {
+					b.Fatal(e)
+				}
+			}
+		})
+	}
+}
