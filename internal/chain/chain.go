@@ -135,7 +135,7 @@ func (c *Chain) decide(call *Call) *Decision {
 	// claimed another kind, under that kind's row too.
 	allow, reason := Policy(c.options(), entry, spec)
 	if !allow {
-		return level(deny(CodePolicyDenied, StepPolicy, reason, nil))
+		return level(policyDenial(call.Caller.EntityID, entry, spec, reason))
 	}
 	if claimed != nil {
 		if ok, why := Policy(c.options(), *claimed, spec); !ok {

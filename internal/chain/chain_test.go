@@ -130,38 +130,39 @@ func TestStepsDenyPaths(t *testing.T) {
 	tests := []struct {
 		name   string
 		call   *Call
-		code   int    // 0 = allowed
-		msg    string // error message
+		code   int      // 0 = allowed
+		msg    string   // the error message's start: the code name and a colon
+		says   []string // what else the message must say (the reason, for an agent to act on)
 		step   string
 		reason string
 		data   map[string]any // members that must be present in Err.Data
 		audit  bool
 	}{
 		{"no auth", call(&Caller{Transport: "http", Subject: "ws"}, "read_file", `{"path":"a.txt"}`),
-			CodeUnauthorized, "unauthorized", StepAuth, "not_authenticated", nil, false},
+			CodeUnauthorized, "unauthorized: ", []string{"did not authenticate", "bearer token"}, StepAuth, "not_authenticated", nil, false},
 		{"unknown entity", call(caller("device:other"), "read_file", `{"path":"a.txt"}`),
-			CodeUnknownEntity, "unknown_entity", StepTrust, "no_trust_registry_row",
+			CodeUnknownEntity, "unknown_entity: ", []string{"device:other has no trust registry row", "`clawd trust set device:other LEVEL`"}, StepTrust, "no_trust_registry_row",
 			map[string]any{"entity": "device:other", "hint": "clawd trust set device:other LEVEL"}, true},
 		{"unknown tool", call(caller("local:ws"), "nope", `{}`),
-			jsonrpc.CodeInvalidParams, "unknown tool: nope", StepLookup, "unknown_tool", nil, true},
+			jsonrpc.CodeInvalidParams, "unknown tool: nope", nil, StepLookup, "unknown_tool", nil, true},
 		{"level too low", call(caller("device:phone"), "bash", `{"command":"id"}`),
-			CodePolicyDenied, "policy_denied", StepPolicy, ReasonLevelTooLow, map[string]any{"reason": ReasonLevelTooLow}, true},
+			CodePolicyDenied, "policy_denied: ", []string{"bash needs level 2", "device:phone is level 1", "`clawd trust set device:phone 2`"}, StepPolicy, ReasonLevelTooLow, map[string]any{"reason": ReasonLevelTooLow}, true},
 		{"explicit deny", call(caller("cc:locked"), "read_file", `{"path":"a.txt"}`),
-			CodePolicyDenied, "policy_denied", StepPolicy, ReasonExplicitDeny, map[string]any{"reason": ReasonExplicitDeny}, true},
+			CodePolicyDenied, "policy_denied: ", []string{"read_file is denied to cc:locked by the trust registry row cc:locked", "`clawd trust set cc:locked 3 --allow read_file`"}, StepPolicy, ReasonExplicitDeny, map[string]any{"reason": ReasonExplicitDeny}, true},
 		{"traversal", call(caller("local:ws"), "read_file", `{"path":"../etc/passwd"}`),
-			CodeSandboxViolation, "sandbox_violation", StepSandbox, "relative path leaves the workspace root", map[string]any{"path": "../etc/passwd"}, true},
+			CodeSandboxViolation, "sandbox_violation: ", []string{`"../etc/passwd": relative path leaves the workspace root`}, StepSandbox, "relative path leaves the workspace root", map[string]any{"path": "../etc/passwd"}, true},
 		{"absolute outside", call(caller("local:ws"), "write_file", `{"path":"/etc/passwd","content":""}`),
-			CodeSandboxViolation, "sandbox_violation", StepSandbox, "", map[string]any{"path": "/etc/passwd"}, true},
+			CodeSandboxViolation, "sandbox_violation: ", []string{`"/etc/passwd": absolute path outside the workspace root`}, StepSandbox, "", map[string]any{"path": "/etc/passwd"}, true},
 		{"symlink escape", call(caller("local:ws"), "list_dir", `{"path":"out/x"}`),
-			CodeSandboxViolation, "sandbox_violation", StepSandbox, "", map[string]any{"path": "out/x"}, true},
+			CodeSandboxViolation, "sandbox_violation: ", []string{`"out/x": `, "outside the workspace"}, StepSandbox, "", map[string]any{"path": "out/x"}, true},
 		{"bash working_dir", call(caller("cc:ws"), "bash", `{"command":"ls","working_dir":"../.."}`),
-			CodeSandboxViolation, "sandbox_violation", StepSandbox, "", map[string]any{"path": "../.."}, true},
+			CodeSandboxViolation, "sandbox_violation: ", []string{`"../..": `}, StepSandbox, "", map[string]any{"path": "../.."}, true},
 		{"allowed read", call(caller("device:phone"), "read_file", `{"path":"a.txt"}`),
-			0, "", StepHandler, ReasonLevelAllow, nil, true},
+			0, "", nil, StepHandler, ReasonLevelAllow, nil, true},
 		{"allowed in-root symlink", call(caller("local:ws"), "list_dir", `{"path":"in"}`),
-			0, "", StepHandler, ReasonLevelAllow, nil, true},
+			0, "", nil, StepHandler, ReasonLevelAllow, nil, true},
 		{"allowed bash at level 2", call(caller("local:ws"), "bash", `{"command":"true"}`),
-			0, "", StepHandler, ReasonLevelAllow, nil, true},
+			0, "", nil, StepHandler, ReasonLevelAllow, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,8 +173,13 @@ func TestStepsDenyPaths(t *testing.T) {
 					t.Fatalf("denied: %+v", d.Err)
 				}
 			} else {
-				if d.Allowed() || d.Err.Code != tt.code || d.Err.Message != tt.msg {
-					t.Fatalf("Err = %+v, want %d %q", d.Err, tt.code, tt.msg)
+				if d.Allowed() || d.Err.Code != tt.code || !strings.HasPrefix(d.Err.Message, tt.msg) {
+					t.Fatalf("Err = %+v, want %d %q...", d.Err, tt.code, tt.msg)
+				}
+				for _, w := range tt.says {
+					if !strings.Contains(d.Err.Message, w) {
+						t.Errorf("message %q does not say %q", d.Err.Message, w)
+					}
 				}
 				data, _ := d.Err.Data.(map[string]any)
 				for k, v := range tt.data {
@@ -313,7 +319,8 @@ func TestSupplyChain(t *testing.T) {
 	}
 
 	d := c.Authorize(context.Background(), mk())
-	if d.Allowed() || d.Err.Code != CodeSupplyChainDenied || d.Err.Message != "supply_chain_denied" {
+	if d.Allowed() || d.Err.Code != CodeSupplyChainDenied || !strings.HasPrefix(d.Err.Message, "supply_chain_denied: ") ||
+		!strings.Contains(d.Err.Message, "fs-server") || !strings.Contains(d.Err.Message, "clawd mcp allow --server fs-server --sha256 "+sum1) {
 		t.Fatalf("not allowlisted: %+v", d.Err)
 	}
 	data := d.Err.Data.(map[string]any)

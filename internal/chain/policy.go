@@ -1,6 +1,10 @@
 package chain
 
-import "github.com/clawde/clawd/internal/tools"
+import (
+	"fmt"
+
+	"github.com/clawde/clawd/internal/tools"
+)
 
 // Policy reasons (the audit row's reason column).
 const (
@@ -63,4 +67,37 @@ func RequiredLevel(p tools.Permission) (level int, ok bool) {
 		return 3, true
 	}
 	return 0, false
+}
+
+// policyDenial is step 3's refusal. Its message names the tool, what the
+// tool needs, the caller's entity and what its row gives it, and the
+// command that would change the decision; data.reason stays the reason code.
+func policyDenial(entity string, e TrustEntry, spec *tools.Spec, reason string) *Decision {
+	return denyWith(CodePolicyDenied, StepPolicy, reason, PolicySentence(entity, e, spec, reason), nil)
+}
+
+// PolicySentence explains a policy refusal in words (see policyDenial).
+func PolicySentence(entity string, e TrustEntry, spec *tools.Spec, reason string) string {
+	row, rowName := "", entity
+	if e.Entity != "" && e.Entity != entity {
+		row, rowName = " through the row "+e.Entity, e.Entity
+	}
+	need, known := RequiredLevel(spec.Permission)
+	switch reason {
+	case ReasonToolDisabled:
+		return fmt.Sprintf("%s is switched off in clawd's config ([tools] %s = false); no trust level can call it until the config switches it on",
+			spec.Name, spec.Name)
+	case ReasonExplicitDeny:
+		return fmt.Sprintf("%s is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` would allow it",
+			spec.Name, entity, rowName, spec.Name, entity, max(e.Level, need), spec.Name)
+	case ReasonLevelTooLow:
+		return fmt.Sprintf("%s needs level %d (%s), %s is level %d%s (`clawd trust set %s %d` raises it, `clawd trust set %s %d --allow %s` allows only this tool)",
+			spec.Name, need, spec.Permission, entity, e.Level, row, entity, need, entity, e.Level, spec.Name)
+	case ReasonUnknownHint:
+		if !known {
+			return fmt.Sprintf("%s has the permission hint %q, which no trust level covers; only an explicit allow lets %s call it (`clawd trust set %s %d --allow %s`)",
+				spec.Name, spec.Permission, entity, entity, e.Level, spec.Name)
+		}
+	}
+	return fmt.Sprintf("%s may not call %s (%s)", entity, spec.Name, reason)
 }

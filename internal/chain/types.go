@@ -8,6 +8,7 @@ package chain
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,7 +17,8 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
-// The spec's chain error codes (section 4); the message is exactly the word.
+// The spec's chain error codes; each message starts with the code's name
+// (see messageFor) followed by the reason.
 const (
 	CodeUnauthorized      = -32001
 	CodeUnknownEntity     = -32002
@@ -168,9 +170,21 @@ type Authorizer interface {
 	Visible(caller *Caller, e tools.Entry) bool
 }
 
-// deny builds a denial decision with the spec's code and message.
+// deny builds a denial decision with the spec's code. The message is the
+// code's name, a colon and the reason as a sentence naming what was refused
+// and how to change it (clients show only the message, and an agent needs
+// the reason to correct itself); data keeps the machine-readable reason.
 func deny(code int, step, reason string, data map[string]any) *Decision {
-	e := &jsonrpc.Error{Code: code, Message: messageFor(code)}
+	return denyWith(code, step, reason, describe(code, reason, data), data)
+}
+
+// denyWith is deny with the sentence given.
+func denyWith(code int, step, reason, sentence string, data map[string]any) *Decision {
+	msg := messageFor(code)
+	if sentence != "" {
+		msg += ": " + sentence
+	}
+	e := &jsonrpc.Error{Code: code, Message: msg}
 	if data == nil {
 		data = map[string]any{}
 	}
@@ -181,6 +195,7 @@ func deny(code int, step, reason string, data map[string]any) *Decision {
 	return &Decision{Err: e, Step: step, Reason: reason}
 }
 
+// messageFor is the code's name, which every message starts with.
 func messageFor(code int) string {
 	switch code {
 	case CodeUnauthorized:
@@ -197,10 +212,50 @@ func messageFor(code int) string {
 	return "denied"
 }
 
+// describe turns a step's reason and data into the sentence of the message.
+// Policy refusals build theirs in policy.go, where the levels are known.
+func describe(code int, reason string, data map[string]any) string {
+	str := func(k string) string { s, _ := data[k].(string); return s }
+	switch code {
+	case CodeUnauthorized:
+		switch reason {
+		case "credential_revoked":
+			return "the per-client credential " + str("credential") + " this connection presented was revoked; " + str("hint")
+		case "credential_unverifiable":
+			return "the per-client credential this connection presented could not be checked, so the call was refused; see clawd's log"
+		}
+		return "the connection did not authenticate, so no tool may run; connect over stdio, over the unix " +
+			"socket as the same user, or over HTTP with the workspace's bearer token (clawd token show)"
+	case CodeUnknownEntity:
+		return str("entity") + " has no trust registry row, so it may call no tool; add one with `" + str("hint") +
+			"` (level 1 reads, 2 also writes and executes, 3 also calls upstream tools)"
+	case CodeSandboxViolation:
+		return sandboxSentence(str("path"), reason)
+	case CodeSupplyChainDenied:
+		switch reason {
+		case "no_provider":
+			return "the tool has no provider, so its origin cannot be checked"
+		case "binary_unreadable":
+			return "the binary of upstream server " + str("server") + " (" + str("path") +
+				") cannot be read to check its SHA-256; see clawd's log"
+		case "binary_not_allowlisted":
+			return "the binary of upstream server " + str("server") + " (" + str("path") + ", sha256 " + str("sha256") +
+				") is not on the allowlist; " + str("hint")
+		}
+	}
+	return reason
+}
+
+// sandboxSentence says which path argument left the workspace and why. The
+// path is the caller's text, quoted and clipped.
+func sandboxSentence(path, reason string) string {
+	return strconv.Quote(clip(path)) + ": " + reason + "; only paths inside the workspace can be used"
+}
+
 // SandboxError is the -32005 error for a violation found outside the chain's
 // sandbox step (by os.Root while the handler ran, e.g. a swapped symlink).
 func SandboxError(path, reason string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: CodeSandboxViolation, Message: "sandbox_violation",
+	return &jsonrpc.Error{Code: CodeSandboxViolation, Message: "sandbox_violation: " + sandboxSentence(path, reason),
 		Data: map[string]any{"path": path, "reason": reason}}
 }
 

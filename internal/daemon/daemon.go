@@ -5,7 +5,6 @@ package daemon
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -96,8 +95,7 @@ func New(opts Options) (*Daemon, error) {
 		Logger:          logger,
 		MaxConcurrency:  cfg.MaxConcurrency,
 		MaxMessageBytes: cfg.MaxMessageBytes,
-		Instructions: fmt.Sprintf("clawd gives workspace tools for %s. Paths are relative to that directory "+
-			"(absolute paths inside it work too); nothing outside it can be read or written.", ws.Dir),
+		Instructions:    mcp.Instructions(ws.Dir),
 	}
 	return d, nil
 }

@@ -5,16 +5,18 @@
 // {"name":"read_file","Name":"bash"} could show one tool to a check and run
 // another (CVE-2026-27896 in other servers). This package therefore:
 //
-//   - rejects duplicate member names at any depth (-32600);
+//   - rejects, in every object at any depth (the envelope, params, _meta,
+//     tool arguments), two member names that are equal or differ only by
+//     case (-32600, naming both and where);
 //   - rejects a member whose name differs from a JSON-RPC member only by case;
-//   - keeps the request id as its exact bytes, so a 30-digit number is echoed
-//     unchanged;
+//   - accepts only a string or an integer as id, as MCP requires (1.5, 1e3,
+//     1.0 and -0.0 are refused with -32600 and a null id), and keeps it as
+//     its exact bytes, so a 30-digit number is echoed unchanged;
 //   - reports invalid JSON as -32700 with a null id and never panics.
 package jsonrpc
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"math/big"
 	"strconv"
@@ -132,37 +134,45 @@ var memberNames = [...]string{"jsonrpc", "id", "method", "params", "result", "er
 
 // Parse parses a single JSON-RPC message (not a batch) from data.
 func Parse(data []byte) (Message, *ParseError) {
-	// Validate the whole document first: invalid JSON is -32700 (null id),
-	// while valid JSON with a bad shape is -32600 with the id if readable.
-	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
-		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	// Invalid JSON anywhere is -32700 with a null id; valid JSON of the
+	// wrong shape is -32600 with the id if readable. The decoder reads every
+	// member value whole, so reaching the end without an error means the
+	// document is valid; no separate validation pass is needed. It leaves
+	// duplicate names to checkNames.
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	tok, err := dec.ReadToken()
 	if err != nil {
-		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: "+cleanErr(err))}
+		return Message{}, notJSON()
 	}
 	if tok.Kind() != '{' {
+		if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
+			return Message{}, notJSON()
+		}
 		return Message{}, &ParseError{Err: NewError(CodeInvalidRequest, "invalid request: a message must be a JSON object")}
 	}
 	var p parser
 	for dec.PeekKind() != '}' {
 		nameTok, err := dec.ReadToken()
 		if err != nil {
-			return p.m, badShape(p.m.ID, err)
+			return Message{}, notJSON()
 		}
 		name := nameTok.String() // the token is void after the next read
 		val, err := dec.ReadValue()
 		if err != nil {
-			return p.m, badShape(p.m.ID, err)
+			return Message{}, notJSON()
 		}
 		p.member(name, val)
 	}
 	if _, err := dec.ReadToken(); err != nil {
-		return p.m, badShape(p.m.ID, err)
+		return Message{}, notJSON()
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
-		return p.m, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
+		return Message{}, &ParseError{Err: NewError(CodeParseError, "parse error: trailing data after the JSON object")}
+	}
+	// The document is valid JSON: one pass over its bytes finds equal and
+	// case-variant names in every object.
+	if nameErr := checkNames(data); nameErr != nil {
+		return p.m, &ParseError{ID: p.m.ID, Err: nameErr}
 	}
 	p.finish()
 	if p.invalid != nil {
@@ -177,6 +187,7 @@ type parser struct {
 	m           Message
 	version     string
 	haveVersion bool
+	haveID      bool
 	haveMethod  bool
 	haveResult  bool
 	haveError   bool
@@ -199,11 +210,21 @@ func (p *parser) member(name string, val jsontext.Value) {
 		}
 		p.version = unquote(val)
 	case "id":
+		if p.haveID {
+			return // a duplicate, which checkNames reports; answer with the first
+		}
+		p.haveID = true
 		switch val.Kind() {
-		case '"', '0':
+		case '"':
+			p.m.ID = ID{raw: string(val)}
+		case '0':
+			if bytes.ContainsAny(val, ".eE") {
+				p.fail(`"id" must be a string or an integer, got ` + clipText(string(val)) + ` (a fraction or exponent is not an integer)`)
+				return
+			}
 			p.m.ID = ID{raw: string(val)}
 		default:
-			p.fail(`"id" must be a string or a number`)
+			p.fail(`"id" must be a string or an integer, got ` + kindWord(val.Kind()))
 		}
 	case "method":
 		p.haveMethod = true
@@ -251,24 +272,30 @@ func (p *parser) finish() {
 	}
 }
 
-func badShape(id ID, err error) *ParseError {
-	var se *jsontext.SyntacticError
-	if errors.As(err, &se) && strings.Contains(se.Error(), "duplicate") {
-		return &ParseError{ID: id, Err: NewError(CodeInvalidRequest, "invalid request: duplicate member name "+pointerOf(se))}
-	}
-	return &ParseError{ID: id, Err: NewError(CodeInvalidRequest, "invalid request: "+cleanErr(err))}
+func notJSON() *ParseError {
+	return &ParseError{Err: NewError(CodeParseError, "parse error: the message is not valid JSON (one JSON object per line, UTF-8)")}
 }
 
-func pointerOf(se *jsontext.SyntacticError) string {
-	if se.JSONPointer != "" {
-		return strconv.Quote(string(se.JSONPointer))
+// kindWord names a JSON value kind for an error message.
+func kindWord(k jsontext.Kind) string {
+	switch k {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
 	}
-	return ""
+	return "another kind of value"
 }
 
-func cleanErr(err error) string {
-	s := err.Error()
-	s = strings.TrimPrefix(s, "jsontext: ")
+// clipText cuts a client-chosen literal for an error message.
+func clipText(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
 	return s
 }
 

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -18,8 +19,9 @@ func TestParse(t *testing.T) {
 		{name: "request", in: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wantID: "1", wantMethod: "ping"},
 		{name: "string id", in: `{"jsonrpc":"2.0","id":"a-1","method":"ping"}`, wantID: `"a-1"`, wantMethod: "ping"},
 		{name: "30-digit id echoed exactly", in: `{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, wantID: "123456789012345678901234567890", wantMethod: "ping"},
-		{name: "fractional id kept as written", in: `{"jsonrpc":"2.0","id":1.50,"method":"ping"}`, wantID: "1.50", wantMethod: "ping"},
 		{name: "negative id", in: `{"jsonrpc":"2.0","id":-7,"method":"ping"}`, wantID: "-7", wantMethod: "ping"},
+		{name: "minus zero is an integer", in: `{"jsonrpc":"2.0","id":-0,"method":"ping"}`, wantID: "-0", wantMethod: "ping"},
+		{name: "400-digit id echoed exactly", in: `{"jsonrpc":"2.0","id":` + strings.Repeat("9", 400) + `,"method":"ping"}`, wantID: strings.Repeat("9", 400), wantMethod: "ping"},
 		{name: "notification", in: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, wantID: "null", wantMethod: "notifications/initialized", notify: true},
 		{name: "params object", in: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`, wantID: "1", wantMethod: "tools/call"},
 		{name: "member order free", in: `{"method":"ping","id":2,"jsonrpc":"2.0"}`, wantID: "2", wantMethod: "ping"},
@@ -43,6 +45,13 @@ func TestParse(t *testing.T) {
 		{name: "object id", in: `{"jsonrpc":"2.0","id":{},"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
 		{name: "array id", in: `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
 		{name: "bool id", in: `{"jsonrpc":"2.0","id":true,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "fractional id", in: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "fraction of zero", in: `{"jsonrpc":"2.0","id":1.0,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "minus zero fraction", in: `{"jsonrpc":"2.0","id":-0.0,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "exponent id", in: `{"jsonrpc":"2.0","id":1e3,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "huge exponent id", in: `{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "capital exponent id", in: `{"jsonrpc":"2.0","id":1E400,"method":"ping"}`, wantCode: CodeInvalidRequest, wantID: "null"},
+		{name: "fractional id in a response", in: `{"jsonrpc":"2.0","id":2.5,"result":{}}`, wantCode: CodeInvalidRequest, wantID: "null"},
 		{name: "missing method", in: `{"jsonrpc":"2.0","id":1}`, wantCode: CodeInvalidRequest, wantID: "1"},
 		{name: "empty method", in: `{"jsonrpc":"2.0","id":1,"method":""}`, wantCode: CodeInvalidRequest, wantID: "1"},
 		{name: "method not a string", in: `{"jsonrpc":"2.0","id":1,"method":7}`, wantCode: CodeInvalidRequest, wantID: "1"},
@@ -167,5 +176,36 @@ func BenchmarkParse(b *testing.B) {
 		if _, perr := Parse(line); perr != nil {
 			b.Fatal(perr.Err)
 		}
+	}
+}
+
+// BenchmarkParseLarge parses a write_file call carrying 64 KiB of content
+// and one with a wide, nested arguments object: the member-name checks must
+// stay linear in the message size.
+func BenchmarkParseLarge(b *testing.B) {
+	content := strings.Repeat(`line of text with a \"quote\" and \\ slash\n`, 64<<10/44)
+	var wide strings.Builder
+	wide.WriteString(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{`)
+	for i := range 2000 {
+		if i > 0 {
+			wide.WriteByte(',')
+		}
+		fmt.Fprintf(&wide, `"member_%d":{"a":[1,2,{"b":"c"}],"Key%d":true}`, i, i)
+	}
+	wide.WriteString(`}}}`)
+	for _, c := range []struct{ name, line string }{
+		{"write64KiB", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a.txt","content":"` + content + `"}}}`},
+		{"wide2000", wide.String()},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			line := []byte(c.line)
+			b.SetBytes(int64(len(line)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, perr := Parse(line); perr != nil {
+					b.Fatal(perr.Err)
+				}
+			}
+		})
 	}
 }

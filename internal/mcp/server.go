@@ -37,6 +37,22 @@ func IsSupportedVersion(v string) bool {
 	return false
 }
 
+// Instructions is the initialize result's instructions for a workspace: what
+// the tools reach and what they do not. It must state only what holds: the
+// file tools are confined to the workspace by os.Root, bash is not (it runs
+// with clawd's user rights, and a process that leaves its process group
+// outlives the call); TestInstructionsSayWhatHolds and the tools' tests
+// back each sentence.
+func Instructions(workspace string) string {
+	return "clawd gives tools for the workspace " + workspace + ". read_file, write_file, list_dir and search take " +
+		"paths relative to it (absolute paths inside it work too) and refuse any path that leads outside it, " +
+		"through .. or a symlink, with error -32005 sandbox_violation. bash is not confined to the workspace: " +
+		"it starts there (or in working_dir) but runs with the rights of clawd's user, so a command can read and " +
+		"write anything that user can; its process group is killed when it exits or times out, but a process " +
+		"that leaves the group (setsid, set -m) can outlive the call. Which tools you may call depends on your " +
+		"trust level; a refused call's error message says why and what would change it."
+}
+
 // MethodHandler serves an extension method (such as clawd/health). It
 // returns a result that marshals to JSON, or a JSON-RPC error.
 type MethodHandler func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error)

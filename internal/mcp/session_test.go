@@ -256,7 +256,7 @@ func TestStreamProtocol(t *testing.T) {
 		{"tools/call no name", []string{`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{}}`}, jsonrpc.CodeInvalidParams, `name\" is required`},
 		{"tools/call Name is not name", []string{`{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"Name":"echo"}}`}, jsonrpc.CodeInvalidParams, `name\" is required`},
 		{"tools/call arguments not object", []string{`{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`}, jsonrpc.CodeInvalidParams, `arguments`},
-		{"tools/call sandbox violation", []string{`{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"escape"}}`}, chain.CodeSandboxViolation, `"path":"link/x"`},
+		{"tools/call sandbox violation", []string{`{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"escape"}}`}, chain.CodeSandboxViolation, `"message":"sandbox_violation: \"link/x\": symlink link points outside`},
 		{"tools/call panic is contained", []string{`{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"panic"}}`, `{"jsonrpc":"2.0","id":29,"method":"ping"}`}, 0, `"id":29`},
 	}
 	for _, tt := range tests {

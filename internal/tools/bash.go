@@ -44,8 +44,10 @@ func NewBash(env *Env) Tool {
 			"workspace). stdin is empty. stdout and stderr are returned separately, each capped (truncated=true " +
 			"when cut); invalid UTF-8 is replaced by U+FFFD. A non-zero exit is a normal result. At timeout_ms " +
 			"(default from the server config) the whole process group is killed: exit_code 124, timed_out true. " +
-			"A command killed by a signal reports 128+signal. Background processes are killed when the command " +
-			"exits; nothing outlives the call.",
+			"A command killed by a signal reports 128+signal. When the command exits its process group is killed, " +
+			"so background jobs (cmd &) end with it, but a process that leaves the group (setsid, set -m) is not " +
+			"killed and can outlive the call. The command is not confined to the workspace: it runs with the " +
+			"rights of clawd's user and can read and write anything that user can.",
 		Permission:   PermExecute,
 		InputSchema:  compact(bashInputSchema),
 		OutputSchema: compact(bashOutputSchema),

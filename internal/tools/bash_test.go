@@ -259,6 +259,37 @@ func TestBashEscapedChildHoldingPipe(t *testing.T) {
 	if r.Stdout != "done\n" || r.ExitCode != 0 {
 		t.Errorf("got %+v", *r)
 	}
+	// It outlives the call, as the tool's description and the server's
+	// instructions say.
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Errorf("the setsid child is gone after the call (%v); the description says it can outlive it", err)
+	}
+}
+
+// bash is not confined to the workspace: a command reads and writes next to
+// it. The tool's description and the server's instructions say so; if this
+// test ever fails because a confinement landed, update them.
+func TestBashIsNotConfined(t *testing.T) {
+	dir, tool := newBashWS(t, nil)
+	outside := filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"-outside")
+	writeFileT(t, filepath.Join(outside, "secret"), "outside\n", 0o644)
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	r := runBash(t, tool, map[string]any{"command": "cat " + outside + "/secret; echo made > " + outside + "/made; cd / && pwd"})
+	if r.ExitCode != 0 || r.Stdout != "outside\n/\n" {
+		t.Errorf("got %+v", *r)
+	}
+	if b, err := os.ReadFile(filepath.Join(outside, "made")); err != nil || string(b) != "made\n" {
+		t.Errorf("bash could not write outside the workspace: %q %v", b, err)
+	}
+	d := tool.Spec().Description
+	for _, w := range []string{"not confined to the workspace", "setsid", "can outlive the call"} {
+		if !strings.Contains(d, w) {
+			t.Errorf("bash's description does not say %q: %s", w, d)
+		}
+	}
+	if strings.Contains(d, "nothing outlives") {
+		t.Errorf("bash's description claims nothing outlives the call: %s", d)
+	}
 }
 
 func TestBashCancelKillsGroup(t *testing.T) {

@@ -2,9 +2,9 @@ package tools
 
 import "github.com/go-json-experiment/json/jsontext"
 
-// The input and output schemas below are the spec's (clawde-mcp-server-spec
-// section 2), byte for byte in content; tools/list advertises them unchanged.
-// bash's output adds timed_out (DESIGN.md section 2).
+// The input and output schemas below are the clawde MCP server spec's, byte
+// for byte in content; tools/list advertises them unchanged. bash's output
+// adds timed_out (docs/tools.md).
 
 var bashInputSchema = jsontext.Value(`{
   "type": "object",

@@ -256,11 +256,34 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
 	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
-		Code: chain.CodeUnauthorized, Message: "unauthorized: " + reason,
+		Code: chain.CodeUnauthorized,
+		Message: "unauthorized: " + unauthorizedWhy(reason) +
+			"; send Authorization: Bearer <token> (clawd token show prints it; clawd token issue makes a per-client credential)",
 		Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show) or a per-client credential (clawd token issue)"},
 	})
 	writeJSON(w, http.StatusUnauthorized, body)
 	return Identity{}, false
+}
+
+// unauthorizedWhy is the sentence for a 401's reason code.
+func unauthorizedWhy(reason string) string {
+	switch reason {
+	case "missing_bearer_token":
+		return "no bearer token was sent"
+	case "invalid_token":
+		return "the bearer token is not this workspace's current token (wrong, or rotated since)"
+	case "malformed_credential":
+		return "the per-client credential is malformed"
+	case "unknown_credential":
+		return "the per-client credential is not known to this clawd (wrong, or issued with another data directory)"
+	case "credential_revoked":
+		return "the per-client credential was revoked (clawd token list shows it)"
+	case "credential_for_another_workspace":
+		return "the per-client credential was issued for another workspace"
+	case "credential_unverifiable":
+		return "the per-client credential could not be checked (see clawd's log)"
+	}
+	return reason
 }
 
 func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {

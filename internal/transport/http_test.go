@@ -115,7 +115,8 @@ func TestHealthOmitsUnknownPolicyEval(t *testing.T) {
 }
 
 // Test_auth_rejects_invalid_token is the spec's test: a wrong bearer token
-// is refused at the auth step with {code: -32001, message: "unauthorized"}.
+// is refused at the auth step with code -32001 and a message starting with
+// "unauthorized: " and saying what to send.
 func Test_auth_rejects_invalid_token(t *testing.T) {
 	f := startHTTP(t, nil)
 	for _, auth := range []string{
@@ -132,7 +133,8 @@ func Test_auth_rejects_invalid_token(t *testing.T) {
 			continue
 		}
 		r := decodeResp(t, body)
-		if r.Error == nil || r.Error.Code != chain.CodeUnauthorized || !strings.HasPrefix(r.Error.Message, "unauthorized: ") {
+		if r.Error == nil || r.Error.Code != chain.CodeUnauthorized || !strings.HasPrefix(r.Error.Message, "unauthorized: ") ||
+			!strings.Contains(r.Error.Message, "Authorization: Bearer <token>") {
 			t.Errorf("Authorization %q: body %s, want error -32001 unauthorized", auth, body)
 		}
 		if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {

@@ -143,7 +143,7 @@ func TestLevelOneEntity(t *testing.T) {
 		{"write_file", map[string]any{"path": "new.txt", "content": "x"}, "new.txt"},
 	} {
 		code, msg, data := errOf(c.callTool(tc.tool, tc.args))
-		if code != -32003 || msg != "policy_denied" || data["reason"] != "trust_level_too_low" {
+		if code != -32003 || !strings.HasPrefix(msg, "policy_denied: "+tc.tool+" needs level 2") || data["reason"] != "trust_level_too_low" {
 			t.Errorf("%s: error %d %q %v; want -32003 policy_denied trust_level_too_low", tc.tool, code, msg, data)
 		}
 		if _, err := os.Stat(filepath.Join(e.ws, tc.effect)); err == nil {
@@ -193,7 +193,8 @@ func TestOverridesWriteAndExecute(t *testing.T) {
 func TestUnauthenticated(t *testing.T) {
 	e := newEnv(t)
 	c, _ := inProcess(t, e, "")
-	if code, msg, _ := errOf(c.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32001 || msg != "unauthorized" {
+	if code, msg, _ := errOf(c.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32001 ||
+		!strings.HasPrefix(msg, "unauthorized: the connection did not authenticate") {
 		t.Errorf("error %d %q, want -32001 unauthorized", code, msg)
 	}
 	if len(c.toolNames()) != 0 {
@@ -233,7 +234,8 @@ func TestSupplyChain(t *testing.T) {
 	}
 	r := c.callTool("fs__stat", map[string]any{})
 	code, msg, data := errOf(r)
-	if code != -32004 || msg != "supply_chain_denied" || data["sha256"] != hexSum || data["server"] != "fs-server" ||
+	if code != -32004 || !strings.HasPrefix(msg, "supply_chain_denied: the binary of upstream server fs-server") ||
+		!strings.Contains(msg, "clawd mcp allow --server fs-server --sha256 "+hexSum) || data["sha256"] != hexSum || data["server"] != "fs-server" ||
 		!strings.Contains(data["hint"].(string), "clawd mcp allow --server fs-server --sha256 "+hexSum) {
 		t.Fatalf("response %v", r)
 	}
@@ -301,7 +303,7 @@ func TestSandboxViolationDuringHandler(t *testing.T) {
 	c, d := inProcess(t, e, "cc")
 	d.Server.Registry.Add(&tools.StaticProvider{Name: "race", List: []tools.Tool{&swapTool{d.WS, e.outside}}})
 	r := c.callTool("swap_read", map[string]any{"path": "link/secret"})
-	if code, msg, data := errOf(r); code != -32005 || msg != "sandbox_violation" || data["path"] != "link/secret" {
+	if code, msg, data := errOf(r); code != -32005 || !strings.HasPrefix(msg, `sandbox_violation: "link/secret": `) || data["path"] != "link/secret" {
 		t.Fatalf("response %v; want -32005 for link/secret", r)
 	}
 	row := e.waitOutcome(t, os.Getpid(), fmt.Sprint(c.id))

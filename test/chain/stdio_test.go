@@ -23,7 +23,8 @@ func TestStepDenialsOverStdio(t *testing.T) {
 		tool    string
 		args    map[string]any
 		code    int
-		message string
+		message string         // the start of error.message: the code name and a colon
+		says    []string       // what else error.message must say ("$ENTITY" = the caller's entity)
 		data    map[string]any // required members of error.data ("$ENTITY" = the caller's entity)
 		step    string
 		reason  string
@@ -31,24 +32,28 @@ func TestStepDenialsOverStdio(t *testing.T) {
 	}{
 		{name: "unknown entity", setup: [][]string{{"trust", "rm", "local:*"}},
 			tool: "read_file", args: map[string]any{"path": "a.txt"},
-			code: -32002, message: "unknown_entity",
+			code: -32002, message: "unknown_entity: ", says: []string{"$ENTITY has no trust registry row", "`clawd trust set $ENTITY LEVEL`"},
 			data: map[string]any{"entity": "$ENTITY", "hint": "clawd trust set $ENTITY LEVEL"},
 			step: "trust", reason: "no_trust_registry_row", level: nil},
 		{name: "policy: level 0", setup: [][]string{{"trust", "set", "local:*", "0"}},
 			tool: "read_file", args: map[string]any{"path": "a.txt"},
-			code: -32003, message: "policy_denied", data: map[string]any{"reason": "trust_level_too_low"},
+			code: -32003, message: "policy_denied: ", data: map[string]any{"reason": "trust_level_too_low"},
+			says: []string{"read_file needs level 1", "$ENTITY is level 0 through the row local:*", "`clawd trust set $ENTITY 1`"},
 			step: "policy", reason: "trust_level_too_low", level: int64(0)},
 		{name: "policy: explicit deny", setup: [][]string{{"trust", "set", "local:*", "3", "--deny", "read_file"}},
 			tool: "read_file", args: map[string]any{"path": "a.txt"},
-			code: -32003, message: "policy_denied", data: map[string]any{"reason": "explicit_tool_deny"},
+			code: -32003, message: "policy_denied: ", data: map[string]any{"reason": "explicit_tool_deny"},
+			says: []string{"read_file is denied to $ENTITY", "`clawd trust set $ENTITY 3 --allow read_file`"},
 			step: "policy", reason: "explicit_tool_deny", level: int64(3)},
 		{name: "sandbox: traversal",
 			tool: "read_file", args: map[string]any{"path": "../outside/secret"},
-			code: -32005, message: "sandbox_violation", data: map[string]any{"path": "../outside/secret"},
+			code: -32005, message: "sandbox_violation: ", data: map[string]any{"path": "../outside/secret"},
+			says: []string{`"../outside/secret": relative path leaves the workspace root`},
 			step: "sandbox", level: int64(2)},
 		{name: "sandbox: symlink escape",
 			tool: "read_file", args: map[string]any{"path": "out/secret"},
-			code: -32005, message: "sandbox_violation", data: map[string]any{"path": "out/secret"},
+			code: -32005, message: "sandbox_violation: ", data: map[string]any{"path": "out/secret"},
+			says: []string{`"out/secret": `, "outside the workspace"},
 			step: "sandbox", level: int64(2)},
 		{name: "unknown tool",
 			tool: "no_such_tool", args: map[string]any{},
@@ -66,8 +71,13 @@ func TestStepDenialsOverStdio(t *testing.T) {
 			entity := "local:" + e.wsID
 			r := p.callTool(tt.tool, tt.args)
 			code, msg, data := errOf(r)
-			if code != tt.code || msg != tt.message {
-				t.Fatalf("response %v; want error %d %q", r, tt.code, tt.message)
+			if code != tt.code || !strings.HasPrefix(msg, tt.message) {
+				t.Fatalf("response %v; want error %d %q...", r, tt.code, tt.message)
+			}
+			for _, w := range tt.says {
+				if w = strings.ReplaceAll(w, "$ENTITY", entity); !strings.Contains(msg, w) {
+					t.Errorf("error.message %q does not say %q", msg, w)
+				}
 			}
 			for k, v := range tt.data {
 				if s, ok := v.(string); ok {
@@ -228,7 +238,8 @@ func TestReload(t *testing.T) {
 		t.Error("disabled tool still listed")
 	}
 	r := p.callTool("read_file", map[string]any{"path": "a.txt"})
-	if code, msg, data := errOf(r); code != -32003 || msg != "policy_denied" || data["reason"] != "tool_disabled_in_config" {
+	if code, msg, data := errOf(r); code != -32003 || data["reason"] != "tool_disabled_in_config" ||
+		!strings.HasPrefix(msg, "policy_denied: read_file is switched off in clawd's config ([tools] read_file = false)") {
 		t.Fatalf("call to a disabled tool: %v", r)
 	}
 	id := fmt.Sprint(p.id)

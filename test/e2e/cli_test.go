@@ -20,7 +20,11 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 	tests := []struct{ send, want string }{
 		{`{not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
 		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}`},
-		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","Name":"bash","arguments":{"path":"a.txt"}}}`, `"content":"A\n"`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","Name":"bash","arguments":{"path":"a.txt"}}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: member names \"name\" and \"Name\" in \"/params\" differ only by case`},
+		{`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt","Path":"/etc/passwd"}}}`, `{"jsonrpc":"2.0","id":21,"error":{"code":-32600,"message":"invalid request: member names \"path\" and \"Path\" in \"/params/arguments\"`},
+		{`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`, `"content":"A\n"`},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"id\" must be a string or an integer, got 1.5`},
+		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
 		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","name":"bash","arguments":{"path":"a.txt"}}}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,`},
 		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool: nope"`},
 		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},

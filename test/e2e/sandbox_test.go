@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -44,8 +45,8 @@ func assertSandboxViolations(t *testing.T, e *env, paths []string) {
 				t.Errorf("%s %v: not refused: %s", c.tool, c.args, resp.Raw)
 				continue
 			}
-			if resp.Error.Code != -32005 || resp.Error.Message != "sandbox_violation" {
-				t.Errorf("%s %v: error %d %q, want -32005 sandbox_violation", c.tool, c.args, resp.Error.Code, resp.Error.Message)
+			if want := "sandbox_violation: " + strconv.Quote(c.path) + ": "; resp.Error.Code != -32005 || !strings.HasPrefix(resp.Error.Message, want) {
+				t.Errorf("%s %v: error %d %q, want -32005 %q...", c.tool, c.args, resp.Error.Code, resp.Error.Message, want)
 			}
 			if resp.Error.Data["path"] != c.path {
 				t.Errorf("%s %v: data.path = %v, want %q", c.tool, c.args, resp.Error.Data["path"], c.path)

@@ -270,3 +270,42 @@ func TestCancelBashKillsProcessGroup(t *testing.T) {
 		t.Errorf("after the cancel: shell alive %v, its background child alive %v; the whole process group must die", pidAlive(shPID), pidAlive(childPID))
 	}
 }
+
+// TestHTTPStrictWire drives the binary over loopback HTTP with messages the
+// parser must refuse: ids that are not strings or integers, and objects
+// whose names differ only by case at any level. Each gets 400 with a
+// -32600 that names the problem; nothing is written; the session goes on.
+func TestHTTPStrictWire(t *testing.T) {
+	e := newEnv(t)
+	e.serve("--transport", "tcp_loopback", "--port", "0")
+	st := e.state("tcp")
+	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
+	s.initialize()
+	write := func(id, args string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"write_file","arguments":` + args + `}}`
+	}
+	for _, tt := range []struct{ name, body, want string }{
+		{"fractional id", write("1.5", `{"path":"w1","content":"x"}`),
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"id\" must be a string or an integer, got 1.5`},
+		{"huge exponent id", write("1e400", `{"path":"w2","content":"x"}`), `"id":null,"error":{"code":-32600,`},
+		{"minus zero fraction id", write("-0.0", `{"path":"w3","content":"x"}`), `"id":null,"error":{"code":-32600,`},
+		{"case variant argument", write("4", `{"path":"w4","Path":"../w4","content":"x"}`),
+			`"id":4,"error":{"code":-32600,"message":"invalid request: member names \"path\" and \"Path\" in \"/params/arguments\"`},
+		{"case variant tool name", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file","NAME":"bash","arguments":{"path":"w5","content":"x"}}}`,
+			`"id":5,"error":{"code":-32600,"message":"invalid request: member names \"name\" and \"NAME\" in \"/params\"`},
+	} {
+		if code, body := s.post(tt.body); code != 400 || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: HTTP %d %s\nwant 400 with %s", tt.name, code, body, tt.want)
+		}
+	}
+	entries, _ := os.ReadDir(e.ws)
+	for _, en := range entries {
+		if strings.HasPrefix(en.Name(), "w") {
+			t.Errorf("a refused call wrote %s", en.Name())
+		}
+	}
+	if code, body := s.post(write("123456789012345678901234567890", `{"path":"ok.txt","content":"x"}`)); code != 200 ||
+		!strings.HasPrefix(body, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":`) {
+		t.Errorf("a clean call after the refusals: HTTP %d %s", code, body)
+	}
+}
