@@ -37,13 +37,13 @@ const (
 )
 
 // programSize compiles the rewritten expression to count its instructions,
-// refusing one over maxRegexInsts.
-func programSize(expr string, tree *syntax.Regexp) (int, error) {
+// refusing one over maxRegexInsts unless it is a literal query's.
+func programSize(expr string, tree *syntax.Regexp, literal bool) (int, error) {
 	prog, err := syntax.Compile(tree)
 	if err != nil {
 		return 0, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), err)}
 	}
-	if n := len(prog.Inst); n > maxRegexInsts {
+	if n := len(prog.Inst); n > maxRegexInsts && !literal {
 		return 0, &ToolError{Msg: fmt.Sprintf("regular expression %q is too large: it compiles to %d instructions and the limit is %d, "+
 			"because matching time grows with program size (large counted repetitions such as {1,1000} are what make it big); "+
 			"use smaller repetition counts or a literal search", clipQuery(expr), n, maxRegexInsts)}

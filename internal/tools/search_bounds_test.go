@@ -21,7 +21,7 @@ func TestScanLongEqualsWholeLine(t *testing.T) {
 	}
 	line := []byte(b.String())
 	for _, expr := range []string{`\bword\b`, `[0-9]+`, `^word`, `z$`, `é+`, `x*`, `\w+`, `(?i)WORD`, `[^ ]`, `a?b`} {
-		m, err := compileLine(context.Background(), expr, true)
+		m, err := compileLine(context.Background(), expr, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}

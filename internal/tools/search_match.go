@@ -46,20 +46,20 @@ func newMatcher(ctx context.Context, query string, isRegex, caseSensitive bool) 
 				return lf, nil
 			}
 			// Slow path for the rare file that holds a KELVIN SIGN or LONG S.
-			re, err := compileLine(ctx, regexp.QuoteMeta(query), false)
+			re, err := compileLine(ctx, regexp.QuoteMeta(query), false, true)
 			if err != nil {
 				return nil, err
 			}
 			return &foldWithFallback{fast: lf, slow: re}, nil
 		}
 		// Non-ASCII case-insensitive literal: Unicode folding via regexp.
-		m, err := compileLine(ctx, regexp.QuoteMeta(query), false)
+		m, err := compileLine(ctx, regexp.QuoteMeta(query), false, true)
 		if err != nil {
 			return nil, err
 		}
 		return m, nil
 	}
-	m, err := compileLine(ctx, query, caseSensitive)
+	m, err := compileLine(ctx, query, caseSensitive, false)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,11 @@ type lineRegexp struct {
 
 // compileLine parses a regexp and builds its line matcher. A literal
 // expression (no operators after parsing) becomes a literalFinder.
-func compileLine(ctx context.Context, expr string, caseSensitive bool) (*lineRegexp, error) {
+//
+// literal marks the regexp of a literal query (Unicode case folding): its
+// size follows from the query's, already capped, so it is not refused for
+// it; its windows are sized by it all the same.
+func compileLine(ctx context.Context, expr string, caseSensitive, literal bool) (*lineRegexp, error) {
 	flags := syntax.Perl
 	if !caseSensitive {
 		flags |= syntax.FoldCase
@@ -320,7 +324,7 @@ func compileLine(ctx context.Context, expr string, caseSensitive bool) (*lineReg
 	// and its text can be too large or too deeply nested to parse back.
 	tree = toLineSemantics(tree)
 	simple := tree.Simplify()
-	insts, err := programSize(expr, simple)
+	insts, err := programSize(expr, simple, literal)
 	if err != nil {
 		return nil, err
 	}

@@ -494,7 +494,7 @@ func TestSearchCancel(t *testing.T) {
 	for _, expr := range []string{`w\w+`, `wo+rd`} {    // without and with a prefilter
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		rm, err := compileLine(ctx, expr, true)
+		rm, err := compileLine(ctx, expr, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -225,7 +225,7 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	tooDeep := d.depth+1 >= sandbox.MaxDepth
 	// Walk in reverse name order: the stack pops the smallest name first.
 	for i := len(ents) - 1; i >= 0; i-- {
-		if i%256 == 0 && w.ctx.Err() != nil {
+		if i%16 == 0 && w.ctx.Err() != nil {
 			// Cancelled in a huge directory: drop the items made so far.
 			d.refs.Add(-int32(len(items)))
 			return
