@@ -272,7 +272,9 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v; want context.Canceled", err)
 		}
-		if took := time.Since(cancelled); took > 500*time.Millisecond {
+		took := time.Since(cancelled)
+		t.Logf("returned %v after the cancel", took)
+		if took > 500*time.Millisecond {
 			t.Errorf("returned %v after the cancel; want well under 500ms", took)
 		}
 	case <-time.After(5 * time.Second):
@@ -280,7 +282,9 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 	}
 	before := cpuTime(t)
 	time.Sleep(300 * time.Millisecond)
-	if used := cpuTime(t) - before; used > 60*time.Millisecond {
+	used := cpuTime(t) - before
+	t.Logf("CPU in the 300ms after: %v", used)
+	if used > 60*time.Millisecond {
 		t.Errorf("%v of CPU used in the 300ms after the cancelled search returned; want it stopped", used)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // line is ~2,000 instructions times 64 Ki bytes, seconds of CPU in one
 // call that cannot be interrupted. So the program size is capped, the
 // input of one engine call is capped so that no call does more than
-// regexWorkPerCall instruction-bytes (~20 ms), the context is checked
+// regexWorkPerCall instruction-bytes (~10 ms), the context is checked
 // between calls, and the whole search runs under tool_timeout_ms.
 const (
 	// maxQueryBytes caps the query as given, literal or regex.
@@ -27,7 +27,7 @@ const (
 	maxRegexInsts = 2000
 	// regexWorkPerCall is the most instruction-bytes one engine call may
 	// get: the input of a call is at most regexWorkPerCall/insts bytes.
-	regexWorkPerCall = 1 << 20
+	regexWorkPerCall = 1 << 19
 	// minRegexWindow and maxRegexWindow bound that input length.
 	minRegexWindow = 512
 	maxRegexWindow = 256 << 10
