@@ -108,119 +108,154 @@ func (w *Workspace) walk(ctx context.Context, p string) (rel, resolvedPath strin
 	if rel == "." {
 		return rel, rel, nil
 	}
-	c := cursor{root: w.Root}
-	defer c.close()
-	// pending holds the components still to walk, in reverse order (the
-	// next one last), so a symlink's target is pushed in O(its length).
-	pending := splitRel(rel)
-	reverse(pending)
-	hops, steps := 0, 0
-	done := func() (string, string, error) {
-		all := make([]string, 0, len(c.names)+len(pending))
-		all = append(all, c.names...)
-		for i := len(pending) - 1; i >= 0; i-- {
-			all = append(all, pending[i])
-		}
-		out := path.Clean(strings.Join(all, "/"))
-		if out == ".." || strings.HasPrefix(out, "../") {
-			// Only a symlink target with ".." after a missing component
-			// gets here; the kernel would fail at the missing component,
-			// but a resolution above the root is never a valid answer.
-			return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
-		}
-		return rel, out, nil
-	}
-	above := func() (string, string, error) {
-		return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
-	}
-	for len(pending) > 0 {
-		if steps++; steps > maxWalkSteps {
+	r := &resolver{w: w, p: p, c: cursor{root: w.Root}, pending: splitRel(rel)}
+	defer r.c.close()
+	reverse(r.pending)
+	for len(r.pending) > 0 {
+		if r.steps++; r.steps > maxWalkSteps {
 			return "", "", &InvalidPathError{Path: p, Reason: fmt.Sprintf("resolving it through its symlinks visits more than %d components", maxWalkSteps)}
 		}
-		if steps%cancelCheckSteps == 0 {
+		if r.steps%cancelCheckSteps == 0 {
 			if err := ctx.Err(); err != nil {
 				return "", "", err
 			}
 		}
-		name := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
+		name := r.pending[len(r.pending)-1]
+		r.pending = r.pending[:len(r.pending)-1]
+		stop := false
 		switch name {
 		case ".", "":
 			continue
 		case "..":
-			n := 1
-			for len(pending) > 0 && pending[len(pending)-1] == ".." {
-				pending = pending[:len(pending)-1]
-				n++
-			}
-			if n > len(c.names) {
-				return above()
-			}
-			if err := c.up(n); err != nil {
-				if IsEscape(err) {
-					return "", "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
-				}
-				return "", "", err
-			}
-			continue
+			err = r.parent()
+		default:
+			stop, err = r.enter(name)
 		}
-		fi, err := c.dir().Lstat(name)
-		if err != nil {
-			if IsEscape(err) {
-				return "", "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
-			}
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				// The rest does not exist yet: nothing to follow.
-				pending = append(pending, name)
-				return done()
-			}
-			return "", "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			if !fi.IsDir() || !morePending(pending) {
-				// A file (the kernel would stop at any component
-				// after it) or the last directory: nothing to open.
-				pending = append(pending, name)
-				return done()
-			}
-			if len(c.names) >= MaxDepth {
-				return "", "", &InvalidPathError{Path: p, Reason: fmt.Sprintf("it resolves more than %d directories deep; the limit is %d components", MaxDepth, MaxDepth)}
-			}
-			if err := c.down(name); err != nil {
-				if IsEscape(err) {
-					return "", "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
-				}
-				// Vanished or unreadable since the lstat: the tool's own
-				// operation reports it.
-				pending = append(pending, name)
-				return done()
-			}
-			continue
-		}
-		cur := joinNames(c.names, name)
-		hops++
-		if hops > maxSymlinkHops {
-			return "", "", &Violation{Path: p, Reason: "too many levels of symbolic links"}
-		}
-		target, err := c.dir().Readlink(name)
 		if err != nil {
 			return "", "", err
 		}
-		if filepath.IsAbs(target) {
-			// os.Root never follows an absolute symlink target, even one
-			// that names a path inside the root, so neither does the check:
-			// it must refuse exactly what the operation will refuse.
-			reason := "symlink " + cur + " points outside the workspace root"
-			if _, inside := under(w.Dir, filepath.Clean(target)); inside {
-				reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
-			}
-			return "", "", &Violation{Path: p, Reason: reason}
+		if stop {
+			break
 		}
-		t := splitRel(filepath.ToSlash(target))
-		reverse(t)
-		pending = append(pending, t...)
 	}
-	return done()
+	out, err := r.result()
+	if err != nil {
+		return "", "", err
+	}
+	return rel, out, nil
+}
+
+// resolver is the state of one walk: where it stands (c), the components
+// still to walk in reverse order (the next one last, so a symlink's target
+// is pushed in O(its length)), and its counters.
+type resolver struct {
+	w           *Workspace
+	p           string // the argument, for errors
+	c           cursor
+	pending     []string
+	hops, steps int
+}
+
+func (r *resolver) violation(reason string) error { return &Violation{Path: r.p, Reason: reason} }
+
+// result is the resolution: the directories walked and what is left, as
+// given (missing components, or what follows a file).
+func (r *resolver) result() (string, error) {
+	all := make([]string, 0, len(r.c.names)+len(r.pending))
+	all = append(all, r.c.names...)
+	for i := len(r.pending) - 1; i >= 0; i-- {
+		all = append(all, r.pending[i])
+	}
+	out := path.Clean(strings.Join(all, "/"))
+	if out == ".." || strings.HasPrefix(out, "../") {
+		// Only a symlink target with ".." after a missing component
+		// gets here; the kernel would fail at the missing component,
+		// but a resolution above the root is never a valid answer.
+		return "", r.violation("a symlink on the path leads above the workspace root")
+	}
+	return out, nil
+}
+
+// parent handles a ".." (only symlink targets have them: Rel cleaned the
+// argument), together with the ".." that follow it.
+func (r *resolver) parent() error {
+	n := 1
+	for len(r.pending) > 0 && r.pending[len(r.pending)-1] == ".." {
+		r.pending = r.pending[:len(r.pending)-1]
+		n++
+	}
+	if n > len(r.c.names) {
+		return r.violation("a symlink on the path leads above the workspace root")
+	}
+	if err := r.c.up(n); err != nil {
+		if IsEscape(err) {
+			return r.violation("resolves outside the workspace root")
+		}
+		return err
+	}
+	return nil
+}
+
+// enter handles the component name of the current directory: it enters a
+// directory, follows a symlink (pushing its target), or reports stop when
+// the walk ends here (name is missing, a file, the last directory, or
+// cannot be opened; name is then pushed back for the result).
+func (r *resolver) enter(name string) (stop bool, err error) {
+	fi, err := r.c.dir().Lstat(name)
+	if err != nil {
+		if IsEscape(err) {
+			return false, r.violation("resolves outside the workspace root")
+		}
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			// The rest does not exist yet: nothing to follow.
+			r.pending = append(r.pending, name)
+			return true, nil
+		}
+		return false, err
+	}
+	if fi.Mode()&fs.ModeSymlink == 0 {
+		if !fi.IsDir() || !morePending(r.pending) {
+			// A file (the kernel would stop at any component after it)
+			// or the last directory: nothing to open.
+			r.pending = append(r.pending, name)
+			return true, nil
+		}
+		if len(r.c.names) >= MaxDepth {
+			return false, &InvalidPathError{Path: r.p, Reason: fmt.Sprintf("it resolves more than %d directories deep; the limit is %d components", MaxDepth, MaxDepth)}
+		}
+		if err := r.c.down(name); err != nil {
+			if IsEscape(err) {
+				return false, r.violation("resolves outside the workspace root")
+			}
+			// Vanished or unreadable since the lstat: the tool's own
+			// operation reports it.
+			r.pending = append(r.pending, name)
+			return true, nil
+		}
+		return false, nil
+	}
+	cur := joinNames(r.c.names, name)
+	if r.hops++; r.hops > maxSymlinkHops {
+		return false, r.violation("too many levels of symbolic links")
+	}
+	target, err := r.c.dir().Readlink(name)
+	if err != nil {
+		return false, err
+	}
+	if filepath.IsAbs(target) {
+		// os.Root never follows an absolute symlink target, even one
+		// that names a path inside the root, so neither does the check:
+		// it must refuse exactly what the operation will refuse.
+		reason := "symlink " + cur + " points outside the workspace root"
+		if _, inside := under(r.w.Dir, filepath.Clean(target)); inside {
+			reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
+		}
+		return false, r.violation(reason)
+	}
+	t := splitRel(filepath.ToSlash(target))
+	reverse(t)
+	r.pending = append(r.pending, t...)
+	return false, nil
 }
 
 // morePending reports whether a real name (not "." or "") is still to walk.
