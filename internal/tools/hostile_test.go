@@ -279,3 +279,37 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 		t.Errorf("%v of CPU used in the 300ms after the cancelled search returned; want it stopped", used)
 	}
 }
+
+// Every tool stops with the context's error when called cancelled, also
+// where its work would be large (a 256 MiB read, a deep listing).
+func TestToolsStopWhenCancelled(t *testing.T) {
+	env := hostileWS(t)
+	lim := env.limits()
+	lim.MaxReadBytes = 256 << 20
+	env.Limits = func() Limits { return lim }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		tool Tool
+		args string
+	}{
+		{NewReadFile(env), `{"path":"sparse.bin","encoding":"base64"}`},
+		{NewListDir(env), `{"path":"d","recursive":true,"max_depth":100000}`},
+		{NewSearch(env), `{"query":"(x+x+)+y","is_regex":true}`},
+		{NewWriteFile(env), `{"path":"new.txt","content":"x"}`},
+		{NewBash(env), `{"command":"sleep 10"}`},
+	}
+	for _, tt := range tests {
+		start := time.Now()
+		_, err := callToolCtx(ctx, t, tt.tool, tt.args)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v; want context.Canceled", tt.tool.Spec().Name, err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s: took %v after the cancel", tt.tool.Spec().Name, took)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(env.WS.Dir, "new.txt")); err == nil {
+		t.Error("a cancelled write_file wrote")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -128,7 +129,7 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if limit <= 0 {
 		limit = DefaultLimits().MaxListEntries
 	}
-	w := &dirWalk{ws: ws, hidden: a.IncludeHidden, maxDepth: int(min(maxDepth, 1<<20)), limit: limit,
+	w := &dirWalk{ctx: ctx, ws: ws, hidden: a.IncludeHidden, maxDepth: int(min(maxDepth, 1<<20)), limit: limit,
 		res: &ListDirResult{Entries: []ListEntry{}}}
 	comps := 0
 	if rel != "." {
@@ -136,6 +137,9 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	if err := w.read(top, topRoot, pendingDir{rel: rel, depth: 1, comps: comps}); err != nil {
 		w.drop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, listError(ws, p, rel, err)
 	}
 	if err := w.run(ctx); err != nil {
@@ -190,6 +194,7 @@ func describeKind(m fs.FileMode) string {
 // but keeps no more entries; the kept ones are thus the shallowest, so the
 // top of a large tree is always complete.
 type dirWalk struct {
+	ctx      context.Context // nil: never cancelled
 	ws       *sandbox.Workspace
 	hidden   bool
 	maxDepth int
@@ -269,7 +274,7 @@ func (w *dirWalk) run(ctx context.Context) error {
 // r is the directory's handle: kept open for its queued subdirectories
 // (up to maxKeptDirs handles in all), else closed.
 func (w *dirWalk) read(f *os.File, r *os.Root, d pendingDir) error {
-	ents, err := f.ReadDir(-1)
+	ents, err := readDirCtx(w.ctx, f)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		r.Close()
@@ -324,6 +329,28 @@ func (w *dirWalk) read(f *os.File, r *os.Root, d pendingDir) error {
 		}
 	}
 	return nil
+}
+
+// readDirBatch is how many entries readDirCtx reads between checks of the
+// context: a directory of a million entries takes about a second to list.
+const readDirBatch = 1024
+
+// readDirCtx is f.ReadDir(-1) that stops with ctx's error when ctx ends.
+func readDirCtx(ctx context.Context, f *os.File) ([]fs.DirEntry, error) {
+	var all []fs.DirEntry
+	for {
+		if ctx != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ents, err := f.ReadDir(readDirBatch)
+		all = append(all, ents...)
+		if err == io.EOF {
+			return all, nil
+		}
+		if err != nil || len(ents) == 0 {
+			return all, err
+		}
+	}
 }
 
 func entryOf(name, p string, info fs.FileInfo) ListEntry {
