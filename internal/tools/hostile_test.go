@@ -283,10 +283,19 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 // Every tool stops with the context's error when called cancelled, also
 // where its work would be large (a 256 MiB read, a deep listing).
 func TestToolsStopWhenCancelled(t *testing.T) {
-	env := hostileWS(t)
-	lim := env.limits()
+	dir := t.TempDir()
+	mkChain(t, dir, "d", 200)
+	f, err := os.Create(filepath.Join(dir, "sparse.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(4 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	lim := DefaultLimits()
 	lim.MaxReadBytes = 256 << 20
-	env.Limits = func() Limits { return lim }
+	env := testEnv(t, dir, &lim)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
