@@ -70,7 +70,7 @@ type Chain struct {
 // cannot be written the call is refused (fail closed).
 func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 	start := time.Now()
-	d := c.decide(call)
+	d := c.decide(ctx, call)
 	d.Started = start
 	d.Latency = time.Since(start)
 	if d.Step == StepAuth && (call.Caller == nil || call.Caller.AuthMethod == "" || call.Caller.EntityID == "") {
@@ -103,7 +103,7 @@ func (c *Chain) Finish(call *Call, d *Decision, o Outcome) {
 	c.Audit.RecordOutcome(d.AuditID, o)
 }
 
-func (c *Chain) decide(call *Call) *Decision {
+func (c *Chain) decide(ctx context.Context, call *Call) *Decision {
 	// Step 1: the transport authenticated the caller (or did not), and a
 	// per-client credential it presented is still valid.
 	if call.Caller == nil || call.Caller.AuthMethod == "" || call.Caller.EntityID == "" {
@@ -147,7 +147,7 @@ func (c *Chain) decide(call *Call) *Decision {
 		return level(d)
 	}
 	// Step 5: sandbox guard.
-	if d := c.sandbox(spec, call.Args); d != nil {
+	if d := c.sandbox(ctx, spec, call.Args); d != nil {
 		return level(d)
 	}
 	return &Decision{Step: StepHandler, Reason: reason, TrustLevel: lvl}
@@ -220,13 +220,13 @@ func (c *Chain) trust(entity string) (TrustEntry, *Decision) {
 
 // sandbox is step 5: every path argument must resolve inside the workspace.
 // It only makes the error precise; the handler's os.Root is the barrier.
-func (c *Chain) sandbox(spec *tools.Spec, args jsontext.Value) *Decision {
+func (c *Chain) sandbox(ctx context.Context, spec *tools.Spec, args jsontext.Value) *Decision {
 	for _, name := range spec.PathArgs {
 		p, ok := stringArg(args, name)
 		if !ok {
 			continue
 		}
-		if _, err := c.WS.Check(p); err != nil {
+		if _, err := c.WS.Check(ctx, p); err != nil {
 			if v, ok := err.(*sandbox.Violation); ok {
 				return deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
 			}

@@ -57,29 +57,36 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	}
 
 	start := time.Now()
-	res, err := runTool(ctx, entry.Tool, p.Arguments)
-	out := chain.Outcome{Result: "ok", Duration: time.Since(start)}
+	var res any
+	err := ctx.Err() // cancelled while the chain decided: do not start the tool
+	if err == nil {
+		res, err = runTool(ctx, entry.Tool, p.Arguments)
+	}
+	out := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(start)}
 	var resp []byte
 	var v *sandbox.Violation
-	switch {
+	// Whatever the tool returned (a tool may finish its work, or ignore
+	// its context, while the cancel is read), a call cancelled before its
+	// answer is committed is answered as cancelled, or not at all.
+	switch committed := s.calls.commit(msg.ID.Key(), ctx); {
+	case !committed:
+		out.Result, out.Detail = chain.OutcomeCancelled, ""
+		resp = s.cancelledResponse(msg.ID)
 	case err == nil:
 		resp, err = appendToolResult(msg.ID, res)
 		if err != nil {
-			out.Result, out.Detail = "error", "result_encoding_failed"
+			out.Result, out.Detail = chain.OutcomeError, "result_encoding_failed"
 			resp = appendToolError(msg.ID, "internal error: the tool's result could not be encoded")
 		}
-	case ctx.Err() != nil:
-		out.Result = "cancelled"
-		resp = s.cancelledResponse(msg.ID)
 	case errors.As(err, &v):
-		out.Result, out.Detail = "sandbox_violation", v.Reason
+		out.Result, out.Detail = chain.OutcomeSandboxViolation, v.Reason
 		resp = jsonrpc.AppendError(nil, msg.ID, chain.SandboxError(v.Path, v.Reason))
 	default:
 		var pe *panicError
 		if errors.As(err, &pe) {
 			s.srv.logger().Error("tool handler panicked", "tool", *p.Name, "panic", fmt.Sprint(pe.val), "stack", string(pe.stack))
 		}
-		out.Result, out.Detail = "tool_error", errorKind(err)
+		out.Result, out.Detail = chain.OutcomeToolError, errorKind(err)
 		resp = appendToolError(msg.ID, toolMessage(err))
 	}
 	s.srv.Chain.Finish(call, d, out)

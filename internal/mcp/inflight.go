@@ -37,6 +37,10 @@ const (
 
 type activeCall struct {
 	cancel context.CancelFunc
+	ctx    context.Context
+	// answered is set (under inflight.mu) when the call's answer is
+	// decided; a cancel processed after that finds nothing to cancel.
+	answered bool
 }
 
 func newInflight(holdPending bool) *inflight {
@@ -51,9 +55,11 @@ func newInflight(holdPending bool) *inflight {
 
 // register records a call under key and returns its context, a function to
 // call when it finishes, and whether a held cancel already cancelled it.
+// Before the call answers with anything but "cancelled", it must call
+// commit (see inflight.commit).
 func (r *inflight) register(parent context.Context, key string) (context.Context, func(), bool) {
 	ctx, cancel := context.WithCancel(parent)
-	c := &activeCall{cancel: cancel}
+	c := &activeCall{cancel: cancel, ctx: ctx}
 	r.mu.Lock()
 	cancelled := false
 	if r.holdPending {
@@ -88,6 +94,27 @@ func (r *inflight) register(parent context.Context, key string) (context.Context
 	return ctx, done, cancelled
 }
 
+// commit decides, atomically with respect to cancel and cancelAll, how
+// the call registered under key with context ctx ends: false if it was cancelled (by a
+// cancel, the session ending or the transport's context), and the answer
+// must then say so (or be omitted); true if not, and from then on a cancel
+// finds the call already answered and changes nothing. This is what makes
+// "a cancelled call never gets a result" hold even when the tool finished
+// its work in the same instant the cancel was read.
+func (r *inflight) commit(key string, ctx context.Context) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ctx.Err() != nil {
+		return false
+	}
+	for _, c := range r.active[key] {
+		if c.ctx == ctx {
+			c.answered = true
+		}
+	}
+	return true
+}
+
 // cancel handles notifications/cancelled for key and reports whether an
 // active call was cancelled.
 func (r *inflight) cancel(key string) bool {
@@ -95,6 +122,9 @@ func (r *inflight) cancel(key string) bool {
 	defer r.mu.Unlock()
 	switch list := r.active[key]; len(list) {
 	case 1:
+		if list[0].answered {
+			return false // too late: its answer is already decided
+		}
 		list[0].cancel()
 		return true
 	case 0:
@@ -114,7 +144,9 @@ func (r *inflight) cancelAll() {
 	defer r.mu.Unlock()
 	for _, list := range r.active {
 		for _, c := range list {
-			c.cancel()
+			if !c.answered {
+				c.cancel()
+			}
 		}
 	}
 }

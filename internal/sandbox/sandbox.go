@@ -14,12 +14,10 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // Violation reports a path argument that resolves outside the workspace.
@@ -40,7 +38,17 @@ type InvalidPathError struct {
 }
 
 func (e *InvalidPathError) Error() string {
-	return fmt.Sprintf("invalid path %q: %s", e.Path, e.Reason)
+	return fmt.Sprintf("invalid path %q: %s", clipPath(e.Path), e.Reason)
+}
+
+// clipPath shortens a path for an error message: an over-long argument is
+// named by its start and end, not echoed back whole.
+func clipPath(p string) string {
+	const keep = 60
+	if len(p) <= 2*keep+3 {
+		return p
+	}
+	return p[:keep] + "..." + p[len(p)-keep:]
 }
 
 // Workspace is an open workspace root.
@@ -101,6 +109,9 @@ func (w *Workspace) Rel(p string) (string, error) {
 	if p == "" {
 		return ".", nil
 	}
+	if err := checkLimits(p); err != nil {
+		return "", err
+	}
 	if filepath.IsAbs(p) {
 		c := filepath.Clean(p)
 		for _, base := range [...]string{w.Dir, w.given} {
@@ -131,115 +142,6 @@ func under(base, c string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(c[len(prefix):]), true
-}
-
-// maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
-const maxSymlinkHops = 40
-
-// Check resolves a path argument through the file system the way the kernel
-// would, following symlinks that stay inside the root, and returns a
-// *Violation if the argument or any symlink on its way leads outside. Missing
-// components are fine (a file may be about to be created). It returns the
-// clean root-relative path of the argument (not of its resolution).
-func (w *Workspace) Check(p string) (string, error) {
-	rel, _, err := w.walk(p)
-	return rel, err
-}
-
-// Resolve is Check that returns the resolution instead: the root-relative
-// slash path with every symlink replaced by its (in-root) target, missing
-// trailing components kept as given. Tools use it for the canonical path they
-// report, never to decide what to open: by the time the caller uses the
-// answer a component may have been swapped, so the operation itself must
-// still go through Root.
-func (w *Workspace) Resolve(p string) (string, error) {
-	_, resolved, err := w.walk(p)
-	return resolved, err
-}
-
-// walk is the shared resolver of Check and Resolve.
-func (w *Workspace) walk(p string) (rel, resolvedPath string, err error) {
-	rel, err = w.Rel(p)
-	if err != nil {
-		return "", "", err
-	}
-	if rel == "." {
-		return rel, rel, nil
-	}
-	// resolved holds the components already resolved (root-relative, no
-	// symlinks); pending holds the components still to walk.
-	var resolved []string
-	pending := strings.Split(rel, "/")
-	hops := 0
-	done := func() (string, string, error) {
-		all := append(resolved, pending...)
-		out := path.Clean(strings.Join(all, "/"))
-		if out == ".." || strings.HasPrefix(out, "../") {
-			// Only a symlink target with ".." after a missing component
-			// gets here; the kernel would fail at the missing component,
-			// but a resolution above the root is never a valid answer.
-			return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
-		}
-		return rel, out, nil
-	}
-	for len(pending) > 0 {
-		name := pending[0]
-		pending = pending[1:]
-		switch name {
-		case ".", "":
-			continue
-		case "..":
-			if len(resolved) == 0 {
-				return "", "", &Violation{Path: p, Reason: "a symlink on the path leads above the workspace root"}
-			}
-			resolved = resolved[:len(resolved)-1]
-			continue
-		}
-		cur := strings.Join(append(resolved, name), "/")
-		fi, err := w.Root.Lstat(cur)
-		if err != nil {
-			if IsEscape(err) {
-				return "", "", &Violation{Path: p, Reason: "resolves outside the workspace root"}
-			}
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				// The rest does not exist yet: nothing to follow.
-				pending = append([]string{name}, pending...)
-				return done()
-			}
-			return "", "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			resolved = append(resolved, name)
-			continue
-		}
-		hops++
-		if hops > maxSymlinkHops {
-			return "", "", &Violation{Path: p, Reason: "too many levels of symbolic links"}
-		}
-		target, err := w.Root.Readlink(cur)
-		if err != nil {
-			return "", "", err
-		}
-		if filepath.IsAbs(target) {
-			// os.Root never follows an absolute symlink target, even one
-			// that names a path inside the root, so neither does the check:
-			// it must refuse exactly what the operation will refuse.
-			reason := "symlink " + cur + " points outside the workspace root"
-			if _, inside := under(w.Dir, filepath.Clean(target)); inside {
-				reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
-			}
-			return "", "", &Violation{Path: p, Reason: reason}
-		}
-		pending = append(splitRel(filepath.ToSlash(target)), pending...)
-	}
-	return done()
-}
-
-func splitRel(r string) []string {
-	if r == "." || r == "" {
-		return nil
-	}
-	return strings.Split(r, "/")
 }
 
 // IsEscape reports whether err is os.Root's refusal of a path that escapes

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -150,8 +151,8 @@ func TestCheckAndResolve(t *testing.T) {
 		{in: filepath.Join(base, "ws_evil"), violation: true},
 	}
 	for _, tt := range tests {
-		rel, cerr := w.Check(tt.in)
-		res, rerr := w.Resolve(tt.in)
+		rel, cerr := w.Check(context.Background(), tt.in)
+		res, rerr := w.Resolve(context.Background(), tt.in)
 		var v *Violation
 		if tt.violation {
 			if !errors.As(cerr, &v) || !errors.As(rerr, &v) {

@@ -118,7 +118,7 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if a.WorkingDir != nil {
 		wd = *a.WorkingDir
 	}
-	dir, err := openWorkDir(t.env.WS, wd)
+	dir, err := openWorkDir(ctx, t.env.WS, wd)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ type workDir struct {
 	pwd string // the canonical absolute path, for $PWD
 }
 
-func openWorkDir(ws *sandbox.Workspace, p string) (*workDir, error) {
+func openWorkDir(ctx context.Context, ws *sandbox.Workspace, p string) (*workDir, error) {
 	rel, err := ws.Rel(p)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func openWorkDir(ws *sandbox.Workspace, p string) (*workDir, error) {
 		}
 	}
 	if pwd == "" {
-		r, err := ws.Resolve(rel)
+		r, err := ws.Resolve(ctx, rel)
 		if err != nil {
 			f.Close()
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -70,9 +71,16 @@ const defaultMaxDepth = 3
 
 // pendingDir is a directory found during the walk and still to be read.
 type pendingDir struct {
-	rel   string      // root-relative slash path
-	depth int         // depth of its entries relative to the listed path
-	info  fs.FileInfo // what Lstat said when it was found, to detect a swap
+	rel  string // root-relative slash path
+	name string // its last component
+	// parent is its parent directory's handle when the walk kept it open,
+	// so the directory is opened by one name instead of by its whole path
+	// from the root (which made listing a chain of n directories cost
+	// n*n/2 lookups); nil: open rel from the workspace root.
+	parent *keptDir
+	depth  int         // depth of its entries relative to the listed path
+	comps  int         // components of rel (its depth below the workspace root)
+	info   fs.FileInfo // what Lstat said when it was found, to detect a swap
 }
 
 func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
@@ -99,25 +107,39 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	top, err := openDir(ws, rel)
+	topRoot, err := openDirRoot(ws.Root, rel)
 	if err != nil {
 		return nil, listError(ws, p, rel, err)
 	}
-	if st, err := top.Stat(); err != nil || !st.IsDir() {
-		// Reached only where O_DIRECTORY does not exist (Windows).
-		top.Close()
-		if err == nil {
-			return nil, Errorf("%q is not a directory (it is %s); use read_file to read a file", p, describeKind(st.Mode()))
+	top, err := topRoot.Open(".")
+	if err == nil {
+		var st fs.FileInfo
+		if st, err = top.Stat(); err == nil && !st.IsDir() {
+			err = syscall.ENOTDIR // reached only where O_DIRECTORY does not exist (Windows)
 		}
-		return nil, fileError(p, err)
+		if err != nil {
+			top.Close()
+		}
+	}
+	if err != nil {
+		topRoot.Close()
+		return nil, listError(ws, p, rel, err)
 	}
 	limit := t.env.limits().MaxListEntries
 	if limit <= 0 {
 		limit = DefaultLimits().MaxListEntries
 	}
-	w := &dirWalk{ws: ws, hidden: a.IncludeHidden, maxDepth: int(min(maxDepth, 1<<20)), limit: limit,
+	w := &dirWalk{ctx: ctx, ws: ws, hidden: a.IncludeHidden, maxDepth: int(min(maxDepth, 1<<20)), limit: limit,
 		res: &ListDirResult{Entries: []ListEntry{}}}
-	if err := w.read(top, pendingDir{rel: rel, depth: 1}); err != nil {
+	comps := 0
+	if rel != "." {
+		comps = strings.Count(rel, "/") + 1
+	}
+	if err := w.read(top, topRoot, pendingDir{rel: rel, depth: 1, comps: comps}); err != nil {
+		w.drop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, listError(ws, p, rel, err)
 	}
 	if err := w.run(ctx); err != nil {
@@ -132,6 +154,24 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 func openDir(ws *sandbox.Workspace, rel string) (*os.File, error) {
 	return ws.Root.OpenFile(rel, os.O_RDONLY|oDirectory, 0)
 }
+
+// openDirRoot opens the directory rel of r as a Root. The trailing "/."
+// makes the directory an intermediate component, which os.Root opens with
+// O_DIRECTORY: a named pipe in its place fails at once instead of blocking.
+func openDirRoot(r *os.Root, rel string) (*os.Root, error) {
+	return r.OpenRoot(rel + "/.")
+}
+
+// keptDir is a directory handle the walk keeps open while some of its
+// subdirectories are queued; refs counts them.
+type keptDir struct {
+	root *os.Root
+	refs int
+}
+
+// maxKeptDirs bounds the handles a walk keeps open; past it, directories
+// are opened by path from the workspace root (correct, only slower).
+const maxKeptDirs = 64
 
 func listError(ws *sandbox.Workspace, p, rel string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) {
@@ -154,26 +194,63 @@ func describeKind(m fs.FileMode) string {
 // but keeps no more entries; the kept ones are thus the shallowest, so the
 // top of a large tree is always complete.
 type dirWalk struct {
+	ctx      context.Context // nil: never cancelled
 	ws       *sandbox.Workspace
 	hidden   bool
 	maxDepth int
 	limit    int
 	queue    []pendingDir
+	kept     int // keptDir handles open
 	res      *ListDirResult
+}
+
+// release drops a queued directory's reference on its parent's handle.
+func (w *dirWalk) release(d pendingDir) {
+	if d.parent == nil {
+		return
+	}
+	if d.parent.refs--; d.parent.refs == 0 {
+		d.parent.root.Close()
+		w.kept--
+	}
+}
+
+// drop releases every queued directory (the walk ends early).
+func (w *dirWalk) drop() {
+	for _, d := range w.queue {
+		w.release(d)
+	}
+	w.queue = nil
+}
+
+// open opens a queued directory: by name from its parent's kept handle,
+// else by path from the workspace root.
+func (w *dirWalk) open(d pendingDir) (*os.Root, error) {
+	if d.parent == nil {
+		return openDirRoot(w.ws.Root, d.rel)
+	}
+	defer w.release(d)
+	return openDirRoot(d.parent.root, d.name)
 }
 
 func (w *dirWalk) run(ctx context.Context) error {
 	for len(w.queue) > 0 {
 		if err := ctx.Err(); err != nil {
+			w.drop()
 			return err
 		}
 		d := w.queue[0]
 		w.queue = w.queue[1:]
-		f, err := openDir(w.ws, d.rel)
+		r, err := w.open(d)
 		if err != nil {
 			// Removed, replaced or unreadable since it was found: it is
 			// simply not descended (an escape is refused by the Root and
 			// lands here too; nothing outside is read).
+			continue
+		}
+		f, err := r.Open(".")
+		if err != nil {
+			r.Close()
 			continue
 		}
 		// Descend only into the directory that was listed: if the name now
@@ -181,9 +258,10 @@ func (w *dirWalk) run(ctx context.Context) error {
 		// of the workspace, or replaced), skip it rather than follow.
 		if st, err := f.Stat(); err != nil || !os.SameFile(st, d.info) {
 			f.Close()
+			r.Close()
 			continue
 		}
-		_ = w.read(f, d) // a subdirectory that fails to read is skipped
+		_ = w.read(f, r, d) // a subdirectory that fails to read is skipped
 	}
 	return nil
 }
@@ -192,12 +270,29 @@ func (w *dirWalk) run(ctx context.Context) error {
 // opened through a Root stats every entry with fstatat relative to this
 // directory's descriptor, never by host path name, so a parent swapped for a
 // symlink meanwhile cannot redirect the stat.
-func (w *dirWalk) read(f *os.File, d pendingDir) error {
-	ents, err := f.ReadDir(-1)
+//
+// r is the directory's handle: kept open for its queued subdirectories
+// (up to maxKeptDirs handles in all), else closed.
+func (w *dirWalk) read(f *os.File, r *os.Root, d pendingDir) error {
+	ents, err := readDirCtx(w.ctx, f)
 	f.Close()
 	if err != nil && len(ents) == 0 {
+		r.Close()
 		return err
 	}
+	queued := len(w.queue)
+	defer func() {
+		n := len(w.queue) - queued
+		if n == 0 || w.kept >= maxKeptDirs {
+			r.Close()
+			return
+		}
+		w.kept++
+		k := &keptDir{root: r, refs: n}
+		for i := queued; i < len(w.queue); i++ {
+			w.queue[i].parent = k
+		}
+	}()
 	// File.ReadDir returns directory order; sort so that a truncated level
 	// keeps a deterministic set.
 	slices.SortFunc(ents, func(x, y fs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
@@ -214,17 +309,48 @@ func (w *dirWalk) read(f *os.File, d pendingDir) error {
 		if d.rel != "." {
 			p = d.rel + "/" + name
 		}
+		if len(p) > sandbox.MaxPathBytes {
+			// No tool could take this path as an argument: not listed
+			// (only a tree made deeper than PATH_MAX has such entries).
+			continue
+		}
 		w.res.Total++
 		if len(w.res.Entries) < w.limit {
 			w.res.Entries = append(w.res.Entries, entryOf(name, p, info))
 		} else {
 			w.res.Truncated = true
 		}
-		if info.IsDir() && d.depth < w.maxDepth {
-			w.queue = append(w.queue, pendingDir{rel: p, depth: d.depth + 1, info: info})
+		// Below sandbox.MaxDepth nothing is entered, however large
+		// max_depth: it bounds the walk of a hostile, arbitrarily deep tree
+		// (each directory is opened from the workspace root, so a chain of
+		// n directories costs n*n/2 lookups).
+		if info.IsDir() && d.depth < w.maxDepth && d.comps+1 < sandbox.MaxDepth {
+			w.queue = append(w.queue, pendingDir{rel: p, name: name, depth: d.depth + 1, comps: d.comps + 1, info: info})
 		}
 	}
 	return nil
+}
+
+// readDirBatch is how many entries readDirCtx reads between checks of the
+// context: a directory of a million entries takes about a second to list.
+const readDirBatch = 1024
+
+// readDirCtx is f.ReadDir(-1) that stops with ctx's error when ctx ends.
+func readDirCtx(ctx context.Context, f *os.File) ([]fs.DirEntry, error) {
+	var all []fs.DirEntry
+	for {
+		if ctx != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		ents, err := f.ReadDir(readDirBatch)
+		all = append(all, ents...)
+		if err == io.EOF {
+			return all, nil
+		}
+		if err != nil || len(ents) == 0 {
+			return all, err
+		}
+	}
 }
 
 func entryOf(name, p string, info fs.FileInfo) ListEntry {

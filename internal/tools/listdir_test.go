@@ -208,11 +208,15 @@ func TestListDirErrors(t *testing.T) {
 func TestListDirDoesNotDescendSwappedDir(t *testing.T) {
 	dir, tool := newListWS(t, nil)
 	w := &dirWalk{ws: tool.(*listDir).env.WS, maxDepth: 5, limit: 100, res: &ListDirResult{}}
-	f, err := openDir(w.ws, ".")
+	r, err := openDirRoot(w.ws.Root, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.read(f, pendingDir{rel: ".", depth: 1}); err != nil {
+	f, err := r.Open(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.read(f, r, pendingDir{rel: ".", depth: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// Now swap b for a link to b/d: descending "b" must not list d's files.

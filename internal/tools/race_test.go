@@ -3,6 +3,7 @@
 package tools
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,7 +225,7 @@ func TestBashWorkingDirSwappedBeforeChdir(t *testing.T) {
 	symlinkT(t, "../outside", filepath.Join(f.ws, "x"))
 	before := snapshot(t, f.outside)
 
-	dir, err := openWorkDir(f.env.WS, "d")
+	dir, err := openWorkDir(context.Background(), f.env.WS, "d")
 	if err != nil {
 		t.Fatal(err)
 	}

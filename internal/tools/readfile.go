@@ -108,8 +108,11 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	size := st.Size()
 	n := min(size, limit)
 	buf := make([]byte, n)
-	got, err := io.ReadFull(f, buf)
+	got, err := readFullCtx(ctx, f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fileError(*a.Path, err)
 	}
 	buf = buf[:got]
@@ -130,6 +133,29 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	// instead of copying up to max_read_bytes.
 	res.Content = unsafe.String(unsafe.SliceData(buf), len(buf))
 	return res, nil
+}
+
+// readChunk is how much read_file reads between checks of its context
+// (max_read_bytes may be up to 256 MiB).
+const readChunk = 8 << 20
+
+// readFullCtx is io.ReadFull that stops with ctx's error when ctx ends.
+func readFullCtx(ctx context.Context, r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		m, err := io.ReadFull(r, buf[n:min(len(buf), n+readChunk)])
+		n += m
+		if err != nil {
+			if err == io.ErrUnexpectedEOF || err == io.EOF {
+				return n, io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence that the size cap cut

@@ -90,6 +90,9 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 	if *a.Query == "" {
 		return nil, &ArgError{Msg: `"query" must not be empty`}
 	}
+	if n := len(*a.Query); n > maxQueryBytes {
+		return nil, &ArgError{Msg: fmt.Sprintf(`"query" is %d bytes; the limit is %d bytes`, n, maxQueryBytes)}
+	}
 	k := defaultSearchResults
 	if a.MaxResults != nil {
 		k = *a.MaxResults
@@ -97,6 +100,16 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 			return nil, &ArgError{Msg: fmt.Sprintf(`"max_results" must be between 1 and %d (got %d)`, maxSearchResults, k)}
 		}
 	}
+	// The whole search, compiling included, runs under tool_timeout_ms;
+	// parent is the caller's context, whose end means "cancelled".
+	lim := t.env.limits()
+	timeout := lim.DefaultTimeout
+	if timeout <= 0 {
+		timeout = DefaultLimits().DefaultTimeout
+	}
+	parent := ctx
+	ctx, stop := context.WithTimeout(ctx, timeout)
+	defer stop()
 	m, err := newMatcher(ctx, *a.Query, a.IsRegex, a.CaseSensitive)
 	if err != nil {
 		return nil, err
@@ -109,7 +122,7 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 	if err != nil {
 		return nil, err
 	}
-	maxMB := t.env.limits().MaxSearchFileMB
+	maxMB := lim.MaxSearchFileMB
 	if maxMB <= 0 {
 		maxMB = DefaultLimits().MaxSearchFileMB
 	}
@@ -118,8 +131,12 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 	if err := t.searchRoot(w, a.Path, rel); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := parent.Err(); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, Errorf("search stopped at the time limit of %d ms (tool_timeout_ms) before it was done, so no result is given: "+
+			"narrow it with path or glob, or use a literal or a simpler pattern", timeout.Milliseconds())
 	}
 	matches := col.result()
 	total := int(w.total.Load())
@@ -144,7 +161,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 		if err != nil {
 			return fileError(displayPath(arg), err)
 		}
-		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel)})
+		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel), depth: strings.Count(rel, "/") + 1})
 		return nil
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"container/heap"
+	"context"
 	"slices"
 	"strings"
 	"sync"
@@ -87,9 +88,13 @@ func (c *collector) result() []SearchMatch {
 	return out
 }
 
+// cancelCheckMatches is how many matches a scan reports between checks of
+// the context.
+const cancelCheckMatches = 1 << 14
+
 // collectHits scans data and returns its first k matches with line, column
-// and text, and the number of all matches.
-func collectHits(m matcher, path string, data []byte, k int) ([]SearchMatch, int) {
+// and text, and the number of all matches. It stops early when ctx is done.
+func collectHits(ctx context.Context, m matcher, path string, data []byte, k int) ([]SearchMatch, int) {
 	var hits []SearchMatch
 	n := 0
 	line := 1
@@ -97,6 +102,9 @@ func collectHits(m matcher, path string, data []byte, k int) ([]SearchMatch, int
 	ls, le := 0, -1 // the current line [ls, le); le < 0: none yet
 	m.scan(data, func(s, e int) bool {
 		n++
+		if n%cancelCheckMatches == 0 && ctx.Err() != nil {
+			return false
+		}
 		if len(hits) >= k {
 			return true
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/clawde/clawd/internal/sandbox"
 )
 
 // globFilter is search's "glob" argument, with ripgrep -g semantics:
@@ -26,9 +28,20 @@ type globFilter struct {
 	path    bool // match the search-root-relative path, not the base name
 }
 
+// maxGlobAlternatives caps the product of the {a,b,...} groups' sizes:
+// doublestar tries the combinations one by one, so ten groups of {a,aa}
+// already take milliseconds per file name, and each more doubles it.
+const maxGlobAlternatives = 256
+
 func parseGlob(s string) (*globFilter, error) {
 	if s == "" {
 		return nil, nil
+	}
+	if len(s) > sandbox.MaxPathBytes {
+		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" is %d bytes; the limit is %d bytes (PATH_MAX)`, len(s), sandbox.MaxPathBytes)}
+	}
+	if n := globAlternatives(s); n > maxGlobAlternatives {
+		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" has too many {a,b} alternatives (%d combinations; the limit is %d), which makes matching slow; use fewer groups`, n, maxGlobAlternatives)}
 	}
 	g := &globFilter{}
 	if s[0] == '!' {
@@ -57,6 +70,32 @@ func parseGlob(s string) (*globFilter, error) {
 	}
 	g.pat = s
 	return g, nil
+}
+
+// globAlternatives is the product of the sizes of s's brace groups, an
+// upper bound of the combinations matching may try (saturating above
+// maxGlobAlternatives).
+func globAlternatives(s string) int {
+	var sizes []int // open groups' sizes, innermost last
+	total := 1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '{':
+			sizes = append(sizes, 1)
+		case ',':
+			if len(sizes) > 0 {
+				sizes[len(sizes)-1]++
+			}
+		case '}':
+			if len(sizes) > 0 {
+				total = min(total*sizes[len(sizes)-1], maxGlobAlternatives+1)
+				sizes = sizes[:len(sizes)-1]
+			}
+		}
+	}
+	return total
 }
 
 func (g *globFilter) matches(rel, name string) bool {

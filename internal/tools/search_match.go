@@ -29,8 +29,9 @@ var (
 // newMatcher builds the matcher for a query. Literal queries get the byte
 // search fast paths; regexes are rewritten to line semantics (see
 // lineRegexp) and prefiltered by a literal every match must contain.
-// ctx, when cancelled, stops a regexp scan within a file (a literal scan
-// of even the largest file takes milliseconds).
+// ctx, when done, stops a regexp scan within a file, between calls of the
+// regexp engine (search_bounds.go bounds the work of each); a literal
+// scan's callers check it between matches.
 func newMatcher(ctx context.Context, query string, isRegex, caseSensitive bool) (matcher, error) {
 	if !isRegex {
 		if i := bytes.IndexAny([]byte(query), "\n"); i >= 0 {
@@ -45,20 +46,20 @@ func newMatcher(ctx context.Context, query string, isRegex, caseSensitive bool) 
 				return lf, nil
 			}
 			// Slow path for the rare file that holds a KELVIN SIGN or LONG S.
-			re, err := compileLine(ctx, regexp.QuoteMeta(query), false)
+			re, err := compileLine(ctx, regexp.QuoteMeta(query), false, true)
 			if err != nil {
 				return nil, err
 			}
 			return &foldWithFallback{fast: lf, slow: re}, nil
 		}
 		// Non-ASCII case-insensitive literal: Unicode folding via regexp.
-		m, err := compileLine(ctx, regexp.QuoteMeta(query), false)
+		m, err := compileLine(ctx, regexp.QuoteMeta(query), false, true)
 		if err != nil {
 			return nil, err
 		}
 		return m, nil
 	}
-	m, err := compileLine(ctx, query, caseSensitive)
+	m, err := compileLine(ctx, query, caseSensitive, false)
 	if err != nil {
 		return nil, err
 	}
@@ -296,29 +297,43 @@ type lineRegexp struct {
 	// pure is set when the whole expression is the literal pre.
 	pure bool
 	ctx  context.Context
+	// insts is the size of the compiled program, which bounds the work
+	// per byte; window is the most bytes of a line handed to the regexp
+	// in one call (see search_bounds.go).
+	insts  int
+	window int
 }
-
-// cancelCheckBytes is how far a regexp scan gets between checks of ctx.
-const cancelCheckBytes = 1 << 20
 
 // compileLine parses a regexp and builds its line matcher. A literal
 // expression (no operators after parsing) becomes a literalFinder.
-func compileLine(ctx context.Context, expr string, caseSensitive bool) (*lineRegexp, error) {
+//
+// literal marks the regexp of a literal query (Unicode case folding): its
+// size follows from the query's, already capped, so it is not refused for
+// it; its windows are sized by it all the same.
+func compileLine(ctx context.Context, expr string, caseSensitive, literal bool) (*lineRegexp, error) {
 	flags := syntax.Perl
 	if !caseSensitive {
 		flags |= syntax.FoldCase
 	}
 	tree, err := syntax.Parse(expr, flags)
 	if err != nil {
-		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v (the syntax is Go's RE2; set is_regex to false to search for the text literally)", expr, describeRegexError(err))}
+		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v (the syntax is Go's RE2; set is_regex to false to search for the text literally)", clipQuery(expr), clipQuery(describeRegexError(err)))}
 	}
-	tree = toLineSemantics(tree.Simplify())
+	// The rewrite is done on the tree as parsed, whose text regexp.Compile
+	// parses again: the simplified tree spells out counted repetitions,
+	// and its text can be too large or too deeply nested to parse back.
+	tree = toLineSemantics(tree)
+	simple := tree.Simplify()
+	insts, err := programSize(expr, simple, literal)
+	if err != nil {
+		return nil, err
+	}
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
-		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", expr, err)}
+		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), clipQuery(err.Error()))}
 	}
-	m := &lineRegexp{re: re, ctx: ctx}
-	for _, c := range requiredLiterals(tree, nil) {
+	m := &lineRegexp{re: re, ctx: ctx, insts: insts, window: regexWindow(insts)}
+	for _, c := range requiredLiterals(simple, nil) {
 		b := []byte(string(c.lit))
 		if c.fold && !isASCII(string(b)) {
 			continue // non-ASCII folding has no byte fast path
@@ -329,7 +344,7 @@ func compileLine(ctx context.Context, expr string, caseSensitive bool) (*lineReg
 			m.pre = f
 		}
 	}
-	m.pure = m.pre != nil && tree.Op == syntax.OpLiteral
+	m.pure = m.pre != nil && simple.Op == syntax.OpLiteral
 	return m, nil
 }
 
@@ -414,73 +429,6 @@ func requiredLiterals(re *syntax.Regexp, out []literalCandidate) []literalCandid
 		}
 	}
 	return out
-}
-
-func (m *lineRegexp) scan(buf []byte, fn func(start, end int) bool) {
-	if m.pre != nil && !(m.pre.needsUnicodeFold() && (bytes.Contains(buf, kelvinSign) || bytes.Contains(buf, longS))) {
-		it := m.pre.iter(buf)
-		for pos, check := 0, cancelCheckBytes; pos < len(buf); {
-			if pos >= check {
-				if m.ctx.Err() != nil {
-					return
-				}
-				check = pos + cancelCheckBytes
-			}
-			c := it.next(pos)
-			if c < 0 {
-				return
-			}
-			ls, le := lineBounds(buf, pos, c)
-			if !m.scanLine(buf, ls, le, fn) {
-				return
-			}
-			pos = le + 1
-		}
-		return
-	}
-	// Without a prefilter the regexp runs over chunks of whole lines, so a
-	// cancellation is noticed between chunks even when nothing matches.
-	// The lines are the "\n"-separated pieces of buf[:n]: a final "\n"
-	// ends the last line rather than starting an empty one (an empty file
-	// has no line at all).
-	if len(buf) == 0 {
-		return
-	}
-	n := len(buf)
-	if buf[n-1] == '\n' {
-		n--
-	}
-	for pos := 0; pos <= n; {
-		if m.ctx.Err() != nil {
-			return
-		}
-		end := n
-		if end-pos > cancelCheckBytes {
-			if i := bytes.IndexByte(buf[pos+cancelCheckBytes:], '\n'); i >= 0 {
-				end = pos + cancelCheckBytes + i
-			}
-		}
-		loc := m.re.FindIndex(buf[pos:end])
-		if loc == nil {
-			pos = end + 1
-			continue
-		}
-		ls, le := lineBounds(buf, pos, pos+loc[0])
-		if !m.scanLine(buf, ls, le, fn) {
-			return
-		}
-		pos = le + 1
-	}
-}
-
-// scanLine reports the matches on the line buf[ls:le].
-func (m *lineRegexp) scanLine(buf []byte, ls, le int, fn func(start, end int) bool) bool {
-	for _, loc := range m.re.FindAllIndex(buf[ls:le], -1) {
-		if !fn(ls+loc[0], ls+loc[1]) {
-			return false
-		}
-	}
-	return true
 }
 
 // lineBounds returns the line [ls, le) of buf that holds position p, where

@@ -120,7 +120,7 @@ func TestRequiredLiteral(t *testing.T) {
 		{`a\nb`, "", false}, // can never match: no prefilter needed
 	}
 	for _, tt := range tests {
-		m, err := compileLine(context.Background(), tt.expr, true)
+		m, err := compileLine(context.Background(), tt.expr, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}

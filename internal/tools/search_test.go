@@ -489,19 +489,19 @@ func TestSearchCancel(t *testing.T) {
 		t.Errorf("%d files scanned after cancelling on the first; want at most one per worker (%d)", n, max)
 	}
 
-	// Cancelled inside one big file: a regexp scan stops between chunks.
+	// Cancelled inside one big file: a regexp scan stops between engine calls.
 	big := []byte(strings.Repeat("word word\n", 1<<20)) // 10 MiB, 2Mi matches
 	for _, expr := range []string{`w\w+`, `wo+rd`} {    // without and with a prefilter
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		rm, err := compileLine(ctx, expr, true)
+		rm, err := compileLine(ctx, expr, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := 0
 		rm.scan(big, func(int, int) bool { n++; return true })
-		if n > 2*cancelCheckBytes/len("word word\n")+2 {
-			t.Errorf("%s: %d matches reported after cancel; want at most one chunk's worth", expr, n)
+		if n > 2*rm.window/len("word word\n")+2 {
+			t.Errorf("%s: %d matches reported after cancel; want at most one window's worth", expr, n)
 		}
 	}
 }

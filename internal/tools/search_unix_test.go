@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A FIFO is neither searched nor allowed to block the walk (nobody ever
@@ -27,4 +28,13 @@ func TestSearchFIFO(t *testing.T) {
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "src/fifo is a named pipe") {
 		t.Errorf("err = %v, want a *ToolError saying it is a named pipe", err)
 	}
+}
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/sandbox"
 )
 
 // The walk: GOMAXPROCS workers share a stack of work items, each either
@@ -40,6 +42,7 @@ type dirNode struct {
 	rel    string // path relative to the workspace root; "" for the root itself
 	srel   string // path relative to the search root; "" for the search root
 	rules  ignoreRules
+	depth  int // components in rel
 	refs   atomic.Int32
 	shared bool // root is the workspace's own handle: never close it
 }
@@ -180,7 +183,7 @@ func (w *walker) openDir(parent *dirNode, name string) *dirNode {
 	if err != nil {
 		return nil
 	}
-	d := &dirNode{root: r, rel: joinRel(parent.rel, name), srel: joinRel(parent.srel, name), rules: parent.rules}
+	d := &dirNode{root: r, rel: joinRel(parent.rel, name), srel: joinRel(parent.srel, name), rules: parent.rules, depth: parent.depth + 1}
 	d.refs.Store(1)
 	return d
 }
@@ -214,15 +217,26 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 			files = nil
 		}
 	}
+	// Entries whose path no tool could take as an argument (over
+	// sandbox.MaxPathBytes, or directories below sandbox.MaxDepth) are not
+	// searched: this also bounds the walk of a hostile, arbitrarily deep
+	// tree (made with mkdirat, which has no depth limit).
+	maxName := sandbox.MaxPathBytes - len(d.rel) - 1
+	tooDeep := d.depth+1 >= sandbox.MaxDepth
 	// Walk in reverse name order: the stack pops the smallest name first.
 	for i := len(ents) - 1; i >= 0; i-- {
+		if i%16 == 0 && w.ctx.Err() != nil {
+			// Cancelled in a huge directory: drop the items made so far.
+			d.refs.Add(-int32(len(items)))
+			return
+		}
 		name, t := ents[i].name, ents[i].typ
-		if name == ".git" {
+		if name == ".git" || len(name) > maxName {
 			continue
 		}
 		switch {
 		case t.IsDir():
-			if d.rules.ignored(joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
+			if tooDeep || d.rules.ignored(joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
 				continue
 			}
 			flush()
@@ -355,14 +369,19 @@ func (st *workerState) searchData(path string, data []byte) {
 	w := st.w
 	if !w.col.wants(path) {
 		if st.countFn == nil {
-			st.countFn = func(int, int) bool { st.count++; return true }
+			st.countFn = func(int, int) bool {
+				st.count++
+				// A literal scan has no checks of its own; a file dense
+				// with matches takes long enough to need them.
+				return st.count%cancelCheckMatches != 0 || w.ctx.Err() == nil
+			}
 		}
 		st.count = 0
 		w.m.scan(data, st.countFn)
 		w.total.Add(st.count)
 		return
 	}
-	hits, n := collectHits(w.m, path, data, w.col.k)
+	hits, n := collectHits(w.ctx, w.m, path, data, w.col.k)
 	w.total.Add(int64(n))
 	if len(hits) > 0 {
 		w.col.add(path, hits)

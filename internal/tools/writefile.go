@@ -106,11 +106,11 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	defer parent.Close()
 
-	perm, keepMode, err := checkTarget(ws, parent, p, rel, base)
+	perm, keepMode, err := checkTarget(ctx, ws, parent, p, rel, base)
 	if err != nil {
 		return nil, err
 	}
-	canon := canonicalDir(ws, parent, dir)
+	canon := canonicalDir(ctx, ws, parent, dir)
 	if err := replaceFile(parent, base, data, perm, keepMode); err != nil {
 		return nil, fileError(p, err)
 	}
@@ -163,7 +163,7 @@ func parentError(p, dir string, err error) error {
 // followed, unless it leads outside the workspace: that is a violation, the
 // same answer the chain's sandbox step gives, so a model is never told it
 // wrote "through" a link that pointed outside.
-func checkTarget(ws *sandbox.Workspace, parent *os.Root, p, rel, base string) (perm fs.FileMode, keepMode bool, err error) {
+func checkTarget(ctx context.Context, ws *sandbox.Workspace, parent *os.Root, p, rel, base string) (perm fs.FileMode, keepMode bool, err error) {
 	fi, err := parent.Lstat(base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -176,7 +176,7 @@ func checkTarget(ws *sandbox.Workspace, parent *os.Root, p, rel, base string) (p
 	case m.IsDir():
 		return 0, false, Errorf("%q is a directory; write_file replaces files only", p)
 	case m&fs.ModeSymlink != 0:
-		if _, err := ws.Check(rel); err != nil {
+		if _, err := ws.Check(ctx, rel); err != nil {
 			var v *sandbox.Violation
 			if errors.As(err, &v) {
 				return 0, false, v
@@ -194,7 +194,7 @@ func checkTarget(ws *sandbox.Workspace, parent *os.Root, p, rel, base string) (p
 // canonicalDir returns the absolute host path of the parent directory with
 // symlinks resolved: from the open handle where the OS can tell (Linux
 // /proc), else by resolving dir through the workspace.
-func canonicalDir(ws *sandbox.Workspace, parent *os.Root, dir string) string {
+func canonicalDir(ctx context.Context, ws *sandbox.Workspace, parent *os.Root, dir string) string {
 	if f, err := parent.Open("."); err == nil {
 		p, ok := fdPath(f)
 		f.Close()
@@ -204,7 +204,7 @@ func canonicalDir(ws *sandbox.Workspace, parent *os.Root, dir string) string {
 			}
 		}
 	}
-	if r, err := ws.Resolve(dir); err == nil {
+	if r, err := ws.Resolve(ctx, dir); err == nil {
 		return ws.Abs(r)
 	}
 	return ws.Abs(dir)

@@ -182,3 +182,23 @@ func TestClientDisconnectCancelsCall(t *testing.T) {
 		t.Error("closing the connection did not cancel the running call")
 	}
 }
+
+// A cancelled call is answered "cancelled", never with the result its tool
+// returned anyway: cancelled by a notification, by DELETE of its session,
+// or by the client closing the connection.
+func TestCancelledCallNeverGetsResult(t *testing.T) {
+	f := startHTTP(t, nil)
+	sid := f.initialize()
+	ch := f.callAsync(sid, "stubborn-1", "block")
+	<-f.bt.started
+	f.cancel(sid, `"stubborn-1"`)
+	if body := waitBody(t, ch); strings.Contains(body, "stubborn_result") || !strings.Contains(body, "cancelled") {
+		t.Errorf("cancelled call answered %s", body)
+	}
+	ch = f.callAsync(sid, "stubborn-2", "block")
+	<-f.bt.started
+	f.do(req{method: http.MethodDelete, headers: map[string]string{HeaderSessionID: sid}})
+	if body := waitBody(t, ch); strings.Contains(body, "stubborn_result") {
+		t.Errorf("call of a deleted session answered %s", body)
+	}
+}

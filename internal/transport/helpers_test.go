@@ -23,7 +23,8 @@ import (
 
 // blockTool runs until its context ends (a stand-in for a long bash call):
 // it counts starts and cancellations so tests can see what the transport
-// did to it.
+// did to it. A call whose tag contains "stubborn" returns a result even
+// after its cancellation, as a tool does that finishes in that instant.
 type blockTool struct {
 	started   chan string // receives the "tag" argument of each start
 	starts    atomic.Int32
@@ -46,6 +47,9 @@ func (b *blockTool) Call(ctx context.Context, args jsontext.Value) (any, error) 
 	b.started <- a.Tag
 	<-ctx.Done()
 	b.cancelled.Add(1)
+	if strings.Contains(a.Tag, "stubborn") {
+		return map[string]any{"stubborn_result": true}, nil
+	}
 	return nil, ctx.Err()
 }
 

@@ -72,7 +72,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "searchbench:", err)
 		os.Exit(1)
 	}
-	search := tools.NewSearch(&tools.Env{WS: ws})
+	// No practical time limit: a loaded machine must slow the measurement
+	// down, not stop a search at tool_timeout_ms.
+	lim := tools.DefaultLimits()
+	lim.DefaultTimeout = 10 * time.Minute
+	search := tools.NewSearch(&tools.Env{WS: ws, Limits: func() tools.Limits { return lim }})
 	out := filepath.Join(os.TempDir(), "searchbench-rg.out")
 	defer os.Remove(out)
 
