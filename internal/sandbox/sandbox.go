@@ -19,6 +19,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -52,6 +53,9 @@ type Workspace struct {
 	given string
 	// Root is the handle every file operation must go through.
 	Root *os.Root
+	// guard, when set, keeps clawd's own state out of the tools' reach
+	// (protect.go).
+	guard atomic.Pointer[Guard]
 }
 
 // Open opens dir as a workspace. dir must be an existing directory.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/sandbox"
 )
 
 // The walk: GOMAXPROCS workers share a stack of work items, each either
@@ -36,7 +38,10 @@ const binarySniff = 8 << 10
 
 // dirNode is an open directory of the walk.
 type dirNode struct {
-	root   *os.Root
+	root *os.Root
+	// prot is the guard's view taken when this directory was listed; set
+	// only when clawd's state lies inside the workspace.
+	prot   *sandbox.Snapshot
 	rel    string // path relative to the workspace root; "" for the root itself
 	srel   string // path relative to the search root; "" for the search root
 	rules  ignoreRules
@@ -76,6 +81,9 @@ type walker struct {
 	glob    *globFilter
 	maxSize int64
 	col     *collector
+	// guard keeps clawd's own state out of the results (nil or inactive:
+	// no check at all).
+	guard *sandbox.Guard
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -197,10 +205,28 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	if st.direntBuf == nil {
 		st.direntBuf = make([]byte, 32<<10)
 	}
+	var dirInfo os.FileInfo
+	if w.guard.Active() {
+		// A fresh view per directory: the names listed below are judged
+		// against the state as it is now, by this directory's identity.
+		v, ok := w.guard.Snapshot()
+		if fi, err := f.Stat(); ok && err == nil {
+			if v.ObjectWhy(fi) != "" {
+				f.Close()
+				return // a protected directory: skipped whole
+			}
+			d.prot, dirInfo = &v, fi
+		}
+	}
 	ents, err := readDirEntries(f, d.root, st.direntBuf)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		return
+	}
+	if d.prot != nil {
+		// Protected names (a token file, the config file) are skipped
+		// before anything opens them.
+		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return d.prot.NameWhy(dirInfo, e.name) != "" })
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	d.rules = loadIgnoreFiles(d, ents)
@@ -339,7 +365,7 @@ const maxKeptBuf = 8 << 20
 
 // searchFile searches the file name of d.
 func (st *workerState) searchFile(d *dirNode, name string) {
-	data, ok := st.readFile(d.root, name)
+	data, ok := st.readFile(d, name)
 	if !ok {
 		return
 	}
@@ -372,10 +398,10 @@ func (st *workerState) searchData(path string, data []byte) {
 // readFile reads a regular file into the worker's buffer. It returns false
 // for files that are skipped: unreadable, not regular (a race replaced it),
 // larger than the size limit, or binary.
-func (st *workerState) readFile(r *os.Root, name string) ([]byte, bool) {
+func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	// O_NONBLOCK: if the entry was swapped for a FIFO since it was listed,
 	// the open must not wait for a writer; the regular-file check refuses it.
-	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := d.root.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -383,6 +409,9 @@ func (st *workerState) readFile(r *os.Root, name string) ([]byte, bool) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
 		return nil, false
+	}
+	if d.prot != nil && d.prot.ObjectWhy(fi) != "" {
+		return nil, false // clawd's state, e.g. a hard link to it
 	}
 	data, err := readText(f, &st.buf, fi.Size(), st.w.maxSize)
 	if err != nil {

@@ -1,0 +1,511 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Protected is one piece of clawd's own state that the file tools must not
+// reach even when it lies inside the workspace (a workspace of $HOME holds
+// the data directory, the config file and the token files).
+//
+// Path is an absolute host path. For a file item it may end in "*": then
+// every entry of that directory whose name starts with the text before the
+// "*" is protected (the token file, the per-client credential files next to
+// it and the temp files they are written through). Why says, in words a
+// model and a human can act on, what the item is.
+type Protected struct {
+	Path string
+	Why  string
+}
+
+// ProtectedSet is what a Guard protects: single files (which need not exist
+// yet: a config file that does not exist would still be hot-loaded if
+// created) and directories, of which everything below is protected.
+// Adding an item later is one more element in one of the lists.
+type ProtectedSet struct {
+	Files []Protected
+	Dirs  []Protected
+}
+
+// Guard decides whether an object a file tool reached is clawd's own state.
+//
+// It decides by identity (device and inode of what the tool actually
+// opened), never by the path the caller gave, so a symlink, a hard link, a
+// "../" detour or an absolute spelling lead to the same answer. It knows:
+//
+//   - ids: the identity of every protected file and directory and of every
+//     entry below a protected directory (recursively, bounded);
+//   - names: per directory identity, the names (or name prefixes) that are
+//     protected in it, so that a protected file that does not exist yet (the
+//     config file, the next token file) cannot be created by a tool, and a
+//     search skips it by name even before it has an inode.
+//
+// Only items inside the workspace matter: an item outside it is already out
+// of every file tool's reach (os.Root). Whether an item is inside is decided
+// when the snapshot is built, by comparing each ancestor's identity with the
+// workspace root's. When no item is inside, Active is false and the tools
+// skip every check: the common case costs nothing per call.
+//
+// The snapshot goes stale when clawd or the user changes the state (token
+// rotation writes a new inode; SQLite creates clawd.db-wal; an editor
+// replaces the config file). Every check that needs a current answer first
+// stats the watched directories (those holding protected items, and the
+// nearest existing ancestor of a missing one) and rebuilds the snapshot if
+// any changed identity, mtime or ctime, if one changed too recently for its
+// timestamp to be trusted (timestamps are coarse), or if the snapshot is
+// older than maxSnapshotAge.
+type Guard struct {
+	ws *Workspace
+
+	mu   sync.Mutex // serializes rebuilds and edits of set
+	set  ProtectedSet
+	snap atomic.Pointer[snapshot]
+	// active is true when some item lies inside the workspace. It is read
+	// on every tool call, so it is a plain atomic, not part of snap.
+	active atomic.Bool
+}
+
+// maxSnapshotAge bounds how long a snapshot is trusted without a rebuild,
+// whatever the watched directories say (a directory renamed higher up is
+// not seen by them).
+const maxSnapshotAge = 2 * time.Second
+
+// racyWindow: a watched directory changed this recently may change again
+// within the same timestamp tick, unseen; such a snapshot is rebuilt at the
+// next check.
+const racyWindow = 50 * time.Millisecond
+
+// Scan bounds for a protected directory's entries. clawd's directories hold
+// a handful of files; a tree larger than this is not clawd's own, and what
+// lies beyond the bound is still refused by the name rules and by the
+// directory's own identity for write_file and search.
+const (
+	maxScanEntries = 10000
+	maxScanDepth   = 8
+)
+
+// fid is a file's identity.
+type fid struct{ dev, ino uint64 }
+
+// nameRule protects a path below a directory: path holds the components
+// from that directory down to the item, usually one name. With prefix the
+// last component is a name prefix; with dir the item is a directory, and
+// everything below it is protected too. Rules of more than one component
+// stand for items whose parent does not exist yet: they refuse exactly the
+// creation of that path (create_parents), not of its first directory.
+type nameRule struct {
+	path   []string
+	prefix bool
+	dir    bool
+	why    string
+}
+
+// match reports whether creating full (directories, then the file's name)
+// below the rule's directory would create the protected item or something
+// inside it.
+func (r *nameRule) match(full []string) bool {
+	n := len(r.path)
+	if r.dir {
+		return len(full) >= n && slices.Equal(full[:n], r.path)
+	}
+	if len(full) != n || !slices.Equal(full[:n-1], r.path[:n-1]) {
+		return false
+	}
+	last := full[n-1]
+	return last == r.path[n-1] || (r.prefix && strings.HasPrefix(last, r.path[n-1]))
+}
+
+// watched is a directory whose change invalidates the snapshot.
+type watched struct {
+	path  string
+	state dirState
+}
+
+type snapshot struct {
+	ids    map[fid]string
+	names  map[fid][]nameRule
+	watch  []watched
+	built  time.Time
+	racy   bool
+	inside []string // the path of every item inside the workspace
+}
+
+// NewGuard builds a guard for ws over set and attaches it to ws, so every
+// tool and the chain consult it.
+func NewGuard(ws *Workspace, set ProtectedSet) *Guard {
+	g := &Guard{ws: ws, set: set}
+	g.mu.Lock()
+	g.rebuildLocked()
+	g.mu.Unlock()
+	ws.guard.Store(g)
+	return g
+}
+
+// Guard returns the workspace's guard, nil if none.
+func (w *Workspace) Guard() *Guard { return w.guard.Load() }
+
+// Add protects more items (a socket path known only when the unix
+// transport starts) and rebuilds the snapshot.
+func (g *Guard) Add(more ProtectedSet) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.set.Files = append(g.set.Files, more.Files...)
+	g.set.Dirs = append(g.set.Dirs, more.Dirs...)
+	g.rebuildLocked()
+}
+
+// Active reports whether any protected item lies inside the workspace.
+// Tools check nothing when it is false.
+func (g *Guard) Active() bool { return g != nil && g.active.Load() }
+
+// Inside lists the protected items inside the workspace (their paths, a
+// trailing "*" for a name prefix), for the startup warning.
+func (g *Guard) Inside() []string {
+	if g == nil {
+		return nil
+	}
+	return g.current().inside
+}
+
+// current returns a snapshot that reflects the file system as of now.
+func (g *Guard) current() *snapshot {
+	s := g.snap.Load()
+	if !s.racy && time.Since(s.built) < maxSnapshotAge && !s.changed() {
+		return s
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s2 := g.snap.Load(); s2 != s && !s2.racy && !s2.changed() {
+		return s2 // another goroutine rebuilt it meanwhile
+	}
+	return g.rebuildLocked()
+}
+
+func (s *snapshot) changed() bool {
+	for i := range s.watch {
+		if statDir(s.watch[i].path) != s.watch[i].state {
+			return true
+		}
+	}
+	return false
+}
+
+// ObjectWhy returns why the object with identity fi (from an fstat of what a
+// tool opened, or an lstat relative to an open directory) is protected, or
+// "" if it is not.
+func (g *Guard) ObjectWhy(fi os.FileInfo) string {
+	if !g.Active() {
+		return ""
+	}
+	id, ok := identity(fi)
+	if !ok {
+		return ""
+	}
+	return g.current().ids[id]
+}
+
+// NameWhy returns why the entry name of the directory dir (an fstat of the
+// open directory) is protected, or "" if it is not: a protected file there
+// by that name, existing or not, or dir itself protected.
+func (g *Guard) NameWhy(dir os.FileInfo, name string) string {
+	if !g.Active() {
+		return ""
+	}
+	id, ok := identity(dir)
+	if !ok {
+		return ""
+	}
+	s := g.current()
+	if why := s.ids[id]; why != "" {
+		return why
+	}
+	return s.nameWhy(id, name)
+}
+
+func (s *snapshot) nameWhy(dir fid, name string) string {
+	return s.createWhy(dir, []string{name})
+}
+
+func (s *snapshot) createWhy(dir fid, full []string) string {
+	for i := range s.names[dir] {
+		if r := &s.names[dir][i]; r.match(full) {
+			return r.why
+		}
+	}
+	return ""
+}
+
+// CreateWhy returns why creating the path full (missing directories, then
+// a file name) below the existing directory dir would create clawd's state,
+// or "" if it would not. write_file asks it before create_parents makes
+// anything, so a refused call leaves nothing behind.
+func (g *Guard) CreateWhy(dir os.FileInfo, full []string) string {
+	if !g.Active() {
+		return ""
+	}
+	id, ok := identity(dir)
+	if !ok {
+		return ""
+	}
+	s := g.current()
+	if why := s.ids[id]; why != "" {
+		return why
+	}
+	return s.createWhy(id, full)
+}
+
+// Snapshot is a guard's view frozen for a walk (search): lookups cost a map
+// access and no system call. Use it only for objects found by listing a
+// directory after the snapshot was taken from a fresh check (see search).
+type Snapshot struct{ s *snapshot }
+
+// Snapshot returns the current view; ok is false when nothing is protected.
+func (g *Guard) Snapshot() (Snapshot, bool) {
+	if !g.Active() {
+		return Snapshot{}, false
+	}
+	return Snapshot{g.current()}, true
+}
+
+// ObjectWhy is Guard.ObjectWhy on the frozen view.
+func (v Snapshot) ObjectWhy(fi os.FileInfo) string {
+	id, ok := identity(fi)
+	if !ok || v.s == nil {
+		return ""
+	}
+	return v.s.ids[id]
+}
+
+// NameWhy is Guard.NameWhy on the frozen view.
+func (v Snapshot) NameWhy(dir os.FileInfo, name string) string {
+	id, ok := identity(dir)
+	if !ok || v.s == nil {
+		return ""
+	}
+	if why := v.s.ids[id]; why != "" {
+		return why
+	}
+	return v.s.nameWhy(id, name)
+}
+
+// rebuildLocked builds and publishes a new snapshot from the configured
+// host paths. Those paths are how clawd itself finds its state; the
+// decisions the snapshot then makes are by identity.
+func (g *Guard) rebuildLocked() *snapshot {
+	s := &snapshot{ids: map[fid]string{}, names: map[fid][]nameRule{}, built: time.Now()}
+	rootID, rootOK := statID(g.ws.Dir)
+	seenWatch := map[string]bool{}
+	watch := func(dir string) {
+		if !seenWatch[dir] {
+			seenWatch[dir] = true
+			s.watch = append(s.watch, watched{path: dir, state: statDir(dir)})
+		}
+	}
+	in := func(p string) bool { return rootOK && insideByIdentity(rootID, p) }
+
+	for _, it := range g.set.Dirs {
+		dir := canonical(it.Path)
+		parent, rest, exists := nearest(dir)
+		parentIn := parent != "" && in(parent)
+		// The directory itself may be the workspace root, or hold it (a
+		// workspace inside the data directory is clawd's state whole).
+		dirIn := exists && (in(dir) || holdsRoot(dir, g.ws.Dir))
+		if !parentIn && !dirIn {
+			continue
+		}
+		s.inside = append(s.inside, dir)
+		if parentIn {
+			watch(parent)
+			if pid, ok := statID(parent); ok {
+				s.names[pid] = append(s.names[pid], nameRule{path: rest, dir: true, why: it.Why})
+			}
+		}
+		if exists {
+			s.scanDir(dir, it.Why, watch)
+		}
+	}
+	// Files after directories: a file's own reason is more precise than
+	// its directory's.
+	for _, it := range g.set.Files {
+		prefix := strings.HasSuffix(it.Path, "*")
+		raw := strings.TrimSuffix(it.Path, "*")
+		if prefix && strings.HasSuffix(raw, string(filepath.Separator)) {
+			continue // "dir/*" belongs in Dirs; refuse to guess
+		}
+		name := filepath.Base(raw)
+		dir := canonical(filepath.Dir(raw))
+		if !prefix {
+			// The file itself may be a symlink (to the real config, say):
+			// its target is protected too.
+			if t, err := filepath.EvalSymlinks(raw); err == nil && t != filepath.Join(dir, name) {
+				if id, ok := statID(t); ok {
+					s.ids[id] = it.Why
+				}
+			}
+		}
+		// parent: the file's directory if it exists, else its nearest
+		// existing ancestor; rest: the components from there to the file.
+		parent, rest, exists := dir, []string{name}, true
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			parent, rest, _ = nearest(dir)
+			rest, exists = append(rest, name), false
+		}
+		if parent == "" || !in(parent) {
+			continue
+		}
+		s.inside = append(s.inside, it.Path)
+		watch(parent)
+		pid, ok := statID(parent)
+		if !ok {
+			continue
+		}
+		// Refuse creating exactly this path: the name in its directory,
+		// or, while that directory is missing, the whole path to it.
+		s.names[pid] = append(s.names[pid], nameRule{path: rest, prefix: prefix, why: it.Why})
+		if !exists {
+			continue
+		}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			n := e.Name()
+			if n == name || (prefix && strings.HasPrefix(n, name)) {
+				full := filepath.Join(dir, n)
+				if id, ok := lstatID(full); ok {
+					s.ids[id] = it.Why
+				}
+				if id, ok := statID(full); ok {
+					s.ids[id] = it.Why
+				}
+			}
+		}
+	}
+	now := time.Now()
+	for _, w := range s.watch {
+		if w.state.recent(now) {
+			s.racy = true
+		}
+	}
+	g.active.Store(len(s.inside) > 0)
+	g.snap.Store(s)
+	return s
+}
+
+// scanDir records dir and everything below it (not following symlinks),
+// bounded by maxScanEntries and maxScanDepth, and watches every directory
+// it reads.
+func (s *snapshot) scanDir(dir, why string, watch func(string)) {
+	if id, ok := statID(dir); ok {
+		s.ids[id] = why
+	}
+	n := 0
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		watch(d)
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if n >= maxScanEntries {
+				return
+			}
+			n++
+			p := filepath.Join(d, e.Name())
+			if id, ok := lstatID(p); ok {
+				s.ids[id] = why
+			}
+			if e.IsDir() && depth < maxScanDepth {
+				walk(p, depth+1)
+			}
+		}
+	}
+	walk(dir, 1)
+}
+
+// nearest returns the nearest existing directory at or above p's parent,
+// the components from it down to p (just p's base when the parent exists),
+// and whether p itself exists. parent is "" when nothing exists.
+func nearest(p string) (parent string, rest []string, exists bool) {
+	if _, err := os.Lstat(p); err == nil {
+		return filepath.Dir(p), []string{filepath.Base(p)}, true
+	}
+	rest = []string{filepath.Base(p)}
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d, rest, false
+		}
+		if filepath.Dir(d) == d {
+			return "", nil, false
+		}
+		rest = append([]string{filepath.Base(d)}, rest...)
+	}
+}
+
+// insideByIdentity reports whether dir is the workspace root or below it:
+// dir's symlinks are resolved, then each ancestor, from dir up to "/", is
+// compared with the root by device and inode, so a root reached through
+// another spelling (a symlink, a bind of the same directory) still matches.
+func insideByIdentity(root fid, dir string) bool {
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		canon = dir
+	}
+	for p := canon; ; p = filepath.Dir(p) {
+		if id, ok := statID(p); ok && id == root {
+			return true
+		}
+		if filepath.Dir(p) == p {
+			return false
+		}
+	}
+}
+
+// canonical resolves the symlinks of the longest existing prefix of p, so
+// an item configured through a symlink is judged where it really is.
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	d := filepath.Dir(p)
+	if d == p {
+		return p
+	}
+	return filepath.Join(canonical(d), filepath.Base(p))
+}
+
+// holdsRoot reports whether the workspace root lies below dir, by walking
+// up from the root comparing each ancestor's identity with dir's.
+func holdsRoot(dir, root string) bool {
+	id, ok := statID(dir)
+	return ok && insideByIdentity(id, root)
+}
+
+func statID(p string) (fid, bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fid{}, false
+	}
+	return identity(fi)
+}
+
+func lstatID(p string) (fid, bool) {
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fid{}, false
+	}
+	return identity(fi)
+}
+
+// ProtectedViolation is the refusal of a path that reaches clawd's own
+// state: a *Violation, so the caller gets -32005 with data.reason and the
+// audit row becomes a Deny by the sandbox step with that reason.
+func ProtectedViolation(p, why string) *Violation {
+	return &Violation{Path: p, Reason: "protected: " + why + "; file tools never read or write clawd's own state, even inside the workspace"}
+}
