@@ -15,7 +15,7 @@ const (
 	whySecret  = "clawd's own state: session.secret is the key that signs bearer tokens"
 	whyDB      = "clawd's own state: clawd.db holds the trust registry and the audit log"
 	whyConfig  = "clawd's own state: the config file, which clawd hot-reloads (tools on/off, policy_stub_mode)"
-	whyCfgDir  = "clawd's config directory"
+	whyCfgDir  = "clawd's config directory (its mcp-server.toml is hot-reloaded)"
 	whyToken   = "clawd's own state: a bearer token or credential file of a clawd daemon"
 	whySocket  = "clawd's own state: a daemon's unix socket or its lock file"
 )

@@ -222,10 +222,11 @@ func (g *Guard) NameWhy(dir os.FileInfo, name string) string {
 		return ""
 	}
 	s := g.current()
-	if why := s.ids[id]; why != "" {
+	// The name's own reason first: it is the more precise one.
+	if why := s.nameWhy(id, name); why != "" {
 		return why
 	}
-	return s.nameWhy(id, name)
+	return s.ids[id]
 }
 
 func (s *snapshot) nameWhy(dir fid, name string) string {
@@ -254,10 +255,10 @@ func (g *Guard) CreateWhy(dir os.FileInfo, full []string) string {
 		return ""
 	}
 	s := g.current()
-	if why := s.ids[id]; why != "" {
+	if why := s.createWhy(id, full); why != "" {
 		return why
 	}
-	return s.createWhy(id, full)
+	return s.ids[id]
 }
 
 // Snapshot is a guard's view frozen for a walk (search): lookups cost a map
@@ -288,10 +289,10 @@ func (v Snapshot) NameWhy(dir os.FileInfo, name string) string {
 	if !ok || v.s == nil {
 		return ""
 	}
-	if why := v.s.ids[id]; why != "" {
+	if why := v.s.nameWhy(id, name); why != "" {
 		return why
 	}
-	return v.s.nameWhy(id, name)
+	return v.s.ids[id]
 }
 
 // rebuildLocked builds and publishes a new snapshot from the configured
