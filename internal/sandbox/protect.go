@@ -54,12 +54,22 @@ type ProtectedSet struct {
 //
 // The snapshot goes stale when clawd or the user changes the state (token
 // rotation writes a new inode; SQLite creates clawd.db-wal; an editor
-// replaces the config file). Every check that needs a current answer first
-// stats the watched directories (those holding protected items, and the
-// nearest existing ancestor of a missing one) and rebuilds the snapshot if
-// any changed identity, mtime or ctime, if one changed too recently for its
-// timestamp to be trusted (timestamps are coarse), or if the snapshot is
-// older than maxSnapshotAge.
+// replaces the config file). Every way an object becomes protected after
+// the snapshot was built creates a directory entry for it, which sets the
+// object's ctime: created in a protected directory, renamed or hard-linked
+// into one (rename and link update the inode's ctime on Linux's file
+// systems), or a protected directory made around it. So a check first
+// compares the ctime of what the tool opened with the time the snapshot
+// was last known current (built, or last validated): an older object is answered from the snapshot with no system call
+// (the common case: files the model did not just write). A newer one makes
+// the check stat the watched directories (those holding protected items,
+// and the nearest existing ancestor of a missing one) and rebuild the
+// snapshot if any changed identity, mtime or ctime, if one changed too
+// recently for its coarse timestamp to be trusted, or if the snapshot is
+// older than maxSnapshotAge, which bounds every other staleness (a
+// directory renamed higher up). The comparison assumes file timestamps and
+// time.Now come from the same clock: a backward step of the system clock
+// can hide a new object for up to maxSnapshotAge.
 type Guard struct {
 	ws *Workspace
 
@@ -132,6 +142,10 @@ type snapshot struct {
 	names  map[fid][]nameRule
 	watch  []watched
 	built  time.Time
+	// valid is when the last check that found the watched directories
+	// unchanged started (UnixNano): the snapshot is known current as of
+	// then, and objects changed before it need no system call.
+	valid  atomic.Int64
 	racy   bool
 	inside []string // the path of every item inside the workspace
 }
@@ -176,7 +190,9 @@ func (g *Guard) Inside() []string {
 // current returns a snapshot that reflects the file system as of now.
 func (g *Guard) current() *snapshot {
 	s := g.snap.Load()
-	if !s.racy && time.Since(s.built) < maxSnapshotAge && !s.changed() {
+	start := time.Now()
+	if !s.racy && start.Sub(s.built) < maxSnapshotAge && !s.changed() {
+		s.valid.Store(start.UnixNano())
 		return s
 	}
 	g.mu.Lock()
@@ -185,6 +201,17 @@ func (g *Guard) current() *snapshot {
 		return s2 // another goroutine rebuilt it meanwhile
 	}
 	return g.rebuildLocked()
+}
+
+// view returns a snapshot that is current for the object fi: the published
+// one without any system call when fi's ctime is older than the snapshot
+// (see the type's comment), else current().
+func (g *Guard) view(fi os.FileInfo) *snapshot {
+	s := g.snap.Load()
+	if ct, ok := ctimeOf(fi); ok && !s.racy && ct < s.valid.Load()-int64(racyWindow) && time.Since(s.built) < maxSnapshotAge {
+		return s
+	}
+	return g.current()
 }
 
 func (s *snapshot) changed() bool {
@@ -207,7 +234,7 @@ func (g *Guard) ObjectWhy(fi os.FileInfo) string {
 	if !ok {
 		return ""
 	}
-	return g.current().ids[id]
+	return g.view(fi).ids[id]
 }
 
 // NameWhy returns why the entry name of the directory dir (an fstat of the
@@ -221,7 +248,7 @@ func (g *Guard) NameWhy(dir os.FileInfo, name string) string {
 	if !ok {
 		return ""
 	}
-	s := g.current()
+	s := g.view(dir)
 	// The name's own reason first: it is the more precise one.
 	if why := s.nameWhy(id, name); why != "" {
 		return why
@@ -254,45 +281,11 @@ func (g *Guard) CreateWhy(dir os.FileInfo, full []string) string {
 	if !ok {
 		return ""
 	}
-	s := g.current()
+	s := g.view(dir)
 	if why := s.createWhy(id, full); why != "" {
 		return why
 	}
 	return s.ids[id]
-}
-
-// Snapshot is a guard's view frozen for a walk (search): lookups cost a map
-// access and no system call. Use it only for objects found by listing a
-// directory after the snapshot was taken from a fresh check (see search).
-type Snapshot struct{ s *snapshot }
-
-// Snapshot returns the current view; ok is false when nothing is protected.
-func (g *Guard) Snapshot() (Snapshot, bool) {
-	if !g.Active() {
-		return Snapshot{}, false
-	}
-	return Snapshot{g.current()}, true
-}
-
-// ObjectWhy is Guard.ObjectWhy on the frozen view.
-func (v Snapshot) ObjectWhy(fi os.FileInfo) string {
-	id, ok := identity(fi)
-	if !ok || v.s == nil {
-		return ""
-	}
-	return v.s.ids[id]
-}
-
-// NameWhy is Guard.NameWhy on the frozen view.
-func (v Snapshot) NameWhy(dir os.FileInfo, name string) string {
-	id, ok := identity(dir)
-	if !ok || v.s == nil {
-		return ""
-	}
-	if why := v.s.nameWhy(id, name); why != "" {
-		return why
-	}
-	return v.s.ids[id]
 }
 
 // rebuildLocked builds and publishes a new snapshot from the configured
@@ -300,6 +293,7 @@ func (v Snapshot) NameWhy(dir os.FileInfo, name string) string {
 // decisions the snapshot then makes are by identity.
 func (g *Guard) rebuildLocked() *snapshot {
 	s := &snapshot{ids: map[fid]string{}, names: map[fid][]nameRule{}, built: time.Now()}
+	s.valid.Store(s.built.UnixNano())
 	rootID, rootOK := statID(g.ws.Dir)
 	seenWatch := map[string]bool{}
 	watch := func(dir string) {

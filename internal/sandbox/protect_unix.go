@@ -54,3 +54,13 @@ func (d dirState) recent(now time.Time) bool {
 // GuardEnforced reports whether this system gives file identities, which
 // the guard decides by.
 const GuardEnforced = true
+
+// ctimeOf is the inode change time, in nanoseconds.
+func ctimeOf(fi os.FileInfo) (int64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	ct := ctimeNano(st)
+	return ct, ct >= 0
+}

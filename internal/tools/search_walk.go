@@ -39,9 +39,9 @@ const binarySniff = 8 << 10
 // dirNode is an open directory of the walk.
 type dirNode struct {
 	root *os.Root
-	// prot is the guard's view taken when this directory was listed; set
-	// only when clawd's state lies inside the workspace.
-	prot   *sandbox.Snapshot
+	// info is this directory's fstat, kept only when clawd's state lies
+	// inside the workspace (the guard judges names by it).
+	info   os.FileInfo
 	rel    string // path relative to the workspace root; "" for the root itself
 	srel   string // path relative to the search root; "" for the search root
 	rules  ignoreRules
@@ -205,28 +205,23 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	if st.direntBuf == nil {
 		st.direntBuf = make([]byte, 32<<10)
 	}
-	var dirInfo os.FileInfo
 	if w.guard.Active() {
-		// A fresh view per directory: the names listed below are judged
-		// against the state as it is now, by this directory's identity.
-		v, ok := w.guard.Snapshot()
-		if fi, err := f.Stat(); ok && err == nil {
-			if v.ObjectWhy(fi) != "" {
-				f.Close()
-				return // a protected directory: skipped whole
-			}
-			d.prot, dirInfo = &v, fi
+		fi, err := f.Stat()
+		if err != nil || w.guard.ObjectWhy(fi) != "" {
+			f.Close()
+			return // a protected directory: skipped whole
 		}
+		d.info = fi
 	}
 	ents, err := readDirEntries(f, d.root, st.direntBuf)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		return
 	}
-	if d.prot != nil {
+	if d.info != nil {
 		// Protected names (a token file, the config file) are skipped
 		// before anything opens them.
-		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return d.prot.NameWhy(dirInfo, e.name) != "" })
+		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return w.guard.NameWhy(d.info, e.name) != "" })
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	d.rules = loadIgnoreFiles(d, ents)
@@ -410,7 +405,7 @@ func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
 		return nil, false
 	}
-	if d.prot != nil && d.prot.ObjectWhy(fi) != "" {
+	if d.info != nil && st.w.guard.ObjectWhy(fi) != "" {
 		return nil, false // clawd's state, e.g. a hard link to it
 	}
 	data, err := readText(f, &st.buf, fi.Size(), st.w.maxSize)
