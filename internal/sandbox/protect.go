@@ -138,10 +138,10 @@ type watched struct {
 }
 
 type snapshot struct {
-	ids    map[fid]string
-	names  map[fid][]nameRule
-	watch  []watched
-	built  time.Time
+	ids   map[fid]string
+	names map[fid][]nameRule
+	watch []watched
+	built time.Time
 	// valid is when the last check that found the watched directories
 	// unchanged started (UnixNano): the snapshot is known current as of
 	// then, and objects changed before it need no system call.
