@@ -376,3 +376,43 @@ func TestWorkspaceInsideDataDir(t *testing.T) {
 		t.Error("secret returned")
 	}
 }
+
+// TestProtectionUnderConcurrentRotation: readers on several goroutines
+// never get the token while it is rotated under them (run with -race).
+func TestProtectionUnderConcurrentRotation(t *testing.T) {
+	h := newHomeState(t)
+	tok := filepath.Join(h.home, h.items["token"])
+	e, _ := h.d.Server.Registry.Lookup("read_file")
+	raw := []byte(`{"path":"` + h.items["token"] + `"}`)
+	stop := make(chan struct{})
+	errs := make(chan string, 8)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- ""
+					return
+				default:
+				}
+				res, err := e.Tool.Call(context.Background(), raw)
+				var v *sandbox.Violation
+				if !errors.As(err, &v) {
+					errs <- fmt.Sprintf("read_file of the token: %v %v", summarize(res), err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 100 {
+		if err := fileutil.WriteAtomic(tok, []byte(fmt.Sprintf("R-%d\n", i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	for range 4 {
+		if msg := <-errs; msg != "" {
+			t.Error(msg)
+		}
+	}
+}

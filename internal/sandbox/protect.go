@@ -73,12 +73,25 @@ type ProtectedSet struct {
 type Guard struct {
 	ws *Workspace
 
-	mu   sync.Mutex // serializes rebuilds and edits of set
-	set  ProtectedSet
-	snap atomic.Pointer[snapshot]
+	mu sync.Mutex // serializes rebuilds and edits of set
+	// retired holds objects that were protected in an earlier snapshot
+	// and no longer are (a token file replaced by rotation), with when to
+	// forget them; guarded by mu. See rebuildLocked.
+	retired map[fid]retiredID
+	set     ProtectedSet
+	snap    atomic.Pointer[snapshot]
 	// active is true when some item lies inside the workspace. It is read
 	// on every tool call, so it is a plain atomic, not part of snap.
 	active atomic.Bool
+}
+
+// retainRetired is how long an object stays protected after it left
+// clawd's state (see rebuildLocked).
+const retainRetired = time.Minute
+
+type retiredID struct {
+	why   string
+	until time.Time
 }
 
 // maxSnapshotAge bounds how long a snapshot is trusted without a rebuild,
@@ -138,7 +151,10 @@ type watched struct {
 }
 
 type snapshot struct {
+	// ids holds every protected object: own (found by this snapshot's
+	// scan) plus the guard's retired ones.
 	ids   map[fid]string
+	own   map[fid]bool
 	names map[fid][]nameRule
 	watch []watched
 	built time.Time
@@ -207,11 +223,16 @@ func (g *Guard) current() *snapshot {
 // one without any system call when fi's ctime is older than the snapshot
 // (see the type's comment), else current().
 func (g *Guard) view(fi os.FileInfo) *snapshot {
-	s := g.snap.Load()
-	if ct, ok := ctimeOf(fi); ok && !s.racy && ct < s.valid.Load()-int64(racyWindow) && time.Since(s.built) < maxSnapshotAge {
+	if s := g.snap.Load(); g.fresh(s, fi) {
 		return s
 	}
 	return g.current()
+}
+
+// fresh reports whether s can answer for fi without a system call.
+func (g *Guard) fresh(s *snapshot, fi os.FileInfo) bool {
+	ct, ok := ctimeOf(fi)
+	return ok && !s.racy && ct < s.valid.Load()-int64(racyWindow) && time.Since(s.built) < maxSnapshotAge
 }
 
 func (s *snapshot) changed() bool {
@@ -235,6 +256,39 @@ func (g *Guard) ObjectWhy(fi os.FileInfo) string {
 		return ""
 	}
 	return g.view(fi).ids[id]
+}
+
+// WhyRemoved is the refusal of an object that was unlinked between the
+// tool's open and its check: it may have been clawd's state (a token file
+// replaced by rotation an instant after the open), and an unlinked file
+// can no longer be placed.
+const WhyRemoved = "the file was deleted while it was being opened (clawd's token file is replaced this way on rotation); read it again"
+
+// OpenWhy is ObjectWhy for an object the tool has open as f, with fi its
+// fstat. When the answer needs a fresh snapshot, f is stat'ed again after
+// it: if f has no name left by then, the snapshot could not have seen it
+// where it was (a token file opened just before a rotation replaced it),
+// and it is refused as WhyRemoved.
+func (g *Guard) OpenWhy(f *os.File, fi os.FileInfo) string {
+	if !g.Active() {
+		return ""
+	}
+	id, ok := identity(fi)
+	if !ok {
+		return ""
+	}
+	s := g.snap.Load()
+	if g.fresh(s, fi) {
+		return s.ids[id]
+	}
+	s = g.current()
+	if why := s.ids[id]; why != "" {
+		return why
+	}
+	if after, err := f.Stat(); err != nil || unlinked(after) {
+		return WhyRemoved
+	}
+	return ""
 }
 
 // NameWhy returns why the entry name of the directory dir (an fstat of the
@@ -292,7 +346,7 @@ func (g *Guard) CreateWhy(dir os.FileInfo, full []string) string {
 // host paths. Those paths are how clawd itself finds its state; the
 // decisions the snapshot then makes are by identity.
 func (g *Guard) rebuildLocked() *snapshot {
-	s := &snapshot{ids: map[fid]string{}, names: map[fid][]nameRule{}, built: time.Now()}
+	s := &snapshot{ids: map[fid]string{}, own: map[fid]bool{}, names: map[fid][]nameRule{}, built: time.Now()}
 	s.valid.Store(s.built.UnixNano())
 	rootID, rootOK := statID(g.ws.Dir)
 	seenWatch := map[string]bool{}
@@ -386,9 +440,46 @@ func (g *Guard) rebuildLocked() *snapshot {
 			s.racy = true
 		}
 	}
+	g.retireLocked(s, now)
 	g.active.Store(len(s.inside) > 0)
 	g.snap.Store(s)
 	return s
+}
+
+// retireLocked keeps protecting, for retainRetired, every object the
+// previous snapshot protected and this one does not. A tool may have
+// opened the token file an instant before a rotation replaced it, and
+// check it an instant after a rebuild that no longer lists it: that file
+// still holds a token that is accepted until it expires. The cost is that
+// a workspace file given a retired inode number by the file system is
+// refused for up to a minute (a false refusal, never a leak).
+func (g *Guard) retireLocked(s *snapshot, now time.Time) {
+	if g.retired == nil {
+		g.retired = map[fid]retiredID{}
+	}
+	for id := range s.ids {
+		s.own[id] = true
+	}
+	if old := g.snap.Load(); old != nil {
+		for id := range old.own {
+			if why, still := s.ids[id]; !still {
+				why = old.ids[id]
+				if _, known := g.retired[id]; !known {
+					g.retired[id] = retiredID{why: why, until: now.Add(retainRetired)}
+				}
+			}
+		}
+	}
+	for id, r := range g.retired {
+		switch {
+		case now.After(r.until):
+			delete(g.retired, id)
+		case s.own[id]:
+			delete(g.retired, id) // protected again in its own right
+		default:
+			s.ids[id] = r.why
+		}
+	}
 }
 
 // scanDir records dir and everything below it (not following symlinks),
@@ -502,5 +593,8 @@ func lstatID(p string) (fid, bool) {
 // state: a *Violation, so the caller gets -32005 with data.reason and the
 // audit row becomes a Deny by the sandbox step with that reason.
 func ProtectedViolation(p, why string) *Violation {
+	if why == WhyRemoved {
+		return &Violation{Path: p, Reason: why}
+	}
 	return &Violation{Path: p, Reason: "protected: " + why + "; file tools never read or write clawd's own state, even inside the workspace"}
 }

@@ -34,3 +34,5 @@ func (d dirState) recent(now time.Time) bool {
 const GuardEnforced = false
 
 func ctimeOf(fi os.FileInfo) (int64, bool) { return 0, false }
+
+func unlinked(fi os.FileInfo) bool { return false }

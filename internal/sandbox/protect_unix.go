@@ -64,3 +64,9 @@ func ctimeOf(fi os.FileInfo) (int64, bool) {
 	ct := ctimeNano(st)
 	return ct, ct >= 0
 }
+
+// unlinked reports whether the object has no directory entry left.
+func unlinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 0
+}

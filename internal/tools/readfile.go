@@ -108,7 +108,7 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, fileError(*a.Path, err)
 	}
 	// By identity of what was opened, whatever path led there.
-	if why := t.env.WS.Guard().ObjectWhy(st); why != "" {
+	if why := t.env.WS.Guard().OpenWhy(f, st); why != "" {
 		return nil, sandbox.ProtectedViolation(*a.Path, why)
 	}
 	if st.IsDir() {

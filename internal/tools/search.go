@@ -183,7 +183,7 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 	if err != nil {
 		return fileError(arg, err)
 	}
-	if why := t.env.WS.Guard().ObjectWhy(fi); why != "" {
+	if why := t.env.WS.Guard().OpenWhy(f, fi); why != "" {
 		return sandbox.ProtectedViolation(arg, why)
 	}
 	if !fi.Mode().IsRegular() {

@@ -207,7 +207,7 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	}
 	if w.guard.Active() {
 		fi, err := f.Stat()
-		if err != nil || w.guard.ObjectWhy(fi) != "" {
+		if err != nil || w.guard.OpenWhy(f, fi) != "" {
 			f.Close()
 			return // a protected directory: skipped whole
 		}
@@ -405,7 +405,7 @@ func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
 		return nil, false
 	}
-	if d.info != nil && st.w.guard.ObjectWhy(fi) != "" {
+	if d.info != nil && st.w.guard.OpenWhy(f, fi) != "" {
 		return nil, false // clawd's state, e.g. a hard link to it
 	}
 	data, err := readText(f, &st.buf, fi.Size(), st.w.maxSize)
