@@ -134,13 +134,27 @@ type nameRule struct {
 func (r *nameRule) match(full []string) bool {
 	n := len(r.path)
 	if r.dir {
-		return len(full) >= n && slices.Equal(full[:n], r.path)
+		return len(full) >= n && namesEqual(full[:n], r.path)
 	}
-	if len(full) != n || !slices.Equal(full[:n-1], r.path[:n-1]) {
+	if len(full) != n || !namesEqual(full[:n-1], r.path[:n-1]) {
 		return false
 	}
-	last := full[n-1]
-	return last == r.path[n-1] || (r.prefix && strings.HasPrefix(last, r.path[n-1]))
+	last, want := full[n-1], r.path[n-1]
+	return nameEqual(last, want) || (r.prefix && len(last) >= len(want) && nameEqual(last[:len(want)], want))
+}
+
+// nameEqual compares names as the file system will: on macOS and Windows,
+// whose usual file systems ignore case, "MCP-SERVER.TOML" names the config
+// file too.
+func nameEqual(a, b string) bool {
+	if foldCase {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
+}
+
+func namesEqual(a, b []string) bool {
+	return slices.EqualFunc(a, b, nameEqual)
 }
 
 // watched is a directory whose change invalidates the snapshot.
