@@ -32,6 +32,7 @@ func NewReadFile(env *Env) Tool {
 		InputSchema:  compact(readFileInputSchema),
 		OutputSchema: compact(readFileOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessRead,
 	}}
 }
 

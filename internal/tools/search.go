@@ -52,6 +52,7 @@ func NewSearch(env *Env) Tool {
 		InputSchema:  compact(searchInputSchema),
 		OutputSchema: compact(searchOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessRead,
 	}}
 }
 

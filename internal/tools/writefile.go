@@ -11,7 +11,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -38,6 +37,7 @@ func NewWriteFile(env *Env) Tool {
 		InputSchema:  compact(writeFileInputSchema),
 		OutputSchema: compact(writeFileOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessWrite,
 	}}
 }
 
@@ -196,28 +196,8 @@ func checkProtected(ws *sandbox.Workspace, parent *os.Root, p, base string) erro
 // directory behind. The directory finally opened is checked again by
 // checkProtected.
 func checkProtectedParents(ws *sandbox.Workspace, p, dir, base string) error {
-	g := ws.Guard()
-	if !g.Active() {
-		return nil
-	}
-	parts := strings.Split(dir, "/")
-	for i := len(parts) - 1; i >= 0; i-- {
-		existing := path.Join(parts[:i]...)
-		if existing == "" {
-			existing = "."
-		}
-		fi, err := ws.Root.Stat(existing)
-		if err != nil {
-			continue
-		}
-		if !fi.IsDir() {
-			return nil // the MkdirAll that follows reports it
-		}
-		full := append(slices.Clip(parts[i:]), base)
-		if why := g.CreateWhy(fi, full); why != "" {
-			return sandbox.ProtectedViolation(p, why)
-		}
-		return nil
+	if why := ws.WriteWhy(dir, base); why != "" {
+		return sandbox.ProtectedViolation(p, why)
 	}
 	return nil
 }

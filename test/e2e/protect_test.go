@@ -54,7 +54,9 @@ func (e *env) startRawStderr(args ...string) (*rawClient, *clawdtest.SyncBuffer)
 // data directory, the config and the token inside it. The file tools refuse
 // them with -32005 and a reason, the config stays as it was and is not
 // reloaded, each refusal is a Deny row by the sandbox step with that
-// reason, and the startup warning is printed once.
+// reason, written before the tool would run (no outcome), and the startup
+// warning is printed once. (internal/daemon's tests call the tools
+// directly: the tools' own checks.)
 func TestHomeWorkspaceProtectsState(t *testing.T) {
 	e := newEnv(t)
 	home := e.home
@@ -133,6 +135,7 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 	}
 	var rows []struct {
 		ToolID, Result, Step, Reason string
+		Outcome                      *string
 	}
 	if err := json.Unmarshal([]byte(out), &rows, json.RejectUnknownMembers(false), json.MatchCaseInsensitiveNames(true)); err != nil {
 		t.Fatalf("audit json: %v\n%s", err, out)
@@ -141,6 +144,10 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 	for _, row := range rows {
 		if row.Result == "Deny" && row.Step == "sandbox" && strings.HasPrefix(row.Reason, "protected: ") {
 			found[row.ToolID] = true
+			if row.Outcome != nil {
+				// The chain's sandbox step refused it: the tool never ran.
+				t.Errorf("%s refusal has outcome %q: refused by the tool, not before it", row.ToolID, *row.Outcome)
+			}
 			if strings.Contains(row.Reason, secretHex) {
 				t.Error("the audit reason holds the secret")
 			}
