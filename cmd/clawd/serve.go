@@ -55,8 +55,13 @@ func newServeCmd() *cobra.Command {
 }
 
 func serve(cmd *cobra.Command, f *serveFlags) error {
-	// First of all, before anything could start a process: take the token
-	// secret out of the environment so no tool's child inherits it.
+	// First of all, before anything could start a process: get clawd's own
+	// variables out of the kernel's copy of the environment (a re-exec;
+	// /proc/<pid>/environ is readable by every bash call), then take the
+	// token secret out of Go's copy so no tool's child inherits it.
+	if err := daemon.HideEnvSecrets(); err != nil {
+		return runtimeError("%v", err)
+	}
 	envSecret, _ := token.TakeEnvSecret()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {

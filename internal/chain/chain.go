@@ -218,8 +218,10 @@ func (c *Chain) trust(entity string) (TrustEntry, *Decision) {
 	return entry, nil
 }
 
-// sandbox is step 5: every path argument must resolve inside the workspace.
-// It only makes the error precise; the handler's os.Root is the barrier.
+// sandbox is step 5: every path argument must resolve inside the workspace
+// and, for the tools that read or write it, not reach clawd's own state.
+// It only makes the error precise and the Deny durable before anything
+// runs; the handler's os.Root and its identity check are the barrier.
 func (c *Chain) sandbox(ctx context.Context, spec *tools.Spec, args jsontext.Value) *Decision {
 	for _, name := range spec.PathArgs {
 		p, ok := stringArg(args, name)
@@ -231,6 +233,11 @@ func (c *Chain) sandbox(ctx context.Context, spec *tools.Spec, args jsontext.Val
 				return deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
 			}
 			// Not a violation (e.g. a NUL byte): the handler reports it.
+			continue
+		}
+		// clawd's own state inside the workspace (docs/tools.md).
+		if v, ok := c.WS.CheckState(p, spec.StateAccess).(*sandbox.Violation); ok {
+			return deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
 		}
 	}
 	return nil

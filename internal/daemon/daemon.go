@@ -88,6 +88,8 @@ func New(opts Options) (*Daemon, error) {
 		ws.Close()
 		return nil, err
 	}
+	// After the store: the data directory exists now.
+	d.guardWorkspace()
 	d.Server = &mcp.Server{
 		Version:         Version,
 		Registry:        tools.NewRegistry(tools.Builtin(env)),

@@ -67,22 +67,3 @@ func TestReload(t *testing.T) {
 		t.Error("defaults not restored after the file was removed")
 	}
 }
-
-func TestInside(t *testing.T) {
-	dir := t.TempDir()
-	tests := []struct {
-		p    string
-		want bool
-	}{
-		{dir, true},
-		{filepath.Join(dir, "a", "b"), true},
-		{filepath.Dir(dir), false},
-		{dir + "-sibling", false},
-		{filepath.Join(dir, "..", "x"), false},
-	}
-	for _, tt := range tests {
-		if got := inside(dir, tt.p); got != tt.want {
-			t.Errorf("inside(%s, %s) = %v", dir, tt.p, got)
-		}
-	}
-}

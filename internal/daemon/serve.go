@@ -77,6 +77,9 @@ func (d *Daemon) TokenPath() string { return runstate.TokenPath(d.Config(), d.Pa
 func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io.Writer) error {
 	d.RegisterHealth()
 	path := d.SocketPath(socketOverride)
+	if socketOverride != "" {
+		d.protectSocket(path)
+	}
 	ln, err := transport.ListenUnix(path)
 	if err != nil {
 		if errors.Is(err, transport.ErrAlreadyRunning) {

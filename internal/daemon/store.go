@@ -2,8 +2,6 @@ package daemon
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/clawde/clawd/internal/store"
 )
@@ -28,21 +26,7 @@ func (d *Daemon) openStore() error {
 	d.Chain.Credentials = db
 	d.Chain.Audit = w
 	d.Chain.Logger = d.Logger
-	if inside(d.WS.Dir, d.Paths.DataDir) {
-		d.Logger.Warn("clawd's data directory is inside the workspace, so workspace tools can reach the audit database; "+
-			"serve a narrower workspace or set XDG_DATA_HOME elsewhere", "data_dir", d.Paths.DataDir, "workspace", d.WS.Dir)
-	}
 	return nil
-}
-
-// inside reports whether p is dir or below it, resolving symlinks where
-// the path exists.
-func inside(dir, p string) bool {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		p = r
-	}
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 func (d *Daemon) closeStore() error {

@@ -18,6 +18,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // Violation reports a path argument that resolves outside the workspace.
@@ -60,6 +61,9 @@ type Workspace struct {
 	given string
 	// Root is the handle every file operation must go through.
 	Root *os.Root
+	// guard, when set, keeps clawd's own state out of the tools' reach
+	// (protect.go).
+	guard atomic.Pointer[Guard]
 }
 
 // Open opens dir as a workspace. dir must be an existing directory.

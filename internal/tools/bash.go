@@ -228,7 +228,7 @@ func childEnv(pwd string) []string {
 	out := make([]string, 0, len(env)+1)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if isClawdVar(name) || name == "PWD" {
+		if IsClawdVar(name) || name == "PWD" {
 			continue
 		}
 		out = append(out, kv)
@@ -236,7 +236,10 @@ func childEnv(pwd string) []string {
 	return append(out, "PWD="+pwd)
 }
 
-func isClawdVar(name string) bool {
+// IsClawdVar reports whether an environment variable is clawd's own
+// (CLAWDE_* or CLAWD_*, any case): kept from bash, and out of the kernel's
+// copy of clawd serve's environment (daemon.HideEnvSecrets).
+func IsClawdVar(name string) bool {
 	return hasPrefixFold(name, "CLAWDE_") || hasPrefixFold(name, "CLAWD_")
 }
 

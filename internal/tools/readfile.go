@@ -32,6 +32,7 @@ func NewReadFile(env *Env) Tool {
 		InputSchema:  compact(readFileInputSchema),
 		OutputSchema: compact(readFileOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessRead,
 	}}
 }
 
@@ -91,12 +92,25 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	// check below refuses it. It has no effect on regular files.
 	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
+		// A socket cannot be opened at all; say it is clawd's if it is,
+		// so the refusal names the reason (and the audit row has it).
+		if g := t.env.WS.Guard(); g.Active() {
+			if st, e := t.env.WS.Root.Stat(rel); e == nil {
+				if why := g.ObjectWhy(st); why != "" {
+					return nil, sandbox.ProtectedViolation(*a.Path, why)
+				}
+			}
+		}
 		return nil, fileError(*a.Path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fileError(*a.Path, err)
+	}
+	// By identity of what was opened, whatever path led there.
+	if why := t.env.WS.Guard().OpenWhy(f, st); why != "" {
+		return nil, sandbox.ProtectedViolation(*a.Path, why)
 	}
 	if st.IsDir() {
 		return nil, Errorf("%s is a directory; use list_dir to see its entries", *a.Path)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/sandbox"
 )
 
 // search: find a literal or regexp in the workspace's text files, like
@@ -50,6 +52,7 @@ func NewSearch(env *Env) Tool {
 		InputSchema:  compact(searchInputSchema),
 		OutputSchema: compact(searchOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessRead,
 	}}
 }
 
@@ -128,6 +131,7 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 	}
 	col := &collector{k: k}
 	w := newWalker(ctx, m, g, maxMB<<20, col)
+	w.guard = t.env.WS.Guard()
 	if err := t.searchRoot(w, a.Path, rel); err != nil {
 		return nil, err
 	}
@@ -161,6 +165,14 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 		if err != nil {
 			return fileError(displayPath(arg), err)
 		}
+		if g := ws.Guard(); g.Active() {
+			if st, err := r.Stat("."); err == nil {
+				if why := g.ObjectWhy(st); why != "" {
+					r.Close()
+					return sandbox.ProtectedViolation(arg, why)
+				}
+			}
+		}
 		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel), depth: strings.Count(rel, "/") + 1})
 		return nil
 	case fi.Mode().IsRegular():
@@ -188,6 +200,9 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return fileError(arg, err)
+	}
+	if why := t.env.WS.Guard().OpenWhy(f, fi); why != "" {
+		return sandbox.ProtectedViolation(arg, why)
 	}
 	if !fi.Mode().IsRegular() {
 		return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))

@@ -38,7 +38,10 @@ const binarySniff = 8 << 10
 
 // dirNode is an open directory of the walk.
 type dirNode struct {
-	root   *os.Root
+	root *os.Root
+	// info is this directory's fstat, kept only when clawd's state lies
+	// inside the workspace (the guard judges names by it).
+	info   os.FileInfo
 	rel    string // path relative to the workspace root; "" for the root itself
 	srel   string // path relative to the search root; "" for the search root
 	rules  ignoreRules
@@ -79,6 +82,9 @@ type walker struct {
 	glob    *globFilter
 	maxSize int64
 	col     *collector
+	// guard keeps clawd's own state out of the results (nil or inactive:
+	// no check at all).
+	guard *sandbox.Guard
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -200,10 +206,23 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	if st.direntBuf == nil {
 		st.direntBuf = make([]byte, 32<<10)
 	}
+	if w.guard.Active() {
+		fi, err := f.Stat()
+		if err != nil || w.guard.OpenWhy(f, fi) != "" {
+			f.Close()
+			return // a protected directory: skipped whole
+		}
+		d.info = fi
+	}
 	ents, err := readDirEntries(f, d.root, st.direntBuf)
 	f.Close()
 	if err != nil && len(ents) == 0 {
 		return
+	}
+	if d.info != nil {
+		// Protected names (a token file, the config file) are skipped
+		// before anything opens them.
+		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return w.guard.NameWhy(d.info, e.name) != "" })
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	d.rules = loadIgnoreFiles(d, ents)
@@ -353,7 +372,7 @@ const maxKeptBuf = 8 << 20
 
 // searchFile searches the file name of d.
 func (st *workerState) searchFile(d *dirNode, name string) {
-	data, ok := st.readFile(d.root, name)
+	data, ok := st.readFile(d, name)
 	if !ok {
 		return
 	}
@@ -391,10 +410,10 @@ func (st *workerState) searchData(path string, data []byte) {
 // readFile reads a regular file into the worker's buffer. It returns false
 // for files that are skipped: unreadable, not regular (a race replaced it),
 // larger than the size limit, or binary.
-func (st *workerState) readFile(r *os.Root, name string) ([]byte, bool) {
+func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	// O_NONBLOCK: if the entry was swapped for a FIFO since it was listed,
 	// the open must not wait for a writer; the regular-file check refuses it.
-	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := d.root.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, false
 	}
@@ -402,6 +421,9 @@ func (st *workerState) readFile(r *os.Root, name string) ([]byte, bool) {
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
 		return nil, false
+	}
+	if d.info != nil && st.w.guard.OpenWhy(f, fi) != "" {
+		return nil, false // clawd's state, e.g. a hard link to it
 	}
 	data, err := readText(f, &st.buf, fi.Size(), st.w.maxSize)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/sandbox"
 )
 
 // Permission is the spec's permission hint of a tool; the policy engine's
@@ -39,6 +41,11 @@ type Spec struct {
 	// PathArgs names the top-level string arguments that are workspace paths;
 	// the chain's sandbox step checks each before the handler runs.
 	PathArgs []string
+	// StateAccess says how the tool uses its path arguments, so the chain's
+	// sandbox step can refuse one that reaches clawd's own state before the
+	// tool runs (sandbox.Workspace.CheckState). The tool still checks what
+	// it actually opened.
+	StateAccess sandbox.Access
 }
 
 // Tool is one callable tool.

@@ -37,6 +37,7 @@ func NewWriteFile(env *Env) Tool {
 		InputSchema:  compact(writeFileInputSchema),
 		OutputSchema: compact(writeFileOutputSchema),
 		PathArgs:     []string{"path"},
+		StateAccess:  sandbox.AccessWrite,
 	}}
 }
 
@@ -100,11 +101,14 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	dir, base := path.Dir(rel), path.Base(rel)
 
-	parent, err := openParent(ws, p, dir, a.CreateParents)
+	parent, err := openParent(ws, p, dir, base, a.CreateParents)
 	if err != nil {
 		return nil, err
 	}
 	defer parent.Close()
+	if err := checkProtected(ws, parent, p, base); err != nil {
+		return nil, err
+	}
 
 	perm, keepMode, err := checkTarget(ctx, ws, parent, p, rel, base)
 	if err != nil {
@@ -126,7 +130,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 // pipe as the final component of dir would block the open forever. With the
 // trailing "." the real last directory is an intermediate component and a
 // FIFO there fails at once with ENOTDIR.
-func openParent(ws *sandbox.Workspace, p, dir string, create bool) (*os.Root, error) {
+func openParent(ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Root, error) {
 	r, err := ws.Root.OpenRoot(dir + "/.")
 	if err == nil {
 		return r, nil
@@ -134,6 +138,9 @@ func openParent(ws *sandbox.Workspace, p, dir string, create bool) (*os.Root, er
 	if errors.Is(err, fs.ErrNotExist) {
 		if !create {
 			return nil, Errorf("the parent directory %q of %q does not exist; pass \"create_parents\": true to create it", dir, p)
+		}
+		if err := checkProtectedParents(ws, p, dir, base); err != nil {
+			return nil, err
 		}
 		if err := ws.Root.MkdirAll(dir, newDirPerm); err != nil {
 			return nil, parentError(p, dir, err)
@@ -154,6 +161,45 @@ func parentError(p, dir string, err error) error {
 		return Errorf("%q: a component of the parent directory %q is not a directory", p, dir)
 	}
 	return fileError(p, err)
+}
+
+// checkProtected refuses a write into clawd's own state, decided by the
+// identity of the directory actually opened (parent) and the name written
+// there: the directory is protected or lies in a protected one, the name is
+// a protected file of that directory whether or not it exists yet (a config
+// file created there would be hot-loaded), or the entry now at that name is
+// a protected object (a hard link to the token file, say).
+func checkProtected(ws *sandbox.Workspace, parent *os.Root, p, base string) error {
+	g := ws.Guard()
+	if !g.Active() {
+		return nil
+	}
+	dir, err := parent.Stat(".")
+	if err != nil {
+		return fileError(p, err)
+	}
+	if why := g.NameWhy(dir, base); why != "" {
+		return sandbox.ProtectedViolation(p, why)
+	}
+	if fi, err := parent.Lstat(base); err == nil {
+		if why := g.ObjectWhy(fi); why != "" {
+			return sandbox.ProtectedViolation(p, why)
+		}
+	}
+	return nil
+}
+
+// checkProtectedParents runs before create_parents makes anything: the
+// deepest existing directory of dir must not be protected, and the path to
+// be created below it must not be (or lead into) clawd's state, such as a
+// config directory that does not exist yet. A refused call thus leaves no
+// directory behind. The directory finally opened is checked again by
+// checkProtected.
+func checkProtectedParents(ws *sandbox.Workspace, p, dir, base string) error {
+	if why := ws.WriteWhy(dir, base); why != "" {
+		return sandbox.ProtectedViolation(p, why)
+	}
+	return nil
 }
 
 // checkTarget looks at what the path names now and decides the new file's

@@ -1,0 +1,57 @@
+//go:build unix
+
+package daemon
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestRestoreEnvOnlyFromPipe: the descriptor variable is honoured only for
+// a pipe above stderr, so a value set by hand cannot make clawd serve read
+// its stdin (the MCP stream) or a file as environment.
+func TestRestoreEnvOnlyFromPipe(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "env")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString("CLAWD_X=from-a-file")
+	for _, v := range []string{"0", "2", "-1", "x", strconv.Itoa(int(f.Fd()))} {
+		t.Setenv(envFDVar, v)
+		err := HideEnvSecrets()
+		if err == nil || !strings.Contains(err.Error(), envFDVar) {
+			t.Errorf("%s=%s: %v, want a refusal naming the variable", envFDVar, v, err)
+		}
+		if _, set := os.LookupEnv(envFDVar); set {
+			t.Errorf("%s still set after the attempt", envFDVar)
+		}
+	}
+	if os.Getenv("CLAWD_X") != "" {
+		t.Error("a file was read as environment")
+	}
+
+	// A pipe holding the variables restores them into Go's environment.
+	// Raw descriptors: HideEnvSecrets closes the read end itself.
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	syscall.Write(p[1], []byte("CLAWD_TOKEN=tok\x00CLAWDE_SESSION_SECRET=s=with=equals\x00PATH=/evil"))
+	syscall.Close(p[1])
+	t.Setenv("CLAWD_TOKEN", "")
+	t.Setenv("CLAWDE_SESSION_SECRET", "")
+	t.Setenv(envFDVar, strconv.Itoa(p[0]))
+	if err := HideEnvSecrets(); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("CLAWD_TOKEN") != "tok" || os.Getenv("CLAWDE_SESSION_SECRET") != "s=with=equals" {
+		t.Errorf("restored %q %q", os.Getenv("CLAWD_TOKEN"), os.Getenv("CLAWDE_SESSION_SECRET"))
+	}
+	if os.Getenv("PATH") == "/evil" {
+		t.Error("a variable that is not clawd's was taken from the pipe")
+	}
+}

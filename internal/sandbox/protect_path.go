@@ -1,0 +1,92 @@
+package sandbox
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// Access says how a tool uses its path arguments, for CheckState.
+type Access uint8
+
+const (
+	// AccessNone: naming clawd's state is fine (list_dir lists names; bash
+	// is not confined anyway).
+	AccessNone Access = iota
+	// AccessRead: the object read must not be clawd's state.
+	AccessRead
+	// AccessWrite: the name written must not be, or lead into, clawd's
+	// state, and must not hold a protected object now.
+	AccessWrite
+)
+
+// CheckState is the chain's early answer to a path argument that reaches
+// clawd's own state: a *Violation naming why, or nil. It resolves the path
+// by name through the Root (following symlinks inside it) and judges what
+// it finds by identity, so the call is refused, and its Deny row is on
+// record, before the tool starts. It is not the barrier: a name can change
+// between this check and the tool's open, so each tool checks again what it
+// actually opened.
+func (w *Workspace) CheckState(p string, a Access) error {
+	g := w.Guard()
+	if a == AccessNone || !g.Active() {
+		return nil
+	}
+	rel, err := w.Rel(p)
+	if err != nil {
+		return nil // not a usable path: another check reports it
+	}
+	switch a {
+	case AccessRead:
+		if fi, err := w.Root.Stat(rel); err == nil {
+			if why := g.ObjectWhy(fi); why != "" {
+				return ProtectedViolation(p, why)
+			}
+		}
+	case AccessWrite:
+		if rel == "." {
+			return nil
+		}
+		if why := w.WriteWhy(path.Dir(rel), path.Base(rel)); why != "" {
+			return ProtectedViolation(p, why)
+		}
+		if fi, err := w.Root.Lstat(rel); err == nil {
+			if why := g.ObjectWhy(fi); why != "" {
+				return ProtectedViolation(p, why)
+			}
+		}
+	}
+	return nil
+}
+
+// WriteWhy returns why writing the name base in the root-relative
+// directory dir would write clawd's state, or "" if it would not. dir may
+// not exist yet (create_parents): it is judged at its deepest existing
+// directory, by that directory's identity and the path still to be made
+// below it, so the config directory that does not exist yet cannot be
+// made either.
+func (w *Workspace) WriteWhy(dir, base string) string {
+	g := w.Guard()
+	if !g.Active() {
+		return ""
+	}
+	var parts []string
+	if dir != "." && dir != "" {
+		parts = strings.Split(dir, "/")
+	}
+	for i := len(parts); i >= 0; i-- {
+		existing := path.Join(parts[:i]...)
+		if existing == "" {
+			existing = "."
+		}
+		fi, err := w.Root.Stat(existing)
+		if err != nil {
+			continue
+		}
+		if !fi.IsDir() {
+			return "" // not writable there at all; the tool says why
+		}
+		return g.CreateWhy(fi, append(slices.Clip(parts[i:]), base))
+	}
+	return ""
+}

@@ -1,0 +1,120 @@
+//go:build unix
+
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestNameRuleMatch(t *testing.T) {
+	tests := []struct {
+		rule nameRule
+		full []string
+		want bool
+	}{
+		{nameRule{path: []string{"mcp-server.toml"}}, []string{"mcp-server.toml"}, true},
+		{nameRule{path: []string{"mcp-server.toml"}}, []string{"mcp-server.toml.bak"}, false},
+		{nameRule{path: []string{".clawde-token-"}, prefix: true}, []string{".clawde-token-ws-1234.cc"}, true},
+		{nameRule{path: []string{".clawde-token-"}, prefix: true}, []string{"x.clawde-token-"}, false},
+		// A missing parent: only the exact path is refused, not the first
+		// directory (~/.claude/settings.json stays writable).
+		{nameRule{path: []string{".claude", "hooks", ".clawde-token-"}, prefix: true}, []string{".claude", "hooks", ".clawde-token-x"}, true},
+		{nameRule{path: []string{".claude", "hooks", ".clawde-token-"}, prefix: true}, []string{".claude", "settings.json"}, false},
+		{nameRule{path: []string{".claude", "hooks", ".clawde-token-"}, prefix: true}, []string{".claude", "hooks", "my-hook.sh"}, false},
+		// A directory: it and everything below it.
+		{nameRule{path: []string{"clawde"}, dir: true}, []string{"clawde"}, true},
+		{nameRule{path: []string{"clawde"}, dir: true}, []string{"clawde", "sub", "x"}, true},
+		{nameRule{path: []string{"clawde"}, dir: true}, []string{"clawde2"}, false},
+		{nameRule{path: []string{".local", "share", "clawde"}, dir: true}, []string{".local", "share", "other"}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.rule.match(tt.full); got != tt.want {
+			t.Errorf("%+v.match(%q) = %v, want %v", tt.rule, tt.full, got, tt.want)
+		}
+	}
+}
+
+func TestInsideByIdentity(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(base, "ws")
+	for _, d := range []string{filepath.Join(ws, "a", "b"), base + "/ws_evil", base + "/other"} {
+		os.MkdirAll(d, 0o700)
+	}
+	os.Symlink(ws, filepath.Join(base, "other", "link"))
+	root, _ := statID(ws)
+	for p, want := range map[string]bool{
+		ws:                                  true,
+		filepath.Join(ws, "a", "b"):         true,
+		filepath.Join(base, "other/link/a"): true, // the root through another spelling
+		base + "/ws_evil":                   false,
+		base:                                false,
+		filepath.Join(ws, "..", "other"):    false,
+	} {
+		if got := insideByIdentity(root, p); got != want {
+			t.Errorf("insideByIdentity(%s) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestGuardFollowsRenameIntoProtectedDir: an inode moved into a protected
+// directory after the snapshot is refused through any name it has, even a
+// hard link that sat in the workspace before (rename updates its ctime, so
+// the check does not answer from the stale snapshot).
+func TestGuardFollowsRenameIntoProtectedDir(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(ws, "data")
+	os.Mkdir(data, 0o700)
+	os.WriteFile(filepath.Join(ws, "x"), []byte("secret"), 0o600)
+	if err := os.Link(filepath.Join(ws, "x"), filepath.Join(ws, "y")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	w, err := Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	g := NewGuard(w, ProtectedSet{Dirs: []Protected{{Path: data, Why: "data"}}})
+	time.Sleep(2 * racyWindow)
+	fi, _ := os.Stat(filepath.Join(ws, "y"))
+	if why := g.ObjectWhy(fi); why != "" {
+		t.Fatalf("y protected before the move: %s", why)
+	}
+	if err := os.Rename(filepath.Join(ws, "x"), filepath.Join(data, "x")); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(filepath.Join(ws, "y"))
+	if why := g.ObjectWhy(fi); why != "data" {
+		t.Errorf("y after x moved into the data dir: %q, want it protected", why)
+	}
+}
+
+// TestGuardInactiveOutside: state outside the workspace makes the guard
+// inactive, so tools skip every check.
+func TestGuardInactiveOutside(t *testing.T) {
+	base, _ := filepath.EvalSymlinks(t.TempDir())
+	ws, data := filepath.Join(base, "ws"), filepath.Join(base, "data")
+	os.Mkdir(ws, 0o700)
+	os.Mkdir(data, 0o700)
+	w, err := Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	g := NewGuard(w, ProtectedSet{Dirs: []Protected{{Path: data, Why: "d"}}, Files: []Protected{{Path: filepath.Join(base, "cfg.toml"), Why: "c"}}})
+	if g.Active() || len(g.Inside()) != 0 {
+		t.Errorf("active=%v inside=%v for state outside the workspace", g.Active(), g.Inside())
+	}
+	var nilGuard *Guard
+	if nilGuard.Active() || nilGuard.ObjectWhy(nil) != "" {
+		t.Error("a nil guard must protect nothing and not panic")
+	}
+}
