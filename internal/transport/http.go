@@ -103,7 +103,11 @@ type HTTPServer struct {
 	timeouts timeouts // zero fields take the defaults above; tests shorten them
 	once     sync.Once
 	sessions *sessionTable
-	inflight atomic.Int64
+	conns    *connTable // open connections against MaxConns
+	connLog  *connLog   // the summary of refused and shed connections
+	// connLogEvery is connLog's interval (default connLogInterval).
+	connLogEvery time.Duration
+	inflight     atomic.Int64
 	// laneServed counts the /health answers the health lane gave without
 	// net/http (tests tell the two paths apart by it).
 	laneServed atomic.Int64
@@ -134,6 +138,10 @@ func (h *HTTPServer) init() {
 		}
 		h.timeouts.fill()
 		h.sessions = newSessionTable(h.MaxSessions, h.SessionIdle, h.now)
+		h.conns = newConnTable(h.MaxConns, httpRank)
+		h.connLog = newConnLog(h.Logger, h.connLogEvery,
+			"http: too many open connections or requests too slow: connections refused or closed since the last report",
+			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
 	})
 }
 
@@ -148,8 +156,16 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       h.timeouts.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
+		ConnState:         h.connState,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc := trackedOf(c); tc != nil {
+				return context.WithValue(ctx, connKey{}, tc)
+			}
+			return ctx
+		},
 	}
-	lane := newHealthLane(h, newLimitListener(ln, h.MaxConns, h.Logger))
+	defer h.connLog.stop()
+	lane := newHealthLane(h, ln)
 	go lane.run()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lane) }()
@@ -177,10 +193,49 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// connKey is the request context key of the request's *trackedConn.
+type connKey struct{}
+
+// Counters of connLog.
+const (
+	evRefused = iota
+	evShedUnauthed
+	evShedIdleAuthed
+	evHeadTimeout
+)
+
+// connState follows net/http's view of a connection into the table: busy
+// from a complete request head to the end of its response.
+func (h *HTTPServer) connState(c net.Conn, s http.ConnState) {
+	tc := trackedOf(c)
+	if tc == nil {
+		return
+	}
+	switch s {
+	case http.StateActive:
+		tc.headDone.Store(true)
+		tc.busy()
+	case http.StateIdle:
+		tc.idle(monotime())
+	}
+}
+
 // ServeHTTP applies the checks in the documented order and dispatches.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.ContentLength != 0 {
+		// Until the body is read (post does, once the token is checked), an
+		// answer closes the connection: otherwise net/http would read the
+		// rest of the body, at whatever pace the client sends it, for up to
+		// the read timeout after answering.
+		w.Header().Set("Connection", "close")
+		defer func() {
+			if w.Header().Get("Connection") == "close" {
+				http.NewResponseController(w).SetReadDeadline(time.Now())
+			}
+		}()
+	}
 	if !loopbackPeer(r.RemoteAddr) {
 		h.Logger.Warn("http: refused a non-loopback peer", "peer", r.RemoteAddr)
 		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: only loopback peers may connect")
@@ -214,8 +269,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Code: chain.CodeUnauthorized, Message: "unauthorized",
 			Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show)"},
 		})
+		setWriteDeadline(w, h.timeouts.write)
 		writeJSON(w, http.StatusUnauthorized, body)
 		return
+	}
+	if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil && !tc.authed.Load() {
+		tc.authed.Store(true) // the connection now keeps its slot while its requests run
 	}
 	switch r.URL.Path {
 	case PathMCP, "/":
@@ -242,6 +301,7 @@ func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hl := h.health()
+	setWriteDeadline(w, h.timeouts.write)
 	w.Header().Set("Cache-Control", "no-store")
 	// On HEAD net/http sends the headers, Content-Length included, and
 	// drops the body.
@@ -272,6 +332,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w.Header().Del("Connection") // the body is in: the connection may stay
 	// The body is in; the call may run longer than the read timeout, and an
 	// expired read deadline would cancel the request's context.
 	http.NewResponseController(w).SetReadDeadline(time.Time{})
@@ -433,7 +494,7 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request) {
 // respond writes a JSON-RPC response, or 202 Accepted when the body held
 // only notifications or responses.
 func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.timeouts.write))
+	setWriteDeadline(w, h.timeouts.write)
 	if resp == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -444,7 +505,14 @@ func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
 // reject answers an HTTP-level refusal with a JSON-RPC error body (id null),
 // so JSON-RPC clients can show the reason.
 func (h *HTTPServer) reject(w http.ResponseWriter, status, code int, msg string) {
+	setWriteDeadline(w, h.timeouts.write)
 	writeJSON(w, status, jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(code, msg)))
+}
+
+// setWriteDeadline bounds the writing of a response, so a client that stops
+// reading cannot keep a handler (and its connection) forever.
+func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
