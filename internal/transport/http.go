@@ -307,7 +307,6 @@ func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hl := h.health()
-	setWriteDeadline(w, h.timeouts.write)
 	w.Header().Set("Cache-Control", "no-store")
 	// On HEAD net/http sends the headers, Content-Length included, and
 	// drops the body.
