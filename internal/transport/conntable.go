@@ -54,7 +54,7 @@ type trackedConn struct {
 	since    atomic.Int64 // monotime when the connection last became idle
 	state    atomic.Int32
 	// authed: an HTTP request on this connection presented a valid bearer
-	// token. A socket connection sets it when its first line arrives.
+	// token (httpRank). Socket connections leave it unset.
 	authed atomic.Bool
 	// headDone: net/http has read a complete request head (HTTP only).
 	headDone  atomic.Bool

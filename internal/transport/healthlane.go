@@ -175,9 +175,8 @@ func (l *healthLane) serve(c *trackedConn) {
 	for first := true; ; first = false {
 		if !first {
 			// Between requests: the connection is idle from now on (the
-			// table sheds those that waited longest first, so it counts
-			// from now). The idle
-			// timeout covers the wait for the next request and, as a write
+			// table sheds those idle the longest first). The idle timeout
+			// covers the wait for the next request and, as a write
 			// deadline too, a client that stops reading its answers.
 			// Moving a deadline costs timer work, so it moves only when it
 			// has fallen behind by an eighth of the timeout (at most a

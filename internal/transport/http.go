@@ -83,6 +83,11 @@ func (t *timeouts) fill() {
 //	unknown or expired Mcp-Session-Id     404
 //	tools/call over MaxConcurrency        503
 //
+// At most MaxConns connections are open. At the cap a new connection takes
+// the slot of one that matters less (httpRank: unauthenticated and idle
+// first); it gets 503 only when every slot runs an authenticated request.
+// The first request head is due within the header timeout of the accept.
+//
 // Each Mcp-Session-Id is one mcp.Session, holding pending cancels (a cancel
 // may overtake its call on another connection) and answering cancelled
 // calls (every POST must get an answer).
