@@ -11,10 +11,10 @@ import (
 const connLogInterval = 10 * time.Second
 
 // connLog counts what a listener did to connections at its cap (refused
-// them, shed one for another, closed one that sent no request in time) and
-// logs the counts as one summary line at most every interval, never a line
-// per connection: whoever can open sockets could otherwise grow the log by
-// a line per connect. The first event after a quiet interval is logged at
+// them, shed one for another, closed one that sent no request in time), or
+// the requests the HTTP checks refused, and logs the counts as one line at
+// most every interval, never a line per connection or request: whoever can
+// open sockets could otherwise grow the log by a line per connect. The first event after a quiet interval is logged at
 // once; events in the interval after it are summed into the next line,
 // written when the interval has passed (or when the server stops).
 type connLog struct {
@@ -39,18 +39,30 @@ func newConnLog(log *slog.Logger, interval time.Duration, msg string, attrs []an
 }
 
 // add counts one event of kind i (an index into the names).
-func (l *connLog) add(i int) {
+func (l *connLog) add(i int) { l.addDetail(i, "") }
+
+// addDetail is add for an event worth a line of its own: when a line is
+// due now, the event gets msg with attrs (its details) instead of a count;
+// otherwise it is counted into the next summary line.
+func (l *connLog) addDetail(i int, msg string, attrs ...any) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.stopped {
+		return
+	}
+	due := l.pending == nil && time.Since(l.last) >= l.interval
+	if due && msg != "" {
+		l.log.Warn(msg, attrs...)
+		l.last = time.Now()
+		return
+	}
 	l.counts[i]++
-	if l.pending != nil || l.stopped {
-		return
+	switch {
+	case due:
+		l.writeLocked()
+	case l.pending == nil:
+		l.pending = time.AfterFunc(l.interval-time.Since(l.last), l.flush)
 	}
-	if wait := l.interval - time.Since(l.last); wait > 0 {
-		l.pending = time.AfterFunc(wait, l.flush)
-		return
-	}
-	l.writeLocked()
 }
 
 func (l *connLog) flush() {

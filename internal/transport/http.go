@@ -110,6 +110,7 @@ type HTTPServer struct {
 	sessions *sessionTable
 	conns    *connTable // open connections against MaxConns
 	connLog  *connLog   // the summary of refused and shed connections
+	checkLog *connLog   // the summary of requests the peer, Host and Origin checks refused
 	// connLogEvery is connLog's interval (default connLogInterval).
 	connLogEvery time.Duration
 	inflight     atomic.Int64
@@ -153,6 +154,9 @@ func (h *HTTPServer) init() {
 		h.connLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: too many open connections or requests too slow: connections refused or closed since the last report",
 			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
+		h.checkLog = newConnLog(h.Logger, h.connLogEvery,
+			"http: requests refused by the peer check (non-loopback peer), the Host check (DNS rebinding?) and the Origin check (cross-origin) since the last report",
+			nil, "non_loopback_peer", "foreign_host", "cross_origin")
 	})
 }
 
@@ -176,6 +180,7 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		},
 	}
 	defer h.connLog.stop()
+	defer h.checkLog.stop()
 	lane := newHealthLane(h, ln)
 	go lane.run()
 	errc := make(chan error, 1)
@@ -247,20 +252,23 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}()
 	}
+	// A refusal of these checks gets a line of its own only when the
+	// summary is not holding lines back (checkLog): a local process could
+	// otherwise grow the log by a line per request.
 	if !loopbackPeer(r.RemoteAddr) {
-		h.Logger.Warn("http: refused a non-loopback peer", "peer", r.RemoteAddr)
+		h.checkLog.addDetail(0, "http: refused a non-loopback peer", "peer", r.RemoteAddr)
 		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: only loopback peers may connect")
 		return
 	}
 	if !allowedHost(r.Host) {
-		h.Logger.Warn("http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
+		h.checkLog.addDetail(1, "http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
 		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
 			"forbidden: the Host header must be 127.0.0.1, localhost or [::1] (with an optional port)")
 		return
 	}
 	for _, o := range r.Header.Values("Origin") {
 		if !allowedOrigin(o) {
-			h.Logger.Warn("http: refused a cross-origin request", "origin", o)
+			h.checkLog.addDetail(2, "http: refused a cross-origin request", "origin", o)
 			h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
 				"forbidden: requests from web pages are not accepted (Origin must be a loopback origin)")
 			return

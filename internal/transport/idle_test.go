@@ -525,3 +525,32 @@ func TestConnectFlood(t *testing.T) {
 		t.Errorf("%d log lines:\n%s", l, f.log)
 	}
 }
+
+// TestRefusedRequestsAreSummarized: requests the Host check refuses, sent
+// as fast as a client can, log the first in full and the rest as counts in
+// a summary line, not a line each.
+func TestRefusedRequestsAreSummarized(t *testing.T) {
+	const n, every = 300, time.Second
+	f := startHTTP(t, func(h *HTTPServer) { h.connLogEvery = every })
+	c := f.dialRaw()
+	br := bufio.NewReader(c)
+	start := time.Now()
+	for range n {
+		if resp, _ := rawExchange(t, c, br, "GET /health HTTP/1.1\r\nHost: evil.example.com\r\n\r\n"); resp.StatusCode != 403 {
+			t.Fatalf("HTTP %d, want 403", resp.StatusCode)
+		}
+	}
+	took := time.Since(start)
+	time.Sleep(every + 200*time.Millisecond) // the summary line is due
+	log := f.log.String()
+	detail := strings.Count(log, "refused a request for a foreign Host")
+	if detail < 1 || !strings.Contains(log, "host=evil.example.com") {
+		t.Errorf("the first refusal was not logged with its Host:\n%s", log)
+	}
+	if got := detail + logTotal(log, "foreign_host"); got != n {
+		t.Errorf("the log accounts for %d refusals, want %d:\n%s", got, n, log)
+	}
+	if lines, max := countLines(log), 2+int(took/every); lines > max {
+		t.Errorf("%d log lines for %d refusals in %v, want at most %d:\n%s", lines, n, took, max, log)
+	}
+}
