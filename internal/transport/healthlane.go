@@ -3,8 +3,10 @@ package transport
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +34,7 @@ import (
 // same checks before answering: loopback peer, Host, Origin.
 type healthLane struct {
 	h  *HTTPServer
-	ln net.Listener // the connection-limited listener
+	ln net.Listener // the TCP listener; h.conns decides who stays
 
 	handoff chan net.Conn // connections for net/http, taken by Accept
 	done    chan struct{} // closed by Close
@@ -70,8 +72,35 @@ func (l *healthLane) run() {
 			return
 		}
 		backoff.reset()
-		go l.serve(c)
+		tc, rank, ok := l.h.conns.admit(c)
+		switch rank {
+		case rankIdleAuthed:
+			l.h.connLog.add(evShedIdleAuthed)
+		case rankBusyUnauthed, rankIdleUnauthed:
+			l.h.connLog.add(evShedUnauthed)
+		}
+		if !ok {
+			l.h.connLog.add(evRefused)
+			refuseBusy(c)
+			continue
+		}
+		go l.serve(tc)
 	}
+}
+
+var busyResponse = func() []byte {
+	body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"service unavailable: too many open connections"}}`
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}()
+
+// refuseBusy answers a connection the table has no room for with 503 and
+// closes it. A fresh socket's send buffer is empty, so the write does not
+// wait; the deadline is there in case it would.
+func refuseBusy(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	c.Write(busyResponse)
+	c.Close()
 }
 
 // Accept, Close and Addr make the lane net/http's listener.
@@ -125,45 +154,72 @@ func (l *healthLane) untrack(c net.Conn) {
 }
 
 // serve answers /health requests on c until one is not for the lane.
-func (l *healthLane) serve(c net.Conn) {
+func (l *healthLane) serve(c *trackedConn) {
 	if !l.track(c) {
 		c.Close()
 		return
 	}
 	if !loopbackPeer(c.RemoteAddr().String()) {
-		l.pass(c, nil) // net/http refuses it with 403 and logs it
+		l.pass(c, nil, time.Time{}) // net/http refuses it with 403 and logs it
 		return
 	}
 	br := bufio.NewReaderSize(c, laneBufSize)
 	var body, out []byte
-	var deadline time.Time
 	to := &l.h.timeouts
-	for {
-		// The idle timeout covers the wait for the next request and, as a
-		// write deadline too, a client that stops reading its answers.
-		// Moving a deadline costs timer work, so it moves only when it has
-		// fallen behind by an eighth of the timeout (at most a second).
-		if now := time.Now(); now.Add(to.idle).Sub(deadline) > min(to.idle/8, time.Second) {
-			deadline = now.Add(to.idle)
-			c.SetDeadline(deadline)
+	// The first head must be complete within the header timeout of the
+	// accept, however its bytes trickle in: a connection that sends nothing
+	// gets no more than that either.
+	headBy := c.accepted.Add(to.readHeader)
+	c.SetReadDeadline(headBy)
+	var deadline time.Time
+	for first := true; ; first = false {
+		if !first {
+			// Between requests: the connection is idle from now on (the
+			// table sheds those idle the longest first). The idle timeout
+			// covers the wait for the next request and, as a write
+			// deadline too, a client that stops reading its answers.
+			// Moving a deadline costs timer work, so it moves only when it
+			// has fallen behind by an eighth of the timeout (at most a
+			// second).
+			now := time.Now()
+			c.idle(monoOf(now))
+			if now.Add(to.idle).Sub(deadline) > min(to.idle/8, time.Second) {
+				deadline = now.Add(to.idle)
+				c.SetDeadline(deadline)
+			}
+			headBy = time.Time{}
 		}
-		head, st := readHead(br, c, to.readHeader)
-		if st == headTimedOut {
-			deadline = time.Time{} // readHead shortened the read deadline
-		}
-		if st == headNotOurs {
-			l.pass(c, br)
+		head, st := readHead(br, c, to.readHeader, &headBy)
+		switch st {
+		case headNotOurs:
+			l.pass(c, br, headBy)
 			return
-		}
-		if st != headRead {
+		case headTimedOut:
+			l.h.connLog.add(evHeadTimeout)
+			fallthrough
+		case headGone:
 			l.untrack(c)
 			c.Close() // EOF, a timeout or a broken connection
 			return
 		}
+		// A complete head is a request in progress: the table sheds such a
+		// connection only after every idle one (its bytes have left the
+		// socket, so it no longer looks like a client that has sent them).
+		if !c.busy() {
+			l.untrack(c)
+			c.Close() // shed meanwhile
+			return
+		}
 		isHead, ok := parseHealthRequest(head)
 		if !ok {
-			l.pass(c, br)
+			l.pass(c, br, time.Time{})
 			return
+		}
+		if first || !headBy.IsZero() {
+			// readHead set a read deadline for the head; go back to the idle
+			// timeout for the write and the next wait.
+			deadline = time.Now().Add(to.idle)
+			c.SetDeadline(deadline)
 		}
 		br.Discard(len(head))
 		hl := l.h.health()
@@ -180,10 +236,21 @@ func (l *healthLane) serve(c net.Conn) {
 	}
 }
 
-// pass hands c, with whatever br has buffered, to net/http.
-func (l *healthLane) pass(c net.Conn, br *bufio.Reader) {
+// pass hands c, with whatever br has buffered, to net/http. headBy, when
+// set, is the time by which the head now arriving must be complete:
+// net/http's own header timeout would start again at the hand-off, so a
+// head that trickles across it could take twice as long.
+func (l *healthLane) pass(c *trackedConn, br *bufio.Reader, headBy time.Time) {
 	l.untrack(c)
 	c.SetDeadline(time.Time{}) // net/http sets its own
+	if !headBy.IsZero() {
+		time.AfterFunc(time.Until(headBy), func() {
+			if !c.headDone.Load() {
+				l.h.connLog.add(evHeadTimeout)
+				c.Close()
+			}
+		})
+	}
 	var hc net.Conn = c
 	if br != nil && br.Buffered() > 0 {
 		hc = &bufferedConn{Conn: c, r: br}
@@ -214,15 +281,16 @@ type headStatus int
 const (
 	headRead     headStatus = iota // a complete head, CRLF line ends
 	headNotOurs                    // too big for the buffer, or bare-LF lines
-	headTimedOut                   // the head began but did not finish in time
+	headTimedOut                   // the head was due and did not finish in time
 	headGone                       // EOF, idle timeout or a connection error
 )
 
 // readHead waits for a complete request head in br and returns it without
 // consuming it. Once a request has begun, the rest of its head must arrive
-// within headerTimeout (net/http's ReadHeaderTimeout).
-func readHead(br *bufio.Reader, c net.Conn, headerTimeout time.Duration) ([]byte, headStatus) {
-	started := false
+// within headerTimeout (net/http's ReadHeaderTimeout): readHead then sets
+// *headBy and the read deadline to it. A *headBy already set is the
+// deadline in force (the caller's); more bytes never move it.
+func readHead(br *bufio.Reader, c net.Conn, headerTimeout time.Duration, headBy *time.Time) ([]byte, headStatus) {
 	for {
 		if n := br.Buffered(); n > 0 {
 			b, _ := br.Peek(n)
@@ -231,16 +299,16 @@ func readHead(br *bufio.Reader, c net.Conn, headerTimeout time.Duration) ([]byte
 			} else if end < 0 || n == laneBufSize {
 				return nil, headNotOurs
 			}
-			if !started {
-				started = true
-				c.SetReadDeadline(time.Now().Add(headerTimeout))
+			if headBy.IsZero() {
+				*headBy = time.Now().Add(headerTimeout)
+				c.SetReadDeadline(*headBy)
 			}
 		}
 		if _, err := br.Peek(br.Buffered() + 1); err != nil {
-			if started {
-				return nil, headTimedOut // or EOF mid-head: either way, drop it
+			if !headBy.IsZero() && errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, headTimedOut
 			}
-			return nil, headGone
+			return nil, headGone // EOF, the idle timeout or a broken connection
 		}
 	}
 }

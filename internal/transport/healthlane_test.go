@@ -115,7 +115,8 @@ func TestHealthLaneKeepAlive(t *testing.T) {
 // request is net/http's, and gets net/http's answer: refusals keep their
 // status codes and log lines.
 func TestHealthLaneHandsOff(t *testing.T) {
-	f := startHTTP(t, nil)
+	// Every refusal gets its own log line when they are this far apart.
+	f := startHTTP(t, func(h *HTTPServer) { h.connLogEvery = time.Nanosecond })
 	tests := []struct {
 		name   string
 		raw    string

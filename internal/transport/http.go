@@ -93,6 +93,11 @@ func (t *timeouts) fill() {
 //	unknown or expired Mcp-Session-Id     404
 //	tools/call over MaxConcurrency        503
 //
+// At most MaxConns connections are open. At the cap a new connection takes
+// the slot of one that matters less (httpRank: unauthenticated and idle
+// first); it gets 503 only when every slot runs an authenticated request.
+// The first request head is due within the header timeout of the accept.
+//
 // Each Mcp-Session-Id is one mcp.Session, holding pending cancels (a cancel
 // may overtake its call on another connection) and answering cancelled
 // calls (every POST must get an answer).
@@ -113,7 +118,12 @@ type HTTPServer struct {
 	timeouts timeouts // zero fields take the defaults above; tests shorten them
 	once     sync.Once
 	sessions *sessionTable
-	inflight atomic.Int64
+	conns    *connTable // open connections against MaxConns
+	connLog  *connLog   // the summary of refused and shed connections
+	checkLog *connLog   // the summary of requests the peer, Host and Origin checks refused
+	// connLogEvery is connLog's interval (default connLogInterval).
+	connLogEvery time.Duration
+	inflight     atomic.Int64
 	// laneServed counts the /health answers the health lane gave without
 	// net/http (tests tell the two paths apart by it).
 	laneServed atomic.Int64
@@ -144,6 +154,19 @@ func (h *HTTPServer) init() {
 		}
 		h.timeouts.fill()
 		h.sessions = newSessionTable(h.MaxSessions, h.SessionIdle, h.now)
+		h.conns = newConnTable(h.MaxConns, httpRank)
+		// A request waiting unread in the socket (the goroutine that reads
+		// the connection has not run yet, as in a flood of connects) is
+		// spared: its client has sent it, and it would be answered in
+		// microseconds.
+		h.conns.spare = func(c *trackedConn) bool { return inputPending(c.Conn) }
+		h.conns.spareTries = httpSpareTries
+		h.connLog = newConnLog(h.Logger, h.connLogEvery,
+			"http: too many open connections or requests too slow: connections refused or closed since the last report",
+			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
+		h.checkLog = newConnLog(h.Logger, h.connLogEvery,
+			"http: requests refused by the peer check (non-loopback peer), the Host check (DNS rebinding?) and the Origin check (cross-origin) since the last report",
+			nil, "non_loopback_peer", "foreign_host", "cross_origin")
 	})
 }
 
@@ -158,8 +181,17 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       h.timeouts.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
+		ConnState:         h.connState,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if tc := trackedOf(c); tc != nil {
+				return context.WithValue(ctx, connKey{}, tc)
+			}
+			return ctx
+		},
 	}
-	lane := newHealthLane(h, newLimitListener(ln, h.MaxConns, h.Logger))
+	defer h.connLog.stop()
+	defer h.checkLog.stop()
+	lane := newHealthLane(h, ln)
 	go lane.run()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lane) }()
@@ -187,24 +219,66 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// connKey is the request context key of the request's *trackedConn.
+type connKey struct{}
+
+// Counters of connLog.
+const (
+	evRefused = iota
+	evShedUnauthed
+	evShedIdleAuthed
+	evHeadTimeout
+)
+
+// connState follows net/http's view of a connection into the table: busy
+// from a complete request head to the end of its response.
+func (h *HTTPServer) connState(c net.Conn, s http.ConnState) {
+	tc := trackedOf(c)
+	if tc == nil {
+		return
+	}
+	switch s {
+	case http.StateActive:
+		tc.headDone.Store(true)
+		tc.busy()
+	case http.StateIdle:
+		tc.idle(monotime())
+	}
+}
+
 // ServeHTTP applies the checks in the documented order and dispatches.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if r.ContentLength != 0 {
+		// Until the body is read (post does, once the token is checked), an
+		// answer closes the connection: otherwise net/http would read the
+		// rest of the body, at whatever pace the client sends it, for up to
+		// the read timeout after answering.
+		w.Header().Set("Connection", "close")
+		defer func() {
+			if w.Header().Get("Connection") == "close" {
+				http.NewResponseController(w).SetReadDeadline(time.Now())
+			}
+		}()
+	}
+	// A refusal of these checks gets a line of its own only when the
+	// summary is not holding lines back (checkLog): a local process could
+	// otherwise grow the log by a line per request.
 	if !loopbackPeer(r.RemoteAddr) {
-		h.Logger.Warn("http: refused a non-loopback peer", "peer", r.RemoteAddr)
+		h.checkLog.addDetail(0, "http: refused a non-loopback peer", "peer", r.RemoteAddr)
 		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: only loopback peers may connect")
 		return
 	}
 	if !allowedHost(r.Host) {
-		h.Logger.Warn("http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
+		h.checkLog.addDetail(1, "http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
 		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
 			"forbidden: the Host header must be 127.0.0.1, localhost or [::1] (with an optional port)")
 		return
 	}
 	for _, o := range r.Header.Values("Origin") {
 		if !allowedOrigin(o) {
-			h.Logger.Warn("http: refused a cross-origin request", "origin", o)
+			h.checkLog.addDetail(2, "http: refused a cross-origin request", "origin", o)
 			h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
 				"forbidden: requests from web pages are not accepted (Origin must be a loopback origin)")
 			return
@@ -217,6 +291,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ident, ok := h.authenticate(w, r)
 	if !ok {
 		return
+	}
+	if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil && !tc.authed.Load() {
+		tc.authed.Store(true) // the connection now keeps its slot while its requests run
 	}
 	switch r.URL.Path {
 	case PathMCP, "/":
@@ -261,6 +338,7 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 			"; send Authorization: Bearer <token> (clawd token show prints it; clawd token issue makes a per-client credential)",
 		Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show) or a per-client credential (clawd token issue)"},
 	})
+	setWriteDeadline(w, h.timeouts.write)
 	writeJSON(w, http.StatusUnauthorized, body)
 	return Identity{}, false
 }
@@ -323,6 +401,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 	if !ok {
 		return
 	}
+	w.Header().Del("Connection") // the body is in: the connection may stay
 	// The body is in; the call may run longer than the read timeout, and an
 	// expired read deadline would cancel the request's context.
 	http.NewResponseController(w).SetReadDeadline(time.Time{})
@@ -508,7 +587,7 @@ func (h *HTTPServer) forbidSession(w http.ResponseWriter) {
 // respond writes a JSON-RPC response, or 202 Accepted when the body held
 // only notifications or responses.
 func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
-	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.timeouts.write))
+	setWriteDeadline(w, h.timeouts.write)
 	if resp == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -519,7 +598,14 @@ func (h *HTTPServer) respond(w http.ResponseWriter, resp []byte) {
 // reject answers an HTTP-level refusal with a JSON-RPC error body (id null),
 // so JSON-RPC clients can show the reason.
 func (h *HTTPServer) reject(w http.ResponseWriter, status, code int, msg string) {
+	setWriteDeadline(w, h.timeouts.write)
 	writeJSON(w, status, jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(code, msg)))
+}
+
+// setWriteDeadline bounds the writing of a response, so a client that stops
+// reading cannot keep a handler (and its connection) forever.
+func setWriteDeadline(w http.ResponseWriter, d time.Duration) {
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -557,31 +557,6 @@ func TestMaxHeaderBytes(t *testing.T) {
 	}
 }
 
-func TestConnectionCap(t *testing.T) {
-	f := startHTTP(t, func(h *HTTPServer) { h.MaxConns = 2 })
-	// Two connections that are open (one request done, kept alive).
-	for range 2 {
-		c := f.dialRaw()
-		fmt.Fprint(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("connection within the cap: %v", err)
-		}
-	}
-	c := f.dialRaw()
-	c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		t.Fatalf("third connection: %v (want an immediate 503)", err)
-	}
-	if resp.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("third connection: HTTP %d, want 503", resp.StatusCode)
-	}
-	if !strings.Contains(f.log.String(), "too many open connections") {
-		t.Error("the refused connection was not logged")
-	}
-}
-
 // TestHTTPSessionsTakeKindFromCredential: the entity kind is the one the
 // bearer credential maps to; clientInfo.name is kept only as a claim.
 func TestHTTPSessionsTakeKindFromCredential(t *testing.T) {

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
-	"sync"
 	"syscall"
-	"time"
 )
 
 // ListenTCP listens on a loopback address only (DESIGN.md section 4; the
@@ -56,53 +53,4 @@ func trimBrackets(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
-}
-
-// limitListener caps the open connections. A connection over the cap gets
-// an immediate 503 and is closed, instead of waiting unseen in the kernel's
-// backlog.
-type limitListener struct {
-	net.Listener
-	sem chan struct{}
-	log *slog.Logger
-}
-
-func newLimitListener(ln net.Listener, max int, log *slog.Logger) net.Listener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, max), log: log}
-}
-
-var busyResponse = func() []byte {
-	body := `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"service unavailable: too many open connections"}}`
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nRetry-After: 1\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
-}()
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case l.sem <- struct{}{}:
-			return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-		default:
-			l.log.Warn("http: connection refused, too many open connections", "max", cap(l.sem))
-			c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-			c.Write(busyResponse)
-			c.Close()
-		}
-	}
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

@@ -1,12 +1,14 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/mcp"
@@ -27,6 +29,15 @@ const DefaultMaxConns = 128
 // default_client_kind), unless the client presents a per-client credential
 // with clawd/authenticate before initialize; what the client calls itself
 // never raises it (docs/security.md).
+//
+// At MaxConns open connections a new one is still admitted if a connection
+// can give way: one that has sent no complete line within firstLineWait
+// of connecting and has no unread input waiting, the one connected longest
+// first. A client that sends its first message at once is never shed, and
+// a session that has sent a line keeps its slot for good (an agent may
+// idle for hours between calls). With nothing to shed, the new connection
+// is closed. Refused and shed connections are logged as a summary line at
+// most every 10 s, not a line each.
 type UnixServer struct {
 	Server  *mcp.Server
 	Subject string // the workspace id (the entity id's second half)
@@ -40,7 +51,21 @@ type UnixServer struct {
 	MaxConns int // default DefaultMaxConns
 	// uid is the uid a peer must have; tests leave it zero to mean "ours".
 	uid int
+	// firstLineWait: default DefaultFirstLineWait; connLogEvery: default
+	// connLogInterval. Tests shorten them.
+	firstLineWait, connLogEvery time.Duration
 }
+
+// DefaultFirstLineWait is how long a socket connection may go without
+// sending a complete line before it can be shed to make room at the cap.
+// A client sends initialize at once, and its line is either read (the
+// connection is then kept for good) or waiting unread in the socket (kept
+// too), so the wait only has to cover the moment between the reader
+// taking the bytes and marking the connection; a second is ample.
+// `clawd connect` connects before its host writes anything: a host that
+// takes longer than this to send initialize can lose the connection, but
+// only while 128 others are open.
+const DefaultFirstLineWait = time.Second
 
 func (u *UnixServer) logger() *slog.Logger {
 	if u.Logger == nil {
@@ -67,11 +92,12 @@ func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		ln.Close()
 	}()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		active int
-	)
+	table := u.connTable(max)
+	clog := newConnLog(u.logger(), u.connLogEvery,
+		"unix socket: too many open connections: connections refused or closed since the last report",
+		[]any{"max_conns", max}, "refused", "shed_silent")
+	defer clog.stop()
+	var wg sync.WaitGroup
 	defer wg.Wait()
 	backoff := acceptBackoff{log: u.logger()}
 	for {
@@ -91,26 +117,19 @@ func (u *UnixServer) Serve(ctx context.Context, ln net.Listener) error {
 			c.Close()
 			continue
 		}
-		mu.Lock()
-		full := active >= max
-		if !full {
-			active++
+		tc, shed, ok := table.admit(uc)
+		if shed > 0 {
+			clog.add(1)
 		}
-		mu.Unlock()
-		if full {
-			u.logger().Warn("unix socket: connection refused, too many open connections", "max", max)
+		if !ok {
+			clog.add(0)
 			uc.Close()
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() {
-				mu.Lock()
-				active--
-				mu.Unlock()
-			}()
-			u.serveConn(ctx, uc, want)
+			u.serveConn(ctx, tc, uc, want)
 		}()
 	}
 }
@@ -135,8 +154,39 @@ func (u *UnixServer) authenticate(credential string) (kind, id, reason string, o
 	return ident.Kind, ident.CredentialID, "", true
 }
 
-func (u *UnixServer) serveConn(ctx context.Context, c *net.UnixConn, wantUID int) {
-	defer c.Close()
+// connTable is the socket's connection table: at the cap, a connection
+// that has sent no complete line within firstLineWait of its accept gives
+// way, unless input is waiting unread on it (its reader has yet to run: the
+// client has sent its message).
+func (u *UnixServer) connTable(max int) *connTable {
+	wait := u.firstLineWait
+	if wait <= 0 {
+		wait = DefaultFirstLineWait
+	}
+	t := newConnTable(max, func(c *trackedConn, st int32, now int64) int {
+		if st != connIdle || now-monoOf(c.accepted) < int64(wait) {
+			return 0
+		}
+		return 1
+	})
+	t.spare = func(c *trackedConn) bool { return inputPending(c.Conn) }
+	return t
+}
+
+// lineWatch reads a socket connection for the session and marks it busy
+// (never shed) at its first complete line.
+type lineWatch struct{ c *trackedConn }
+
+func (w lineWatch) Read(p []byte) (int, error) {
+	n, err := w.c.Conn.Read(p)
+	if n > 0 && w.c.state.Load() == connIdle && bytes.IndexByte(p[:n], '\n') >= 0 {
+		w.c.busy()
+	}
+	return n, err
+}
+
+func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.UnixConn, wantUID int) {
+	defer tc.Close()
 	uid, pid, err := peerCred(c)
 	if err != nil {
 		u.logger().Warn("unix socket: connection closed, peer credentials unavailable", "err", err)
@@ -166,7 +216,7 @@ func (u *UnixServer) serveConn(ctx context.Context, c *net.UnixConn, wantUID int
 		case <-done:
 		}
 	}()
-	if err := s.ServeStream(ctx, c, c); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
+	if err := s.ServeStream(ctx, lineWatch{tc}, c); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
 		u.logger().Debug("unix socket: session ended", "peer_pid", pid, "err", err)
 	}
 }

@@ -1,0 +1,26 @@
+package transport
+
+import (
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// inputPending reports whether the socket has received bytes nobody has
+// read yet (SO_NREAD). Errors count as no.
+func inputPending(c net.Conn) bool {
+	sc, ok := c.(interface {
+		SyscallConn() (syscall.RawConn, error)
+	})
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	raw.Control(func(fd uintptr) { n, _ = unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_NREAD) })
+	return n > 0
+}
