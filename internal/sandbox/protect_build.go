@@ -13,7 +13,7 @@ import (
 func (g *Guard) rebuildLocked() *snapshot {
 	s := &snapshot{ids: map[fid]string{}, own: map[fid]bool{}, names: map[fid][]nameRule{}, built: time.Now()}
 	s.valid.Store(s.built.UnixNano())
-	b := &builder{s: s, root: g.ws.Dir, seen: map[string]bool{}}
+	b := &builder{s: s, root: g.ws.Dir, seen: map[string]bool{}, inside: map[string]bool{}}
 	b.rootID, b.rootOK = statID(g.ws.Dir)
 	for _, it := range g.set.Dirs {
 		b.addDir(it)
@@ -42,6 +42,10 @@ type builder struct {
 	rootID fid
 	rootOK bool
 	seen   map[string]bool // watched directories
+	// inside memoizes insideByIdentity by canonical path: the items share
+	// their ancestors (the home directory, say), which are stat'ed once
+	// per snapshot instead of once per item.
+	inside map[string]bool
 }
 
 // watch adds dir to the directories whose change invalidates the snapshot.
@@ -52,7 +56,7 @@ func (b *builder) watch(dir string) {
 	}
 }
 
-func (b *builder) in(p string) bool { return b.rootOK && insideByIdentity(b.rootID, p) }
+func (b *builder) in(p string) bool { return b.rootOK && insideByIdentityMemo(b.rootID, p, b.inside) }
 
 // addDir adds a directory item: the directory and everything below it,
 // and its name in its parent.
@@ -228,18 +232,40 @@ func nearest(p string) (parent string, rest []string, exists bool) {
 // compared with the root by device and inode, so a root reached through
 // another spelling (a symlink, a bind of the same directory) still matches.
 func insideByIdentity(root fid, dir string) bool {
+	return insideByIdentityMemo(root, dir, nil)
+}
+
+// insideByIdentityMemo is insideByIdentity with the answers for dir's
+// ancestors remembered in memo (nil: none), for one root.
+func insideByIdentityMemo(root fid, dir string, memo map[string]bool) bool {
 	canon, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		canon = dir
 	}
+	var walked []string
+	answer := false
 	for p := canon; ; p = filepath.Dir(p) {
+		if in, ok := memo[p]; ok {
+			answer = in
+			break
+		}
+		walked = append(walked, p)
 		if id, ok := statID(p); ok && id == root {
-			return true
+			answer = true
+			break
 		}
 		if filepath.Dir(p) == p {
-			return false
+			break
 		}
 	}
+	if memo != nil {
+		// Every directory walked has the answer of the one that decided:
+		// below the root means inside; above it or beside it means not.
+		for _, p := range walked {
+			memo[p] = answer
+		}
+	}
+	return answer
 }
 
 // canonical resolves the symlinks of the longest existing prefix of p, so
