@@ -308,23 +308,7 @@ func (g *Guard) OpenWhy(f *os.File, fi os.FileInfo) string {
 // open directory) is protected, or "" if it is not: a protected file there
 // by that name, existing or not, or dir itself protected.
 func (g *Guard) NameWhy(dir os.FileInfo, name string) string {
-	if !g.Active() {
-		return ""
-	}
-	id, ok := identity(dir)
-	if !ok {
-		return ""
-	}
-	s := g.view(dir)
-	// The name's own reason first: it is the more precise one.
-	if why := s.nameWhy(id, name); why != "" {
-		return why
-	}
-	return s.ids[id]
-}
-
-func (s *snapshot) nameWhy(dir fid, name string) string {
-	return s.createWhy(dir, []string{name})
+	return g.CreateWhy(dir, []string{name})
 }
 
 func (s *snapshot) createWhy(dir fid, full []string) string {

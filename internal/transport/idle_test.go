@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // holdIdle opens n connections to addr that never send a byte and keeps
@@ -55,7 +57,7 @@ func countLines(s string) int { return strings.Count(s, "\n") }
 // the idle ones timed out.
 func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	const idle, rounds = 2000, 300
-	raiseFDLimit(t, 2*idle+512)
+	clawdtest.RaiseFDLimit(t, 2*idle+512)
 	f := startHTTP(t, nil)
 	addr := strings.TrimPrefix(f.base, "http://")
 	sid := f.initialize()
@@ -434,7 +436,7 @@ func TestUnauthenticatedSlowBodyIsNotWaitedFor(t *testing.T) {
 // window. Before shedding every probe got 503.
 func TestConnectFlood(t *testing.T) {
 	const rounds = 60
-	raiseFDLimit(t, 4096)
+	clawdtest.RaiseFDLimit(t, 4096)
 	f := startHTTP(t, nil)
 	addr := strings.TrimPrefix(f.base, "http://")
 	sid := f.initialize()

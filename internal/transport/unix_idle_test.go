@@ -175,7 +175,7 @@ func TestUnixSparesUnreadMessage(t *testing.T) {
 // initialize at once takes the place of one of them and is served.
 func TestUnixFloodOfSilentConnections(t *testing.T) {
 	const idle, wait = 2000, 100 * time.Millisecond
-	raiseFDLimit(t, 2*idle+512)
+	clawdtest.RaiseFDLimit(t, 2*idle+512)
 	path, logs := startUnixWith(t, func(u *UnixServer) { u.firstLineWait, u.connLogEvery = wait, 10*time.Millisecond })
 	first := dialLines(t, path)
 	first.send(t, initBody)

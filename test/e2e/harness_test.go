@@ -205,6 +205,12 @@ type rawClient struct {
 
 func (e *env) startRaw(args ...string) *rawClient {
 	e.t.Helper()
+	return e.startRawTo(os.Stderr, args...)
+}
+
+// startRawTo is startRaw with clawd's stderr going to stderr.
+func (e *env) startRawTo(stderr io.Writer, args ...string) *rawClient {
+	e.t.Helper()
 	cmd := e.command(append([]string{"serve"}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -214,7 +220,7 @@ func (e *env) startRaw(args ...string) *rawClient {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}

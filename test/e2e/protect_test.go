@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,35 +18,8 @@ import (
 // startRawStderr is startRaw with clawd's stderr captured.
 func (e *env) startRawStderr(args ...string) (*rawClient, *clawdtest.SyncBuffer) {
 	e.t.Helper()
-	cmd := e.command(append([]string{"serve"}, args...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	var stderr clawdtest.SyncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	r := &rawClient{t: e.t, cmd: cmd, stdin: stdin, lines: make(chan string, 64)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-		for sc.Scan() {
-			r.lines <- sc.Text()
-		}
-		close(r.lines)
-	}()
-	e.t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	return r, &stderr
+	return e.startRawTo(&stderr, args...), &stderr
 }
 
 // TestHomeWorkspaceProtectsState: `clawd serve --workspace $HOME` with the

@@ -8,31 +8,11 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// raiseFDLimit lets this process hold n descriptors. The daemon is a Go
-// program, which raises its own soft limit to the hard one at start; a
-// limit set here with setrlimit is inherited by it as well.
-func raiseFDLimit(t *testing.T, n uint64) {
-	t.Helper()
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skipf("getrlimit: %v", err)
-	}
-	if lim.Cur >= n {
-		return
-	}
-	if lim.Max < n {
-		t.Skipf("RLIMIT_NOFILE hard limit %d < %d", lim.Max, n)
-	}
-	lim.Cur = n
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		t.Skipf("setrlimit: %v", err)
-	}
-}
+	"github.com/clawde/clawd/test/clawdtest"
+)
 
 func p99(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
@@ -47,7 +27,7 @@ func p99(d []time.Duration) time.Duration {
 // summary line, not a line per connection.
 func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	const idle, rounds = 2000, 200
-	raiseFDLimit(t, idle+512)
+	clawdtest.RaiseFDLimit(t, idle+512)
 	e := newEnv(t)
 	d := e.serve("--transport", "tcp_loopback", "--port", "0")
 	st := e.state("tcp")

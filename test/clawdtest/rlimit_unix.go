@@ -1,15 +1,17 @@
 //go:build unix
 
-package transport
+package clawdtest
 
 import (
 	"syscall"
 	"testing"
 )
 
-// raiseFDLimit lets the test process hold n more descriptors (both ends of
-// every loopback connection are in this process), or skips the test.
-func raiseFDLimit(t *testing.T, n uint64) {
+// RaiseFDLimit lets the test process hold n descriptors, or skips the test
+// when the hard limit does not allow it. A clawd started afterwards
+// inherits the limit (and, as a Go program, raises its own soft limit to the
+// hard one anyway).
+func RaiseFDLimit(t *testing.T, n uint64) {
 	t.Helper()
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
