@@ -13,8 +13,8 @@ import (
 func (g *Guard) rebuildLocked() *snapshot {
 	s := &snapshot{ids: map[fid]string{}, own: map[fid]bool{}, names: map[fid][]nameRule{}, built: time.Now()}
 	s.valid.Store(s.built.UnixNano())
-	b := &builder{s: s, root: g.ws.Dir, seen: map[string]bool{}, inside: map[string]bool{}}
-	b.rootID, b.rootOK = statID(g.ws.Dir)
+	b := &builder{s: s, root: g.ws.Dir, seen: map[string]bool{}, inside: map[string]bool{}, fs: newLookups()}
+	b.rootID, b.rootOK = b.fs.statID(g.ws.Dir)
 	for _, it := range g.set.Dirs {
 		b.addDir(it)
 	}
@@ -46,6 +46,7 @@ type builder struct {
 	// their ancestors (the home directory, say), which are stat'ed once
 	// per snapshot instead of once per item.
 	inside map[string]bool
+	fs     *lookups
 }
 
 // watch adds dir to the directories whose change invalidates the snapshot.
@@ -56,25 +57,27 @@ func (b *builder) watch(dir string) {
 	}
 }
 
-func (b *builder) in(p string) bool { return b.rootOK && insideByIdentityMemo(b.rootID, p, b.inside) }
+func (b *builder) in(p string) bool {
+	return b.rootOK && insideByIdentityMemo(b.rootID, p, b.inside, b.fs)
+}
 
 // addDir adds a directory item: the directory and everything below it,
 // and its name in its parent.
 func (b *builder) addDir(it Protected) {
 	s := b.s
-	dir := canonical(it.Path)
-	parent, rest, exists := nearest(dir)
+	dir := b.fs.canonical(it.Path)
+	parent, rest, exists := b.fs.nearest(dir)
 	parentIn := parent != "" && b.in(parent)
 	// The directory itself may be the workspace root, or hold it (a
 	// workspace inside the data directory is clawd's state whole).
-	dirIn := exists && (b.in(dir) || holdsRoot(dir, b.root))
+	dirIn := exists && (b.in(dir) || holdsRoot(dir, b.root, b.fs))
 	if !parentIn && !dirIn {
 		return
 	}
 	s.inside = append(s.inside, dir)
 	if parentIn {
 		b.watch(parent)
-		if pid, ok := statID(parent); ok {
+		if pid, ok := b.fs.statID(parent); ok {
 			s.names[pid] = append(s.names[pid], nameRule{path: rest, dir: true, why: it.Why})
 		}
 	}
@@ -93,12 +96,12 @@ func (b *builder) addFile(it Protected) {
 		return // "dir/*" belongs in Dirs; refuse to guess
 	}
 	name := filepath.Base(raw)
-	dir := canonical(filepath.Dir(raw))
+	dir := b.fs.canonical(filepath.Dir(raw))
 	if !prefix {
 		// The file itself may be a symlink (to the real config, say):
 		// its target is protected too.
-		if t, err := filepath.EvalSymlinks(raw); err == nil && t != filepath.Join(dir, name) {
-			if id, ok := statID(t); ok {
+		if t, err := b.fs.evalSymlinks(raw); err == nil && t != filepath.Join(dir, name) {
+			if id, ok := b.fs.statID(t); ok {
 				s.ids[id] = it.Why
 			}
 		}
@@ -106,8 +109,8 @@ func (b *builder) addFile(it Protected) {
 	// parent: the file's directory if it exists, else its nearest
 	// existing ancestor; rest: the components from there to the file.
 	parent, rest, exists := dir, []string{name}, true
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		parent, rest, _ = nearest(dir)
+	if fi, err := b.fs.stat(dir); err != nil || !fi.IsDir() {
+		parent, rest, _ = b.fs.nearest(dir)
 		rest, exists = append(rest, name), false
 	}
 	if parent == "" || !b.in(parent) {
@@ -115,7 +118,7 @@ func (b *builder) addFile(it Protected) {
 	}
 	s.inside = append(s.inside, it.Path)
 	b.watch(parent)
-	pid, ok := statID(parent)
+	pid, ok := b.fs.statID(parent)
 	if !ok {
 		return
 	}
@@ -211,13 +214,13 @@ func (s *snapshot) scanDir(dir, why string, watch func(string)) {
 // nearest returns the nearest existing directory at or above p's parent,
 // the components from it down to p (just p's base when the parent exists),
 // and whether p itself exists. parent is "" when nothing exists.
-func nearest(p string) (parent string, rest []string, exists bool) {
-	if _, err := os.Lstat(p); err == nil {
+func (l *lookups) nearest(p string) (parent string, rest []string, exists bool) {
+	if _, err := l.lstat(p); err == nil {
 		return filepath.Dir(p), []string{filepath.Base(p)}, true
 	}
 	rest = []string{filepath.Base(p)}
 	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		if fi, err := l.stat(d); err == nil && fi.IsDir() {
 			return d, rest, false
 		}
 		if filepath.Dir(d) == d {
@@ -232,13 +235,14 @@ func nearest(p string) (parent string, rest []string, exists bool) {
 // compared with the root by device and inode, so a root reached through
 // another spelling (a symlink, a bind of the same directory) still matches.
 func insideByIdentity(root fid, dir string) bool {
-	return insideByIdentityMemo(root, dir, nil)
+	return insideByIdentityMemo(root, dir, nil, nil)
 }
 
 // insideByIdentityMemo is insideByIdentity with the answers for dir's
-// ancestors remembered in memo (nil: none), for one root.
-func insideByIdentityMemo(root fid, dir string, memo map[string]bool) bool {
-	canon, err := filepath.EvalSymlinks(dir)
+// ancestors remembered in memo (nil: none), for one root, and the look-ups
+// made through l (nil: none remembered).
+func insideByIdentityMemo(root fid, dir string, memo map[string]bool, l *lookups) bool {
+	canon, err := l.evalSymlinks(dir)
 	if err != nil {
 		canon = dir
 	}
@@ -250,7 +254,7 @@ func insideByIdentityMemo(root fid, dir string, memo map[string]bool) bool {
 			break
 		}
 		walked = append(walked, p)
-		if id, ok := statID(p); ok && id == root {
+		if id, ok := l.statID(p); ok && id == root {
 			answer = true
 			break
 		}
@@ -270,35 +274,101 @@ func insideByIdentityMemo(root fid, dir string, memo map[string]bool) bool {
 
 // canonical resolves the symlinks of the longest existing prefix of p, so
 // an item configured through a symlink is judged where it really is.
-func canonical(p string) string {
+func (l *lookups) canonical(p string) string {
 	p = filepath.Clean(p)
-	if r, err := filepath.EvalSymlinks(p); err == nil {
+	if r, err := l.evalSymlinks(p); err == nil {
 		return r
 	}
 	d := filepath.Dir(p)
 	if d == p {
 		return p
 	}
-	return filepath.Join(canonical(d), filepath.Base(p))
+	return filepath.Join(l.canonical(d), filepath.Base(p))
 }
 
 // holdsRoot reports whether the workspace root lies below dir, by walking
 // up from the root comparing each ancestor's identity with dir's.
-func holdsRoot(dir, root string) bool {
-	id, ok := statID(dir)
-	return ok && insideByIdentity(id, root)
+func holdsRoot(dir, root string, l *lookups) bool {
+	id, ok := l.statID(dir)
+	return ok && insideByIdentityMemo(id, root, nil, l)
 }
 
-func statID(p string) (fid, bool) {
-	fi, err := os.Stat(p)
+func statID(p string) (fid, bool) { return (*lookups)(nil).statID(p) }
+
+func lstatID(p string) (fid, bool) { return (*lookups)(nil).lstatID(p) }
+
+// lookups remembers the file system look-ups of one snapshot build: the
+// protected items share their directories and ancestors (the home
+// directory, the data directory), which are then asked about once per
+// build instead of once per item and question. A snapshot is a picture of
+// one moment (its watched directories say when it went stale), so reusing
+// an answer within one build loses nothing. A nil *lookups remembers
+// nothing.
+type lookups struct {
+	stats, lstats map[string]statResult
+	evals         map[string]evalResult
+}
+
+type statResult struct {
+	fi  os.FileInfo
+	err error
+}
+
+type evalResult struct {
+	path string
+	err  error
+}
+
+func newLookups() *lookups {
+	return &lookups{stats: map[string]statResult{}, lstats: map[string]statResult{}, evals: map[string]evalResult{}}
+}
+
+func (l *lookups) stat(p string) (os.FileInfo, error) {
+	if l == nil {
+		return os.Stat(p)
+	}
+	r, ok := l.stats[p]
+	if !ok {
+		r.fi, r.err = os.Stat(p)
+		l.stats[p] = r
+	}
+	return r.fi, r.err
+}
+
+func (l *lookups) lstat(p string) (os.FileInfo, error) {
+	if l == nil {
+		return os.Lstat(p)
+	}
+	r, ok := l.lstats[p]
+	if !ok {
+		r.fi, r.err = os.Lstat(p)
+		l.lstats[p] = r
+	}
+	return r.fi, r.err
+}
+
+func (l *lookups) evalSymlinks(p string) (string, error) {
+	if l == nil {
+		return filepath.EvalSymlinks(p)
+	}
+	r, ok := l.evals[p]
+	if !ok {
+		r.path, r.err = filepath.EvalSymlinks(p)
+		l.evals[p] = r
+	}
+	return r.path, r.err
+}
+
+func (l *lookups) statID(p string) (fid, bool) {
+	fi, err := l.stat(p)
 	if err != nil {
 		return fid{}, false
 	}
 	return identity(fi)
 }
 
-func lstatID(p string) (fid, bool) {
-	fi, err := os.Lstat(p)
+func (l *lookups) lstatID(p string) (fid, bool) {
+	fi, err := l.lstat(p)
 	if err != nil {
 		return fid{}, false
 	}
