@@ -110,8 +110,12 @@ func TestBashNoDescriptorLeak(t *testing.T) {
 	}
 	slices.SortFunc(want, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
 	// Look at a plain child of bash (no pipeline: bash's own transient
-	// pipe descriptors would show up otherwise).
-	r := runBash(t, tool, map[string]any{"command": "sleep 5 & ls /proc/$!/fd; kill $!", "working_dir": "sub"})
+	// pipe descriptors would show up otherwise), once it has exec'd sleep:
+	// until then it is a fork of bash, whose descriptors are bash's.
+	script := `sleep 5 & p=$!
+for i in $(seq 200); do [ "$(readlink /proc/$p/exe)" != "$(readlink /proc/$$/exe)" ] && break; sleep 0.01; done
+ls /proc/$p/fd; kill $p`
+	r := runBash(t, tool, map[string]any{"command": script, "working_dir": "sub"})
 	got := strings.Fields(r.Stdout)
 	slices.SortFunc(got, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
 	if !slices.Equal(got, want) {
