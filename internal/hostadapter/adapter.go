@@ -75,9 +75,10 @@ type Adapter interface {
 // Change is one file's content before and after.
 type Change struct {
 	File    string
-	Before  []byte // nil when the file does not exist
-	After   []byte // nil deletes the file
-	Restore bool   // After is the backup's bytes: remove the backup once written
+	Before  []byte      // nil when the file does not exist
+	After   []byte      // nil deletes the file
+	Restore bool        // After is the backup's bytes: remove the backup once written
+	Mode    fs.FileMode // for a new file; 0 means 0644
 	Note    string
 }
 
@@ -161,6 +162,9 @@ func Apply(c Change) error {
 		return removeIfExists(backup)
 	}
 	mode := fs.FileMode(0o644)
+	if c.Mode != 0 {
+		mode = c.Mode
+	}
 	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm()
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore {

@@ -12,7 +12,7 @@ func Diff(name string, before, after []byte) string {
 		return ""
 	}
 	a, b := splitLines(before), splitLines(after)
-	from, to := "a/"+name, "b/"+name
+	from, to := name, name
 	if before == nil {
 		from = "/dev/null"
 	}
@@ -125,12 +125,12 @@ func diffLines(a, b []string) []diffOp {
 			ops = append(ops, diffOp{' ', ma[i], p + i, p + j})
 			i++
 			j++
-		case j < len(mb) && (i == len(ma) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, diffOp{'+', mb[j], p + i, p + j})
-			j++
-		default:
+		case i < len(ma) && (j == len(mb) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, diffOp{'-', ma[i], p + i, p + j})
 			i++
+		default:
+			ops = append(ops, diffOp{'+', mb[j], p + i, p + j})
+			j++
 		}
 	}
 	for k := 0; k < s; k++ {
