@@ -65,6 +65,13 @@ func newInstallCmd() *cobra.Command {
 				return runtimeError("%v", err)
 			}
 			changes := []hostadapter.Change{ch}
+			if a.Name() == "claude-code" && o.Scope == hostadapter.Project {
+				ac, err := hostadapter.PlanApprove(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, ac)
+			}
 			if f.hook {
 				hc, err := hostadapter.PlanHookInstall(o)
 				if err != nil {
@@ -108,6 +115,13 @@ func newUninstallCmd() *cobra.Command {
 				return runtimeError("%v", err)
 			}
 			changes := []hostadapter.Change{ch}
+			if a.Name() == "claude-code" && o.Scope == hostadapter.Project {
+				ac, err := hostadapter.PlanUnapprove(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, ac)
+			}
 			if a.Name() == "claude-code" {
 				hc, err := hostadapter.PlanHookUninstall(o)
 				if err != nil {

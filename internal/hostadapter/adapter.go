@@ -79,7 +79,10 @@ type Change struct {
 	After   []byte      // nil deletes the file
 	Restore bool        // After is the backup's bytes: remove the backup once written
 	Mode    fs.FileMode // for a new file; 0 means 0644
-	Note    string
+	// NoBackup: Before already holds a clawd entry, so it is not the
+	// user's original and must not become the backup uninstall restores.
+	NoBackup bool
+	Note     string
 }
 
 // Changed reports whether applying c would alter the file.
@@ -106,7 +109,8 @@ func PlanInstall(a Adapter, o Options) (Change, error) {
 	if cur, ok, _ := GetMember(before, e.Path, ServerName); ok && bytes.Equal(cur, e.Value) {
 		after = before // already current: leave the bytes alone
 	}
-	return Change{File: e.File, Before: before, After: after}, nil
+	_, had, _ := GetMember(before, e.Path, ServerName)
+	return Change{File: e.File, Before: before, After: after, NoBackup: had}, nil
 }
 
 // PlanUninstall computes the change that takes clawd's entry out of file at
@@ -167,7 +171,7 @@ func Apply(c Change) error {
 	}
 	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm()
-		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore {
+		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
 			if err := writeAtomic(backup, c.Before, mode); err != nil {
 				return fmt.Errorf("backing up %s: %v", c.File, err)
 			}

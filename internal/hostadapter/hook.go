@@ -77,7 +77,7 @@ func PlanHookInstall(o Options) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	changes := []Change{{File: script, Before: before, After: HookScript(o.Command), Mode: 0o755}}
+	changes := []Change{{File: script, Before: before, After: HookScript(o.Command), Mode: 0o755, NoBackup: true}}
 	sb, err := readFile(settings)
 	if err != nil {
 		return nil, err
@@ -107,37 +107,45 @@ func addHook(src []byte, script string) ([]byte, error) {
 // findHook returns the SessionStart array and the index of the element
 // whose command runs script (-1 when none).
 func findHook(src []byte, script string) (int, *hujson.Value, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
-		return -1, nil, nil
-	}
-	_, obj, missing, err := parseObjectAt(src, sessionStartPath)
-	if err != nil || missing >= 0 {
-		return -1, nil, err
-	}
-	o := obj.Value.(*hujson.Object)
-	m := findMember(o, "SessionStart")
-	if m < 0 {
-		return -1, nil, nil
-	}
-	arr := &o.Members[m].Value
-	a, ok := arr.Value.(*hujson.Array)
-	if !ok {
-		return -1, nil, fmt.Errorf("\"hooks.SessionStart\" is a %s, not an array", kindName(arr.Value.Kind()))
-	}
-	for i, el := range a.Elements {
-		std, err := hujson.Standardize(append([]byte(nil), src[el.StartOffset:el.EndOffset]...))
-		if err != nil {
-			continue
-		}
+	return findElement(src, sessionStartPath, "SessionStart", func(std []byte) bool {
 		var h struct {
 			Hooks []struct{ Command string } `json:"hooks"`
 		}
 		if json.Unmarshal(std, &h) == nil {
 			for _, c := range h.Hooks {
 				if c.Command == shellJoin(script) || c.Command == script {
-					return i, arr, nil
+					return true
 				}
 			}
+		}
+		return false
+	})
+}
+
+// findElement returns the array that is member name of the object at path
+// and the index of its first element match accepts (-1 when none).
+func findElement(src []byte, path []string, name string, match func(std []byte) bool) (int, *hujson.Value, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		return -1, nil, nil
+	}
+	_, obj, missing, err := parseObjectAt(src, path)
+	if err != nil || missing >= 0 {
+		return -1, nil, err
+	}
+	o := obj.Value.(*hujson.Object)
+	m := findMember(o, name)
+	if m < 0 {
+		return -1, nil, nil
+	}
+	arr := &o.Members[m].Value
+	a, ok := arr.Value.(*hujson.Array)
+	if !ok {
+		return -1, nil, fmt.Errorf("%q is a %s, not an array", strings.Join(append(append([]string(nil), path...), name), "."), kindName(arr.Value.Kind()))
+	}
+	for i, el := range a.Elements {
+		std, err := hujson.Standardize(append([]byte(nil), src[el.StartOffset:el.EndOffset]...))
+		if err == nil && match(std) {
+			return i, arr, nil
 		}
 	}
 	return -1, arr, nil
@@ -170,6 +178,11 @@ func removeHook(src []byte, script string) ([]byte, bool, error) {
 	if err != nil || i < 0 {
 		return src, false, err
 	}
+	return removeElementAt(src, arr, i), true, nil
+}
+
+// removeElementAt cuts element i out of arr with the comma that went with it.
+func removeElementAt(src []byte, arr *hujson.Value, i int) []byte {
 	a := arr.Value.(*hujson.Array)
 	el := a.Elements[i]
 	var from, to int
@@ -185,7 +198,7 @@ func removeHook(src []byte, script string) ([]byte, bool, error) {
 		}
 	}
 	out := append([]byte(nil), src[:from]...)
-	return append(out, src[to:]...), true, nil
+	return append(out, src[to:]...)
 }
 
 // PlanHookUninstall undoes PlanHookInstall: the settings get their original

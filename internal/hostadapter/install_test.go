@@ -278,3 +278,48 @@ func TestHookInstallUninstall(t *testing.T) {
 		t.Fatal("script left behind")
 	}
 }
+
+func TestApprovalAddedAndRemoved(t *testing.T) {
+	o := testOptions(t, Project, Stdio)
+	f := approvalFile(o)
+	orig := []byte("{\n  \"permissions\": {\"allow\": [\"Bash(ls)\"]},\n  \"enabledMcpjsonServers\": [\"other\"]\n}\n")
+	os.MkdirAll(filepath.Dir(f), 0o755)
+	os.WriteFile(f, orig, 0o644)
+	c, err := PlanApprove(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	Apply(c)
+	got, _ := os.ReadFile(f)
+	var v struct{ EnabledMcpjsonServers []string }
+	if err := json.Unmarshal(got, &v); err != nil || strings.Join(v.EnabledMcpjsonServers, ",") != "other,clawd" {
+		t.Fatalf("approval not added: %v\n%s", err, got)
+	}
+	if c, _ := PlanApprove(o); c.Changed() {
+		t.Fatal("second approve changes the file")
+	}
+	c, _ = PlanUnapprove(o)
+	Apply(c)
+	if b, _ := os.ReadFile(f); !bytes.Equal(b, orig) {
+		t.Fatalf("not restored:\n%s", b)
+	}
+}
+
+// A file install created, then changed to another transport, goes away on
+// uninstall; the intermediate state must not become the "original".
+func TestReinstallDoesNotBackUpClawdsOwnEntry(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, Project, Stdio)
+	e, _ := a.Entry(o)
+	install(t, a, o)
+	o.Transport = TCPLoopback
+	install(t, a, o)
+	if _, err := os.Stat(e.File + BackupSuffix); err == nil {
+		t.Fatal("backed up a file that held only clawd's entry")
+	}
+	c, _ := PlanUninstall(e.File, e.Path)
+	Apply(c)
+	if b, err := os.ReadFile(e.File); err == nil {
+		t.Fatalf("file still there:\n%s", b)
+	}
+}
