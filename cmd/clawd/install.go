@@ -110,7 +110,11 @@ func newUninstallCmd() *cobra.Command {
 			if err != nil {
 				return runtimeError("%v", err)
 			}
-			ch, err := hostadapter.PlanUninstall(e.File, e.Path)
+			root := ""
+			if o.Scope == hostadapter.Project {
+				root = o.Workspace
+			}
+			ch, err := hostadapter.PlanUninstall(e.File, e.Path, root)
 			if err != nil {
 				return runtimeError("%v", err)
 			}

@@ -82,7 +82,11 @@ type Change struct {
 	// NoBackup: Before already holds a clawd entry, so it is not the
 	// user's original and must not become the backup uninstall restores.
 	NoBackup bool
-	Note     string
+	// Root, when set, is the project the file must stay in: a symlink
+	// (or linked directory) leading out of it is refused, so a checked-out
+	// repository cannot make install edit a file elsewhere.
+	Root string
+	Note string
 }
 
 // Changed reports whether applying c would alter the file.
@@ -98,6 +102,13 @@ func PlanInstall(a Adapter, o Options) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
+	root := ""
+	if o.Scope == Project {
+		root = o.Workspace
+		if err := confined(e.File, root); err != nil {
+			return Change{}, err
+		}
+	}
 	before, err := readFile(e.File)
 	if err != nil {
 		return Change{}, err
@@ -110,14 +121,20 @@ func PlanInstall(a Adapter, o Options) (Change, error) {
 		after = before // already current: leave the bytes alone
 	}
 	_, had, _ := GetMember(before, e.Path, ServerName)
-	return Change{File: e.File, Before: before, After: after, NoBackup: had}, nil
+	return Change{File: e.File, Before: before, After: after, NoBackup: had, Root: root}, nil
 }
 
 // PlanUninstall computes the change that takes clawd's entry out of file at
-// path. When the file is exactly what installing into the backup would
+// path (root: the project it must stay in, "" for a user file). When the file is exactly what installing into the backup would
 // give, the backup's bytes come back (and a file clawd created goes away);
 // otherwise only the entry is cut out and everything else stays.
-func PlanUninstall(file string, path []string) (Change, error) {
+func PlanUninstall(file string, path []string, root string) (c Change, err error) {
+	if root != "" {
+		if err := confined(file, root); err != nil {
+			return Change{}, err
+		}
+	}
+	defer func() { c.Root = root }()
 	before, err := readFile(file)
 	if err != nil || before == nil {
 		return Change{File: file, Before: before, After: before}, err
@@ -153,6 +170,11 @@ func PlanUninstall(file string, path []string) (Change, error) {
 func Apply(c Change) error {
 	if !c.Changed() {
 		return nil
+	}
+	if c.Root != "" {
+		if err := confined(c.File, c.Root); err != nil {
+			return err
+		}
 	}
 	target := c.File
 	if t, err := filepath.EvalSymlinks(c.File); err == nil {
@@ -256,4 +278,76 @@ func Names() []string {
 	}
 	sort.Strings(n)
 	return n
+}
+
+// confined checks that file, with every symlink on its way resolved (as far
+// as it exists), lies inside root.
+func confined(file, root string) error {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	p, rest := filepath.Clean(file), ""
+	for {
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			full := filepath.Join(resolved, rest)
+			if rel, err := filepath.Rel(r, full); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s leads to %s, outside the project %s (a symlink); clawd does not write there: remove the link or use --user", file, full, root)
+			}
+			return nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// Status is what Check finds: whether the client's file holds clawd's
+// entry and whether it is the entry install would write now (a changed
+// binary path, transport or workspace makes it stale).
+type Status struct {
+	File      string
+	Installed bool
+	Current   bool
+	Entry     []byte // compact JSON of the entry found
+}
+
+// Check reports the state of clawd's entry for o (o.Transport is the one
+// expected; "" accepts any transport as current if the entry exists).
+func Check(a Adapter, o Options) (Status, error) {
+	want := o
+	if want.Transport == "" {
+		want.Transport = Stdio
+	}
+	e, err := a.Entry(want)
+	if err != nil && e.File == "" {
+		return Status{}, err
+	}
+	st := Status{File: e.File}
+	src, err := readFile(e.File)
+	if err != nil {
+		return st, err
+	}
+	cur, ok, err := GetMember(src, e.Path, ServerName)
+	if err != nil {
+		return st, fmt.Errorf("%s: %v", e.File, err)
+	}
+	st.Installed, st.Entry = ok, cur
+	if !ok {
+		return st, nil
+	}
+	if o.Transport == "" {
+		for _, tr := range []string{Stdio, UnixSocket, TCPLoopback} {
+			want.Transport = tr
+			if e, err := a.Entry(want); err == nil && bytes.Equal(e.Value, cur) {
+				st.Current = true
+			}
+		}
+		return st, nil
+	}
+	st.Current = e.Value != nil && bytes.Equal(e.Value, cur)
+	return st, nil
 }

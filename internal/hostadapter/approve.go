@@ -39,6 +39,9 @@ func addApproval(src []byte) ([]byte, error) {
 // PlanApprove records the approval of clawd's project entry.
 func PlanApprove(o Options) (Change, error) {
 	f := approvalFile(o)
+	if err := confined(f, o.Workspace); err != nil {
+		return Change{}, err
+	}
 	before, err := readFile(f)
 	if err != nil {
 		return Change{}, err
@@ -47,13 +50,17 @@ func PlanApprove(o Options) (Change, error) {
 	if err != nil {
 		return Change{}, fmt.Errorf("%s: %v; fix the file, then run install again", f, err)
 	}
-	return Change{File: f, Before: before, After: after}, nil
+	return Change{File: f, Before: before, After: after, Root: o.Workspace}, nil
 }
 
 // PlanUnapprove takes the approval out again, restoring the original bytes
 // when nothing else changed.
-func PlanUnapprove(o Options) (Change, error) {
+func PlanUnapprove(o Options) (c Change, err error) {
 	f := approvalFile(o)
+	if err := confined(f, o.Workspace); err != nil {
+		return Change{}, err
+	}
+	defer func() { c.Root = o.Workspace }()
 	cur, err := readFile(f)
 	if err != nil {
 		return Change{}, err

@@ -23,6 +23,16 @@ func hookPaths(o Options) (script, settings string) {
 	return filepath.Join(dir, "hooks", HookScriptName), filepath.Join(dir, "settings.json")
 }
 
+// hookCommand is how settings.json runs the script: through
+// $CLAUDE_PROJECT_DIR in a project, so the entry holds no absolute path and
+// works in every checkout; by absolute path for the user.
+func hookCommand(o Options, script string) string {
+	if o.Scope == User {
+		return shellJoin(script)
+	}
+	return `"$CLAUDE_PROJECT_DIR"/.claude/hooks/` + HookScriptName
+}
+
 // HookScript is the SessionStart hook: it asks the workspace daemon for its
 // health over the unix socket and, when none answers, starts one in the
 // background and waits up to 5 s for it; then it exports the socket's path
@@ -62,8 +72,8 @@ echo "clawd daemon on $sock"
 }
 
 // hookEntry is the SessionStart element that runs the script.
-func hookEntry(script string) []byte {
-	b, _ := marshal(map[string]any{"hooks": []map[string]string{{"type": "command", "command": shellJoin(script)}}})
+func hookEntry(command string) []byte {
+	b, _ := marshal(map[string]any{"hooks": []map[string]string{{"type": "command", "command": command}}})
 	return b
 }
 
@@ -73,25 +83,34 @@ var sessionStartPath = []string{"hooks"}
 // register it in Claude Code's settings.json, next to the user's hooks.
 func PlanHookInstall(o Options) ([]Change, error) {
 	script, settings := hookPaths(o)
+	root := ""
+	if o.Scope == Project {
+		root = o.Workspace
+		for _, f := range []string{script, settings} {
+			if err := confined(f, root); err != nil {
+				return nil, err
+			}
+		}
+	}
 	before, err := readFile(script)
 	if err != nil {
 		return nil, err
 	}
-	changes := []Change{{File: script, Before: before, After: HookScript(o.Command), Mode: 0o755, NoBackup: true}}
+	changes := []Change{{File: script, Before: before, After: HookScript(o.Command), Mode: 0o755, NoBackup: true, Root: root}}
 	sb, err := readFile(settings)
 	if err != nil {
 		return nil, err
 	}
-	after, err := addHook(sb, script)
+	after, err := addHook(sb, hookCommand(o, script))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v; fix the file, then run install again", settings, err)
 	}
-	return append(changes, Change{File: settings, Before: sb, After: after}), nil
+	return append(changes, Change{File: settings, Before: sb, After: after, Root: root}), nil
 }
 
 // addHook appends the script's SessionStart element unless it is there.
-func addHook(src []byte, script string) ([]byte, error) {
-	idx, arr, err := findHook(src, script)
+func addHook(src []byte, command string) ([]byte, error) {
+	idx, arr, err := findHook(src, command)
 	if err != nil {
 		return nil, err
 	}
@@ -99,21 +118,21 @@ func addHook(src []byte, script string) ([]byte, error) {
 		return src, nil
 	}
 	if arr == nil {
-		return SetMember(src, sessionStartPath, "SessionStart", []byte("["+string(hookEntry(script))+"]"))
+		return SetMember(src, sessionStartPath, "SessionStart", []byte("["+string(hookEntry(command))+"]"))
 	}
-	return appendElement(src, arr, hookEntry(script)), nil
+	return appendElement(src, arr, hookEntry(command)), nil
 }
 
 // findHook returns the SessionStart array and the index of the element
 // whose command runs script (-1 when none).
-func findHook(src []byte, script string) (int, *hujson.Value, error) {
+func findHook(src []byte, command string) (int, *hujson.Value, error) {
 	return findElement(src, sessionStartPath, "SessionStart", func(std []byte) bool {
 		var h struct {
 			Hooks []struct{ Command string } `json:"hooks"`
 		}
 		if json.Unmarshal(std, &h) == nil {
 			for _, c := range h.Hooks {
-				if c.Command == shellJoin(script) || c.Command == script {
+				if c.Command == command {
 					return true
 				}
 			}
@@ -173,8 +192,8 @@ func appendElement(src []byte, arr *hujson.Value, value []byte) []byte {
 }
 
 // removeHook cuts the script's element out of SessionStart.
-func removeHook(src []byte, script string) ([]byte, bool, error) {
-	i, arr, err := findHook(src, script)
+func removeHook(src []byte, command string) ([]byte, bool, error) {
+	i, arr, err := findHook(src, command)
 	if err != nil || i < 0 {
 		return src, false, err
 	}
@@ -204,28 +223,40 @@ func removeElementAt(src []byte, arr *hujson.Value, i int) []byte {
 // PlanHookUninstall undoes PlanHookInstall: the settings get their original
 // bytes back when nothing else changed, else lose only the hook element;
 // the script goes when it is still the one clawd wrote.
-func PlanHookUninstall(o Options) ([]Change, error) {
+func PlanHookUninstall(o Options) (changes []Change, err error) {
 	script, settings := hookPaths(o)
-	var changes []Change
+	if o.Scope == Project {
+		for _, f := range []string{script, settings} {
+			if err := confined(f, o.Workspace); err != nil {
+				return nil, err
+			}
+		}
+		defer func() {
+			for i := range changes {
+				changes[i].Root = o.Workspace
+			}
+		}()
+	}
 	sb, err := readFile(settings)
 	if err != nil {
 		return nil, err
 	}
-	if idx, _, err := findHook(sb, script); err != nil {
+	command := hookCommand(o, script)
+	if idx, _, err := findHook(sb, command); err != nil {
 		return nil, fmt.Errorf("%s: %v; remove the clawd hook by hand", settings, err)
 	} else if idx >= 0 {
 		backup, err := readFile(settings + BackupSuffix)
 		if err != nil {
 			return nil, err
 		}
-		redo, rerr := addHook(backup, script)
+		redo, rerr := addHook(backup, command)
 		switch {
 		case backup != nil && rerr == nil && bytes.Equal(redo, sb):
 			changes = append(changes, Change{File: settings, Before: sb, After: backup, Restore: true, Note: "restored the original bytes"})
 		case backup == nil && rerr == nil && bytes.Equal(redo, sb):
 			changes = append(changes, Change{File: settings, Before: sb, After: nil, Note: "removed the file clawd created"})
 		default:
-			after, _, err := removeHook(sb, script)
+			after, _, err := removeHook(sb, command)
 			if err != nil {
 				return nil, err
 			}

@@ -79,7 +79,7 @@ func TestInstallUninstallEveryClient(t *testing.T) {
 						if c, err := PlanInstall(a, o); err != nil || c.Changed() {
 							t.Fatalf("second install would change the file: %v\n%s", err, Diff(e.File, c.Before, c.After))
 						}
-						c, err := PlanUninstall(e.File, e.Path)
+						c, err := PlanUninstall(e.File, e.Path, "")
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -173,7 +173,7 @@ func TestUninstallKeepsLaterEdits(t *testing.T) {
 	cur, _ := os.ReadFile(e.File)
 	edited := bytes.Replace(cur, []byte("\"inputs\": []"), []byte("\"inputs\": [] // mine"), 1)
 	os.WriteFile(e.File, edited, 0o644)
-	c, err := PlanUninstall(e.File, e.Path)
+	c, err := PlanUninstall(e.File, e.Path, "")
 	if err != nil || c.Restore {
 		t.Fatalf("restored the backup over a later edit: %v", err)
 	}
@@ -202,7 +202,7 @@ func TestBackupNeverOverwritten(t *testing.T) {
 		t.Fatalf("backup overwritten: %s", b)
 	}
 	// Uninstall after a transport change still restores the original.
-	c, _ := PlanUninstall(e.File, e.Path)
+	c, _ := PlanUninstall(e.File, e.Path, "")
 	Apply(c)
 	if b, _ := os.ReadFile(e.File); string(b) != existing["cursor"] {
 		t.Fatalf("not restored: %s", b)
@@ -258,7 +258,7 @@ func TestHookInstallUninstall(t *testing.T) {
 	}
 	apply(PlanHookInstall(o))
 	got, _ := os.ReadFile(settings)
-	if !bytes.Contains(got, []byte(`"echo hi"`)) || !bytes.Contains(got, []byte(script)) {
+	if !bytes.Contains(got, []byte(`"echo hi"`)) || !bytes.Contains(got, []byte(`"command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/`+HookScriptName+`"`)) {
 		t.Fatalf("settings:\n%s", got)
 	}
 	if st, err := os.Stat(script); err != nil || st.Mode().Perm()&0o100 == 0 {
@@ -317,9 +317,56 @@ func TestReinstallDoesNotBackUpClawdsOwnEntry(t *testing.T) {
 	if _, err := os.Stat(e.File + BackupSuffix); err == nil {
 		t.Fatal("backed up a file that held only clawd's entry")
 	}
-	c, _ := PlanUninstall(e.File, e.Path)
+	c, _ := PlanUninstall(e.File, e.Path, "")
 	Apply(c)
 	if b, err := os.ReadFile(e.File); err == nil {
 		t.Fatalf("file still there:\n%s", b)
+	}
+}
+
+func TestProjectSymlinkOutsideRefused(t *testing.T) {
+	a, _ := Lookup("cursor")
+	o := testOptions(t, Project, Stdio)
+	e, _ := a.Entry(o)
+	victim := filepath.Join(o.Home, "victim.json")
+	os.WriteFile(victim, []byte(`{"mcpServers":{}}`), 0o644)
+	// A checked-out repository links its .cursor directory out of the project.
+	if err := os.Symlink(o.Home, filepath.Join(o.Workspace, ".cursor")); err != nil {
+		t.Skip(err)
+	}
+	os.Rename(victim, filepath.Join(o.Home, "mcp.json"))
+	_, err := PlanInstall(a, o)
+	if err == nil || !strings.Contains(err.Error(), "outside the project") {
+		t.Fatalf("install through a link out of the project: %v", err)
+	}
+	if _, err := PlanUninstall(e.File, e.Path, o.Workspace); err == nil {
+		t.Fatal("uninstall through a link out of the project accepted")
+	}
+	// In the user's own files a symlink is the user's choice and is followed.
+	o.Scope = User
+	if _, err := PlanInstall(a, o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	a, _ := Lookup("opencode")
+	o := testOptions(t, Project, UnixSocket)
+	if st, err := Check(a, o); err != nil || st.Installed {
+		t.Fatalf("before install: %+v %v", st, err)
+	}
+	install(t, a, o)
+	if st, err := Check(a, o); err != nil || !st.Installed || !st.Current {
+		t.Fatalf("after install: %+v %v", st, err)
+	}
+	any := o
+	any.Transport = ""
+	if st, _ := Check(a, any); !st.Current {
+		t.Fatal("any-transport check: not current")
+	}
+	stale := o
+	stale.Command = "/old/path/clawd"
+	if st, _ := Check(a, stale); !st.Installed || st.Current {
+		t.Fatalf("entry with another binary reported current: %+v", st)
 	}
 }
