@@ -121,7 +121,14 @@ func PlanInstall(a Adapter, o Options) (Change, error) {
 		after = before // already current: leave the bytes alone
 	}
 	_, had, _ := GetMember(before, e.Path, ServerName)
-	return Change{File: e.File, Before: before, After: after, NoBackup: had, Root: root}, nil
+	// A user file clawd creates is private (the client may later store
+	// account data in it, as Claude Code does in ~/.claude.json); a project
+	// file is meant to be shared.
+	mode := fs.FileMode(0o644)
+	if o.Scope == User {
+		mode = 0o600
+	}
+	return Change{File: e.File, Before: before, After: after, NoBackup: had, Root: root, Mode: mode}, nil
 }
 
 // PlanUninstall computes the change that takes clawd's entry out of file at

@@ -63,6 +63,9 @@ func TestInstallUninstallEveryClient(t *testing.T) {
 						}
 						install(t, a, o)
 						got, _ := os.ReadFile(e.File)
+						if st, _ := os.Stat(e.File); !pre && scope == User && st.Mode().Perm() != 0o600 {
+							t.Fatalf("user file created with mode %v, want 0600", st.Mode().Perm())
+						}
 						if v, ok, err := GetMember(got, e.Path, ServerName); !ok || err != nil || !bytes.Equal(v, e.Value) {
 							t.Fatalf("entry not in %s: %v %v\n%s", e.File, ok, err, got)
 						}
