@@ -77,6 +77,7 @@ func newRootCmd() *cobra.Command {
 		newTrustCmd(),
 		newAuditCmd(),
 		newMCPCmd(),
+		newInstallCmd(), newUninstallCmd(),
 	)
 	return root
 }

@@ -31,7 +31,7 @@ func newTokenCmd() *cobra.Command {
 			return usageError("token needs a subcommand: show, rotate, issue, list or revoke")
 		},
 	}
-	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd(), newTokenIssueCmd(), newTokenListCmd(), newTokenRevokeCmd())
+	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd(), newTokenIssueCmd(), newTokenListCmd(), newTokenRevokeCmd(), newTokenHeaderCmd())
 	return cmd
 }
 

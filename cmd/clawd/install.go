@@ -1,0 +1,339 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/hostadapter"
+	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/token"
+)
+
+// `clawd install CLIENT` / `clawd uninstall CLIENT`: write clawd's entry
+// into an MCP client's own config file and take it out again
+// (docs/clients.md).
+
+type installFlags struct {
+	workspace, configFile, transport, command string
+	project, user, dryRun, hook               bool
+}
+
+func (f *installFlags) register(cmd *cobra.Command, install bool) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace (project) directory (default: the current directory)")
+	fl.StringVar(&f.configFile, "config", "", "clawd config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	fl.BoolVar(&f.project, "project", false, "the project's config file (default in a git checkout or where the client's project file exists)")
+	fl.BoolVar(&f.user, "user", false, "the user's config file, for every project")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print the diff and change nothing")
+	if install {
+		fl.StringVar(&f.transport, "transport", hostadapter.Stdio, "how the client reaches clawd: stdio (clawd per session), unix_socket (clawd connect to the workspace daemon) or tcp_loopback (HTTP)")
+		fl.StringVar(&f.command, "command", "", "how the entry runs clawd (default: \"clawd\" when it is on PATH, else this binary's absolute path)")
+		fl.BoolVar(&f.hook, "hook", false, "claude-code: also install the SessionStart hook that starts or checks the workspace daemon")
+	}
+}
+
+func newInstallCmd() *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use:   "install CLIENT",
+		Short: "Add clawd to an MCP client's config: " + strings.Join(hostadapter.Names(), ", "),
+		Long: "Write clawd's entry into the client's own config file, merged with what is there: other servers,\n" +
+			"comments and formatting stay; the original is kept once as <file>.clawd-backup. Running it again\n" +
+			"changes nothing; 'clawd uninstall CLIENT' takes out exactly the entry.\n\n" +
+			"Socket and HTTP entries use the per-client credential of the client's kind (cc for claude-code,\n" +
+			"oc for opencode, local otherwise), issued now if this workspace has none, and read it each time\n" +
+			"they connect, so rotation never breaks them. docs/clients.md shows each client's file and entry.",
+		Args: exactClient,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, o, err := f.resolve(args[0], true)
+			if err != nil {
+				return err
+			}
+			ch, err := hostadapter.PlanInstall(a, o)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			changes := []hostadapter.Change{ch}
+			if a.Name() == "claude-code" && o.Scope == hostadapter.Project {
+				ac, err := hostadapter.PlanApprove(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, ac)
+			}
+			if f.hook {
+				hc, err := hostadapter.PlanHookInstall(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, hc...)
+			}
+			if o.Transport != hostadapter.Stdio {
+				if err := ensureCredential(cmd, &f, a.Kind(), o.CredentialFile, f.dryRun); err != nil {
+					return err
+				}
+			}
+			return applyChanges(cmd, changes, f.dryRun, "installed clawd ("+o.Transport+") for "+a.Name()+" in")
+		},
+	}
+	f.register(cmd, true)
+	return cmd
+}
+
+func newUninstallCmd() *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use:   "uninstall CLIENT",
+		Short: "Take clawd's entry (and hook) out of an MCP client's config",
+		Long: "Remove the clawd entry that 'clawd install CLIENT' wrote. When nothing else in the file changed\n" +
+			"since, the original bytes come back from <file>.clawd-backup (and a file install created is\n" +
+			"deleted); otherwise only the entry goes. The claude-code SessionStart hook goes too. Credentials\n" +
+			"stay: 'clawd token list' and 'clawd token revoke ID' manage them.",
+		Args: exactClient,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, o, err := f.resolve(args[0], false)
+			if err != nil {
+				return err
+			}
+			e, err := a.Entry(o)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			root := ""
+			if o.Scope == hostadapter.Project {
+				root = o.Workspace
+			}
+			ch, err := hostadapter.PlanUninstall(e.File, e.Path, root)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			changes := []hostadapter.Change{ch}
+			if a.Name() == "claude-code" && o.Scope == hostadapter.Project {
+				ac, err := hostadapter.PlanUnapprove(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, ac)
+			}
+			if a.Name() == "claude-code" {
+				hc, err := hostadapter.PlanHookUninstall(o)
+				if err != nil {
+					return runtimeError("%v", err)
+				}
+				changes = append(changes, hc...)
+			}
+			return applyChanges(cmd, changes, f.dryRun, "removed clawd from")
+		},
+	}
+	f.register(cmd, false)
+	return cmd
+}
+
+func exactClient(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return usageError("%s needs one client: %s", cmd.Name(), strings.Join(hostadapter.Names(), ", "))
+	}
+	return nil
+}
+
+// resolve checks the flags and builds the adapter's options.
+func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, hostadapter.Options, error) {
+	var o hostadapter.Options
+	a, err := hostadapter.Lookup(name)
+	if err != nil {
+		return nil, o, usageError("%v", err)
+	}
+	if f.project && f.user {
+		return nil, o, usageError("--project and --user exclude each other: pick the file to change")
+	}
+	switch f.transport {
+	case hostadapter.Stdio, hostadapter.UnixSocket, hostadapter.TCPLoopback:
+	case "":
+		f.transport = hostadapter.Stdio
+	default:
+		return nil, o, usageError("--transport %q: use stdio, unix_socket or tcp_loopback", f.transport)
+	}
+	if f.hook && a.Name() != "claude-code" {
+		return nil, o, usageError("--hook is for claude-code only (its SessionStart hook)")
+	}
+	ws, err := client.ResolveWorkspace(client.Options{Workspace: expandHome(f.workspace), ConfigFile: f.configFile, Port: -1})
+	if err != nil {
+		return nil, o, runtimeError("%v", err)
+	}
+	o.Workspace, o.Transport = ws.Dir, f.transport
+	if o.Home, err = os.UserHomeDir(); err != nil {
+		return nil, o, runtimeError("no home directory: %v", err)
+	}
+	if o.ConfigDir, err = os.UserConfigDir(); err != nil {
+		return nil, o, runtimeError("no user config directory: %v", err)
+	}
+	scopes := a.Scopes()
+	switch {
+	case f.project && scopes[0] != hostadapter.Project:
+		return nil, o, usageError("%s has no project config; it reads only the user's (drop --project)", a.Name())
+	case f.project:
+		o.Scope = hostadapter.Project
+	case f.user || scopes[0] == hostadapter.User:
+		o.Scope = hostadapter.User
+	case fileExistsAt(filepath.Join(ws.Dir, ".git")) || fileExistsAt(a.ProjectMarker(ws.Dir)):
+		o.Scope = hostadapter.Project
+	default:
+		return nil, o, usageError("%s is not a project (no .git, no %s): pass --project to write %s there, or --user",
+			ws.Dir, filepath.Base(a.ProjectMarker(ws.Dir)), filepath.Base(a.ProjectMarker(ws.Dir)))
+	}
+	o.Command = f.command
+	if o.Command == "" {
+		o.Command = clawdCommand()
+	}
+	o.CredentialFile = token.CredentialPath(ws.TokenPath, a.Kind())
+	if install && o.Transport == hostadapter.TCPLoopback {
+		if ws.Config.Port == 0 {
+			return nil, o, runtimeError("the config's port = 0 picks a free port at each start, which an HTTP entry cannot follow; set a fixed port or use --transport unix_socket")
+		}
+		o.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", ws.Config.Port)
+	}
+	f.workspace = ws.Dir
+	return a, o, nil
+}
+
+// clawdCommand is "clawd" when that is on PATH (portable entries a project
+// can commit), else the absolute path of this binary.
+func clawdCommand() string {
+	if _, err := exec.LookPath("clawd"); err == nil {
+		return "clawd"
+	}
+	if exe, err := os.Executable(); err == nil {
+		if abs, err := filepath.EvalSymlinks(exe); err == nil {
+			return abs
+		}
+		return exe
+	}
+	return "clawd"
+}
+
+func fileExistsAt(p string) bool {
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func expandHome(p string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, p[1:])
+		}
+	}
+	return p
+}
+
+// ensureCredential issues the per-client credential of kind for the
+// workspace unless a valid one is saved already.
+func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dryRun bool) error {
+	if text, err := token.ReadFile(path); err == nil {
+		if _, _, ok := token.ParseClientCredential(text); ok {
+			return nil
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return runtimeError("reading %s: %v", path, err)
+	}
+	if dryRun {
+		cmd.PrintErrf("clawd: would issue a %s credential for %s and save it to %s\n", kind, f.workspace, path)
+		return nil
+	}
+	ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
+	if err != nil {
+		return runtimeError("%v", err)
+	}
+	db, err := openStore()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	id, digest, text := token.NewClientCredential()
+	c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: "clawd install"}
+	if err := db.AddCredential(context.Background(), c, digest); err != nil {
+		return runtimeError("storing the credential: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return runtimeError("credential file directory: %v", err)
+	}
+	if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {
+		return runtimeError("writing the credential file %s: %v (revoke the stored credential with clawd token revoke %s)", path, err, id)
+	}
+	cmd.PrintErrf("clawd: issued %s credential %s for entity %s:%s, saved to %s\n", kind, id, kind, ws.ID, path)
+	return nil
+}
+
+func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool, verb string) error {
+	out := cmd.OutOrStdout()
+	any := false
+	for _, c := range changes {
+		if !c.Changed() {
+			continue
+		}
+		any = true
+		if dryRun {
+			fmt.Fprint(out, hostadapter.Diff(c.File, c.Before, c.After))
+			continue
+		}
+		if err := hostadapter.Apply(c); err != nil {
+			return runtimeError("writing %s: %v", c.File, err)
+		}
+		line := verb + " " + c.File
+		if c.Note != "" {
+			line += " (" + c.Note + ")"
+		} else if _, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && c.Before != nil && !c.NoBackup {
+			line += " (original kept in " + c.File + hostadapter.BackupSuffix + ")"
+		}
+		fmt.Fprintln(out, line)
+	}
+	if !any {
+		fmt.Fprintln(out, "nothing to change: already as asked")
+	}
+	return nil
+}
+
+func newTokenHeaderCmd() *cobra.Command {
+	var f clientFlags
+	var kind string
+	cmd := &cobra.Command{
+		Use:   "header --client KIND",
+		Short: "Print {\"Authorization\": \"Bearer <credential>\"} for a client's headers helper",
+		Long: "Print the saved per-client credential of KIND as a JSON object of HTTP headers, the form Claude\n" +
+			"Code's headersHelper expects; the client runs it at each connection, so a new credential is\n" +
+			"picked up without editing its config.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !config.IsClientKind(kind) {
+				return usageError("--client %q: use one of %s", kind, strings.Join(config.ClientKinds, ", "))
+			}
+			ws, err := client.ResolveWorkspace(client.Options{Workspace: expandHome(f.workspace), ConfigFile: f.configFile, Port: -1})
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			text, err := readCredentialFile(ws, kind)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			return writeJSON(cmd.OutOrStdout(), map[string]string{"Authorization": "Bearer " + text})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	fl.StringVar(&kind, "client", "", "credential kind: cc, oc or local (required)")
+	return cmd
+}

@@ -1,0 +1,360 @@
+// Package hostadapter writes clawd's entry into an MCP client's own
+// configuration file (Claude Code, OpenCode, Cursor, VS Code, Claude
+// Desktop) and takes it out again. Files are edited as text, so the user's
+// other entries, comments and formatting stay as they were (docs/clients.md).
+package hostadapter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Transports an entry can use to reach clawd.
+const (
+	Stdio       = "stdio"
+	UnixSocket  = "unix_socket"
+	TCPLoopback = "tcp_loopback"
+)
+
+// Scope says whether an entry goes into the project's file or the user's.
+type Scope string
+
+const (
+	Project Scope = "project"
+	User    Scope = "user"
+)
+
+// ServerName is the key clawd's entry has in every client's server map.
+const ServerName = "clawd"
+
+// BackupSuffix names the copy of a file's original bytes, made the first
+// time clawd changes it and never overwritten.
+const BackupSuffix = ".clawd-backup"
+
+// Options are what an adapter needs to place and build the entry.
+type Options struct {
+	Workspace string // canonical workspace directory (the project for Project scope)
+	Home      string // the user's home directory
+	ConfigDir string // the OS's per-user config directory (os.UserConfigDir)
+	GOOS      string
+	Scope     Scope
+	Transport string
+	Command   string // how the entry invokes clawd ("clawd" when on PATH)
+	URL       string // tcp_loopback: the daemon's MCP endpoint
+	// CredentialFile is the per-client credential of the adapter's Kind
+	// for this workspace; entries read it when they run, never copy it.
+	CredentialFile string
+}
+
+// Entry is where an adapter's server entry lives and what it is.
+type Entry struct {
+	File  string   // the client's config file
+	Path  []string // members from the root to the server map
+	Value []byte   // compact JSON of clawd's entry
+}
+
+// Adapter is one MCP client.
+type Adapter interface {
+	Name() string // as on the command line: claude-code, opencode, ...
+	Kind() string // the credential kind its connections get: cc, oc, local
+	// Scopes lists the scopes the client has, the default first.
+	Scopes() []Scope
+	// Entry builds clawd's entry for o, or says why o cannot work.
+	Entry(o Options) (Entry, error)
+	// ProjectMarker is the project-scope file whose presence makes a
+	// directory count as this client's project ("" when none).
+	ProjectMarker(workspace string) string
+}
+
+// Change is one file's content before and after.
+type Change struct {
+	File    string
+	Before  []byte      // nil when the file does not exist
+	After   []byte      // nil deletes the file
+	Restore bool        // After is the backup's bytes: remove the backup once written
+	Mode    fs.FileMode // for a new file; 0 means 0644
+	// NoBackup: Before already holds a clawd entry, so it is not the
+	// user's original and must not become the backup uninstall restores.
+	NoBackup bool
+	// Root, when set, is the project the file must stay in: a symlink
+	// (or linked directory) leading out of it is refused, so a checked-out
+	// repository cannot make install edit a file elsewhere.
+	Root string
+	Note string
+}
+
+// Changed reports whether applying c would alter the file.
+func (c Change) Changed() bool {
+	return (c.Before == nil) != (c.After == nil) || !bytes.Equal(c.Before, c.After)
+}
+
+// PlanInstall computes the change that puts clawd's entry into the file,
+// replacing an entry called clawd if there is one. Installing twice yields
+// no change the second time.
+func PlanInstall(a Adapter, o Options) (Change, error) {
+	e, err := a.Entry(o)
+	if err != nil {
+		return Change{}, err
+	}
+	root := ""
+	if o.Scope == Project {
+		root = o.Workspace
+		if err := confined(e.File, root); err != nil {
+			return Change{}, err
+		}
+	}
+	before, err := readFile(e.File)
+	if err != nil {
+		return Change{}, err
+	}
+	after, err := SetMember(before, e.Path, ServerName, e.Value)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %v; fix the file or move it away, then run install again", e.File, err)
+	}
+	if cur, ok, _ := GetMember(before, e.Path, ServerName); ok && bytes.Equal(cur, e.Value) {
+		after = before // already current: leave the bytes alone
+	}
+	_, had, _ := GetMember(before, e.Path, ServerName)
+	// A user file clawd creates is private (the client may later store
+	// account data in it, as Claude Code does in ~/.claude.json); a project
+	// file is meant to be shared.
+	mode := fs.FileMode(0o644)
+	if o.Scope == User {
+		mode = 0o600
+	}
+	return Change{File: e.File, Before: before, After: after, NoBackup: had, Root: root, Mode: mode}, nil
+}
+
+// PlanUninstall computes the change that takes clawd's entry out of file at
+// path (root: the project it must stay in, "" for a user file). When the file is exactly what installing into the backup would
+// give, the backup's bytes come back (and a file clawd created goes away);
+// otherwise only the entry is cut out and everything else stays.
+func PlanUninstall(file string, path []string, root string) (c Change, err error) {
+	if root != "" {
+		if err := confined(file, root); err != nil {
+			return Change{}, err
+		}
+	}
+	defer func() { c.Root = root }()
+	before, err := readFile(file)
+	if err != nil || before == nil {
+		return Change{File: file, Before: before, After: before}, err
+	}
+	cur, ok, err := GetMember(before, path, ServerName)
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %v; remove the %q entry by hand", file, err, ServerName)
+	}
+	if !ok {
+		return Change{File: file, Before: before, After: before, Note: "no clawd entry"}, nil
+	}
+	backup, err := readFile(file + BackupSuffix)
+	if err != nil {
+		return Change{}, err
+	}
+	if backup != nil {
+		if redo, err := SetMember(backup, path, ServerName, cur); err == nil && bytes.Equal(redo, before) {
+			return Change{File: file, Before: before, After: backup, Restore: true, Note: "restored the original bytes"}, nil
+		}
+	} else if fresh, _ := SetMember(nil, path, ServerName, cur); bytes.Equal(fresh, before) {
+		return Change{File: file, Before: before, After: nil, Note: "removed the file clawd created"}, nil
+	}
+	after, _, err := RemoveMember(before, path, ServerName)
+	if err != nil {
+		return Change{}, err
+	}
+	return Change{File: file, Before: before, After: after, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
+}
+
+// Apply writes c: the first change to an existing file saves its original
+// bytes next to it (never overwriting an earlier backup); the new content
+// replaces the file atomically with the file's mode, through a symlink.
+func Apply(c Change) error {
+	if !c.Changed() {
+		return nil
+	}
+	if c.Root != "" {
+		if err := confined(c.File, c.Root); err != nil {
+			return err
+		}
+	}
+	target := c.File
+	if t, err := filepath.EvalSymlinks(c.File); err == nil {
+		target = t
+	}
+	backup := c.File + BackupSuffix
+	if c.After == nil {
+		if err := os.Remove(target); err != nil {
+			return err
+		}
+		return removeIfExists(backup)
+	}
+	mode := fs.FileMode(0o644)
+	if c.Mode != 0 {
+		mode = c.Mode
+	}
+	if st, err := os.Stat(target); err == nil {
+		mode = st.Mode().Perm()
+		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
+			if err := writeAtomic(backup, c.Before, mode); err != nil {
+				return fmt.Errorf("backing up %s: %v", c.File, err)
+			}
+		}
+	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	if err := writeAtomic(target, c.After, mode); err != nil {
+		return err
+	}
+	if c.Restore {
+		return removeIfExists(backup)
+	}
+	return nil
+}
+
+func removeIfExists(p string) error {
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file in path's directory and
+// renames it over path, so a reader (or the client itself) never sees half.
+func writeAtomic(path string, data []byte, mode fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".clawd-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readFile(p string) ([]byte, error) {
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+var adapters = map[string]Adapter{}
+
+func register(a Adapter) { adapters[a.Name()] = a }
+
+// Lookup returns the adapter called name.
+func Lookup(name string) (Adapter, error) {
+	if a, ok := adapters[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("unknown client %q: use one of %s", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the clients install knows, sorted.
+func Names() []string {
+	var n []string
+	for k := range adapters {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// confined checks that file, with every symlink on its way resolved (as far
+// as it exists), lies inside root.
+func confined(file, root string) error {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	p, rest := filepath.Clean(file), ""
+	for {
+		if resolved, err := filepath.EvalSymlinks(p); err == nil {
+			full := filepath.Join(resolved, rest)
+			if rel, err := filepath.Rel(r, full); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return fmt.Errorf("%s leads to %s, outside the project %s (a symlink); clawd does not write there: remove the link or use --user", file, full, root)
+			}
+			return nil
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return nil
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
+// Status is what Check finds: whether the client's file holds clawd's
+// entry and whether it is the entry install would write now (a changed
+// binary path, transport or workspace makes it stale).
+type Status struct {
+	File      string
+	Installed bool
+	Current   bool
+	Entry     []byte // compact JSON of the entry found
+}
+
+// Check reports the state of clawd's entry for o (o.Transport is the one
+// expected; "" accepts any transport as current if the entry exists).
+func Check(a Adapter, o Options) (Status, error) {
+	want := o
+	if want.Transport == "" {
+		want.Transport = Stdio
+	}
+	e, err := a.Entry(want)
+	if err != nil && e.File == "" {
+		return Status{}, err
+	}
+	st := Status{File: e.File}
+	src, err := readFile(e.File)
+	if err != nil {
+		return st, err
+	}
+	cur, ok, err := GetMember(src, e.Path, ServerName)
+	if err != nil {
+		return st, fmt.Errorf("%s: %v", e.File, err)
+	}
+	st.Installed, st.Entry = ok, cur
+	if !ok {
+		return st, nil
+	}
+	if o.Transport == "" {
+		for _, tr := range []string{Stdio, UnixSocket, TCPLoopback} {
+			want.Transport = tr
+			if e, err := a.Entry(want); err == nil && bytes.Equal(e.Value, cur) {
+				st.Current = true
+			}
+		}
+		return st, nil
+	}
+	st.Current = e.Value != nil && bytes.Equal(e.Value, cur)
+	return st, nil
+}

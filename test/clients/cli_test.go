@@ -1,0 +1,114 @@
+package clients
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// These need no client: they drive `clawd install` itself.
+
+func (w *world) clawd(args ...string) (stdout, stderr string, code int) {
+	w.t.Helper()
+	c := w.cmd(clawdBin, args...)
+	var o, e strings.Builder
+	c.Stdout, c.Stderr = &o, &e
+	err := c.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		w.t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestInstallUsageErrors(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"install"}, "needs one client"},
+		{[]string{"install", "emacs"}, `unknown client "emacs": use one of claude-code, claude-desktop, cursor, opencode, vscode`},
+		{[]string{"install", "cursor", "--project", "--user"}, "exclude each other"},
+		{[]string{"install", "cursor", "--transport", "http"}, `--transport "http"`},
+		{[]string{"install", "opencode", "--hook"}, "--hook is for claude-code only"},
+		{[]string{"install", "claude-desktop", "--project"}, "has no project config"},
+	} {
+		_, stderr, code := w.clawd(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// Refused transports are runtime errors that say what to use instead.
+	_, stderr, code := w.clawd("install", "vscode", "--transport", "tcp_loopback")
+	if code != 1 || !strings.Contains(stderr, "use --transport unix_socket") {
+		t.Errorf("vscode over HTTP: exit %d %q", code, stderr)
+	}
+	// Outside a project, install asks which file is meant.
+	plain := filepath.Join(w.home, "notaproject")
+	os.MkdirAll(plain, 0o755)
+	_, stderr, code = w.clawd("install", "cursor", "--workspace", plain)
+	if code != 2 || !strings.Contains(stderr, "pass --project") {
+		t.Errorf("outside a project: exit %d %q", code, stderr)
+	}
+}
+
+func TestInstallDryRunChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	cfg := filepath.Join(w.ws, ".vscode", "mcp.json")
+	orig := "// mine\n{\n\t\"servers\": {\n\t\t\"x\": {\"command\": \"x\"},\n\t},\n}\n"
+	w.write(cfg, orig)
+	stdout, _, code := w.clawd("install", "vscode", "--transport", "unix_socket", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "--- "+cfg) || !strings.Contains(stdout, "+\t\t\"clawd\": {") {
+		t.Fatalf("dry-run diff (exit %d):\n%s", code, stdout)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != orig {
+		t.Fatal("dry-run changed the file")
+	}
+	if _, err := os.Stat(cfg + ".clawd-backup"); err == nil {
+		t.Fatal("dry-run wrote a backup")
+	}
+	// No credential was issued either.
+	if out, _, _ := w.clawd("token", "list", "--json"); strings.Contains(out, `"local"`) {
+		t.Fatalf("dry-run issued a credential: %s", out)
+	}
+	stdout, _, _ = w.clawd("install", "vscode", "--transport", "unix_socket")
+	if !strings.Contains(stdout, "original kept in "+cfg+".clawd-backup") {
+		t.Fatalf("install output: %s", stdout)
+	}
+	stdout, _, _ = w.clawd("install", "vscode", "--transport", "unix_socket")
+	if !strings.Contains(stdout, "nothing to change") {
+		t.Fatalf("second install: %s", stdout)
+	}
+	if out, _, _ := w.clawd("token", "list", "--json"); strings.Count(out, `"kind": "local"`)+strings.Count(out, `"kind":"local"`) != 1 {
+		t.Fatalf("want exactly one local credential after two installs: %s", out)
+	}
+	stdout, _, _ = w.clawd("uninstall", "vscode", "--dry-run")
+	if !strings.Contains(stdout, "-\t\t\"clawd\": {") {
+		t.Fatalf("uninstall dry-run:\n%s", stdout)
+	}
+	w.clawd("uninstall", "vscode")
+	if b, _ := os.ReadFile(cfg); string(b) != orig {
+		t.Fatalf("not restored:\n%s", b)
+	}
+}
+
+func TestTokenHeader(t *testing.T) {
+	w := newWorld(t)
+	w.clawd("token", "issue", "--client", "cc")
+	out, stderr, code := w.clawd("token", "header", "--client", "cc")
+	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "{") || !strings.Contains(out, `"Authorization": "Bearer cdc1_`) {
+		t.Fatalf("token header: exit %d %q %q", code, out, stderr)
+	}
+	_, stderr, code = w.clawd("token", "header", "--client", "oc")
+	if code != 1 || !strings.Contains(stderr, "clawd token issue --client oc") {
+		t.Fatalf("missing credential: exit %d %q", code, stderr)
+	}
+	_, _, code = w.clawd("token", "header")
+	if code != 2 {
+		t.Fatalf("no --client: exit %d", code)
+	}
+}
