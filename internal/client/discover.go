@@ -58,7 +58,7 @@ func ResolveWorkspace(o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := o.Workspace
+	dir := paths.ExpandHome(o.Workspace) // as `clawd serve` does
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, err

@@ -60,7 +60,9 @@ func TestServeRejectsExternalBind(t *testing.T) {
 		if code != 1 {
 			t.Errorf("bind_addr %s: exit %d, want 1", addr, code)
 		}
-		if !strings.Contains(stderr, "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden\n") {
+		// One message, starting with the spec's log line, naming the file.
+		if !strings.HasPrefix(stderr, "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden") ||
+			strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, cfg) {
 			t.Errorf("bind_addr %s: stderr = %q", addr, stderr)
 		}
 	}
