@@ -36,8 +36,9 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default)",
 		Long: "Run the MCP server on one workspace. With --transport stdio (the default) an MCP host spawns\n" +
 			"clawd and speaks JSON-RPC on its stdin/stdout; logs go to stderr.\n\n" +
-			"--transport unix_socket serves a daemon on $XDG_RUNTIME_DIR/clawd.<workspace>.sock (else /tmp/...),\n" +
-			"mode 0600, for peers of the same user only; stdio-only hosts reach it through 'clawd connect'.\n\n" +
+			"--transport unix_socket serves a daemon on $XDG_RUNTIME_DIR/clawd.<workspace>.sock (else in your own\n" +
+			"0700 directory /tmp/clawd-<uid>/), mode 0600, for peers of the same user only; stdio-only hosts\n" +
+			"reach it through 'clawd connect'.\n\n" +
 			"--transport tcp_loopback serves MCP Streamable HTTP on http://127.0.0.1:7430/mcp (GET /health\n" +
 			"needs no token); every other request needs 'Authorization: Bearer <token>' with the token from\n" +
 			"~/.claude/hooks/.clawde-token-<workspace> (see 'clawd token show').",

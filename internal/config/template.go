@@ -11,7 +11,7 @@ const Template = `# ClawDE MCP Server configuration
 transport = "stdio"
 
 # Unix socket path (used when transport = "unix_socket")
-# Default: $XDG_RUNTIME_DIR/clawd.<workspace>.sock, else /tmp/clawd.<workspace>.sock
+# Default: $XDG_RUNTIME_DIR/clawd.<workspace>.sock, else /tmp/clawd-<uid>/clawd.<workspace>.sock
 # socket_path = "/tmp/clawd.myworkspace.sock"
 
 # TCP port for loopback transport (Windows / IDE plugins); 0 picks a free port

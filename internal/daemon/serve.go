@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -79,6 +80,11 @@ func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io
 	path := d.SocketPath(socketOverride)
 	if socketOverride != "" {
 		d.protectSocket(path)
+	}
+	if filepath.Dir(path) == d.Paths.RuntimeDir {
+		if err := d.Paths.EnsureRuntimeDir(); err != nil {
+			return err
+		}
 	}
 	ln, err := transport.ListenUnix(path)
 	if err != nil {

@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // Messages a new user meets first: each names the flag and the fix, and
@@ -73,5 +75,65 @@ func TestToolsEmptySaysWhy(t *testing.T) {
 	out, stderr, code := e.run("tools")
 	if code != 1 || out != "" || !strings.Contains(stderr, entity+" has trust level 0") || !strings.Contains(stderr, "fix: clawd trust set "+entity+" 1") {
 		t.Errorf("tools: exit %d, out %q, err %q", code, out, stderr)
+	}
+}
+
+// Without XDG_RUNTIME_DIR the socket lives in a 0700 directory of the
+// user's own under TMPDIR, and a client refuses that directory when it
+// belongs to someone else.
+func TestSocketFallbackDirPerUser(t *testing.T) {
+	e := newEnv(t)
+	tmp := filepath.Join(e.base, "tmp")
+	os.Mkdir(tmp, 0o777)
+	var env []string
+	for _, kv := range e.environ() {
+		if !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "TMPDIR="+tmp)
+	dir := filepath.Join(tmp, fmt.Sprintf("clawd-%d", os.Getuid()))
+	serve := e.command("serve", "--transport", "unix_socket")
+	serve.Env = env
+	d := clawdtest.ServeDaemon(t, serve)
+	sock := filepath.Join(dir, "clawd."+config.WorkspaceID(e.ws)+".sock")
+	if !strings.Contains(d.Stderr.String(), sock) {
+		t.Fatalf("stderr %q does not name %s", d.Stderr.String(), sock)
+	}
+	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("fallback dir: %v %v", fi, err)
+	}
+	health := e.command("health")
+	health.Env = env
+	if out, err := health.CombinedOutput(); err != nil {
+		t.Fatalf("health through the fallback socket: %v\n%s", err, out)
+	}
+	if os.Getuid() != 0 {
+		return
+	}
+	// Root can play the other user: the same directory, now foreign.
+	os.Chown(dir, 12345, 12345)
+	defer os.Chown(dir, 0, 0)
+	health = e.command("health")
+	health.Env = env
+	out, err := health.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "belongs to uid 12345") {
+		t.Errorf("health with a foreign fallback dir: %v\n%s", err, out)
+	}
+}
+
+// `clawd token show` is quiet while the daemon that wrote the token runs,
+// and warns, still printing the token, once that daemon crashed.
+func TestTokenShowWarnsWhenStale(t *testing.T) {
+	e := newEnv(t)
+	d := clawdtest.ServeDaemon(t, e.command("serve", "--transport", "tcp_loopback", "--port", "0"))
+	out, stderr, code := e.run("token", "show")
+	if code != 0 || strings.TrimSpace(out) == "" || stderr != "" {
+		t.Fatalf("token show with a live daemon: exit %d, out %q, err %q", code, out, stderr)
+	}
+	d.Kill() // no cleanup: the state and token files stay
+	out2, stderr, code := e.run("token", "show")
+	if code != 0 || out2 != out || !strings.Contains(stderr, "left from one that stopped or crashed") {
+		t.Errorf("token show after a crash: exit %d, out %q, err %q", code, out2, stderr)
 	}
 }
