@@ -53,6 +53,33 @@ func TestTemplateIsTheDefault(t *testing.T) {
 	}
 }
 
+// Every key of the init template is commented out, every key of Config is
+// in it, and it points to nothing the user does not have.
+func TestTemplateCommentsEveryKey(t *testing.T) {
+	for i, line := range strings.Split(Template, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			t.Errorf("line %d is not a comment: %q", i+1, line)
+		}
+		for _, ref := range []string{"ADR", "spec", "DESIGN", "HookContract", "section"} {
+			if strings.Contains(line, ref) {
+				t.Errorf("line %d refers to %q, a document the user does not have: %q", i+1, ref, line)
+			}
+		}
+	}
+	typ := reflect.TypeOf(Config{})
+	for i := 0; i < typ.NumField(); i++ {
+		key := typ.Field(i).Tag.Get("toml")
+		if key == "tools" {
+			key = "[tools]"
+		} else {
+			key += " = "
+		}
+		if !strings.Contains(Template, "# "+key) {
+			t.Errorf("key %s is not in the template", key)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		in, want string
