@@ -81,6 +81,7 @@ func newRootCmd() *cobra.Command {
 		newTrustCmd(),
 		newAuditCmd(),
 		newMCPCmd(),
+		newDoctorCmd(),
 	)
 	return root
 }
