@@ -100,6 +100,16 @@ type BashResult struct {
 	TimedOut  bool   `json:"timed_out"`
 }
 
+// AuditOutcome makes a timed-out call's audit row say "timeout" instead of
+// "ok": the result is a normal one for the client, but the command did not
+// finish.
+func (r *BashResult) AuditOutcome() string {
+	if r.TimedOut {
+		return "timeout"
+	}
+	return ""
+}
+
 // exitTimedOut is the exit code of a command killed at its timeout, as
 // coreutils timeout(1) reports it.
 const exitTimedOut = 124
