@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
@@ -78,7 +80,7 @@ func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) m
 	kinds := map[string]bool{}
 	found := 0
 	for _, cf := range knownClientFiles(ws) {
-		data, err := os.ReadFile(cf.path)
+		data, err := readClientFile(cf.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -133,7 +135,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		if err != nil {
 			return check{}, "", false
 		}
-		info["url"] = e.URL
+		info["url"] = chain.MaskSecrets(e.URL)
 		for _, d := range daemons {
 			if d.state.Transport == runstate.TCP && u.Host == d.state.Addr {
 				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + e.URL}
@@ -148,7 +150,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 			return check{}, "", false // someone else's server
 		}
 		return check{Area: "client", Status: statusFail, Info: info, Fix: fix + ", or start the daemon: clawd serve --transport tcp_loopback",
-			What: where + " points at " + e.URL + ", where no clawd daemon runs"}, "", true
+			What: where + " points at " + chain.MaskSecrets(e.URL) + ", where no clawd daemon runs"}, "", true
 	}
 	argv := e.argv()
 	if len(argv) == 0 {
@@ -158,7 +160,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 	if base != "clawd" {
 		return check{}, "", false
 	}
-	info["command"] = argv
+	info["command"] = chain.MaskSecrets(strings.Join(argv, " "))
 	if filepath.IsAbs(argv[0]) {
 		if _, err := os.Stat(argv[0]); err != nil {
 			return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
@@ -174,8 +176,29 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		return check{Area: "client", Status: statusOK, Info: info, What: where + " runs clawd serve on stdio" + kindNote(kind)}, kind, true
 	}
 	return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
-		What: where + " runs `" + strings.Join(argv, " ") + "`, which does not pin `serve --transport stdio --client KIND` " +
+		What: where + " runs `" + chain.MaskSecrets(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
 			"(a transport in the config would turn it into a daemon the client cannot talk to)"}, kind, true
+}
+
+// maxClientFile bounds what doctor reads of a client's file: a project's
+// .mcp.json comes with the repository, and a symlink to /dev/zero must not
+// hang it (~/.claude.json, which keeps history, stays far below this).
+const maxClientFile = 64 << 20
+
+func readClientFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxClientFile+1))
+	if err == nil && len(data) > maxClientFile {
+		err = fmt.Errorf("larger than %d MiB", maxClientFile>>20)
+	}
+	return data, err
 }
 
 func kindNote(kind string) string {

@@ -152,9 +152,16 @@ func TestDoctor(t *testing.T) {
 
 	// Daemons: one that answers, with its token file; one that stopped
 	// answering (SIGSTOP); one that crashed (state file left behind).
-	clawdtest.ServeDaemon(t, e.command("serve", "--transport", "tcp_loopback", "--port", "0"))
+	st := e.startDaemon("tcp_loopback", "--port", "0")
 	sock := clawdtest.ServeDaemon(t, e.command("serve", "--transport", "unix_socket"))
+	// An HTTP entry at the running daemon is current; a client file that
+	// is a symlink to an endless device is refused, not read forever.
+	os.WriteFile(filepath.Join(e.ws, ".vscode", "mcp.json"), []byte(`{"servers": {"c": {"type": "http", "url": "http://`+st.Addr+`/mcp"}}}`), 0o600)
+	os.MkdirAll(filepath.Join(e.ws, ".cursor"), 0o700)
+	os.Symlink("/dev/zero", filepath.Join(e.ws, ".cursor", "mcp.json"))
 	code, checks = e.doctor(good)
+	wantCheck(t, checks, "client", "ok", "reaches the running daemon at http://"+st.Addr+"/mcp", "")
+	wantCheck(t, checks, "client", "warn", "not a regular file", "")
 	if code != 0 {
 		t.Errorf("running daemons: exit %d\n%+v", code, checks)
 	}
