@@ -30,3 +30,17 @@ func TestArgsSummaryMasksSecrets(t *testing.T) {
 		t.Error("ArgsDigest")
 	}
 }
+
+// The summary and digest run on every audited call.
+func BenchmarkArgsSummary(b *testing.B) {
+	for _, args := range []string{`{"path":"internal/chain/chain.go"}`, `{"command":"go test ./... -run TestX -count=1\necho done","timeout_ms":60000}`} {
+		v := jsontext.Value(args)
+		b.Run(args[2:6], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ArgsSummary(v)
+				ArgsDigest(v)
+			}
+		})
+	}
+}
