@@ -160,7 +160,7 @@ func TestPathsFollowEnvironment(t *testing.T) {
 		DataDir:    filepath.Join(home, ".local", "share", "clawde"),
 		DBFile:     filepath.Join(home, ".local", "share", "clawde", "clawd.db"),
 		SecretFile: filepath.Join(home, ".local", "share", "clawde", "session.secret"),
-		RuntimeDir: filepath.Join(os.TempDir(), fmt.Sprintf("clawd-%d", os.Getuid())),
+		RuntimeDir: fallbackRuntimeDir(),
 		Home:       home,
 
 		RuntimeShared: true,
@@ -205,7 +205,11 @@ func TestWorkspaceID(t *testing.T) {
 // Without XDG_RUNTIME_DIR the socket directory is per user, created 0700,
 // and refused when it is not this user's own real directory.
 func TestFallbackRuntimeDir(t *testing.T) {
-	tmp := t.TempDir()
+	tmp, err := os.MkdirTemp("", "rt") // short: a long TMPDIR is replaced by /tmp
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
 	t.Setenv("TMPDIR", tmp)
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("HOME", tmp)
@@ -214,6 +218,9 @@ func TestFallbackRuntimeDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := filepath.Join(tmp, fmt.Sprintf("clawd-%d", os.Getuid()))
+	if runtime.GOOS == "windows" {
+		want = filepath.Join(tmp, "clawd")
+	}
 	if p.RuntimeDir != want || !p.RuntimeShared {
 		t.Fatalf("RuntimeDir = %q (shared %v), want %q", p.RuntimeDir, p.RuntimeShared, want)
 	}
@@ -250,6 +257,14 @@ func TestFallbackRuntimeDir(t *testing.T) {
 		if err := p.EnsureRuntimeDir(); err == nil || !strings.Contains(err.Error(), "belongs to uid 12345") {
 			t.Errorf("foreign dir: %v", err)
 		}
+	}
+	// A TMPDIR as long as macOS's gives way to /tmp.
+	if runtime.GOOS != "windows" {
+		t.Setenv("TMPDIR", "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/")
+		if p, _ := DefaultPaths(); p.RuntimeDir != fmt.Sprintf("/tmp/clawd-%d", os.Getuid()) {
+			t.Errorf("long TMPDIR: RuntimeDir = %s", p.RuntimeDir)
+		}
+		t.Setenv("TMPDIR", tmp)
 	}
 	// XDG_RUNTIME_DIR is the system's: used as is, nothing checked.
 	t.Setenv("XDG_RUNTIME_DIR", tmp)

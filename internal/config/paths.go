@@ -105,12 +105,26 @@ func (p Paths) ExpandHome(s string) string {
 // XDG_RUNTIME_DIR is unset: one directory per uid, so that two users of a
 // machine cannot take each other's socket names (a shared /tmp let one
 // user's stale lock block another's daemon).
+//
+// The parent is $TMPDIR (tests point it elsewhere), but /tmp when $TMPDIR
+// is long: macOS's per-user TMPDIR (/var/folders/xx/<26 chars>/T/, 49
+// bytes) would leave too little of the 104-byte socket path for
+// "clawd-<uid>/clawd.<workspace>.sock".
 func fallbackRuntimeDir() string {
-	if uid := os.Getuid(); uid >= 0 {
-		return filepath.Join(os.TempDir(), "clawd-"+strconv.Itoa(uid))
+	base := os.TempDir()
+	uid := os.Getuid()
+	if uid < 0 {
+		return filepath.Join(base, "clawd") // Windows: the temp dir is per user
 	}
-	return filepath.Join(os.TempDir(), "clawd") // Windows: the temp dir is per user
+	if len(base) > maxRuntimeParent {
+		base = "/tmp"
+	}
+	return filepath.Join(base, "clawd-"+strconv.Itoa(uid))
 }
+
+// maxRuntimeParent is the longest $TMPDIR used for the fallback runtime
+// directory.
+const maxRuntimeParent = 40
 
 // EnsureRuntimeDir creates the fallback runtime directory (0700) when
 // RuntimeDir is it, and checks it is this user's own: a directory another
