@@ -322,11 +322,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // credential is missing or refused.
 //
 // The refusal is 403 with no WWW-Authenticate challenge, not 401: MCP
-// clients built on the TypeScript SDK (MCP Inspector, OpenCode) answer any
+// clients (Claude Code, MCP Inspector, OpenCode's `mcp auth`) answer any
 // 401 by starting OAuth discovery and dynamic client registration, which a
-// local daemon with a static token cannot finish, so the user saw a browser
-// or an OAuth error instead of "send a token". On 403 they report the
-// status and this body, which says what to send. Refusals are logged, one
+// local daemon with a static token cannot finish, so the user saw an OAuth
+// error instead of "send a token". On 403 Claude Code says "Needs
+// authentication" and SDK clients report this body, which says what to
+// send (docs/transports.md has the measurements). Refusals are logged, one
 // line per reason at most every connLogInterval, with the peer's address.
 func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Identity, bool) {
 	tok, ok := bearerToken(r.Header.Values("Authorization"))
