@@ -101,6 +101,10 @@ func runDoctor(workspace, configFile string) *doctorReport {
 		kinds = checkClients(r, ws, daemons)
 		checkTrust(r, ws, kinds)
 	}
+	// Trust is checked last (it needs the kinds the clients use) but
+	// reads best next to the workspace it is about.
+	order := map[string]int{"path": 0, "config": 1, "workspace": 2, "trust": 3, "daemon": 4, "token": 5, "client": 6}
+	sort.SliceStable(r.Checks, func(i, j int) bool { return order[r.Checks[i].Area] < order[r.Checks[j].Area] })
 	return r
 }
 
