@@ -2,10 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,15 +21,19 @@ import (
 
 func newAuditCmd() *cobra.Command {
 	var f store.AuditFilter
-	var result string
-	var asJSON bool
+	var result, since string
+	var asJSON, utc, follow bool
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the policy audit log",
 		Long: "Show the newest rows of the policy audit log, oldest first: one row per tools/call that passed\n" +
-			"authentication, allowed or denied, with the step that decided and, for allowed calls, how they\n" +
-			"ended (outcome). --entity takes an entity id or KIND:* (e.g. device:*).",
-		Args: noArgs("clawd audit [--limit N] [--entity E] [--tool T] [--result Allow|Deny] [--json]"),
+			"authentication, allowed or denied, with the step that decided, a short secret-masked summary of\n" +
+			"the arguments (path, command's first line; --json adds their SHA-256) and, for allowed calls, how\n" +
+			"they ended (outcome: ok, timeout, tool_error, cancelled, ...). Times are local unless --utc.\n" +
+			"--entity takes an entity id or KIND:* (e.g. device:*). --since takes a duration (90m, 24h, 7d)\n" +
+			"or a time (2026-01-31, 2026-01-31T15:04, RFC 3339). --follow prints new rows as they come until\n" +
+			"interrupted. Rows stay until 'clawd audit prune' removes them.",
+		Args: noArgs("clawd audit [--limit N] [--since D|T] [--entity E] [--tool T] [--result Allow|Deny] [--utc] [--follow] [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Limit < 0 {
 				return usageError("--limit %d: use a positive number of rows, or 0 for all", f.Limit)
@@ -42,55 +52,191 @@ func newAuditCmd() *cobra.Command {
 			default:
 				return usageError("--result %q: use Allow or Deny", result)
 			}
+			if since != "" {
+				t, err := parseSince(since, time.Now())
+				if err != nil {
+					return usageError("--since %q: %v", since, err)
+				}
+				f.Since = t
+			}
 			db, err := openStore()
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			p := auditPrinter{w: cmd.OutOrStdout(), json: asJSON, follow: follow, loc: time.Local}
+			if utc {
+				p.loc = time.UTC
+			}
 			rows, err := db.QueryAudit(context.Background(), f)
 			if err != nil {
 				return runtimeError("reading the audit log: %v", err)
 			}
-			if asJSON {
-				if rows == nil {
-					rows = []store.AuditRow{}
-				}
-				return writeJSON(cmd.OutOrStdout(), rows)
+			if err := p.print(rows); err != nil || !follow {
+				return err
 			}
-			printAudit(cmd.OutOrStdout(), rows)
-			return nil
+			return followAudit(cmd.Context(), db, f, rows, &p)
 		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.Limit, "limit", 50, "show the newest N rows (0 = all)")
+	fl.StringVar(&since, "since", "", "only rows from this time on: a duration back from now (90m, 24h, 7d) or a time")
 	fl.StringVar(&f.Entity, "entity", "", "only this entity (or KIND:*)")
 	fl.StringVar(&f.Tool, "tool", "", "only this tool")
 	fl.StringVar(&result, "result", "", "only Allow or Deny")
-	fl.BoolVar(&asJSON, "json", false, "print JSON (an array of rows, with every column)")
+	fl.BoolVar(&utc, "utc", false, "show times in UTC (default: local time)")
+	fl.BoolVar(&follow, "follow", false, "keep printing new rows as they are written, until interrupted")
+	fl.BoolVar(&asJSON, "json", false, "print JSON (an array of rows with every column; with --follow one row per line)")
+	cmd.AddCommand(newAuditPruneCmd())
 	return cmd
 }
 
-func printAudit(w io.Writer, rows []store.AuditRow) {
-	if len(rows) == 0 {
-		fmt.Fprintln(w, "No audit rows match.")
-		return
+// followAudit polls for rows after the last one shown until ctx ends (the
+// daemon commits rows in batches within milliseconds; 500 ms is fast
+// enough for a human and costs one indexed read).
+func followAudit(ctx context.Context, db *store.DB, f store.AuditFilter, shown []store.AuditRow, p *auditPrinter) error {
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME (UTC)\tENTITY\tCLIENT SAYS\tTOOL\tLEVEL\tRESULT\tSTEP\tREASON\tDECIDED IN\tOUTCOME")
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f.Limit = 0
+	for _, r := range shown {
+		f.AfterID = max(f.AfterID, r.ID)
+	}
+	if f.AfterID == 0 {
+		// Nothing matched yet: start after the newest row of any kind.
+		if last, err := db.QueryAudit(ctx, store.AuditFilter{Limit: 1}); err == nil && len(last) == 1 {
+			f.AfterID = last[0].ID
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+		rows, err := db.QueryAudit(ctx, f)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return runtimeError("reading the audit log: %v", err)
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		f.AfterID = rows[len(rows)-1].ID
+		if err := p.print(rows); err != nil {
+			return err
+		}
+	}
+}
+
+func newAuditPruneCmd() *cobra.Command {
+	var olderThan string
+	cmd := &cobra.Command{
+		Use:   "prune --older-than DURATION|TIME",
+		Short: "Delete audit rows older than a duration or time",
+		Long: "Delete the audit rows written before --older-than (a duration back from now, e.g. 90d, 720h, or a\n" +
+			"time, e.g. 2026-01-31). clawd never deletes audit rows by itself: the log keeps every decision\n" +
+			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.",
+		Args: noArgs("clawd audit prune --older-than DURATION|TIME"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if olderThan == "" {
+				return usageError("audit prune needs --older-than DURATION|TIME (e.g. --older-than 90d)")
+			}
+			before, err := parseSince(olderThan, time.Now())
+			if err != nil {
+				return usageError("--older-than %q: %v", olderThan, err)
+			}
+			db, err := openStore()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			n, err := db.PruneAudit(context.Background(), before)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d audit rows written before %s\n", n, before.Local().Format("2006-01-02 15:04:05 MST"))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&olderThan, "older-than", "", "a duration back from now (90d, 720h) or a time (2026-01-31)")
+	return cmd
+}
+
+// parseSince reads a duration back from now (Go's units plus d for days)
+// or a time: RFC 3339, or a local date with an optional time of day.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			return now.AddDate(0, 0, -n), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return time.Time{}, fmt.Errorf("a duration back from now must not be negative")
+		}
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("use a duration (90m, 24h, 7d) or a time (2026-01-31, 2026-01-31T15:04, or RFC 3339)")
+}
+
+// auditPrinter prints rows as a table (the header once) or as JSON.
+type auditPrinter struct {
+	w       io.Writer
+	json    bool
+	follow  bool
+	loc     *time.Location
+	started bool
+}
+
+func (p *auditPrinter) print(rows []store.AuditRow) error {
+	if p.json {
+		if !p.follow {
+			if rows == nil {
+				rows = []store.AuditRow{}
+			}
+			return writeJSON(p.w, rows)
+		}
+		for _, r := range rows {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			fmt.Fprintf(p.w, "%s\n", b)
+		}
+		return nil
+	}
+	if len(rows) == 0 {
+		if !p.follow {
+			fmt.Fprintln(p.w, "No audit rows match.")
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 4, 2, ' ', 0)
+	if !p.started {
+		zone := "local"
+		if p.loc == time.UTC {
+			zone = "UTC"
+		}
+		fmt.Fprintf(tw, "ID\tTIME (%s)\tENTITY\tCLIENT SAYS\tTOOL\tARGUMENTS\tLEVEL\tRESULT\tSTEP\tREASON\tDECIDED IN\tOUTCOME\n", zone)
+		p.started = true
+	}
 	for _, r := range rows {
 		level := "-"
 		if r.TrustLevel != nil {
 			level = fmt.Sprint(*r.TrustLevel)
-		}
-		outcome := "-"
-		if r.Outcome != nil {
-			outcome = *r.Outcome
-			if r.OutcomeDetail != nil {
-				outcome += " (" + *r.OutcomeDetail + ")"
-			}
-			if r.DurationMS != nil {
-				outcome += fmt.Sprintf(" %dms", *r.DurationMS)
-			}
 		}
 		// The entity comes from the credential; the claim is only what the
 		// client called itself (clientInfo.name), shown so the two can be
@@ -103,10 +249,40 @@ func printAudit(w io.Writer, rows []store.AuditRow) {
 		if r.ClientClaim != nil {
 			claim = clipText(printable(*r.ClientClaim), 40)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, r.Timestamp, entity, claim,
-			printable(r.ToolID), level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcome))
+		summary := "-"
+		if r.ArgsSummary != nil {
+			summary = clipText(printable(*r.ArgsSummary), 60)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, auditTime(r.Timestamp, p.loc), entity, claim,
+			printable(r.ToolID), summary, level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcomeText(r)))
 	}
-	tw.Flush()
+	return tw.Flush()
+}
+
+// outcomeText is "outcome (detail) Nms", the detail left out when it only
+// repeats the outcome (rows written before that was fixed say
+// "tool_error" twice).
+func outcomeText(r store.AuditRow) string {
+	if r.Outcome == nil {
+		return "-"
+	}
+	out := *r.Outcome
+	if r.OutcomeDetail != nil && *r.OutcomeDetail != "" && *r.OutcomeDetail != *r.Outcome {
+		out += " (" + *r.OutcomeDetail + ")"
+	}
+	if r.DurationMS != nil {
+		out += fmt.Sprintf(" %dms", *r.DurationMS)
+	}
+	return out
+}
+
+// auditTime shows a stored UTC timestamp in loc.
+func auditTime(ts string, loc *time.Location) string {
+	t, err := time.Parse("2006-01-02T15:04:05.000Z", ts)
+	if err != nil {
+		return ts
+	}
+	return t.In(loc).Format("2006-01-02 15:04:05.000")
 }
 
 // printable keeps caller-chosen text (tool names of unknown tools) from

@@ -95,6 +95,9 @@ func newToolsCmd() *cobra.Command {
 			if err := json.Unmarshal(res, &list, json.RejectUnknownMembers(false)); err != nil {
 				return runtimeError("tools/list: unexpected answer: %v", err)
 			}
+			if len(list.Tools) == 0 {
+				return noToolsError(&f)
+			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, tl := range list.Tools {
 				kind := "writes"
@@ -121,7 +124,7 @@ func newCallCmd() *cobra.Command {
 			"file, @- from stdin). Prints the tool's result object; a tool error or a refusal goes to stderr\n" +
 			"with exit status 1. --timeout cancels the call on the daemon when it has not answered in time.",
 		Example: "  clawd call read_file --params '{\"path\":\"README.md\"}'\n  clawd call list_dir --params @args.json --json",
-		Args:    cobra.ExactArgs(1),
+		Args:    exactArgs(1, "the name of a tool (see 'clawd tools')", "clawd call TOOL [--params JSON|@FILE|@-]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if timeoutMS < 0 {
 				return usageError("--timeout %d: use a positive number of milliseconds (0 = none)", timeoutMS)
@@ -313,4 +316,24 @@ func firstSentence(s string) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// noToolsError says why the daemon listed no tool for the CLI's entity
+// (default_client_kind:<workspace>), instead of printing nothing.
+func noToolsError(f *clientFlags) error {
+	ws, err := client.ResolveWorkspace(f.options())
+	if err != nil {
+		return runtimeError("the daemon lists no tool you may call (%v)", err)
+	}
+	entity := ws.Config.DefaultClientKind + ":" + ws.ID
+	db, err := openStore()
+	if err != nil {
+		return runtimeError("the daemon lists no tool that entity %s may call", entity)
+	}
+	defer db.Close()
+	st := explainTrust(db, entity, ws.Config)
+	if st.Problem == "" {
+		return runtimeError("the daemon lists no tool that entity %s may call; see 'clawd trust list' and 'clawd doctor'", entity)
+	}
+	return runtimeError("no tool is callable: %s\nfix: %s", st.Problem, st.Fix)
 }

@@ -34,6 +34,13 @@ func newInitCmd() *cobra.Command {
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return runtimeError("%v", err)
 			}
+			// A symlinked config (dotfiles repositories) is written through:
+			// replacing the link with a file would cut it from its target.
+			target, err := linkTarget(file)
+			if err != nil {
+				return runtimeError("%v", err)
+			}
+			file = target
 			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
 				return runtimeError("%v", err)
 			}
@@ -47,4 +54,24 @@ func newInitCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
 	cmd.Flags().StringVar(&file, "config", "", "file to write (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 	return cmd
+}
+
+// linkTarget follows file's symlinks to the file they name (which need not
+// exist yet); a file that is not a symlink is returned as is.
+func linkTarget(file string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(file)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return file, nil
+		}
+		dest, err := os.Readlink(file)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(file), dest)
+		}
+		file = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -63,8 +65,10 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v\nRun '%s --help' for usage.", err, c.CommandPath())
+		return usageError("%s\nRun '%s --help' for usage.", flagProblem(c, err), c.CommandPath())
 	})
+	root.Version = versionString()
+	root.SetVersionTemplate("clawd {{.Version}}\n")
 	root.AddCommand(
 		newServeCmd(),
 		newInitCmd(),
@@ -78,6 +82,52 @@ func newRootCmd() *cobra.Command {
 		newAuditCmd(),
 		newMCPCmd(),
 		newInstallCmd(), newUninstallCmd(),
+		newDoctorCmd(),
 	)
 	return root
+}
+
+// badFlagValue matches pflag's message for a value that does not parse,
+// e.g. `invalid argument "abc" for "--port" flag: strconv.ParseInt: ...`.
+var badFlagValue = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-\w, )?--([\w-]+)" flag: (?:strconv\.Parse(\w+): )?(.*)$`)
+
+// flagProblem rewrites pflag's parse errors into one sentence that names the
+// flag, the value and what the flag takes, instead of Go's strconv text.
+func flagProblem(c *cobra.Command, err error) string {
+	m := badFlagValue.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err.Error()
+	}
+	value, name, parser, detail := m[1], m[2], m[3], m[4]
+	want := "a valid value"
+	switch parser {
+	case "Int", "Uint":
+		want = "a whole number"
+		if strings.Contains(detail, "out of range") {
+			want = "a smaller whole number"
+		}
+	case "Float":
+		want = "a number"
+	case "Bool":
+		want = "true or false"
+	}
+	msg := fmt.Sprintf("--%s %q: expected %s", name, value, want)
+	if fl := c.Flags().Lookup(name); fl != nil && fl.Usage != "" {
+		msg += " (--" + name + ": " + fl.Usage + ")"
+	}
+	return msg
+}
+
+// exactArgs is cobra.ExactArgs with a message that says what is missing
+// and shows the usage, instead of "accepts 1 arg(s), received 0".
+func exactArgs(n int, what, usage string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < n:
+			return usageError("%s needs %s\nusage: %s", cmd.CommandPath(), what, usage)
+		case len(args) > n:
+			return usageError("unexpected argument %q: %s takes only %s\nusage: %s", args[n], cmd.CommandPath(), what, usage)
+		}
+		return nil
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -35,8 +36,9 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the MCP server (stdio by default)",
 		Long: "Run the MCP server on one workspace. With --transport stdio (the default) an MCP host spawns\n" +
 			"clawd and speaks JSON-RPC on its stdin/stdout; logs go to stderr.\n\n" +
-			"--transport unix_socket serves a daemon on $XDG_RUNTIME_DIR/clawd.<workspace>.sock (else /tmp/...),\n" +
-			"mode 0600, for peers of the same user only; stdio-only hosts reach it through 'clawd connect'.\n\n" +
+			"--transport unix_socket serves a daemon on $XDG_RUNTIME_DIR/clawd.<workspace>.sock (else in your own\n" +
+			"0700 directory /tmp/clawd-<uid>/), mode 0600, for peers of the same user only; stdio-only hosts\n" +
+			"reach it through 'clawd connect'.\n\n" +
 			"--transport tcp_loopback serves MCP Streamable HTTP on http://127.0.0.1:7430/mcp (GET /health\n" +
 			"needs no token); every other request needs 'Authorization: Bearer <token>' with the token from\n" +
 			"~/.claude/hooks/.clawde-token-<workspace> (see 'clawd token show').",
@@ -73,6 +75,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.client != "" && !config.IsClientKind(f.client) {
 		return usageError("--client %q: use one of %s", f.client, strings.Join(config.ClientKinds, ", "))
 	}
+	if err := checkTransportFlags(cmd, f); err != nil {
+		return err
+	}
 	daemon.CloseOnExecInherited()
 	tuneGC()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
@@ -91,6 +96,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	if f.transport != "" {
 		tr = f.transport
 	}
+	if err := flagsFitTransport(cmd, tr); err != nil {
+		return err
+	}
 	// Writing to a closed stdout must be an error we handle, not SIGPIPE.
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -99,8 +107,12 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	switch tr {
 	case config.TransportStdio:
 		d.RegisterHealth()
-		logger.Debug("serving on stdio", "workspace", d.WS.Dir, "entity_kind", f.client)
-		err = transport.ServeProcessStdio(ctx, d.Server, d.StdioCaller(f.client))
+		// One line, so that a terminal does not look hung and a client's log
+		// says who the session is.
+		caller := d.StdioCaller(f.client)
+		cmd.PrintErrf("clawd: serving MCP on stdio (workspace %s) as entity %s:%s; an MCP client speaks JSON-RPC on stdin, end with Ctrl-D\n",
+			d.WS.Dir, caller.Kind, caller.Subject)
+		err = transport.ServeProcessStdio(ctx, d.Server, caller)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return runtimeError("stdio session ended: %v", err)
 		}
@@ -120,15 +132,54 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	}
 }
 
-// startError turns a startup failure into exit 1 with the spec's log line
-// for a non-loopback bind address.
+// startError turns a startup failure into exit 1. A non-loopback bind
+// address gives one line that starts with the spec's log line and names
+// the setting to change.
 func startError(err error) error {
 	var be *config.BindError
 	if errors.As(err, &be) {
-		return &exitError{code: 1, msg: "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden\n" +
-			"clawd: " + strings.TrimSpace(err.Error())}
+		const line = "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden"
+		where := "the config"
+		if before, _, ok := strings.Cut(err.Error(), ": bind_0000_rejected"); ok && before != "" {
+			where = before // "config /path/to/file.toml"
+		}
+		return &exitError{code: 1, msg: fmt.Sprintf("%s (bind_addr = %s in %s); use 127.0.0.1 or ::1", line, be.Addr, where)}
 	}
 	return runtimeError("%v", err)
+}
+
+// transportFlags are the serve flags that only one transport uses.
+var transportFlags = []struct{ name, transport string }{
+	{"port", config.TransportTCPLoopback},
+	{"socket", config.TransportUnixSocket},
+	{"client", config.TransportStdio},
+}
+
+// checkTransportFlags refuses, before anything starts, a flag that does not
+// apply to an explicit --transport.
+func checkTransportFlags(cmd *cobra.Command, f *serveFlags) error {
+	if f.transport == "" {
+		return nil
+	}
+	return flagsFitTransport(cmd, f.transport)
+}
+
+// flagsFitTransport refuses --port, --socket or --client when the transport
+// chosen (by flag or config) does not use it: silently ignoring them made
+// `serve --port 9000` with a stdio config look like a daemon on port 9000.
+func flagsFitTransport(cmd *cobra.Command, tr string) error {
+	for _, tf := range transportFlags {
+		name, want := tf.name, tf.transport
+		if cmd.Flags().Changed(name) && tr != want && isTransport(tr) {
+			return usageError("--%s applies only to --transport %s, but the transport is %s; drop --%s or add --transport %s",
+				name, want, tr, name, want)
+		}
+	}
+	return nil
+}
+
+func isTransport(tr string) bool {
+	return tr == config.TransportStdio || tr == config.TransportUnixSocket || tr == config.TransportTCPLoopback
 }
 
 // tuneGC lets the heap grow to 5x its live size between collections

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -57,6 +58,9 @@ func newTokenShowCmd() *cobra.Command {
 				if err != nil {
 					return runtimeError("%v", err)
 				}
+				if ws.StateFile(runstate.TCP) == nil && ws.StateFile(runstate.Unix) == nil {
+					cmd.PrintErrf("clawd: warning: no daemon is running for %s; this credential works once one is\n", ws.Dir)
+				}
 				fmt.Fprintln(cmd.OutOrStdout(), text)
 				return nil
 			}
@@ -72,8 +76,8 @@ func newTokenShowCmd() *cobra.Command {
 				}
 				return runtimeError("%v", err)
 			}
-			if st == nil {
-				cmd.PrintErrf("clawd: warning: no tcp_loopback daemon is running for %s; this token is accepted by nothing\n", ws.Dir)
+			if w := tokenFileProblem(ws, st, path, time.Now()); w != "" {
+				cmd.PrintErrf("clawd: warning: %s\n", w)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), tok)
 			return nil
@@ -136,4 +140,33 @@ func newTokenRotateCmd() *cobra.Command {
 	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 	f.port = -1
 	return cmd
+}
+
+// tokenFileProblem says why the workspace token in path would not be
+// accepted, or "" when the daemon that wrote it is running and answering.
+// st is the live tcp_loopback daemon's state, nil when there is none: a
+// daemon that crashed leaves its token file behind.
+func tokenFileProblem(ws *client.Workspace, st *runstate.State, path string, now time.Time) string {
+	age := ""
+	if fi, err := os.Stat(path); err == nil {
+		age = " (written " + now.Sub(fi.ModTime()).Round(time.Second).String() + " ago)"
+		if st == nil || fi.ModTime().Before(st.Started.Add(-time.Second)) {
+			return fmt.Sprintf("no tcp_loopback daemon is running for %s; the token in %s%s is left from one that stopped or crashed and is accepted by nothing: start `clawd serve --transport tcp_loopback`",
+				ws.Dir, path, age)
+		}
+		if now.Sub(fi.ModTime()) > token.DefaultTTL {
+			return fmt.Sprintf("the token in %s%s is past its 24 h lifetime; the daemon (pid %d) should have renewed it: see its log, or restart it", path, age, st.PID)
+		}
+	}
+	if st == nil {
+		return fmt.Sprintf("no tcp_loopback daemon is running for %s; this token is accepted by nothing", ws.Dir)
+	}
+	pid, err := client.ProbeHealth(st.Addr)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("the daemon (pid %d) at http://%s does not answer (%v); the token may be stale", st.PID, st.Addr, err)
+	case pid != st.PID:
+		return fmt.Sprintf("http://%s answers as pid %d, not the daemon's pid %d; this token may be stale", st.Addr, pid, st.PID)
+	}
+	return ""
 }

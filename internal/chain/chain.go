@@ -298,6 +298,8 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 
 		ClientClaim:  call.Caller.Claim,
 		CredentialID: call.Caller.CredentialID,
+		ArgsSHA256:   ArgsDigest(call.Args),
+		ArgsSummary:  ArgsSummary(call.Args),
 	}
 	if !d.Allowed() {
 		r.Result = ResultDeny

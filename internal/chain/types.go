@@ -145,11 +145,14 @@ const (
 	OutcomeCancelled        = "cancelled"
 	OutcomeSandboxViolation = "sandbox_violation"
 	OutcomeError            = "error"
+	// OutcomeTimeout: the tool ran out of time and answered so (a bash
+	// command killed at its timeout_ms).
+	OutcomeTimeout = "timeout"
 )
 
 // Outcome is how an allowed call ended, recorded on its audit row.
 type Outcome struct {
-	// Result is "ok", "tool_error", "cancelled", "sandbox_violation" or "error".
+	// Result is "ok", "timeout", "tool_error", "cancelled", "sandbox_violation" or "error".
 	// A sandbox_violation (os.Root refused a path while the handler ran)
 	// turns the row's result into Deny with step "sandbox".
 	Result string
@@ -281,6 +284,10 @@ type AuditRecord struct {
 	ClientClaim string
 	// CredentialID is the per-client credential presented, "" if none.
 	CredentialID string
+	// ArgsSHA256 and ArgsSummary identify the arguments without storing
+	// them (ArgsDigest, ArgsSummary).
+	ArgsSHA256  string
+	ArgsSummary string
 }
 
 // AuditLog stores decisions durably.

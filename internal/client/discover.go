@@ -58,7 +58,7 @@ func ResolveWorkspace(o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := o.Workspace
+	dir := paths.ExpandHome(o.Workspace) // as `clawd serve` does
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, err
@@ -126,6 +126,14 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 		}
 	}
 	for _, s := range sockets {
+		if filepath.Dir(s) == w.Paths.RuntimeDir {
+			// Never talk to a socket in a fallback directory another
+			// user could have made.
+			if err := w.Paths.CheckRuntimeDir(); err != nil {
+				tried = append(tried, err.Error())
+				continue
+			}
+		}
 		c, err := net.DialTimeout("unix", s, time.Second)
 		if err == nil {
 			c.Close()

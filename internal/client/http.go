@@ -75,8 +75,9 @@ func (h *httpConn) setVersion(v string) {
 
 func (h *httpConn) url() string { return "http://" + h.t.Addr + "/mcp" }
 
-// post sends one message. On 401 it re-reads the token file once: the
-// daemon may have renewed or rotated the token since it was read.
+// post sends one message. When the credential is refused (403 from this
+// clawd, 401 from older ones) it re-reads the token file once: the daemon
+// may have renewed or rotated the token since it was read.
 func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url(), bytes.NewReader(body))
@@ -90,7 +91,8 @@ func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode != http.StatusUnauthorized || attempt > 0 {
+		refused := resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized
+		if !refused || attempt > 0 {
 			return resp, nil
 		}
 		tok, err := token.ReadFile(h.t.TokenFile)

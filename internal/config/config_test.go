@@ -2,9 +2,11 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -48,6 +50,33 @@ func TestTemplateIsTheDefault(t *testing.T) {
 	c.Tools, d.Tools = nil, nil // [tools] is an empty table in the template
 	if !reflect.DeepEqual(c, d) {
 		t.Errorf("template config = %+v\ndefault = %+v", c, d)
+	}
+}
+
+// Every key of the init template is commented out, every key of Config is
+// in it, and it points to nothing the user does not have.
+func TestTemplateCommentsEveryKey(t *testing.T) {
+	for i, line := range strings.Split(Template, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			t.Errorf("line %d is not a comment: %q", i+1, line)
+		}
+		for _, ref := range []string{"ADR", "spec", "DESIGN", "HookContract", "section"} {
+			if strings.Contains(line, ref) {
+				t.Errorf("line %d refers to %q, a document the user does not have: %q", i+1, ref, line)
+			}
+		}
+	}
+	typ := reflect.TypeOf(Config{})
+	for i := 0; i < typ.NumField(); i++ {
+		key := typ.Field(i).Tag.Get("toml")
+		if key == "tools" {
+			key = "[tools]"
+		} else {
+			key += " = "
+		}
+		if !strings.Contains(Template, "# "+key) {
+			t.Errorf("key %s is not in the template", key)
+		}
 	}
 }
 
@@ -131,8 +160,10 @@ func TestPathsFollowEnvironment(t *testing.T) {
 		DataDir:    filepath.Join(home, ".local", "share", "clawde"),
 		DBFile:     filepath.Join(home, ".local", "share", "clawde", "clawd.db"),
 		SecretFile: filepath.Join(home, ".local", "share", "clawde", "session.secret"),
-		RuntimeDir: "/tmp",
+		RuntimeDir: fallbackRuntimeDir(),
 		Home:       home,
+
+		RuntimeShared: true,
 	}
 	if p != want {
 		t.Errorf("paths = %+v\nwant %+v", p, want)
@@ -140,7 +171,7 @@ func TestPathsFollowEnvironment(t *testing.T) {
 	if got := p.TokenPath("ws-1"); got != filepath.Join(home, ".claude", "hooks", ".clawde-token-ws-1") {
 		t.Errorf("TokenPath = %s", got)
 	}
-	if got := p.SocketPath("ws-1"); got != "/tmp/clawd.ws-1.sock" {
+	if got := p.SocketPath("ws-1"); got != filepath.Join(want.RuntimeDir, "clawd.ws-1.sock") {
 		t.Errorf("SocketPath = %s", got)
 	}
 	if got := p.ExpandHome("~/x"); got != filepath.Join(home, "x") {
@@ -168,5 +199,76 @@ func TestWorkspaceID(t *testing.T) {
 	}
 	if WorkspaceID("/a/x") == WorkspaceID("/b/x") {
 		t.Error("different roots with the same base name share an id")
+	}
+}
+
+// Without XDG_RUNTIME_DIR the socket directory is per user, created 0700,
+// and refused when it is not this user's own real directory.
+func TestFallbackRuntimeDir(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "rt") // short: a long TMPDIR is replaced by /tmp
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	t.Setenv("HOME", tmp)
+	p, err := DefaultPaths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(tmp, fmt.Sprintf("clawd-%d", os.Getuid()))
+	if runtime.GOOS == "windows" {
+		want = filepath.Join(tmp, "clawd")
+	}
+	if p.RuntimeDir != want || !p.RuntimeShared {
+		t.Fatalf("RuntimeDir = %q (shared %v), want %q", p.RuntimeDir, p.RuntimeShared, want)
+	}
+	if err := p.CheckRuntimeDir(); err == nil {
+		t.Error("CheckRuntimeDir accepted a missing directory")
+	}
+	if err := p.EnsureRuntimeDir(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(want); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("runtime dir: %v %v", fi.Mode(), err)
+	}
+	os.Chmod(want, 0o755)
+	if err := p.CheckRuntimeDir(); err == nil || !strings.Contains(err.Error(), "chmod 700") {
+		t.Errorf("a 0755 dir: %v", err)
+	}
+	if err := p.EnsureRuntimeDir(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Lstat(want); fi.Mode().Perm() != 0o700 {
+		t.Errorf("EnsureRuntimeDir left mode %v", fi.Mode().Perm())
+	}
+	// A symlink someone planted is refused by both.
+	os.Remove(want)
+	os.Symlink(t.TempDir(), want)
+	if err := p.EnsureRuntimeDir(); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("symlink: %v", err)
+	}
+	os.Remove(want)
+	// A directory of another user: only root can make one here.
+	if os.Getuid() == 0 && runtime.GOOS != "windows" {
+		os.Mkdir(want, 0o700)
+		os.Chown(want, 12345, 12345)
+		if err := p.EnsureRuntimeDir(); err == nil || !strings.Contains(err.Error(), "belongs to uid 12345") {
+			t.Errorf("foreign dir: %v", err)
+		}
+	}
+	// A TMPDIR as long as macOS's gives way to /tmp.
+	if runtime.GOOS != "windows" {
+		t.Setenv("TMPDIR", "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T/")
+		if p, _ := DefaultPaths(); p.RuntimeDir != fmt.Sprintf("/tmp/clawd-%d", os.Getuid()) {
+			t.Errorf("long TMPDIR: RuntimeDir = %s", p.RuntimeDir)
+		}
+		t.Setenv("TMPDIR", tmp)
+	}
+	// XDG_RUNTIME_DIR is the system's: used as is, nothing checked.
+	t.Setenv("XDG_RUNTIME_DIR", tmp)
+	if p, _ := DefaultPaths(); p.RuntimeDir != tmp || p.RuntimeShared || p.EnsureRuntimeDir() != nil {
+		t.Errorf("with XDG_RUNTIME_DIR: %+v", p)
 	}
 }

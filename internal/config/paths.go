@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -16,8 +18,12 @@ type Paths struct {
 	DataDir    string // $XDG_DATA_HOME/clawde
 	DBFile     string // <DataDir>/clawd.db
 	SecretFile string // <DataDir>/session.secret
-	RuntimeDir string // $XDG_RUNTIME_DIR, else /tmp
+	RuntimeDir string // $XDG_RUNTIME_DIR, else <temp dir>/clawd-<uid>
 	Home       string
+	// RuntimeShared is true when RuntimeDir is the fallback under the
+	// shared temp directory: clawd creates it (0700) and checks that it is
+	// this user's own before it puts or looks for a socket there.
+	RuntimeShared bool
 }
 
 // DefaultPaths derives the paths from the environment.
@@ -29,7 +35,10 @@ func DefaultPaths() (Paths, error) {
 	cfgHome := xdg("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	dataHome := xdg("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 	data := filepath.Join(dataHome, "clawde")
-	rt := xdg("XDG_RUNTIME_DIR", "/tmp")
+	rt, shared := xdg("XDG_RUNTIME_DIR", ""), false
+	if rt == "" {
+		rt, shared = fallbackRuntimeDir(), true
+	}
 	return Paths{
 		ConfigFile: filepath.Join(cfgHome, "clawde", "mcp-server.toml"),
 		DataDir:    data,
@@ -37,6 +46,8 @@ func DefaultPaths() (Paths, error) {
 		SecretFile: filepath.Join(data, "session.secret"),
 		RuntimeDir: rt,
 		Home:       home,
+
+		RuntimeShared: shared,
 	}, nil
 }
 
@@ -88,4 +99,52 @@ func (p Paths) ExpandHome(s string) string {
 		return filepath.Join(p.Home, s[2:])
 	}
 	return s
+}
+
+// fallbackRuntimeDir is the per-user directory for sockets and locks when
+// XDG_RUNTIME_DIR is unset: one directory per uid, so that two users of a
+// machine cannot take each other's socket names (a shared /tmp let one
+// user's stale lock block another's daemon).
+//
+// The parent is $TMPDIR (tests point it elsewhere), but /tmp when $TMPDIR
+// is long: macOS's per-user TMPDIR (/var/folders/xx/<26 chars>/T/, 49
+// bytes) would leave too little of the 104-byte socket path for
+// "clawd-<uid>/clawd.<workspace>.sock".
+func fallbackRuntimeDir() string {
+	base := os.TempDir()
+	uid := os.Getuid()
+	if uid < 0 {
+		return filepath.Join(base, "clawd") // Windows: the temp dir is per user
+	}
+	if len(base) > maxRuntimeParent {
+		base = "/tmp"
+	}
+	return filepath.Join(base, "clawd-"+strconv.Itoa(uid))
+}
+
+// maxRuntimeParent is the longest $TMPDIR used for the fallback runtime
+// directory.
+const maxRuntimeParent = 40
+
+// EnsureRuntimeDir creates the fallback runtime directory (0700) when
+// RuntimeDir is it, and checks it is this user's own: a directory another
+// user created first would let them replace our socket with theirs and
+// read what clients send. XDG_RUNTIME_DIR is the system's, used as is.
+func (p Paths) EnsureRuntimeDir() error {
+	if !p.RuntimeShared {
+		return nil
+	}
+	if err := os.Mkdir(p.RuntimeDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("creating the runtime directory %s: %w", p.RuntimeDir, err)
+	}
+	return checkOwnDir(p.RuntimeDir, true)
+}
+
+// CheckRuntimeDir is EnsureRuntimeDir for readers: it creates nothing and
+// refuses a fallback directory that is not this user's own.
+func (p Paths) CheckRuntimeDir() error {
+	if !p.RuntimeShared {
+		return nil
+	}
+	return checkOwnDir(p.RuntimeDir, false)
 }

@@ -59,7 +59,7 @@ func New(opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := opts.Workspace
+	dir := paths.ExpandHome(opts.Workspace) // "~/src/x" as in config paths
 	if dir == "" {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -80,6 +81,11 @@ func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io
 	if socketOverride != "" {
 		d.protectSocket(path)
 	}
+	if filepath.Dir(path) == d.Paths.RuntimeDir {
+		if err := d.Paths.EnsureRuntimeDir(); err != nil {
+			return err
+		}
+	}
 	ln, err := transport.ListenUnix(path)
 	if err != nil {
 		if errors.Is(err, transport.ErrAlreadyRunning) {
@@ -93,7 +99,8 @@ func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io
 		return fmt.Errorf("writing the state file %s: %w", statePath, err)
 	}
 	defer runstate.RemoveIfOwn(statePath, os.Getpid())
-	fmt.Fprintf(stderr, "clawd: serving MCP on unix socket %s (workspace %s)\n", path, d.WS.Dir)
+	fmt.Fprintf(stderr, "clawd: serving MCP on unix socket %s (workspace %s); this user's peers are entity %s:%s, or their credential's kind\n",
+		path, d.WS.Dir, d.Config().DefaultClientKind, d.WorkspaceID)
 	d.Logger.Info("serving on a unix socket", "socket", path, "workspace", d.WS.Dir)
 	srv := &transport.UnixServer{Server: d.Server, Subject: d.WorkspaceID, Logger: d.Logger,
 		Kind: d.Config().DefaultClientKind, Auth: d.credentials(nil)}
@@ -169,8 +176,8 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		return fmt.Errorf("writing the state file %s: %w", statePath, err)
 	}
 	defer runstate.RemoveIfOwn(statePath, os.Getpid())
-	fmt.Fprintf(o.Stderr, "clawd: serving MCP on http://%s%s (workspace %s)\nclawd: health: http://%s%s; token file: %s\n",
-		addr, transport.PathMCP, d.WS.Dir, addr, transport.PathHealth, iss.Path())
+	fmt.Fprintf(o.Stderr, "clawd: serving MCP on http://%s%s (workspace %s); the token file's holders are entity %s:%s, credentials name their own kind\nclawd: health: http://%s%s; token file: %s\n",
+		addr, transport.PathMCP, d.WS.Dir, d.Config().DefaultClientKind, d.WorkspaceID, addr, transport.PathHealth, iss.Path())
 	d.Logger.Info("serving on loopback HTTP", "addr", addr, "workspace", d.WS.Dir, "token_file", iss.Path())
 	srv := &transport.HTTPServer{
 		Server:         d.Server,

@@ -73,6 +73,9 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 		out.Result, out.Detail = chain.OutcomeCancelled, ""
 		resp = s.cancelledResponse(msg.ID)
 	case err == nil:
+		if o, ok := res.(auditOutcomer); ok && o.AuditOutcome() != "" {
+			out.Result = o.AuditOutcome()
+		}
 		resp, err = appendToolResult(msg.ID, res)
 		if err != nil {
 			out.Result, out.Detail = chain.OutcomeError, "result_encoding_failed"
@@ -92,6 +95,10 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	s.srv.Chain.Finish(call, d, out)
 	return resp
 }
+
+// auditOutcomer is a result that ended otherwise than ok while still being
+// a normal answer (tools.BashResult after a timeout).
+type auditOutcomer interface{ AuditOutcome() string }
 
 // runTool calls the tool, turning a panic into an error so one faulty
 // handler cannot take the server down.
@@ -120,7 +127,7 @@ func errorKind(err error) string {
 	case errors.As(err, &pe):
 		return "handler_panic"
 	}
-	return "tool_error"
+	return "" // the outcome, tool_error, says it all
 }
 
 func toolMessage(err error) string {

@@ -89,7 +89,8 @@ func RemoveIfOwn(path string, pid int) error {
 
 // SocketPath is the unix socket of a workspace's daemon: override (--socket),
 // else the config's socket_path (~ expanded), else the default
-// $XDG_RUNTIME_DIR/clawd.<workspace>.sock (DESIGN.md section 4).
+// $XDG_RUNTIME_DIR/clawd.<workspace>.sock, else in the per-user fallback
+// directory (config.Paths.RuntimeDir).
 func SocketPath(cfg *config.Config, p config.Paths, wsID, override string) string {
 	if override != "" {
 		return override

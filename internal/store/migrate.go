@@ -94,6 +94,14 @@ CREATE TRIGGER cd_client_credential_ad AFTER DELETE ON cd_client_credential BEGI
 ALTER TABLE cd_policy_audit_log ADD COLUMN client_claim TEXT;
 ALTER TABLE cd_policy_audit_log ADD COLUMN credential_id TEXT;
 `,
+	// Version 3: what a call's arguments were, without storing them: their
+	// SHA-256 and a short secret-masked summary (path, command's first
+	// line); and an index for time-bounded reads and pruning.
+	`
+ALTER TABLE cd_policy_audit_log ADD COLUMN args_sha256 TEXT;
+ALTER TABLE cd_policy_audit_log ADD COLUMN args_summary TEXT;
+CREATE INDEX cd_policy_audit_log_timestamp ON cd_policy_audit_log (timestamp);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
+	"time"
 )
 
 // AuditRow is one audit log row as `clawd audit` shows it.
@@ -28,6 +30,10 @@ type AuditRow struct {
 	// which never raised its trust.
 	ClientClaim  *string `json:"client_claim"`
 	CredentialID *string `json:"credential_id"`
+	// ArgsSHA256 is the SHA-256 of the arguments as sent; ArgsSummary a
+	// short, secret-masked account of them (path, command's first line).
+	ArgsSHA256  *string `json:"args_sha256"`
+	ArgsSummary *string `json:"args_summary"`
 }
 
 // AuditFilter selects rows. Empty fields match everything; an Entity of
@@ -38,6 +44,10 @@ type AuditFilter struct {
 	Tool   string
 	Result string // "Allow" or "Deny"
 	PID    int64  // rows written by one process; 0 = any
+	// Since keeps rows at or after this time; AfterID rows with a larger
+	// id (for following the log). Zero values select all.
+	Since   time.Time
+	AfterID int64
 }
 
 // QueryAudit returns the newest matching rows, oldest first (like a log's
@@ -62,12 +72,21 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		where = append(where, `result = ?`)
 		args = append(args, f.Result)
 	}
+	if !f.Since.IsZero() {
+		where = append(where, `timestamp >= ?`)
+		args = append(args, formatTime(f.Since))
+	}
+	if f.AfterID > 0 {
+		where = append(where, `id > ?`)
+		args = append(args, f.AfterID)
+	}
 	if f.PID != 0 {
 		where = append(where, `pid = ?`)
 		args = append(args, f.PID)
 	}
 	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
-		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id
+		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id,
+		args_sha256, args_summary
 		FROM cd_policy_audit_log`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
@@ -86,11 +105,17 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 	for rows.Next() {
 		var r AuditRow
 		var level, dur sql.NullInt64
-		var outcome, detail, claim, cred sql.NullString
+		var outcome, detail, claim, cred, digest, summary sql.NullString
 		if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
 			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur,
-			&claim, &cred); err != nil {
+			&claim, &cred, &digest, &summary); err != nil {
 			return nil, err
+		}
+		if digest.Valid {
+			r.ArgsSHA256 = &digest.String
+		}
+		if summary.Valid {
+			r.ArgsSummary = &summary.String
 		}
 		if claim.Valid {
 			r.ClientClaim = &claim.String
@@ -119,4 +144,20 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// PruneAudit deletes the audit rows older than before and returns how many
+// went. Rows are only ever removed this way, on the user's command: the
+// daemon never prunes on its own.
+func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM cd_policy_audit_log WHERE timestamp < ?`, formatTime(before))
+		if err != nil {
+			return fmt.Errorf("pruning the audit log: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }

@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -30,6 +32,9 @@ const pipeGrace = 250 * time.Millisecond
 type bashTool struct {
 	env  *Env
 	spec Spec
+	// withTimeout is spec with the timeout_ms default of the config in
+	// force, rebuilt when tool_timeout_ms changes (a reload).
+	withTimeout atomic.Pointer[timedSpec]
 	// shell is the program looked up in PATH ("bash"); tests point it at a
 	// missing name to check the error.
 	shell string
@@ -55,7 +60,30 @@ func NewBash(env *Env) Tool {
 	}}
 }
 
-func (t *bashTool) Spec() *Spec { return &t.spec }
+type timedSpec struct {
+	ms   int64
+	spec Spec
+}
+
+// Spec states the configured default timeout in the input schema, so a
+// client (and its model) sees the timeout this server applies, not a fixed
+// 2000.
+func (t *bashTool) Spec() *Spec {
+	ms := t.env.limits().DefaultTimeout.Milliseconds()
+	if ms <= 0 {
+		ms = DefaultLimits().DefaultTimeout.Milliseconds()
+	}
+	if c := t.withTimeout.Load(); c != nil && c.ms == ms {
+		return &c.spec
+	}
+	c := &timedSpec{ms: ms, spec: t.spec}
+	n := strconv.FormatInt(ms, 10)
+	schema := strings.Replace(string(t.spec.InputSchema), `"default":2000,`, `"default":`+n+`,`, 1)
+	schema = strings.Replace(schema, "default 2000 (the server's", "default "+n+" (the server's", 1)
+	c.spec.InputSchema = jsontext.Value(schema)
+	t.withTimeout.Store(c)
+	return &c.spec
+}
 
 type bashArgs struct {
 	Command    *string `json:"command"`
@@ -70,6 +98,16 @@ type BashResult struct {
 	Stderr    string `json:"stderr"`
 	Truncated bool   `json:"truncated"`
 	TimedOut  bool   `json:"timed_out"`
+}
+
+// AuditOutcome makes a timed-out call's audit row say "timeout" instead of
+// "ok": the result is a normal one for the client, but the command did not
+// finish.
+func (r *BashResult) AuditOutcome() string {
+	if r.TimedOut {
+		return "timeout"
+	}
+	return ""
 }
 
 // exitTimedOut is the exit code of a command killed at its timeout, as

@@ -376,3 +376,22 @@ func TestBashMissingShell(t *testing.T) {
 		t.Errorf("got %v; want a tool error naming the missing shell", err)
 	}
 }
+
+// The bash schema states the configured default timeout, and follows a
+// change of it (a config reload).
+func TestBashSchemaStatesConfiguredTimeout(t *testing.T) {
+	timeout := 7 * time.Second
+	tool := NewBash(&Env{Limits: func() Limits {
+		l := DefaultLimits()
+		l.DefaultTimeout = timeout
+		return l
+	}})
+	for _, want := range []string{"7000", "45000"} {
+		schema := string(tool.Spec().InputSchema)
+		if !strings.Contains(schema, `"default":`+want+`,`) || !strings.Contains(schema, "default "+want+" (the server's tool_timeout_ms)") ||
+			strings.Contains(schema, "2000") {
+			t.Errorf("timeout %v: schema %s", timeout, schema)
+		}
+		timeout = 45 * time.Second
+	}
+}

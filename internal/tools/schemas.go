@@ -11,7 +11,7 @@ var bashInputSchema = jsontext.Value(`{
   "properties": {
     "command": { "type": "string", "description": "Shell command string" },
     "working_dir": { "type": "string", "description": "Optional subdirectory within workspace root; defaults to workspace root" },
-    "timeout_ms": { "type": "integer", "default": 2000, "description": "Execution timeout (per ADR-008 HookContract)" }
+    "timeout_ms": { "type": "integer", "default": 2000, "description": "Execution timeout in milliseconds; default 2000 (the server's tool_timeout_ms), at most 600000" }
   },
   "required": ["command"]
 }`)

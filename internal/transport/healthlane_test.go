@@ -139,7 +139,7 @@ func TestHealthLaneHandsOff(t *testing.T) {
 		{"control byte in a value", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: b\x01c\r\n\r\n", 400, ""},
 		{"space before the colon", "GET /health HTTP/1.1\r\nHost : 127.0.0.1\r\n\r\n", 400, ""},
 		{"head over the lane's buffer", "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n", 200, ""},
-		{"the MCP path", "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 401, ""},
+		{"the MCP path", "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 403, ""},
 		{"absolute form", "GET http://127.0.0.1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 200, ""},
 	}
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func (t *timeouts) fill() {
 //	Host not 127.0.0.1/localhost/[::1]    403
 //	Origin present and not such a host    403
 //	(GET /health stops here: no token needed)
-//	bearer token missing or wrong         401  (JSON-RPC -32001 unauthorized)
+//	bearer token missing or wrong         403  (JSON-RPC -32001 unauthorized; see authenticate)
 //	path not /mcp or /                    404
 //	method not POST/DELETE                405
 //	Content-Type not application/json     415
@@ -121,6 +121,7 @@ type HTTPServer struct {
 	conns    *connTable // open connections against MaxConns
 	connLog  *connLog   // the summary of refused and shed connections
 	checkLog *connLog   // the summary of requests the peer, Host and Origin checks refused
+	authLog  *connLog   // the summary of requests refused for their credential
 	// connLogEvery is connLog's interval (default connLogInterval).
 	connLogEvery time.Duration
 	inflight     atomic.Int64
@@ -164,6 +165,9 @@ func (h *HTTPServer) init() {
 		h.connLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: too many open connections or requests too slow: connections refused or closed since the last report",
 			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
+		h.authLog = newConnLog(h.Logger, h.connLogEvery,
+			"http: requests refused for a missing or invalid credential since the last report",
+			nil, "missing_bearer_token", "refused_credential")
 		h.checkLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: requests refused by the peer check (non-loopback peer), the Host check (DNS rebinding?) and the Origin check (cross-origin) since the last report",
 			nil, "non_loopback_peer", "foreign_host", "cross_origin")
@@ -191,6 +195,7 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	defer h.connLog.stop()
 	defer h.checkLog.stop()
+	defer h.authLog.stop()
 	lane := newHealthLane(h, ln)
 	go lane.run()
 	errc := make(chan error, 1)
@@ -313,8 +318,17 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// authenticate checks the bearer credential and answers 401 when it is
-// missing or refused.
+// authenticate checks the bearer credential and refuses a request whose
+// credential is missing or refused.
+//
+// The refusal is 403 with no WWW-Authenticate challenge, not 401: MCP
+// clients (Claude Code, MCP Inspector, OpenCode's `mcp auth`) answer any
+// 401 by starting OAuth discovery and dynamic client registration, which a
+// local daemon with a static token cannot finish, so the user saw an OAuth
+// error instead of "send a token". On 403 Claude Code says "Needs
+// authentication" and SDK clients report this body, which says what to
+// send (docs/transports.md has the measurements). Refusals are logged, one
+// line per reason at most every connLogInterval, with the peer's address.
 func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Identity, bool) {
 	tok, ok := bearerToken(r.Header.Values("Authorization"))
 	reason := "missing_bearer_token"
@@ -331,7 +345,11 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 			}
 		}
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
+	kind := 1
+	if reason == "missing_bearer_token" {
+		kind = 0
+	}
+	h.authLog.addDetail(kind, "http: refused a request for its credential", "reason", reason, "peer", r.RemoteAddr)
 	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
 		Code: chain.CodeUnauthorized,
 		Message: "unauthorized: " + unauthorizedWhy(reason) +
@@ -339,11 +357,15 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 		Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show) or a per-client credential (clawd token issue)"},
 	})
 	setWriteDeadline(w, h.timeouts.write)
-	writeJSON(w, http.StatusUnauthorized, body)
+	writeJSON(w, AuthRefusedStatus, body)
 	return Identity{}, false
 }
 
-// unauthorizedWhy is the sentence for a 401's reason code.
+// AuthRefusedStatus is the HTTP status of a refused credential (see
+// authenticate for why it is not 401).
+const AuthRefusedStatus = http.StatusForbidden
+
+// unauthorizedWhy is the sentence for a refused credential's reason code.
 func unauthorizedWhy(reason string) string {
 	switch reason {
 	case "missing_bearer_token":

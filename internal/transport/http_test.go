@@ -128,8 +128,8 @@ func Test_auth_rejects_invalid_token(t *testing.T) {
 		"",
 	} {
 		resp, body := f.do(req{body: initBody, headers: map[string]string{"Authorization": auth}})
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("Authorization %q: HTTP %d, want 401", auth, resp.StatusCode)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Authorization %q: HTTP %d, want 403", auth, resp.StatusCode)
 			continue
 		}
 		r := decodeResp(t, body)
@@ -137,8 +137,10 @@ func Test_auth_rejects_invalid_token(t *testing.T) {
 			!strings.Contains(r.Error.Message, "Authorization: Bearer <token>") {
 			t.Errorf("Authorization %q: body %s, want error -32001 unauthorized", auth, body)
 		}
-		if !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
-			t.Errorf("Authorization %q: no WWW-Authenticate: Bearer challenge", auth)
+		// A challenge (or a 401) sends SDK-based clients into an OAuth
+		// flow that cannot succeed here.
+		if h := resp.Header.Get("WWW-Authenticate"); h != "" {
+			t.Errorf("Authorization %q: WWW-Authenticate %q sent", auth, h)
 		}
 		if resp.Header.Get(HeaderSessionID) != "" {
 			t.Errorf("Authorization %q: a session was issued", auth)
@@ -187,9 +189,9 @@ func TestHTTPChecks(t *testing.T) {
 		{"loopback Origin", req{body: ping, headers: withSID(map[string]string{"Origin": "http://localhost:3000"})}, 200, "result"},
 		{"Host checked before token", req{body: ping, headers: map[string]string{"Host": "evil.example.com", "-Authorization": ""}}, 403, "Host header"},
 		{"Origin checked before token", req{body: ping, headers: map[string]string{"Origin": "http://evil.example.com", "-Authorization": ""}}, 403, "Origin"},
-		{"missing token", req{body: ping, headers: withSID(map[string]string{"-Authorization": ""})}, 401, "unauthorized"},
-		{"token checked before method", req{method: http.MethodGet, headers: map[string]string{"-Authorization": ""}}, 401, "unauthorized"},
-		{"token checked before path", req{path: "/nope", headers: map[string]string{"-Authorization": ""}}, 401, "unauthorized"},
+		{"missing token", req{body: ping, headers: withSID(map[string]string{"-Authorization": ""})}, 403, "unauthorized"},
+		{"token checked before method", req{method: http.MethodGet, headers: map[string]string{"-Authorization": ""}}, 403, "unauthorized"},
+		{"token checked before path", req{path: "/nope", headers: map[string]string{"-Authorization": ""}}, 403, "unauthorized"},
 		{"unknown path", req{path: "/nope", body: ping}, 404, "not found"},
 		{"GET on the MCP path", req{method: http.MethodGet}, 405, "method not allowed"},
 		{"PUT", req{method: http.MethodPut, body: ping}, 405, "method not allowed"},
@@ -577,4 +579,23 @@ func TestMain(m *testing.M) {
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// Refused credentials are logged, but a flood of them gives one line with
+// details and then counted summaries, never a line per request.
+func TestAuthRefusalsLoggedRateLimited(t *testing.T) {
+	f := startHTTP(t, func(h *HTTPServer) { h.connLogEvery = time.Hour })
+	for i := 0; i < 50; i++ {
+		resp, _ := f.do(req{body: initBody, headers: map[string]string{"Authorization": "Bearer nope"}})
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("HTTP %d, want 403", resp.StatusCode)
+		}
+	}
+	logs := f.log.String()
+	if n := strings.Count(logs, "refused a request for its credential"); n != 1 || !strings.Contains(logs, "reason=invalid_token") {
+		t.Errorf("%d detail lines, want 1 naming the reason:\n%s", n, logs)
+	}
+	if n := strings.Count(logs, "\n"); n > 2 {
+		t.Errorf("%d log lines for 50 refusals:\n%s", n, logs)
+	}
 }

@@ -413,8 +413,8 @@ func TestUnauthenticatedSlowBodyIsNotWaitedFor(t *testing.T) {
 		t.Fatalf("no answer while the body trickles: %v", err)
 	}
 	io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode != http.StatusUnauthorized || !resp.Close {
-		t.Errorf("HTTP %d, close %v; want 401 and Connection: close", resp.StatusCode, resp.Close)
+	if resp.StatusCode != http.StatusForbidden || !resp.Close {
+		t.Errorf("HTTP %d, close %v; want 403 and Connection: close", resp.StatusCode, resp.Close)
 	}
 	if !isClosed(c, 3*time.Second) {
 		t.Error("the connection stayed open")

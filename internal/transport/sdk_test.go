@@ -112,7 +112,7 @@ func TestGoSDKWrongToken(t *testing.T) {
 		cs.Close()
 		t.Fatal("connected with a wrong token")
 	}
-	if !strings.Contains(err.Error(), "401") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
+	if !strings.Contains(err.Error(), "Forbidden") && !strings.Contains(strings.ToLower(err.Error()), "unauthorized") {
 		t.Errorf("error %q does not say unauthorized", err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -296,7 +296,9 @@ func TestCLIBadInput(t *testing.T) {
 		{[]string{"mcp", "allow", "--sha256", strings.Repeat("a", 64)}, "--server ID is required"},
 		{[]string{"mcp", "allow", "--server", "a/b", "--sha256", strings.Repeat("a", 64)}, "server id"},
 		{[]string{"audit", "--result", "maybe"}, "use Allow or Deny"},
-		{[]string{"audit", "--limit", "x"}, "invalid argument"},
+		{[]string{"audit", "--limit", "x"}, `--limit "x": expected a whole number`},
+		{[]string{"audit", "--since", "soon"}, "use a duration"},
+		{[]string{"audit", "prune"}, "needs --older-than"},
 		{[]string{"audit", "--entity", "nocolon"}, "KIND:SUBJECT"},
 	}
 	for _, tt := range tests {

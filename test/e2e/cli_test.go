@@ -60,7 +60,9 @@ func TestServeRejectsExternalBind(t *testing.T) {
 		if code != 1 {
 			t.Errorf("bind_addr %s: exit %d, want 1", addr, code)
 		}
-		if !strings.Contains(stderr, "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden\n") {
+		// One message, starting with the spec's log line, naming the file.
+		if !strings.HasPrefix(stderr, "[ERROR] MCP server: bind_0000_rejected — external binding is forbidden") ||
+			strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, cfg) {
 			t.Errorf("bind_addr %s: stderr = %q", addr, stderr)
 		}
 	}
@@ -78,7 +80,7 @@ func TestInitWritesDefaultConfig(t *testing.T) {
 		t.Fatalf("config file: %v, mode %v", err, fi.Mode())
 	}
 	original, _ := os.ReadFile(file)
-	if !strings.Contains(string(original), "policy_stub_mode = false") || !strings.Contains(string(original), `transport = "stdio"`) {
+	if !strings.Contains(string(original), "# policy_stub_mode = false") || !strings.Contains(string(original), `# transport = "stdio"`) {
 		t.Errorf("config content:\n%s", original)
 	}
 	// A second init keeps the user's file.
@@ -91,6 +93,24 @@ func TestInitWritesDefaultConfig(t *testing.T) {
 	}
 	if _, _, code := e.run("init", "--force"); code != 0 {
 		t.Errorf("init --force: exit %d", code)
+	}
+	// --force on a symlinked config writes the link's target and keeps
+	// the link.
+	dot := filepath.Join(e.home, "dotfiles", "clawd.toml")
+	os.MkdirAll(filepath.Dir(dot), 0o700)
+	os.WriteFile(dot, []byte("port = 9999\n"), 0o600)
+	os.Remove(file)
+	if err := os.Symlink("../../dotfiles/clawd.toml", file); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.run("init", "--force"); code != 0 {
+		t.Fatalf("init --force on a symlink: exit %d %s", code, stderr)
+	}
+	if fi, err := os.Lstat(file); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("init --force replaced the symlink: %v %v", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(dot); string(b) != string(original) {
+		t.Errorf("the link's target was not rewritten: %q", b)
 	}
 	// The written file is a valid config that serve accepts.
 	r := e.startRaw()

@@ -33,7 +33,8 @@ func Test_server_starts_on_stdio(t *testing.T) {
 
 // The spec's test_tools_list_returns_correct_schema: all five tools, each
 // with exactly the spec's input schema and output schema (bash's output adds
-// timed_out, DESIGN.md section 2), and the permission hint as annotations.
+// timed_out, and its timeout_ms description states the configured default
+// instead of citing a document), and the permission hint as annotations.
 func Test_tools_list_returns_correct_schema(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "spec_schemas.json"))
 	if err != nil {

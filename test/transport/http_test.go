@@ -132,8 +132,8 @@ func TestTokenFileAndRotation(t *testing.T) {
 	if cur == old {
 		t.Fatal("the token file still holds the old token")
 	}
-	if code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 401 || !strings.Contains(body, `"code":-32001`) {
-		t.Errorf("old token after rotate: HTTP %d %s, want 401 -32001", code, body)
+	if code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 403 || !strings.Contains(body, `"code":-32001`) {
+		t.Errorf("old token after rotate: HTTP %d %s, want 403 -32001", code, body)
 	}
 	s.tok = cur
 	if code, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 200 {

@@ -247,8 +247,8 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 		t.Errorf("tools/list after revoking: %s, want no tools", got)
 	}
 	code, body := s.post(readCall("after-2"))
-	if code != http.StatusUnauthorized || !strings.Contains(body, "credential_revoked") {
-		t.Errorf("HTTP call after revoking: HTTP %d %s, want 401 credential_revoked", code, body)
+	if code != http.StatusForbidden || !strings.Contains(body, "credential_revoked") {
+		t.Errorf("HTTP call after revoking: HTTP %d %s, want 403 credential_revoked", code, body)
 	}
 	l2 := dialSocket(t, e.sock)
 	if got := l2.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds["cc"]+`"}}`); !strings.Contains(got, `"code":-32001`) {

@@ -68,8 +68,8 @@ func Test_auth_rejects_invalid_token(t *testing.T) {
 	st := e.state("tcp")
 	s := &httpSession{t: t, base: "http://" + st.Addr, tok: strings.Repeat("a", 64)}
 	code, body := s.post(initMsg)
-	if code != 401 || !strings.Contains(body, `"code":-32001`) || !strings.Contains(body, `"message":"unauthorized: the bearer token is not this workspace's current token`) {
-		t.Errorf("wrong token: HTTP %d %s, want 401 with -32001 unauthorized", code, body)
+	if code != 403 || !strings.Contains(body, `"code":-32001`) || !strings.Contains(body, `"message":"unauthorized: the bearer token is not this workspace's current token`) {
+		t.Errorf("wrong token: HTTP %d %s, want 403 with -32001 unauthorized", code, body)
 	}
 	if s.sid != "" {
 		t.Error("a session id was issued to a wrong token")

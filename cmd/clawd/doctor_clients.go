@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/runstate"
+)
+
+// clientFile is a client's MCP configuration file and the JSON member that
+// holds its server entries. This only reads; `clawd install` writes them.
+type clientFile struct {
+	client string // the name `clawd install` takes
+	path   string
+	key    []string // path of members to the object of entries
+}
+
+// knownClientFiles are the files the clients read today, project files
+// (in the workspace) and user files (in the home directory).
+func knownClientFiles(ws *client.Workspace) []clientFile {
+	home := ws.Paths.Home
+	cfgHome := filepath.Join(home, ".config")
+	if v := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
+		cfgHome = v
+	}
+	desktop := filepath.Join(cfgHome, "Claude", "claude_desktop_config.json")
+	if d, err := os.UserConfigDir(); err == nil && d != cfgHome { // macOS, Windows
+		desktop = filepath.Join(d, "Claude", "claude_desktop_config.json")
+	}
+	return []clientFile{
+		{"claude-code", filepath.Join(ws.Dir, ".mcp.json"), []string{"mcpServers"}},
+		{"claude-code", filepath.Join(home, ".claude.json"), []string{"mcpServers"}},
+		{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
+		{"opencode", filepath.Join(ws.Dir, "opencode.json"), []string{"mcp"}},
+		{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
+		{"opencode", filepath.Join(cfgHome, "opencode", "opencode.json"), []string{"mcp"}},
+		{"opencode", filepath.Join(cfgHome, "opencode", "opencode.jsonc"), []string{"mcp"}},
+		{"cursor", filepath.Join(ws.Dir, ".cursor", "mcp.json"), []string{"mcpServers"}},
+		{"cursor", filepath.Join(home, ".cursor", "mcp.json"), []string{"mcpServers"}},
+		{"vscode", filepath.Join(ws.Dir, ".vscode", "mcp.json"), []string{"servers"}},
+		{"claude-desktop", desktop, []string{"mcpServers"}},
+	}
+}
+
+// mcpEntry is one server entry in any of the formats: Claude Code, Cursor,
+// VS Code and Claude Desktop use command + args or url; OpenCode uses a
+// command array and url.
+type mcpEntry struct {
+	Command json.RawMessage `json:"command"`
+	Args    []string        `json:"args"`
+	URL     string          `json:"url"`
+}
+
+// argv returns the command line of a stdio entry.
+func (e *mcpEntry) argv() []string {
+	var one string
+	if json.Unmarshal(e.Command, &one) == nil && one != "" {
+		return append([]string{one}, e.Args...)
+	}
+	var many []string
+	if json.Unmarshal(e.Command, &many) == nil {
+		return append(many, e.Args...)
+	}
+	return nil
+}
+
+// checkClients reports every entry that runs clawd and whether it is
+// current; it returns the entity kinds the entries use (--client KIND).
+func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) map[string]bool {
+	kinds := map[string]bool{}
+	found := 0
+	for _, cf := range knownClientFiles(ws) {
+		data, err := readClientFile(cf.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		var root any
+		if err == nil {
+			err = json.Unmarshal(stripJSONComments(data), &root)
+		}
+		if err != nil {
+			r.add(check{Area: "client", Status: statusWarn, What: fmt.Sprintf("%s: cannot read %s: %v", cf.client, cf.path, err),
+				Info: map[string]any{"client": cf.client, "file": cf.path}, Fix: "fix the file's JSON; the client cannot read it either"})
+			continue
+		}
+		for _, k := range cf.key {
+			m, _ := root.(map[string]any)
+			root = m[k]
+		}
+		servers, _ := root.(map[string]any)
+		for _, name := range sortedAnyKeys(servers) {
+			raw, _ := json.Marshal(servers[name])
+			var e mcpEntry
+			if json.Unmarshal(raw, &e) != nil {
+				continue
+			}
+			c, kind, ok := judgeEntry(cf, name, &e, ws, daemons)
+			if !ok {
+				continue
+			}
+			found++
+			if kind != "" {
+				kinds[kind] = true
+			}
+			r.add(c)
+		}
+	}
+	if found == 0 {
+		r.add(check{Area: "client", Status: statusWarn, What: "no client configuration found that runs clawd for this workspace",
+			Fix: "clawd install claude-code (or opencode, cursor, vscode, claude-desktop)"})
+	}
+	return kinds
+}
+
+// judgeEntry decides whether an entry is clawd's and whether it is current:
+// a stdio entry must pin `serve --transport stdio --client KIND` (a config's
+// transport would otherwise turn it into a daemon the client cannot talk
+// to) or be `connect`; an HTTP entry must point at a running daemon.
+func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, daemons []daemonInfo) (check, string, bool) {
+	where := fmt.Sprintf("%s entry %q in %s", cf.client, name, cf.path)
+	info := map[string]any{"client": cf.client, "file": cf.path, "entry": name}
+	fix := fmt.Sprintf("clawd install %s writes a current entry", cf.client)
+	if e.URL != "" {
+		u, err := url.Parse(e.URL)
+		if err != nil {
+			return check{}, "", false
+		}
+		info["url"] = chain.MaskSecrets(e.URL)
+		for _, d := range daemons {
+			if d.state.Transport == runstate.TCP && u.Host == d.state.Addr {
+				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + e.URL}
+				if d.state.WorkspaceID != ws.ID {
+					c.Status, c.Fix = statusWarn, "that daemon serves "+d.state.Workspace+", not this workspace"
+					c.What = where + " reaches the daemon of " + d.state.Workspace
+				}
+				return c, "", true
+			}
+		}
+		if !strings.Contains(strings.ToLower(name), "clawd") {
+			return check{}, "", false // someone else's server
+		}
+		return check{Area: "client", Status: statusFail, Info: info, Fix: fix + ", or start the daemon: clawd serve --transport tcp_loopback",
+			What: where + " points at " + chain.MaskSecrets(e.URL) + ", where no clawd daemon runs"}, "", true
+	}
+	argv := e.argv()
+	if len(argv) == 0 {
+		return check{}, "", false
+	}
+	base := strings.TrimSuffix(filepath.Base(argv[0]), ".exe")
+	if base != "clawd" {
+		return check{}, "", false
+	}
+	info["command"] = chain.MaskSecrets(strings.Join(argv, " "))
+	if filepath.IsAbs(argv[0]) {
+		if _, err := os.Stat(argv[0]); err != nil {
+			return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
+				What: where + " runs " + argv[0] + ", which does not exist"}, "", true
+		}
+	}
+	args := argv[1:]
+	kind := flagValue(args, "--client")
+	if len(args) > 0 && args[0] == "connect" {
+		return check{Area: "client", Status: statusOK, Info: info, What: where + " runs clawd connect" + kindNote(kind)}, kind, true
+	}
+	if len(args) > 0 && args[0] == "serve" && flagValue(args, "--transport") == config.TransportStdio && kind != "" {
+		return check{Area: "client", Status: statusOK, Info: info, What: where + " runs clawd serve on stdio" + kindNote(kind)}, kind, true
+	}
+	return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
+		What: where + " runs `" + chain.MaskSecrets(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
+			"(a transport in the config would turn it into a daemon the client cannot talk to)"}, kind, true
+}
+
+// maxClientFile bounds what doctor reads of a client's file: a project's
+// .mcp.json comes with the repository, and a symlink to /dev/zero must not
+// hang it (~/.claude.json, which keeps history, stays far below this).
+const maxClientFile = 64 << 20
+
+func readClientFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxClientFile+1))
+	if err == nil && len(data) > maxClientFile {
+		err = fmt.Errorf("larger than %d MiB", maxClientFile>>20)
+	}
+	return data, err
+}
+
+func kindNote(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	return " as --client " + kind
+}
+
+// flagValue returns the value of --name V or --name=V in args.
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func sortedAnyKeys(m map[string]any) []string {
+	b := make(map[string]bool, len(m))
+	for k := range m {
+		b[k] = true
+	}
+	return sortedKeys(b)
+}
+
+// stripJSONComments blanks // and /* */ comments outside strings (OpenCode
+// and VS Code accept them), keeping offsets for error messages.
+func stripJSONComments(data []byte) []byte {
+	out := append([]byte(nil), data...)
+	inStr := false
+	for i := 0; i < len(out); i++ {
+		switch {
+		case inStr:
+			if out[i] == '\\' {
+				i++
+			} else if out[i] == '"' {
+				inStr = false
+			}
+		case out[i] == '"':
+			inStr = true
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
+			for ; i < len(out) && out[i] != '\n'; i++ {
+				out[i] = ' '
+			}
+		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
+			j := i + 2
+			for j+1 < len(out) && !(out[j] == '*' && out[j+1] == '/') {
+				j++
+			}
+			for k := i; k < len(out) && k <= j+1; k++ {
+				if out[k] != '\n' {
+					out[k] = ' '
+				}
+			}
+			i = j + 1
+		}
+	}
+	return out
+}

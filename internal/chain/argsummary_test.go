@@ -1,0 +1,46 @@
+package chain
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+func TestArgsSummaryMasksSecrets(t *testing.T) {
+	tests := []struct{ args, want, never string }{
+		{`{"path":"src/main.go"}`, "path: src/main.go", ""},
+		{`{"command":"make test\nrm -rf build","working_dir":"sub"}`, "command: make test …; working_dir: sub", "rm -rf"},
+		{`{"command":"curl -H 'Authorization: Bearer abcdef123456' https://x"}`, "***", "abcdef123456"},
+		{`{"command":"API_KEY=sk-live-1234abcd5678 ./deploy"}`, "API_KEY=***", "sk-live"},
+		{`{"command":"mysql --password hunter2 db"}`, "--password ***", "hunter2"},
+		{`{"command":"git clone https://bob:pa55word@example.com/r.git"}`, "https://bob:***@example.com", "pa55word"},
+		{`{"command":"echo 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}`, "echo ***", "9f86d081"},
+		{`{"query":"TODO","path":"internal"}`, "query: TODO; path: internal", ""},
+		{`{"content":"SECRET FILE BODY","path":"a.txt"}`, "path: a.txt", "SECRET"},
+		{`{"command":"` + strings.Repeat("x ", 200) + `"}`, "…", ""},
+	}
+	for _, tt := range tests {
+		got := ArgsSummary(jsontext.Value(tt.args))
+		if !strings.Contains(got, tt.want) || (tt.never != "" && strings.Contains(got, tt.never)) || len([]rune(got)) > maxSummary {
+			t.Errorf("ArgsSummary(%s) = %q, want %q without %q", tt.args, got, tt.want, tt.never)
+		}
+	}
+	if ArgsDigest(nil) != "" || len(ArgsDigest(jsontext.Value(`{}`))) != 64 {
+		t.Error("ArgsDigest")
+	}
+}
+
+// The summary and digest run on every audited call.
+func BenchmarkArgsSummary(b *testing.B) {
+	for _, args := range []string{`{"path":"internal/chain/chain.go"}`, `{"command":"go test ./... -run TestX -count=1\necho done","timeout_ms":60000}`} {
+		v := jsontext.Value(args)
+		b.Run(args[2:6], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ArgsSummary(v)
+				ArgsDigest(v)
+			}
+		})
+	}
+}

@@ -1,0 +1,141 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+type auditRow struct {
+	ID            int64   `json:"id"`
+	Timestamp     string  `json:"timestamp"`
+	ToolID        string  `json:"tool_id"`
+	Outcome       *string `json:"outcome"`
+	OutcomeDetail *string `json:"outcome_detail"`
+	ArgsSHA256    *string `json:"args_sha256"`
+	ArgsSummary   *string `json:"args_summary"`
+}
+
+func (e *env) audit(args ...string) []auditRow {
+	e.t.Helper()
+	out, stderr, code := e.run(append([]string{"audit", "--json"}, args...)...)
+	if code != 0 {
+		e.t.Fatalf("audit %v: exit %d %s", args, code, stderr)
+	}
+	var rows []auditRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		e.t.Fatalf("audit --json: %v\n%s", err, out)
+	}
+	return rows
+}
+
+// The audit log says what each call was about (a masked summary and a
+// digest), that a timed-out bash call timed out, labels once, local times
+// by default, and --since, --follow and prune do what they say.
+func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
+	e := newEnv(t)
+	e.write("a.txt", "A\n")
+	r := e.startRaw()
+	r.initialize("claude-code")
+	r.callTool("read_file", map[string]any{"path": "a.txt"})
+	r.callTool("read_file", map[string]any{"path": "missing.txt"})
+	r.callTool("bash", map[string]any{"command": "TOKEN=s3cr3t-value sleep 5\necho second line", "timeout_ms": 200})
+	r.stdin.Close() // the session ends; clawd commits the outcomes on its way out
+	r.cmd.Wait()
+
+	rows := e.audit("--limit", "0")
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3: %+v", len(rows), rows)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	if s := str(rows[0].ArgsSummary); s != "path: a.txt" || len(str(rows[0].ArgsSHA256)) != 64 {
+		t.Errorf("read_file row: summary %q, digest %q", s, str(rows[0].ArgsSHA256))
+	}
+	if o := str(rows[1].Outcome); o != "tool_error" || (rows[1].OutcomeDetail != nil && *rows[1].OutcomeDetail == "tool_error") {
+		t.Errorf("failed read_file: outcome %q detail %q", o, str(rows[1].OutcomeDetail))
+	}
+	bash := rows[2]
+	if o := str(bash.Outcome); o != "timeout" {
+		t.Errorf("timed-out bash: outcome %q, want timeout", o)
+	}
+	if s := str(bash.ArgsSummary); !strings.Contains(s, "command: TOKEN=*** sleep 5 …") || strings.Contains(s, "s3cr3t") || strings.Contains(s, "second line") {
+		t.Errorf("bash summary %q", s)
+	}
+
+	// Text: local time by default (TZ is Tokyo, nine hours ahead of UTC),
+	// --utc on request; no doubled labels.
+	text := func(args ...string) string {
+		cmd := e.command(append([]string{"audit"}, args...)...)
+		cmd.Env = append(cmd.Env, "TZ=Asia/Tokyo")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("audit %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	ts, _ := time.Parse("2006-01-02T15:04:05.000Z", rows[0].Timestamp)
+	local, utc := text(), text("--utc")
+	if !strings.Contains(local, "TIME (local)") || !strings.Contains(local, ts.Add(9*time.Hour).Format("2006-01-02 15:04:05.000")) {
+		t.Errorf("local times:\n%s", local)
+	}
+	if !strings.Contains(utc, "TIME (UTC)") || !strings.Contains(utc, ts.Format("2006-01-02 15:04:05.000")) {
+		t.Errorf("--utc times:\n%s", utc)
+	}
+	if strings.Contains(local, "tool_error (tool_error)") || !strings.Contains(local, "timeout") || !strings.Contains(local, "path: a.txt") {
+		t.Errorf("audit text:\n%s", local)
+	}
+
+	// --since: a duration and a time.
+	if n := len(e.audit("--since", "1h")); n != 3 {
+		t.Errorf("--since 1h: %d rows, want 3", n)
+	}
+	if n := len(e.audit("--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339))); n != 0 {
+		t.Errorf("--since in an hour: %d rows, want 0", n)
+	}
+	if _, stderr, code := e.run("audit", "--since", "yesterday-ish"); code != 2 || !strings.Contains(stderr, "use a duration") {
+		t.Errorf("bad --since: exit %d %q", code, stderr)
+	}
+
+	// --follow prints rows written after it started.
+	follow := e.command("audit", "--follow", "--json")
+	var out strings.Builder
+	follow.Stdout = &out
+	if err := follow.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	r2 := e.startRaw()
+	r2.initialize("claude-code")
+	r2.callTool("list_dir", map[string]any{"path": "."})
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), `"args_summary":"path: ."`) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	follow.Process.Kill()
+	follow.Wait()
+	if !strings.Contains(out.String(), `"args_summary":"path: ."`) {
+		t.Errorf("--follow did not print the new row:\n%s", out.String())
+	}
+
+	// prune: nothing is older than an hour; everything is older than a
+	// time in the future.
+	if out, _, code := e.run("audit", "prune", "--older-than", "1h"); code != 0 || !strings.Contains(out, "deleted 0 audit rows") {
+		t.Errorf("prune 1h: exit %d %q", code, out)
+	}
+	if _, stderr, code := e.run("audit", "prune"); code != 2 || !strings.Contains(stderr, "--older-than") {
+		t.Errorf("prune without --older-than: exit %d %q", code, stderr)
+	}
+	out2, _, code := e.run("audit", "prune", "--older-than", time.Now().Add(time.Minute).Format("2006-01-02T15:04:05"))
+	if code != 0 || !strings.Contains(out2, "deleted 4 audit rows") {
+		t.Errorf("prune everything: exit %d %q", code, out2)
+	}
+	if n := len(e.audit("--limit", "0")); n != 0 {
+		t.Errorf("%d rows after pruning everything", n)
+	}
+}
