@@ -34,7 +34,7 @@ func newInitCmd() *cobra.Command {
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return runtimeError("%v", err)
 			}
-			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
 				return runtimeError("%v", err)
 			}
 			if err := fileutil.WriteAtomic(file, []byte(config.Template), 0o600); err != nil {
