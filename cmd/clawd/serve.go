@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -90,6 +91,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	tr := cfg.Transport
 	if f.transport != "" {
 		tr = f.transport
+	}
+	if err := config.CheckTransport(tr, runtime.GOOS); err != nil {
+		return usageError("%v", err)
 	}
 	// Writing to a closed stdout must be an error we handle, not SIGPIPE.
 	signal.Ignore(syscall.SIGPIPE)
