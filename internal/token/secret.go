@@ -83,7 +83,7 @@ func readSecret(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("session secret %s is not a regular file (%s); remove it and clawd will create a new one", path, fi.Mode().Type())
 	}
-	if err := checkPrivate(fi); err != nil {
+	if err := checkPrivate(path, fi); err != nil {
 		return nil, fmt.Errorf("session secret %s: %w", path, err)
 	}
 	data, err := os.ReadFile(path)
