@@ -60,7 +60,7 @@ func newTokenIssueCmd() *cobra.Command {
 			path := ""
 			if !noSave {
 				path = token.CredentialPath(ws.TokenPath, kind)
-				if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
 					return runtimeError("credential file directory: %v", err)
 				}
 				if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {

@@ -41,7 +41,7 @@ func newInitCmd() *cobra.Command {
 				return runtimeError("%v", err)
 			}
 			file = target
-			if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
 				return runtimeError("%v", err)
 			}
 			if err := fileutil.WriteAtomic(file, []byte(config.Template), 0o600); err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -95,6 +96,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	tr := cfg.Transport
 	if f.transport != "" {
 		tr = f.transport
+	}
+	if err := config.CheckTransport(tr, runtime.GOOS); err != nil {
+		return usageError("%v", err)
 	}
 	if err := flagsFitTransport(cmd, tr); err != nil {
 		return err

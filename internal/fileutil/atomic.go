@@ -9,7 +9,8 @@ import (
 
 // WriteAtomic writes data to path so that readers see the old content or
 // the new, never a part: a temp file in the same directory, synced, chmod'ed
-// to perm, then renamed over path.
+// to perm (and, for a mode without group or other bits, private on Windows
+// too: MakePrivate), then renamed over path.
 func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -24,6 +25,11 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	}()
 	if err = f.Chmod(perm); err != nil {
 		return err
+	}
+	if perm&0o077 == 0 {
+		if err = MakePrivate(tmp, false); err != nil {
+			return err
+		}
 	}
 	if _, err = f.Write(data); err != nil {
 		return err

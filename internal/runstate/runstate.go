@@ -45,7 +45,7 @@ func Path(dataDir, wsID, transport string) string {
 
 // Write stores s at path (0600, atomically), creating the directory (0700).
 func Write(path string, s *State) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
 		return err
 	}
 	b, err := json.Marshal(s, json.Deterministic(true))

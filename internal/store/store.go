@@ -31,6 +31,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/fileutil"
 )
 
 // BusyTimeout is how long a connection waits for another process's write
@@ -78,7 +79,7 @@ func Open(path string, opts Options) (*DB, error) {
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery = 250 * time.Millisecond
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("database directory: %w", err)
 	}
 	// Create the file 0600 before SQLite does (it would use 0644 and copy
@@ -87,6 +88,9 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	} else {
 		f.Close()
+	}
+	if err := fileutil.MakePrivate(path, false); err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	db := &DB{path: path, opts: opts, opened: time.Now()}
 	var err error

@@ -83,7 +83,7 @@ func NewIssuer(o Options) (*Issuer, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(filepath.Dir(o.Path), 0o700); err != nil {
+	if err := fileutil.MkdirPrivate(filepath.Dir(o.Path)); err != nil {
 		return nil, fmt.Errorf("token file directory: %w", err)
 	}
 	i := &Issuer{opts: o}

@@ -11,7 +11,7 @@ import (
 
 // checkPrivate refuses a key file that others can read (they could forge
 // tokens) or that another user owns (they could replace the key).
-func checkPrivate(fi fs.FileInfo) error {
+func checkPrivate(_ string, fi fs.FileInfo) error {
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return fmt.Errorf("mode %04o lets other users read it, and with it forge tokens; remove the file and restart clawd to generate a new key", perm)
 	}

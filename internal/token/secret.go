@@ -19,6 +19,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/clawde/clawd/internal/fileutil"
 )
 
 // EnvSecret is the environment variable that may carry the HMAC key.
@@ -81,7 +83,7 @@ func readSecret(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("session secret %s is not a regular file (%s); remove it and clawd will create a new one", path, fi.Mode().Type())
 	}
-	if err := checkPrivate(fi); err != nil {
+	if err := checkPrivate(path, fi); err != nil {
 		return nil, fmt.Errorf("session secret %s: %w", path, err)
 	}
 	data, err := os.ReadFile(path)
@@ -100,7 +102,7 @@ func readSecret(path string) ([]byte, error) {
 // created it): a temp file is linked into place, which fails if path exists.
 func createSecret(path string) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := fileutil.MkdirPrivate(dir); err != nil {
 		return err
 	}
 	key := make([]byte, secretBytes)
@@ -114,6 +116,10 @@ func createSecret(path string) error {
 	tmp := f.Name()
 	defer os.Remove(tmp)
 	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return err
+	}
+	if err := fileutil.MakePrivate(tmp, false); err != nil {
 		f.Close()
 		return err
 	}

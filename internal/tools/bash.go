@@ -148,9 +148,9 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, err
 	}
 
-	shell, err := exec.LookPath(t.shell)
+	shell, err := findShell(t.shell)
 	if err != nil {
-		return nil, Errorf("the bash tool needs %q, which is not installed or not in clawd's PATH (%v); install bash or add it to PATH and restart clawd", t.shell, err)
+		return nil, err
 	}
 	wd := ""
 	if a.WorkingDir != nil {

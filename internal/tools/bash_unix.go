@@ -12,6 +12,15 @@ import (
 	"time"
 )
 
+// findShell looks the shell up in PATH.
+func findShell(name string) (string, error) {
+	shell, err := exec.LookPath(name)
+	if err != nil {
+		return "", Errorf("the bash tool needs %q, which is not installed or not in clawd's PATH (%v); install bash or add it to PATH and restart clawd", name, err)
+	}
+	return shell, nil
+}
+
 // runCmd runs cmd in its own process group with stdout and stderr on pipes
 // read into the captures, and returns once the command is done and nothing
 // of it is left running.

@@ -71,14 +71,19 @@ func ServeDaemon(t *testing.T, cmd *exec.Cmd) *Daemon {
 	return d
 }
 
-// Stop ends the daemon with SIGTERM (a clean shutdown) and waits.
+// Stop ends the daemon with SIGTERM (a clean shutdown) and waits. Where
+// SIGTERM cannot be sent (Windows has no signals to send to another
+// process), it kills the daemon instead, as Kill does.
 func (d *Daemon) Stop() {
 	select {
 	case <-d.done:
 		return
 	default:
 	}
-	d.Cmd.Process.Signal(syscall.SIGTERM)
+	if err := d.Cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		d.Kill()
+		return
+	}
 	select {
 	case <-d.done:
 	case <-time.After(10 * time.Second):

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,6 +150,9 @@ func TestUsageErrorsExit2(t *testing.T) {
 // SIGTERM ends a stdio server promptly even while its host keeps stdin open,
 // and kills the process group of a running bash call on the way out.
 func TestStdioStopsOnSIGTERM(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows cannot send SIGTERM to another process")
+	}
 	e := newEnv(t)
 	r := e.startRaw()
 	r.initialize("claude-code")

@@ -8,12 +8,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/internal/runstate"
 )
 
 // The spec's test_server_starts_on_stdio (section 8): spawned with nothing
@@ -263,12 +264,13 @@ func waitPid(t *testing.T, file string) int {
 }
 
 // waitGone waits until pid no longer exists (zombies count as gone: they
-// are reaped by whoever owns them).
+// are reaped by whoever owns them). runstate.Alive is clawd's own check:
+// signal 0 on unix, opening the process on Windows.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); err != nil {
+		if !runstate.Alive(pid) {
 			return
 		}
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil && strings.Contains(string(b), ") Z ") {
