@@ -47,25 +47,9 @@ func newTokenIssueCmd() *cobra.Command {
 			if err != nil {
 				return runtimeError("%v", err)
 			}
-			db, err := openStore()
+			id, text, path, err := issueCredential(ws, kind, label, !noSave)
 			if err != nil {
 				return err
-			}
-			defer db.Close()
-			id, digest, text := token.NewClientCredential()
-			c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: label}
-			if err := db.AddCredential(context.Background(), c, digest); err != nil {
-				return runtimeError("storing the credential: %v", err)
-			}
-			path := ""
-			if !noSave {
-				path = token.CredentialPath(ws.TokenPath, kind)
-				if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
-					return runtimeError("credential file directory: %v", err)
-				}
-				if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {
-					return runtimeError("writing the credential file %s: %v (the credential %s is stored; revoke it with clawd token revoke %s)", path, err, id, id)
-				}
 			}
 			if f.json {
 				return writeJSON(cmd.OutOrStdout(), map[string]string{"id": id, "kind": kind, "workspace_id": ws.ID,
@@ -183,6 +167,33 @@ func newTokenRevokeCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	return cmd
+}
+
+// issueCredential stores a new credential of kind for ws and, when save is
+// set, writes it to the credential file (0600) that clients read it from.
+// It returns the credential's id, its text and the file ("" unless saved).
+func issueCredential(ws *client.Workspace, kind, label string, save bool) (id, text, path string, err error) {
+	db, err := openStore()
+	if err != nil {
+		return "", "", "", err
+	}
+	defer db.Close()
+	id, digest, text := token.NewClientCredential()
+	c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: label}
+	if err := db.AddCredential(context.Background(), c, digest); err != nil {
+		return "", "", "", runtimeError("storing the credential: %v", err)
+	}
+	if !save {
+		return id, text, "", nil
+	}
+	path = token.CredentialPath(ws.TokenPath, kind)
+	if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
+		return "", "", "", runtimeError("credential file directory: %v", err)
+	}
+	if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {
+		return "", "", "", runtimeError("writing the credential file %s: %v (the credential %s is stored; revoke it with clawd token revoke %s)", path, err, id, id)
+	}
+	return id, text, path, nil
 }
 
 // readCredentialFile reads the saved credential of a kind for a workspace.

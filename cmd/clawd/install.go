@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,9 +13,7 @@ import (
 
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/fileutil"
 	"github.com/clawde/clawd/internal/hostadapter"
-	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/token"
 )
 
@@ -257,23 +254,11 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 	if err != nil {
 		return runtimeError("%v", err)
 	}
-	db, err := openStore()
+	id, _, saved, err := issueCredential(ws, kind, "clawd install", true)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	id, digest, text := token.NewClientCredential()
-	c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: "clawd install"}
-	if err := db.AddCredential(context.Background(), c, digest); err != nil {
-		return runtimeError("storing the credential: %v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return runtimeError("credential file directory: %v", err)
-	}
-	if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {
-		return runtimeError("writing the credential file %s: %v (revoke the stored credential with clawd token revoke %s)", path, err, id)
-	}
-	cmd.PrintErrf("clawd: issued %s credential %s for entity %s:%s, saved to %s\n", kind, id, kind, ws.ID, path)
+	cmd.PrintErrf("clawd: issued %s credential %s for entity %s:%s, saved to %s\n", kind, id, kind, ws.ID, saved)
 	return nil
 }
 

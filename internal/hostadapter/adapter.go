@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/clawde/clawd/internal/fileutil"
 )
 
 // Transports an entry can use to reach clawd.
@@ -201,14 +203,14 @@ func Apply(c Change) error {
 	if st, err := os.Stat(target); err == nil {
 		mode = st.Mode().Perm()
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
-			if err := writeAtomic(backup, c.Before, mode); err != nil {
+			if err := fileutil.WriteAtomic(backup, c.Before, mode); err != nil {
 				return fmt.Errorf("backing up %s: %v", c.File, err)
 			}
 		}
 	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	if err := writeAtomic(target, c.After, mode); err != nil {
+	if err := fileutil.WriteAtomic(target, c.After, mode); err != nil {
 		return err
 	}
 	if c.Restore {
@@ -222,33 +224,6 @@ func removeIfExists(p string) error {
 		return err
 	}
 	return nil
-}
-
-// writeAtomic writes data to a temporary file in path's directory and
-// renames it over path, so a reader (or the client itself) never sees half.
-func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".clawd-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 func readFile(p string) ([]byte, error) {

@@ -327,22 +327,22 @@ func (l *lookups) stat(p string) (os.FileInfo, error) {
 	if l == nil {
 		return os.Stat(p)
 	}
-	r, ok := l.stats[p]
-	if !ok {
-		r.fi, r.err = os.Stat(p)
-		l.stats[p] = r
-	}
-	return r.fi, r.err
+	return remember(l.stats, p, os.Stat)
 }
 
 func (l *lookups) lstat(p string) (os.FileInfo, error) {
 	if l == nil {
 		return os.Lstat(p)
 	}
-	r, ok := l.lstats[p]
+	return remember(l.lstats, p, os.Lstat)
+}
+
+// remember answers p from m, asking look the first time.
+func remember(m map[string]statResult, p string, look func(string) (os.FileInfo, error)) (os.FileInfo, error) {
+	r, ok := m[p]
 	if !ok {
-		r.fi, r.err = os.Lstat(p)
-		l.lstats[p] = r
+		r.fi, r.err = look(p)
+		m[p] = r
 	}
 	return r.fi, r.err
 }
