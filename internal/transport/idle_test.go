@@ -283,6 +283,30 @@ func (f *httpFixture) waitConns(n int) {
 	}
 }
 
+// waitIdleAuthed waits until n connections are authenticated and between
+// requests: net/http marks a connection idle from its own goroutine, which
+// may run after the client has read the answer.
+func (f *httpFixture) waitIdleAuthed(n int) {
+	f.t.Helper()
+	count := func() int {
+		f.h.conns.mu.Lock()
+		defer f.h.conns.mu.Unlock()
+		k := 0
+		for c := range f.h.conns.conns {
+			if c.authed.Load() && c.state.Load() == connIdle {
+				k++
+			}
+		}
+		return k
+	}
+	for deadline := time.Now().Add(5 * time.Second); count() != n; {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d authenticated connections between requests, want %d", count(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // TestShedOrder: at the cap a new connection is admitted in place of, in
 // this order: the unauthenticated connection idle the longest (never sent
 // a request, or between requests), an authenticated connection between
@@ -334,6 +358,7 @@ func TestShedOrder(t *testing.T) {
 		}()
 		<-f.bt.started
 		f.waitConns(2)
+		f.waitIdleAuthed(1)
 
 		// The new connection takes the idle authenticated one's slot.
 		c := f.dialRaw()
@@ -351,8 +376,11 @@ func TestShedOrder(t *testing.T) {
 		// A second running call: no slot may be shed, and a new connection
 		// gets 503.
 		f.waitConns(2)
+		// A fresh client: idle's pooled connection was shed above, and a
+		// POST is not retried on a new one when the old turns out dead.
+		second := oneConnClient(t)
 		go func() {
-			st, _ := f.postWith(idle, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
+			st, _ := f.postWith(second, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"block","arguments":{}}}`)
 			done <- st
 		}()
 		<-f.bt.started
