@@ -40,7 +40,7 @@ type Options struct {
 	DisabledTools  map[string]bool
 }
 
-// Chain is the default Authorizer: the five steps of the spec's section 4
+// Chain is the default Authorizer: the five steps of docs/authorization.md
 // plus the audit log. Each step is a small function of its own (trust,
 // policy, supply, sandbox) so it can be tested alone; decide runs them in
 // order and the first refusal wins.
@@ -370,7 +370,7 @@ type MemoryTrust struct {
 	rows map[string]TrustEntry
 }
 
-// DefaultTrustRows are the rows seeded on first start (DESIGN.md section 3).
+// DefaultTrustRows are the rows seeded on first start (docs/authorization.md).
 func DefaultTrustRows() []TrustEntry {
 	return []TrustEntry{
 		{Entity: "cc:*", Level: 3},

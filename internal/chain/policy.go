@@ -25,15 +25,15 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 		return false, ReasonToolDisabled
 	}
 	if opts.PolicyStubMode {
-		// P1: AllowAll stub — replace in W14-T02 (spec section 9). clawd
-		// ships the real engine below and keeps the stub only behind
-		// policy_stub_mode = true, which defaults to false.
+		// The AllowAll stub an early version of clawd shipped with. clawd
+		// keeps it only behind policy_stub_mode = true, which defaults to
+		// false: it would let a level-1 entity run bash.
 		return true, ReasonStubAllow
 	}
 	return Evaluate(e, spec)
 }
 
-// Evaluate is the deny-by-default policy engine (spec section 4, step 3):
+// Evaluate is the deny-by-default policy engine (step 3 of the chain):
 // an explicit per-tool permission in the entity's row decides; otherwise the
 // trust-level table by the tool's permission hint (level 1 read; 2 adds
 // write and execute; 3 adds upstream; 0 nothing). A hint the table does not

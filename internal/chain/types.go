@@ -1,6 +1,6 @@
 // Package chain is the one place that decides who may call which tool.
 //
-// Every tools/call passes five steps in the spec's order (section 4):
+// Every tools/call passes five steps in this order (docs/authorization.md):
 // auth -> trust registry -> policy -> supply chain -> sandbox guard, then the
 // handler. A failing step short-circuits with the spec's JSON-RPC error and
 // the handler never runs.

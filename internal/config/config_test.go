@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The spec's test_binding_rejects_0000 (section 6): a config binding
+// A config binding
 // 0.0.0.0 fails validation with an error naming the invariant.
 func Test_binding_rejects_0000(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0", "::", "[::]", "192.168.1.10", "10.0.0.1", "example.com", "127.0.0.1.nip.io", ""} {

@@ -34,7 +34,8 @@ type lastEvaler interface{ LastEval() time.Duration }
 // it on every request.
 var selfPID = os.Getpid()
 
-// Health returns the spec's health object (section 5).
+// Health returns the health object GET /health and clawd/health answer
+// (docs/transports.md).
 func (d *Daemon) Health() transport.Health {
 	switches := d.Config().Tools // name -> on; a missing name is on
 	active := d.Server.Registry.Count(func(name string) bool {

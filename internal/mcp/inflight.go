@@ -7,7 +7,7 @@ import (
 )
 
 // inflight tracks running requests by id value so notifications/cancelled
-// can find them (DESIGN.md section 2, after the openclaw seed's semantics):
+// can find them (docs/transports.md):
 //
 //   - a cancel matching exactly one active call cancels it; one matching two
 //     or more active calls with the same id cancels none, since ids are

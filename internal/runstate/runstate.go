@@ -102,7 +102,7 @@ func SocketPath(cfg *config.Config, p config.Paths, wsID, override string) strin
 }
 
 // TokenPath is the workspace token file: the config's token_path (~
-// expanded), else ~/.claude/hooks/.clawde-token-<workspace> (spec 3.4).
+// expanded), else ~/.claude/hooks/.clawde-token-<workspace> (docs/transports.md).
 func TokenPath(cfg *config.Config, p config.Paths, wsID string) string {
 	if cfg.TokenPath != "" {
 		return p.ExpandHome(cfg.TokenPath)

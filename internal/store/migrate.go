@@ -10,7 +10,7 @@ import (
 // migrations are applied in order; migrations[i] brings the schema from
 // version i to i+1. Never edit an applied migration: add one.
 var migrations = []string{
-	// Version 1: the four tables of the spec and DESIGN.md section 3, the
+	// Version 1: the trust registry, audit log and two allowlists, the
 	// change counter, and the first-start trust rows.
 	`
 CREATE TABLE cd_trust_registry (

@@ -20,7 +20,7 @@ import (
 	"github.com/clawde/clawd/internal/fileutil"
 )
 
-// Defaults of the token lifetime (spec 3.4: TTL 24h).
+// Defaults of the token lifetime: 24 h, renewed an hour before it ends.
 const (
 	DefaultTTL = 24 * time.Hour
 	// DefaultRenewBefore is how long before expiry a new token is issued.
@@ -208,7 +208,7 @@ func (i *Issuer) compute(counter uint64) []byte {
 }
 
 // Remove deletes the token file if it still holds this daemon's current
-// token (spec 3.4: the token lives "24h or until clawd exits"); a file that
+// token (a token lives 24 h or until clawd exits); a file that
 // another daemon has since written is left alone.
 func (i *Issuer) Remove() error {
 	i.mu.Lock()

@@ -1,5 +1,5 @@
 // Package token issues and checks the workspace bearer tokens of the
-// loopback HTTP transport (spec sections 3.1 and 3.4).
+// loopback HTTP transport (docs/transports.md).
 //
 // A token is HMAC-SHA256 over the workspace id, the daemon's pid, its start
 // time and a rotation counter, keyed by a per-user secret. The daemon keeps

@@ -15,7 +15,7 @@ const BuiltinProviderID = "clawd"
 type Limits struct {
 	MaxReadBytes    int64         // read_file content cap (max_read_bytes)
 	DefaultTimeout  time.Duration // bash timeout when the call gives none (tool_timeout_ms)
-	MaxOutputBytes  int           // bash stdout/stderr cap each (8 KiB per ADR-008)
+	MaxOutputBytes  int           // bash stdout/stderr cap each (8 KiB)
 	MaxListEntries  int           // list_dir entry cap
 	MaxSearchFileMB int64         // search skips files larger than this many MiB
 }

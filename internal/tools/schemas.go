@@ -22,7 +22,7 @@ var bashOutputSchema = jsontext.Value(`{
     "exit_code": { "type": "integer" },
     "stdout": { "type": "string" },
     "stderr": { "type": "string" },
-    "truncated": { "type": "boolean", "description": "True if output exceeded 8KB cap (ADR-008)" },
+    "truncated": { "type": "boolean", "description": "True if output exceeded the 8 KiB cap" },
     "timed_out": { "type": "boolean", "description": "True if the command was killed at its timeout (exit_code is then 124)" }
   },
   "required": ["exit_code", "stdout", "stderr"]

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Cancellation across HTTP requests (DESIGN.md section 2): the call and its
+// Cancellation across HTTP requests (docs/transports.md): the call and its
 // notifications/cancelled arrive as separate POSTs, usually on separate
 // connections, and are matched within the session of their Mcp-Session-Id.
 

@@ -6,7 +6,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Health is the spec's health object (section 5), served at GET /health on
+// Health is the health object (docs/transports.md), served at GET /health on
 // loopback HTTP and as the JSON-RPC method clawd/health on every transport.
 type Health struct {
 	Status      string // "ok", "degraded" or "error"

@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// The request checks of the loopback HTTP transport, after the openclaw
-// seed's layers. Loopback alone is not enough: a browser tab is on loopback
+// The request checks of the loopback HTTP transport, in layers. Loopback alone is not enough: a browser tab is on loopback
 // too, so Host (DNS rebinding) and Origin (cross-site requests) are checked
 // before the token, and Content-Type must be application/json so a browser
 // cannot send the request without a CORS preflight, which is never granted.

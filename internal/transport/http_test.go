@@ -18,8 +18,7 @@ import (
 	"github.com/clawde/clawd/internal/mcp"
 )
 
-// Test_server_starts_on_tcp_loopback is the spec's test of the same name
-// (section 8) at the package level: the listener binds 127.0.0.1 and
+// Test_server_starts_on_tcp_loopback at the package level: the listener binds 127.0.0.1 and
 // /health answers {"status":"ok",...}. cmd/clawd repeats it with the binary
 // on port 7430.
 func Test_server_starts_on_tcp_loopback(t *testing.T) {

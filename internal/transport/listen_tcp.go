@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// ListenTCP listens on a loopback address only (DESIGN.md section 4; the
+// ListenTCP listens on a loopback address only (docs/transports.md; the
 // config already refuses other bind_addr values, this is the last line).
 // Port 0 picks a free port; the listener's Addr tells which.
 //

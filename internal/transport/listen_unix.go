@@ -28,7 +28,7 @@ type UnixListener struct {
 	err  error
 }
 
-// ListenUnix binds the daemon's socket at path (DESIGN.md section 4):
+// ListenUnix binds the daemon's socket at path (docs/transports.md):
 //
 //   - an exclusive lock on "<path>.lock" is held for the daemon's lifetime,
 //     so two daemons starting at once cannot both decide the socket is stale;

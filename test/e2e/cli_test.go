@@ -50,7 +50,7 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 	}
 }
 
-// The spec's section 6: any config that binds 0.0.0.0 makes clawd exit 1
+// Any config that binds 0.0.0.0 makes clawd exit 1
 // with its exact log line.
 func TestServeRejectsExternalBind(t *testing.T) {
 	e := newEnv(t)

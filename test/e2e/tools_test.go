@@ -17,7 +17,7 @@ import (
 	"github.com/clawde/clawd/internal/runstate"
 )
 
-// The spec's test_server_starts_on_stdio (section 8): spawned with nothing
+// The server spawned over stdio with nothing
 // but stdio, clawd answers initialize with the negotiated version.
 func Test_server_starts_on_stdio(t *testing.T) {
 	e := newEnv(t)
