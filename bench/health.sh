@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load test of GET /health (spec section 5: p99 < 5 ms; clawd's target:
+# Load test of GET /health (required: p99 < 5 ms; clawd's target:
 # p99 < 1 ms at 32 concurrent clients). Builds clawd and bench/healthpeer
 # (peer: a bare net/http server answering a health-shaped body with no
 # checks; goraw: the same answer from a bare read/write loop, the floor of a

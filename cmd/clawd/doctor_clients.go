@@ -9,11 +9,13 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
 )
 
@@ -25,31 +27,45 @@ type clientFile struct {
 	key    []string // path of members to the object of entries
 }
 
-// knownClientFiles are the files the clients read today, project files
-// (in the workspace) and user files (in the home directory).
+// knownClientFiles are the files the clients read: where `clawd install`
+// writes each client's entry, for every scope (the adapters are the one
+// list of places), plus places the clients also read that install never
+// writes (Claude Code's per-project entries in ~/.claude.json, OpenCode's
+// .jsonc spelling).
 func knownClientFiles(ws *client.Workspace) []clientFile {
+	cfgDir, _ := os.UserConfigDir()
+	var out []clientFile
+	for _, name := range hostadapter.Names() {
+		a, err := hostadapter.Lookup(name)
+		if err != nil {
+			continue
+		}
+		for _, sc := range a.Scopes() {
+			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir,
+				GOOS: runtime.GOOS, Scope: sc, Transport: hostadapter.Stdio, Command: "clawd"})
+			if err == nil {
+				out = append(out, clientFile{name, e.File, e.Path})
+			}
+		}
+	}
 	home := ws.Paths.Home
-	cfgHome := filepath.Join(home, ".config")
-	if v := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(v) {
-		cfgHome = v
+	out = append(out,
+		clientFile{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
+		clientFile{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
+		clientFile{"opencode", filepath.Join(cfgDir, "opencode", "opencode.jsonc"), []string{"mcp"}},
+	)
+	// An adapter may already name one of the extra places (an existing
+	// .jsonc file): each place is reported once.
+	seen := map[string]bool{}
+	uniq := out[:0]
+	for _, f := range out {
+		k := f.path + "\x00" + strings.Join(f.key, "\x00")
+		if !seen[k] {
+			seen[k] = true
+			uniq = append(uniq, f)
+		}
 	}
-	desktop := filepath.Join(cfgHome, "Claude", "claude_desktop_config.json")
-	if d, err := os.UserConfigDir(); err == nil && d != cfgHome { // macOS, Windows
-		desktop = filepath.Join(d, "Claude", "claude_desktop_config.json")
-	}
-	return []clientFile{
-		{"claude-code", filepath.Join(ws.Dir, ".mcp.json"), []string{"mcpServers"}},
-		{"claude-code", filepath.Join(home, ".claude.json"), []string{"mcpServers"}},
-		{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
-		{"opencode", filepath.Join(ws.Dir, "opencode.json"), []string{"mcp"}},
-		{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
-		{"opencode", filepath.Join(cfgHome, "opencode", "opencode.json"), []string{"mcp"}},
-		{"opencode", filepath.Join(cfgHome, "opencode", "opencode.jsonc"), []string{"mcp"}},
-		{"cursor", filepath.Join(ws.Dir, ".cursor", "mcp.json"), []string{"mcpServers"}},
-		{"cursor", filepath.Join(home, ".cursor", "mcp.json"), []string{"mcpServers"}},
-		{"vscode", filepath.Join(ws.Dir, ".vscode", "mcp.json"), []string{"servers"}},
-		{"claude-desktop", desktop, []string{"mcpServers"}},
-	}
+	return uniq
 }
 
 // mcpEntry is one server entry in any of the formats: Claude Code, Cursor,

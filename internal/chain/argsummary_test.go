@@ -16,7 +16,7 @@ func TestArgsSummaryMasksSecrets(t *testing.T) {
 		{`{"command":"mysql --password hunter2 db"}`, "--password ***", "hunter2"},
 		{`{"command":"git clone https://bob:pa55word@example.com/r.git"}`, "https://bob:***@example.com", "pa55word"},
 		{`{"command":"echo 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}`, "echo ***", "9f86d081"},
-		{`{"query":"TODO","path":"internal"}`, "query: TODO; path: internal", ""},
+		{`{"query":"needle","path":"internal"}`, "query: needle; path: internal", ""},
 		{`{"content":"SECRET FILE BODY","path":"a.txt"}`, "path: a.txt", "SECRET"},
 		{`{"command":"` + strings.Repeat("x ", 200) + `"}`, "…", ""},
 	}
