@@ -60,12 +60,26 @@ func ArgsSummary(args jsontext.Value) string {
 	if a.WorkingDir != nil {
 		parts = append(parts, "working_dir: "+*a.WorkingDir)
 	}
-	s := MaskSecrets(strings.Join(parts, "; "))
+	s := strings.Join(parts, "; ")
+	// Only the first maxSummary runes are kept, so the masking never needs
+	// to look further than a few times that: a one-line command or a path
+	// of megabytes costs no more than a short one. A secret that starts
+	// within the kept part and runs past the cut is still long enough here
+	// to be recognised.
+	if len(s) > maskWindow {
+		s = s[:maskWindow]
+	}
+	s = MaskSecrets(s)
 	if r := []rune(s); len(r) > maxSummary {
 		s = string(r[:maxSummary-1]) + "…"
 	}
 	return s
 }
+
+// maskWindow is how much of a summary is masked before it is cut to
+// maxSummary runes: 4 bytes a rune, and room for a secret that crosses the
+// cut.
+const maskWindow = 8 * maxSummary
 
 var (
 	// NAME=value, NAME: value, --name value for secret-looking names.

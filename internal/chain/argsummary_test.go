@@ -3,7 +3,9 @@ package chain
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -42,5 +44,21 @@ func BenchmarkArgsSummary(b *testing.B) {
 				ArgsDigest(v)
 			}
 		})
+	}
+}
+
+// TestArgsSummaryOfHugeArgument: a one-line command or path of megabytes
+// is summarised from its start only, in bounded time, and a secret that
+// starts in the kept part is still masked.
+func TestArgsSummaryOfHugeArgument(t *testing.T) {
+	long := "echo password=" + strings.Repeat("s3cr3tV4lue", 1<<19) // ~5.5 MiB, one line
+	args, _ := json.Marshal(map[string]string{"command": long})
+	start := time.Now()
+	got := ArgsSummary(args)
+	if d := time.Since(start); d > 50*time.Millisecond {
+		t.Errorf("summary of a %d-byte command took %v", len(long), d)
+	}
+	if strings.Contains(got, "s3cr3t") || !strings.HasPrefix(got, "command: echo password=***") {
+		t.Errorf("summary %q: the secret is not masked", got)
 	}
 }
