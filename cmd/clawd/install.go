@@ -164,7 +164,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	if f.hook && a.Name() != "claude-code" {
 		return nil, o, usageError("--hook is for claude-code only (its SessionStart hook)")
 	}
-	ws, err := client.ResolveWorkspace(client.Options{Workspace: expandHome(f.workspace), ConfigFile: f.configFile, Port: -1})
+	ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
 	if err != nil {
 		return nil, o, runtimeError("%v", err)
 	}
@@ -225,15 +225,6 @@ func fileExistsAt(p string) bool {
 	}
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-func expandHome(p string) string {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		if h, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(h, p[1:])
-		}
-	}
-	return p
 }
 
 // ensureCredential issues the per-client credential of kind for the
@@ -305,7 +296,7 @@ func newTokenHeaderCmd() *cobra.Command {
 			if !config.IsClientKind(kind) {
 				return usageError("--client %q: use one of %s", kind, strings.Join(config.ClientKinds, ", "))
 			}
-			ws, err := client.ResolveWorkspace(client.Options{Workspace: expandHome(f.workspace), ConfigFile: f.configFile, Port: -1})
+			ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
 			if err != nil {
 				return runtimeError("%v", err)
 			}

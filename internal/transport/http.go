@@ -22,21 +22,6 @@ import (
 	"github.com/clawde/clawd/internal/mcp"
 )
 
-// Identity is what a credential proves about a connection: the entity kind
-// it maps to and, for a per-client credential, that credential's id. It
-// never comes from what the client says about itself (docs/security.md).
-type Identity struct {
-	Kind         string
-	CredentialID string // "" for the workspace token
-}
-
-// Authenticator checks a bearer credential: the workspace token or a
-// per-client credential. reason says why one was refused (for the 401's
-// data.reason and the log), e.g. "invalid_token" or "credential_revoked".
-type Authenticator interface {
-	Authenticate(bearer string) (id Identity, reason string, ok bool)
-}
-
 // HTTP paths.
 const (
 	PathMCP    = "/mcp"
@@ -318,74 +303,6 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// authenticate checks the bearer credential and refuses a request whose
-// credential is missing or refused.
-//
-// The refusal is 403 with no WWW-Authenticate challenge, not 401: MCP
-// clients (Claude Code, MCP Inspector, OpenCode's `mcp auth`) answer any
-// 401 by starting OAuth discovery and dynamic client registration, which a
-// local daemon with a static token cannot finish, so the user saw an OAuth
-// error instead of "send a token". On 403 Claude Code says "Needs
-// authentication" and SDK clients report this body, which says what to
-// send (docs/transports.md has the measurements). Refusals are logged, one
-// line per reason at most every connLogInterval, with the peer's address.
-func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Identity, bool) {
-	tok, ok := bearerToken(r.Header.Values("Authorization"))
-	reason := "missing_bearer_token"
-	var ident Identity
-	if ok {
-		reason = "invalid_token"
-		if h.Auth != nil {
-			var why string
-			if ident, why, ok = h.Auth.Authenticate(tok); ok {
-				return ident, true
-			}
-			if why != "" {
-				reason = why
-			}
-		}
-	}
-	kind := 1
-	if reason == "missing_bearer_token" {
-		kind = 0
-	}
-	h.authLog.addDetail(kind, "http: refused a request for its credential", "reason", reason, "peer", r.RemoteAddr)
-	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
-		Code: chain.CodeUnauthorized,
-		Message: "unauthorized: " + unauthorizedWhy(reason) +
-			"; send Authorization: Bearer <token> (clawd token show prints it; clawd token issue makes a per-client credential)",
-		Data: map[string]any{"reason": reason, "hint": "send Authorization: Bearer <token> with the token from the workspace token file (clawd token show) or a per-client credential (clawd token issue)"},
-	})
-	setWriteDeadline(w, h.timeouts.write)
-	writeJSON(w, AuthRefusedStatus, body)
-	return Identity{}, false
-}
-
-// AuthRefusedStatus is the HTTP status of a refused credential (see
-// authenticate for why it is not 401).
-const AuthRefusedStatus = http.StatusForbidden
-
-// unauthorizedWhy is the sentence for a refused credential's reason code.
-func unauthorizedWhy(reason string) string {
-	switch reason {
-	case "missing_bearer_token":
-		return "no bearer token was sent"
-	case "invalid_token":
-		return "the bearer token is not this workspace's current token (wrong, or rotated since)"
-	case "malformed_credential":
-		return "the per-client credential is malformed"
-	case "unknown_credential":
-		return "the per-client credential is not known to this clawd (wrong, or issued with another data directory)"
-	case "credential_revoked":
-		return "the per-client credential was revoked (clawd token list shows it)"
-	case "credential_for_another_workspace":
-		return "the per-client credential was issued for another workspace"
-	case "credential_unverifiable":
-		return "the per-client credential could not be checked (see clawd's log)"
-	}
-	return reason
-}
-
 func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -596,14 +513,6 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request, ident Identi
 	}
 	h.sessions.remove(sid)
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// forbidSession refuses a request that names a session started with another
-// credential: a session id routes requests, it does not authenticate them,
-// so a credential may use only the sessions it started.
-func (h *HTTPServer) forbidSession(w http.ResponseWriter) {
-	h.reject(w, http.StatusForbidden, chain.CodeUnauthorized,
-		"forbidden: this Mcp-Session-Id was started with another credential; initialize a session of your own")
 }
 
 // respond writes a JSON-RPC response, or 202 Accepted when the body held
