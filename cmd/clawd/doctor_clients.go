@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -96,7 +95,7 @@ func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) m
 	kinds := map[string]bool{}
 	found := 0
 	for _, cf := range knownClientFiles(ws) {
-		data, err := readClientFile(cf.path)
+		data, err := hostadapter.ReadConfig(cf.path) // bounded, regular files only: a project file is untrusted
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -194,27 +193,6 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 	return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
 		What: where + " runs `" + chain.MaskSecrets(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
 			"(a transport in the config would turn it into a daemon the client cannot talk to)"}, kind, true
-}
-
-// maxClientFile bounds what doctor reads of a client's file: a project's
-// .mcp.json comes with the repository, and a symlink to /dev/zero must not
-// hang it (~/.claude.json, which keeps history, stays far below this).
-const maxClientFile = 64 << 20
-
-func readClientFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxClientFile+1))
-	if err == nil && len(data) > maxClientFile {
-		err = fmt.Errorf("larger than %d MiB", maxClientFile>>20)
-	}
-	return data, err
 }
 
 func kindNote(kind string) string {

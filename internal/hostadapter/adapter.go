@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -227,7 +228,7 @@ func removeIfExists(p string) error {
 }
 
 func readFile(p string) ([]byte, error) {
-	b, err := os.ReadFile(p)
+	b, err := ReadConfig(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -238,6 +239,35 @@ func readFile(p string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, nil
+}
+
+// MaxConfigBytes bounds what is read of a client's config file. A project's
+// file comes with the repository; ~/.claude.json, which keeps history, stays
+// far below this.
+const MaxConfigBytes = 64 << 20
+
+// ReadConfig reads a client's config file: a regular file (checked before
+// it is opened, so a FIFO cannot block the open, and again on the open
+// file) of at most MaxConfigBytes. A missing file is fs.ErrNotExist.
+func ReadConfig(p string) ([]byte, error) {
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", p)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err == nil && len(data) > MaxConfigBytes {
+		err = fmt.Errorf("%s is larger than %d MiB", p, MaxConfigBytes>>20)
+	}
+	return data, err
 }
 
 var adapters = map[string]Adapter{}
