@@ -121,13 +121,6 @@ func (e *Env) Serve(args ...string) *Daemon {
 	return ServeDaemon(e.T, e.Command(append([]string{"serve"}, args...)...))
 }
 
-// StartServe starts `clawd serve args...` without waiting for it to serve
-// (for daemons a test expects to fail).
-func (e *Env) StartServe(args ...string) *Daemon {
-	e.T.Helper()
-	return StartDaemon(e.T, e.Command(append([]string{"serve"}, args...)...))
-}
-
 // State is a daemon's state file: how the CLI client finds it.
 type State struct {
 	PID       int    `json:"pid"`
