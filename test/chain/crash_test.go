@@ -1,7 +1,6 @@
 package chain_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -9,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // loadResult is what a load run saw: every response read from the child.
@@ -25,40 +26,35 @@ type loadResult struct {
 // written.
 func load(t *testing.T, e *env, n, inflight, killAt int) loadResult {
 	t.Helper()
-	p := e.serve(t)
-	p.initialize("x")
-	// Take over the output: the client's reader goroutine owns the pipe, so
-	// read its line channel directly.
-	res := loadResult{pid: p.cmd.Process.Pid, answered: map[string]string{}}
+	p := e.Stdio()
+	p.Initialize("x")
+	// Take over the session: raw writes and reads on the client.
+	res := loadResult{pid: p.Cmd.Process.Pid, answered: map[string]string{}}
 	sem := make(chan struct{}, inflight)
 	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { // sender
 		defer wg.Done()
-		w := bufio.NewWriter(p.stdin)
 		for i := 1; i <= n && !stopped.Load(); i++ {
 			sem <- struct{}{}
 			path := "a.txt"
 			if i%3 == 0 {
 				path = "../outside/secret"
 			}
-			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":"r%d","method":"tools/call","params":{"name":"read_file","arguments":{"path":%q}}}`+"\n", i, path)
-			if w.Flush() != nil {
+			// A write error (the child was killed) ends the sender.
+			if p.WriteRaw(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"r%d","method":"tools/call","params":{"name":"read_file","arguments":{"path":%q}}}`+"\n", i, path)) != nil {
 				return
 			}
 		}
 	}()
-	timeout := time.After(60 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for len(res.answered) < n {
-		var line []byte
-		var ok bool
-		select {
-		case line, ok = <-p.lines:
-		case <-timeout:
+		line, err := p.ReadLine(time.Until(deadline))
+		if err == clawdtest.ErrTimeout {
 			t.Fatalf("load: only %d of %d responses within 60 s", len(res.answered), n)
 		}
-		if !ok {
+		if err != nil {
 			break // the child is gone and its output drained
 		}
 		var m struct {
@@ -85,7 +81,7 @@ func load(t *testing.T, e *env, n, inflight, killAt int) loadResult {
 		}
 		if killAt > 0 && len(res.answered) == killAt {
 			stopped.Store(true)
-			p.cmd.Process.Kill() // SIGKILL: no deferred Close, no flush
+			p.Cmd.Process.Kill() // SIGKILL: no deferred Close, no flush
 			go func() {          // unblock the sender
 				for range sem {
 				}
@@ -93,9 +89,9 @@ func load(t *testing.T, e *env, n, inflight, killAt int) loadResult {
 		}
 	}
 	stopped.Store(true)
-	p.stdin.Close()
+	p.Stdin.Close()
 	wg.Wait()
-	p.cmd.Wait()
+	p.Wait(10 * time.Second)
 	return res
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/transport"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // effectTool stands in for a built-in tool this build may not register yet:
@@ -74,10 +75,10 @@ func standIns(ws *sandbox.Workspace) tools.Provider {
 // inProcess assembles the daemon like `clawd serve` does (config, real
 // database, workspace) and serves one stdio session to caller kind over
 // pipes.
-func inProcess(t *testing.T, e *env, kind string, extra ...tools.Provider) (*client, *daemon.Daemon) {
+func inProcess(t *testing.T, e *env, kind string, extra ...tools.Provider) (*clawdtest.Client, *daemon.Daemon) {
 	t.Helper()
-	e.setenv(t)
-	d, err := daemon.New(daemon.Options{Workspace: e.ws, Logger: slog.New(slog.DiscardHandler)})
+	e.Setenv()
+	d, err := daemon.New(daemon.Options{Workspace: e.WS, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +103,8 @@ func inProcess(t *testing.T, e *env, kind string, extra ...tools.Provider) (*cli
 		<-done
 		d.Close()
 	})
-	c := newClient(t, inW, outR)
-	c.initialize("x")
+	c := clawdtest.NewClient(t, inW, outR)
+	c.Initialize("x")
 	return c, d
 }
 
@@ -121,16 +122,16 @@ var readCalls = []struct {
 // never run), and tools/list shows it only the read tools.
 func TestLevelOneEntity(t *testing.T) {
 	e := newEnv(t)
-	e.mustClawd(t, "trust", "set", "device:"+e.wsID, "1")
+	e.MustRun("trust", "set", "device:"+e.wsID, "1")
 	c, _ := inProcess(t, e, "device")
 
-	listed := c.toolNames()
+	listed := c.ToolNames()
 	slices.Sort(listed)
 	if strings.Join(listed, " ") != "list_dir read_file search" {
 		t.Errorf("tools/list = %v, want the read tools only", listed)
 	}
 	for _, rc := range readCalls {
-		if r := c.callTool(rc.tool, rc.args); !toolOK(r) {
+		if r := c.CallTool(rc.tool, rc.args); !r.ToolOK() {
 			t.Errorf("%s refused: %v", rc.tool, r)
 		}
 	}
@@ -142,11 +143,11 @@ func TestLevelOneEntity(t *testing.T) {
 		{"bash", map[string]any{"command": "touch bash-ran"}, "bash-ran"},
 		{"write_file", map[string]any{"path": "new.txt", "content": "x"}, "new.txt"},
 	} {
-		code, msg, data := errOf(c.callTool(tc.tool, tc.args))
+		code, msg, data := c.CallTool(tc.tool, tc.args).Err()
 		if code != -32003 || !strings.HasPrefix(msg, "policy_denied: "+tc.tool+" needs level 2") || data["reason"] != "trust_level_too_low" {
 			t.Errorf("%s: error %d %q %v; want -32003 policy_denied trust_level_too_low", tc.tool, code, msg, data)
 		}
-		if _, err := os.Stat(filepath.Join(e.ws, tc.effect)); err == nil {
+		if _, err := os.Stat(filepath.Join(e.WS, tc.effect)); err == nil {
 			t.Errorf("%s's handler ran although the call was refused", tc.tool)
 		}
 	}
@@ -165,25 +166,25 @@ func TestLevelOneEntity(t *testing.T) {
 // --deny bash stops a level-3 one.
 func TestOverridesWriteAndExecute(t *testing.T) {
 	e := newEnv(t)
-	e.mustClawd(t, "trust", "set", "device:"+e.wsID, "1", "--allow", "write_file")
-	e.mustClawd(t, "trust", "set", "cc:"+e.wsID, "3", "--deny", "bash")
+	e.MustRun("trust", "set", "device:"+e.wsID, "1", "--allow", "write_file")
+	e.MustRun("trust", "set", "cc:"+e.wsID, "3", "--deny", "bash")
 
 	c, _ := inProcess(t, e, "device")
-	if r := c.callTool("write_file", map[string]any{"path": "new.txt", "content": "x"}); !toolOK(r) {
+	if r := c.CallTool("write_file", map[string]any{"path": "new.txt", "content": "x"}); !r.ToolOK() {
 		t.Fatalf("explicitly allowed write_file refused: %v", r)
 	}
-	if b, err := os.ReadFile(filepath.Join(e.ws, "new.txt")); err != nil || string(b) != "x" {
+	if b, err := os.ReadFile(filepath.Join(e.WS, "new.txt")); err != nil || string(b) != "x" {
 		t.Errorf("write_file did not write: %q %v", b, err)
 	}
 
 	cc, _ := inProcess(t, e, "cc")
-	if code, _, data := errOf(cc.callTool("bash", map[string]any{"command": "touch bash-ran"})); code != -32003 || data["reason"] != "explicit_tool_deny" {
+	if code, _, data := cc.CallTool("bash", map[string]any{"command": "touch bash-ran"}).Err(); code != -32003 || data["reason"] != "explicit_tool_deny" {
 		t.Errorf("explicitly denied bash: %d %v", code, data)
 	}
-	if _, err := os.Stat(filepath.Join(e.ws, "bash-ran")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.WS, "bash-ran")); err == nil {
 		t.Error("denied bash ran")
 	}
-	if slices.Contains(cc.toolNames(), "bash") {
+	if slices.Contains(cc.ToolNames(), "bash") {
 		t.Error("denied bash is listed")
 	}
 }
@@ -193,11 +194,11 @@ func TestOverridesWriteAndExecute(t *testing.T) {
 func TestUnauthenticated(t *testing.T) {
 	e := newEnv(t)
 	c, _ := inProcess(t, e, "")
-	if code, msg, _ := errOf(c.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32001 ||
+	if code, msg, _ := c.CallTool("read_file", map[string]any{"path": "a.txt"}).Err(); code != -32001 ||
 		!strings.HasPrefix(msg, "unauthorized: the connection did not authenticate") {
 		t.Errorf("error %d %q, want -32001 unauthorized", code, msg)
 	}
-	if len(c.toolNames()) != 0 {
+	if len(c.ToolNames()) != 0 {
 		t.Error("an unauthenticated caller sees tools")
 	}
 	if rows := e.auditRows(t, os.Getpid()); len(rows) != 0 {
@@ -221,7 +222,7 @@ func (u upstreamTool) Call(context.Context, jsontext.Value) (any, error) {
 // same database) allowlists it; replacing the binary refuses it again.
 func TestSupplyChain(t *testing.T) {
 	e := newEnv(t)
-	bin := filepath.Join(e.home, "fs-server")
+	bin := filepath.Join(e.Home, "fs-server")
 	os.WriteFile(bin, []byte("#!/bin/sh\necho fs v1\n"), 0o755)
 	sum := sha256.Sum256([]byte("#!/bin/sh\necho fs v1\n"))
 	hexSum := hex.EncodeToString(sum[:])
@@ -229,11 +230,11 @@ func TestSupplyChain(t *testing.T) {
 	prov := &tools.StaticProvider{Name: "fs-server", Binary: bin, List: []tools.Tool{upstreamTool{&ran}}}
 	c, _ := inProcess(t, e, "cc", prov)
 
-	if slices.Contains(c.toolNames(), "fs__stat") {
+	if slices.Contains(c.ToolNames(), "fs__stat") {
 		t.Error("tool of a non-allowlisted server is listed")
 	}
-	r := c.callTool("fs__stat", map[string]any{})
-	code, msg, data := errOf(r)
+	r := c.CallTool("fs__stat", map[string]any{})
+	code, msg, data := r.Err()
 	if code != -32004 || !strings.HasPrefix(msg, "supply_chain_denied: the binary of upstream server fs-server") ||
 		!strings.Contains(msg, "clawd mcp allow --server fs-server --sha256 "+hexSum) || data["sha256"] != hexSum || data["server"] != "fs-server" ||
 		!strings.Contains(data["hint"].(string), "clawd mcp allow --server fs-server --sha256 "+hexSum) {
@@ -247,16 +248,16 @@ func TestSupplyChain(t *testing.T) {
 		t.Errorf("audit: %d rows, %+v", n, row)
 	}
 
-	e.mustClawd(t, "mcp", "allow", "--server", "fs-server", "--sha256", hexSum)
-	if r := c.callTool("fs__stat", map[string]any{}); !toolOK(r) || ran != 1 {
+	e.MustRun("mcp", "allow", "--server", "fs-server", "--sha256", hexSum)
+	if r := c.CallTool("fs__stat", map[string]any{}); !r.ToolOK() || ran != 1 {
 		t.Fatalf("after allowlisting: %v (ran %d)", r, ran)
 	}
-	if !slices.Contains(c.toolNames(), "fs__stat") {
+	if !slices.Contains(c.ToolNames(), "fs__stat") {
 		t.Error("allowlisted server's tool not listed")
 	}
 
 	os.WriteFile(bin, []byte("#!/bin/sh\necho fs v2, evil\n"), 0o755)
-	if code, _, data := errOf(c.callTool("fs__stat", map[string]any{})); code != -32004 || data["sha256"] == hexSum {
+	if code, _, data := c.CallTool("fs__stat", map[string]any{}).Err(); code != -32004 || data["sha256"] == hexSum {
 		t.Errorf("replaced binary: %d %v", code, data)
 	}
 	if ran != 1 {
@@ -297,16 +298,16 @@ func (s *swapTool) Call(context.Context, jsontext.Value) (any, error) {
 
 func TestSandboxViolationDuringHandler(t *testing.T) {
 	e := newEnv(t)
-	os.Mkdir(filepath.Join(e.ws, "link"), 0o755)
-	os.WriteFile(filepath.Join(e.ws, "link", "secret"), []byte("inside"), 0o644)
-	e.setenv(t)
+	os.Mkdir(filepath.Join(e.WS, "link"), 0o755)
+	os.WriteFile(filepath.Join(e.WS, "link", "secret"), []byte("inside"), 0o644)
+	e.Setenv()
 	c, d := inProcess(t, e, "cc")
 	d.Server.Registry.Add(&tools.StaticProvider{Name: "race", List: []tools.Tool{&swapTool{d.WS, e.outside}}})
-	r := c.callTool("swap_read", map[string]any{"path": "link/secret"})
-	if code, msg, data := errOf(r); code != -32005 || !strings.HasPrefix(msg, `sandbox_violation: "link/secret": `) || data["path"] != "link/secret" {
+	r := c.CallTool("swap_read", map[string]any{"path": "link/secret"})
+	if code, msg, data := r.Err(); code != -32005 || !strings.HasPrefix(msg, `sandbox_violation: "link/secret": `) || data["path"] != "link/secret" {
 		t.Fatalf("response %v; want -32005 for link/secret", r)
 	}
-	row := e.waitOutcome(t, os.Getpid(), fmt.Sprint(c.id))
+	row := e.waitOutcome(t, os.Getpid(), fmt.Sprint(c.LastID()))
 	if row.Result != "Deny" || row.Step != "sandbox" || *row.Outcome != "sandbox_violation" {
 		t.Errorf("row = %+v; want Deny by sandbox with outcome sandbox_violation", row)
 	}

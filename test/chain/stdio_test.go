@@ -65,13 +65,13 @@ func TestStepDenialsOverStdio(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t)
 			for _, args := range tt.setup {
-				e.mustClawd(t, args...)
+				e.MustRun(args...)
 			}
-			p := e.serve(t)
-			p.initialize("test-client")
+			p := e.Stdio()
+			p.Initialize("test-client")
 			entity := "local:" + e.wsID
-			r := p.callTool(tt.tool, tt.args)
-			code, msg, data := errOf(r)
+			r := p.CallTool(tt.tool, tt.args)
+			code, msg, data := r.Err()
 			if code != tt.code || !strings.HasPrefix(msg, tt.message) {
 				t.Fatalf("response %v; want error %d %q...", r, tt.code, tt.message)
 			}
@@ -93,9 +93,8 @@ func TestStepDenialsOverStdio(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p.stdin.Close()
-			p.cmd.Wait()
-			rows := e.auditRows(t, p.cmd.Process.Pid)
+			p.CloseWait()
+			rows := e.auditRows(t, p.Cmd.Process.Pid)
 			if len(rows) != 1 {
 				t.Fatalf("%d audit rows, want 1: %+v", len(rows), rows)
 			}
@@ -122,23 +121,23 @@ func TestStepDenialsOverStdio(t *testing.T) {
 // handler runs and its outcome after.
 func TestAllowedCallOverStdio(t *testing.T) {
 	e := newEnv(t)
-	p := e.serve(t, "--client", "cc")
-	p.initialize("whatever") // stdio's kind comes from --client
-	r := p.callTool("read_file", map[string]any{"path": "a.txt"})
-	if !toolOK(r) {
+	p := e.Stdio("--client", "cc")
+	p.Initialize("whatever") // stdio's kind comes from --client
+	r := p.CallTool("read_file", map[string]any{"path": "a.txt"})
+	if !r.ToolOK() {
 		t.Fatalf("read_file: %v", r)
 	}
-	row := e.waitOutcome(t, p.cmd.Process.Pid, "2")
+	row := e.waitOutcome(t, p.Cmd.Process.Pid, "2")
 	if row.Result != "Allow" || row.Step != "handler" || row.Reason != "trust_level_default_allow" ||
 		row.EntityID != "cc:"+e.wsID || *row.TrustLevel != 3 || *row.Outcome != "ok" || row.LatencyUS <= 0 {
 		t.Errorf("row = %+v", row)
 	}
 	// A tool error is an allowed call with a failed outcome.
-	r = p.callTool("read_file", map[string]any{"path": "missing.txt"})
-	if res, _ := r["result"].(map[string]any); res == nil || res["isError"] != true {
+	r = p.CallTool("read_file", map[string]any{"path": "missing.txt"})
+	if !r.ToolFailed() {
 		t.Fatalf("missing file: %v", r)
 	}
-	if row := e.waitOutcome(t, p.cmd.Process.Pid, "3"); row.Result != "Allow" || *row.Outcome != "tool_error" {
+	if row := e.waitOutcome(t, p.Cmd.Process.Pid, "3"); row.Result != "Allow" || *row.Outcome != "tool_error" {
 		t.Errorf("tool error row = %+v", row)
 	}
 }
@@ -156,15 +155,15 @@ func TestPerToolOverride(t *testing.T) {
 	} {
 		t.Run(strings.Join(tt.set[3:], " "), func(t *testing.T) {
 			e := newEnv(t)
-			e.mustClawd(t, tt.set...)
-			p := e.serve(t)
-			p.initialize("x")
-			listed := slices.Contains(p.toolNames(), "read_file")
-			r := p.callTool("read_file", map[string]any{"path": "a.txt"})
-			if listed != tt.allow || toolOK(r) != tt.allow {
+			e.MustRun(tt.set...)
+			p := e.Stdio()
+			p.Initialize("x")
+			listed := slices.Contains(p.ToolNames(), "read_file")
+			r := p.CallTool("read_file", map[string]any{"path": "a.txt"})
+			if listed != tt.allow || r.ToolOK() != tt.allow {
 				t.Fatalf("listed %v, response %v; want allowed=%v", listed, r, tt.allow)
 			}
-			row, n := rowFor(e.auditRows(t, p.cmd.Process.Pid), "3")
+			row, n := rowFor(e.auditRows(t, p.Cmd.Process.Pid), "3")
 			if n != 1 || row.Reason != tt.reason {
 				t.Errorf("%d rows, row %+v; want reason %s", n, row, tt.reason)
 			}
@@ -178,20 +177,20 @@ func TestPerToolOverride(t *testing.T) {
 // still refused: the stub replaces step 3 only.
 func TestStubMode(t *testing.T) {
 	e := newEnv(t)
-	e.writeConfig(t, "policy_stub_mode = true\n")
-	e.mustClawd(t, "trust", "set", "local:*", "0")
-	p := e.serve(t)
-	p.initialize("x")
-	if r := p.callTool("read_file", map[string]any{"path": "a.txt"}); !toolOK(r) {
+	e.WriteConfig("policy_stub_mode = true\n")
+	e.MustRun("trust", "set", "local:*", "0")
+	p := e.Stdio()
+	p.Initialize("x")
+	if r := p.CallTool("read_file", map[string]any{"path": "a.txt"}); !r.ToolOK() {
 		t.Fatalf("stub mode refused: %v", r)
 	}
-	row := e.waitOutcome(t, p.cmd.Process.Pid, "2")
+	row := e.waitOutcome(t, p.Cmd.Process.Pid, "2")
 	if row.Result != "Allow" || row.Reason != "policy_stub_allow" || *row.Outcome != "ok" {
 		t.Errorf("row = %+v", row)
 	}
 	// Still deny-by-default for unknown entities, and the sandbox still holds.
-	e.mustClawd(t, "trust", "rm", "local:*")
-	if code, _, _ := errOf(p.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32002 {
+	e.MustRun("trust", "rm", "local:*")
+	if code, _, _ := p.CallTool("read_file", map[string]any{"path": "a.txt"}).Err(); code != -32002 {
 		t.Errorf("unknown entity in stub mode: code %d, want -32002", code)
 	}
 }
@@ -201,19 +200,19 @@ func TestStubMode(t *testing.T) {
 // client to re-list.
 func TestTrustChangeReachesRunningDaemon(t *testing.T) {
 	e := newEnv(t)
-	p := e.serve(t)
-	p.initialize("x")
-	if r := p.callTool("read_file", map[string]any{"path": "a.txt"}); !toolOK(r) {
+	p := e.Stdio()
+	p.Initialize("x")
+	if r := p.CallTool("read_file", map[string]any{"path": "a.txt"}); !r.ToolOK() {
 		t.Fatalf("before: %v", r)
 	}
-	e.mustClawd(t, "trust", "set", "local:"+e.wsID, "1", "--deny", "read_file")
-	if code, _, data := errOf(p.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32003 || data["reason"] != "explicit_tool_deny" {
+	e.MustRun("trust", "set", "local:"+e.wsID, "1", "--deny", "read_file")
+	if code, _, data := p.CallTool("read_file", map[string]any{"path": "a.txt"}).Err(); code != -32003 || data["reason"] != "explicit_tool_deny" {
 		t.Fatalf("after trust set: code %d data %v, want -32003 explicit_tool_deny", code, data)
 	}
-	if !p.waitNote("notifications/tools/list_changed", 5*time.Second) {
+	if !p.WaitNotification("notifications/tools/list_changed", 5*time.Second) {
 		t.Error("no tools/list_changed after a registry change")
 	}
-	if slices.Contains(p.toolNames(), "read_file") {
+	if slices.Contains(p.ToolNames(), "read_file") {
 		t.Error("denied tool still listed")
 	}
 }
@@ -226,51 +225,51 @@ func TestReload(t *testing.T) {
 		t.Skip("Windows has no SIGHUP; the file-change half needs no signal but shares the setup")
 	}
 	e := newEnv(t)
-	e.writeConfig(t, "[tools]\nread_file = true\n")
-	p := e.serve(t)
-	p.initialize("x")
-	if !slices.Contains(p.toolNames(), "read_file") {
+	e.WriteConfig("[tools]\nread_file = true\n")
+	p := e.Stdio()
+	p.Initialize("x")
+	if !slices.Contains(p.ToolNames(), "read_file") {
 		t.Fatal("read_file not listed at start")
 	}
 
-	e.writeConfig(t, "[tools]\nread_file = false\n")
-	p.cmd.Process.Signal(syscall.SIGHUP)
-	if !p.waitNote("notifications/tools/list_changed", 5*time.Second) {
+	e.WriteConfig("[tools]\nread_file = false\n")
+	p.Cmd.Process.Signal(syscall.SIGHUP)
+	if !p.WaitNotification("notifications/tools/list_changed", 5*time.Second) {
 		t.Fatal("no tools/list_changed after SIGHUP")
 	}
-	if slices.Contains(p.toolNames(), "read_file") {
+	if slices.Contains(p.ToolNames(), "read_file") {
 		t.Error("disabled tool still listed")
 	}
-	r := p.callTool("read_file", map[string]any{"path": "a.txt"})
-	if code, msg, data := errOf(r); code != -32003 || data["reason"] != "tool_disabled_in_config" ||
+	r := p.CallTool("read_file", map[string]any{"path": "a.txt"})
+	if code, msg, data := r.Err(); code != -32003 || data["reason"] != "tool_disabled_in_config" ||
 		!strings.HasPrefix(msg, "policy_denied: read_file is switched off in clawd's config ([tools] read_file = false)") {
 		t.Fatalf("call to a disabled tool: %v", r)
 	}
-	id := fmt.Sprint(p.id)
+	id := fmt.Sprint(p.LastID())
 
 	// An invalid file: refused, said on stderr, the old config stays.
-	e.writeConfig(t, "bogus_key = 1\n[tools]\nread_file = true\n")
-	p.cmd.Process.Signal(syscall.SIGHUP)
+	e.WriteConfig("bogus_key = 1\n[tools]\nread_file = true\n")
+	p.Cmd.Process.Signal(syscall.SIGHUP)
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(p.Stderr(), "config reload failed") && time.Now().Before(deadline) {
+	for !strings.Contains(p.Stderr.String(), "config reload failed") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if s := p.Stderr(); !strings.Contains(s, "config reload failed") || !strings.Contains(s, "bogus_key") {
+	if s := p.Stderr.String(); !strings.Contains(s, "config reload failed") || !strings.Contains(s, "bogus_key") {
 		t.Fatalf("stderr does not say why the reload failed:\n%s", s)
 	}
-	if code, _, _ := errOf(p.callTool("read_file", map[string]any{"path": "a.txt"})); code != -32003 {
+	if code, _, _ := p.CallTool("read_file", map[string]any{"path": "a.txt"}).Err(); code != -32003 {
 		t.Errorf("after a failed reload the tool is callable (code %d); the old config should stay", code)
 	}
 
 	// A valid change without a signal: the file poll picks it up.
-	e.writeConfig(t, "[tools]\nread_file = true\n")
-	if !p.waitNote("notifications/tools/list_changed", 5*time.Second) {
+	e.WriteConfig("[tools]\nread_file = true\n")
+	if !p.WaitNotification("notifications/tools/list_changed", 5*time.Second) {
 		t.Fatal("no tools/list_changed after the file changed")
 	}
-	if r := p.callTool("read_file", map[string]any{"path": "a.txt"}); !toolOK(r) {
+	if r := p.CallTool("read_file", map[string]any{"path": "a.txt"}); !r.ToolOK() {
 		t.Errorf("re-enabled tool: %v", r)
 	}
-	row, n := rowFor(e.auditRows(t, p.cmd.Process.Pid), id)
+	row, n := rowFor(e.auditRows(t, p.Cmd.Process.Pid), id)
 	if n != 1 || row.Result != "Deny" || row.Step != "policy" || row.Reason != "tool_disabled_in_config" {
 		t.Errorf("disabled call's row: %d, %+v", n, row)
 	}
@@ -280,7 +279,7 @@ func TestReload(t *testing.T) {
 // problem, and writes nothing.
 func TestCLIBadInput(t *testing.T) {
 	e := newEnv(t)
-	before := e.mustClawd(t, "trust", "list", "--json")
+	before := e.MustRun("trust", "list", "--json")
 	tests := []struct {
 		args []string
 		want string
@@ -306,15 +305,15 @@ func TestCLIBadInput(t *testing.T) {
 		{[]string{"audit", "--entity", "nocolon"}, "KIND:SUBJECT"},
 	}
 	for _, tt := range tests {
-		_, stderr, code := e.clawd(t, tt.args...)
+		_, stderr, code := e.Run(tt.args...)
 		if code != 2 || !strings.Contains(stderr, tt.want) {
 			t.Errorf("clawd %s: exit %d, stderr %q; want exit 2 mentioning %q", strings.Join(tt.args, " "), code, stderr, tt.want)
 		}
 	}
-	if after := e.mustClawd(t, "trust", "list", "--json"); after != before {
+	if after := e.MustRun("trust", "list", "--json"); after != before {
 		t.Errorf("bad input changed the registry:\n%s\n%s", before, after)
 	}
-	if out := e.mustClawd(t, "mcp", "allowlist", "--json"); strings.TrimSpace(out) != "[]" {
+	if out := e.MustRun("mcp", "allowlist", "--json"); strings.TrimSpace(out) != "[]" {
 		t.Errorf("bad input changed the allowlist: %s", out)
 	}
 }
@@ -322,41 +321,40 @@ func TestCLIBadInput(t *testing.T) {
 // TestCLIAuditAndTrust: the commands' normal output.
 func TestCLIAuditAndTrust(t *testing.T) {
 	e := newEnv(t)
-	out := e.mustClawd(t, "trust", "list")
+	out := e.MustRun("trust", "list")
 	for _, want := range []string{"cc:*", "oc:*", "local:*", "ENTITY"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("trust list lacks %q:\n%s", want, out)
 		}
 	}
-	e.mustClawd(t, "trust", "set", "device:phone1", "1", "--deny", "search,list_dir", "--allow", "write_file")
-	out = e.mustClawd(t, "trust", "list", "--json")
+	e.MustRun("trust", "set", "device:phone1", "1", "--deny", "search,list_dir", "--allow", "write_file")
+	out = e.MustRun("trust", "list", "--json")
 	if !strings.Contains(out, `"device:phone1"`) || !strings.Contains(out, `"list_dir": "deny"`) || !strings.Contains(out, `"write_file": "allow"`) {
 		t.Errorf("trust list --json:\n%s", out)
 	}
-	p := e.serve(t)
-	p.initialize("x")
-	p.callTool("read_file", map[string]any{"path": "a.txt"})
-	p.callTool("read_file", map[string]any{"path": "../x"})
-	p.stdin.Close()
-	p.cmd.Wait()
-	out = e.mustClawd(t, "audit")
+	p := e.Stdio()
+	p.Initialize("x")
+	p.CallTool("read_file", map[string]any{"path": "a.txt"})
+	p.CallTool("read_file", map[string]any{"path": "../x"})
+	p.CloseWait()
+	out = e.MustRun("audit")
 	if !strings.Contains(out, "Allow") || !strings.Contains(out, "Deny") || !strings.Contains(out, "sandbox") {
 		t.Errorf("audit table:\n%s", out)
 	}
-	out = e.mustClawd(t, "audit", "--result", "deny", "--json")
+	out = e.MustRun("audit", "--result", "deny", "--json")
 	if !strings.Contains(out, `"step": "sandbox"`) || strings.Contains(out, `"result": "Allow"`) {
 		t.Errorf("audit --result deny --json:\n%s", out)
 	}
-	out = e.mustClawd(t, "audit", "--entity", "cc:*")
+	out = e.MustRun("audit", "--entity", "cc:*")
 	if !strings.Contains(out, "No audit rows match") {
 		t.Errorf("audit --entity cc:*:\n%s", out)
 	}
 	sum := strings.Repeat("0123456789ABCDEF", 4)
-	e.mustClawd(t, "mcp", "allow", "--server", "fs", "--sha256", sum)
-	if out := e.mustClawd(t, "mcp", "allowlist"); !strings.Contains(out, strings.ToLower(sum)) {
+	e.MustRun("mcp", "allow", "--server", "fs", "--sha256", sum)
+	if out := e.MustRun("mcp", "allowlist"); !strings.Contains(out, strings.ToLower(sum)) {
 		t.Errorf("allowlist:\n%s", out)
 	}
-	if _, _, code := e.clawd(t, "trust", "rm", "device:nobody"); code != 1 {
+	if _, _, code := e.Run("trust", "rm", "device:nobody"); code != 1 {
 		t.Errorf("trust rm of a missing row: exit %d, want 1", code)
 	}
 }

@@ -1,6 +1,22 @@
-// Package clawdtest holds what the binary-level test packages (test/e2e,
-// test/chain, test/transport) share: building clawd once per package and
-// the environment that points every path clawd derives into a test's home.
+// Package clawdtest is the one harness of the binary-level test packages
+// (test/e2e, test/chain, test/transport, test/clients):
+//
+//   - Main builds clawd once per package.
+//   - Env is an isolated user (home, workspace, runtime dir; see Environ)
+//     that runs clawd with a bound (Run), starts daemons and waits for them
+//     (Serve, Daemon, State) and knows clawd's files (ConfigFile, DBFile,
+//     ReadToken).
+//   - Client speaks NDJSON JSON-RPC over a child's stdio (Env.Stdio,
+//     StartChild), a unix socket (DialUnix) or any pipes; HTTP speaks it
+//     over Streamable HTTP POST. Both send raw bytes when a test needs
+//     malformed input, and every read is bounded so a hung server fails
+//     the test instead of hanging it.
+//   - ReadTxtar reads fixed exchanges kept in testdata.
+//
+// Children and daemons are ended by the test's cleanup. Real MCP clients
+// (the go-sdk) stay real: BearerClient only gives them the token header.
+// The package imports internal/config (WorkspaceID), so that package's own
+// tests cannot import this one.
 package clawdtest
 
 import (

@@ -2,12 +2,16 @@ package clawdtest
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json"
 )
 
 // SyncBuffer is a goroutine-safe buffer: a daemon's stderr that tests poll
@@ -107,5 +111,67 @@ func (d *Daemon) Exited(within time.Duration) (int, bool) {
 		return d.Cmd.ProcessState.ExitCode(), true
 	case <-time.After(within):
 		return 0, false
+	}
+}
+
+// Serve starts `clawd serve args...` in the background and waits until it
+// says it serves (see ServeDaemon); the test's cleanup stops it.
+func (e *Env) Serve(args ...string) *Daemon {
+	e.T.Helper()
+	return ServeDaemon(e.T, e.Command(append([]string{"serve"}, args...)...))
+}
+
+// State is a daemon's state file: how the CLI client finds it.
+type State struct {
+	PID       int    `json:"pid"`
+	Transport string `json:"transport"`
+	Addr      string `json:"addr"`
+	Socket    string `json:"socket"`
+	TokenFile string `json:"token_file"`
+}
+
+// StateFile is the path of the workspace's state file for kind ("tcp" or
+// "unix").
+func (e *Env) StateFile(kind string) string {
+	return filepath.Join(e.DataDir(), "run", e.WorkspaceID()+"."+kind+".json")
+}
+
+// State reads the workspace's state file for kind ("tcp" or "unix"),
+// failing the test if there is none.
+func (e *Env) State(kind string) State {
+	e.T.Helper()
+	b, err := os.ReadFile(e.StateFile(kind))
+	if err != nil {
+		e.T.Fatalf("state file: %v", err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st, json.RejectUnknownMembers(false)); err != nil {
+		e.T.Fatalf("state file %s: %v", b, err)
+	}
+	return st
+}
+
+// Daemon starts `clawd serve --transport transport args...` (transport is
+// "unix_socket" or "tcp_loopback"), waits until it serves and its state
+// file names its pid (at most 15 s), and returns both.
+func (e *Env) Daemon(transport string, args ...string) (*Daemon, State) {
+	e.T.Helper()
+	d := e.Serve(append([]string{"--transport", transport}, args...)...)
+	kind := map[string]string{"unix_socket": "unix", "tcp_loopback": "tcp"}[transport]
+	if kind == "" {
+		e.T.Fatalf("Env.Daemon: unknown transport %q", transport)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if b, err := os.ReadFile(e.StateFile(kind)); err == nil {
+			var st State
+			if json.Unmarshal(b, &st, json.RejectUnknownMembers(false)) == nil && st.PID == d.Cmd.Process.Pid {
+				return d, st
+			}
+		}
+		if time.Now().After(deadline) {
+			e.T.Fatalf("no state file of pid %d at %s:\n%s", d.Cmd.Process.Pid, e.StateFile(kind), d.Stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -2,27 +2,12 @@ package clients
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // These need no client: they drive `clawd install` itself.
-
-func (w *world) clawd(args ...string) (stdout, stderr string, code int) {
-	w.t.Helper()
-	c := w.cmd(clawdBin, args...)
-	var o, e strings.Builder
-	c.Stdout, c.Stderr = &o, &e
-	err := c.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		w.t.Fatal(err)
-	}
-	return o.String(), e.String(), code
-}
 
 func TestInstallUsageErrors(t *testing.T) {
 	w := newWorld(t)
@@ -37,20 +22,20 @@ func TestInstallUsageErrors(t *testing.T) {
 		{[]string{"install", "opencode", "--hook"}, "--hook is for claude-code only"},
 		{[]string{"install", "claude-desktop", "--project"}, "has no project config"},
 	} {
-		_, stderr, code := w.clawd(tc.args...)
+		_, stderr, code := w.Run(tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
 	// Refused transports are runtime errors that say what to use instead.
-	_, stderr, code := w.clawd("install", "vscode", "--transport", "tcp_loopback")
+	_, stderr, code := w.Run("install", "vscode", "--transport", "tcp_loopback")
 	if code != 1 || !strings.Contains(stderr, "use --transport unix_socket") {
 		t.Errorf("vscode over HTTP: exit %d %q", code, stderr)
 	}
 	// Outside a project, install asks which file is meant.
-	plain := filepath.Join(w.home, "notaproject")
+	plain := filepath.Join(w.Home, "notaproject")
 	os.MkdirAll(plain, 0o755)
-	_, stderr, code = w.clawd("install", "cursor", "--workspace", plain)
+	_, stderr, code = w.Run("install", "cursor", "--workspace", plain)
 	if code != 2 || !strings.Contains(stderr, "pass --project") {
 		t.Errorf("outside a project: exit %d %q", code, stderr)
 	}
@@ -58,10 +43,10 @@ func TestInstallUsageErrors(t *testing.T) {
 
 func TestInstallDryRunChangesNothing(t *testing.T) {
 	w := newWorld(t)
-	cfg := filepath.Join(w.ws, ".vscode", "mcp.json")
+	cfg := filepath.Join(w.WS, ".vscode", "mcp.json")
 	orig := "// mine\n{\n\t\"servers\": {\n\t\t\"x\": {\"command\": \"x\"},\n\t},\n}\n"
 	w.write(cfg, orig)
-	stdout, _, code := w.clawd("install", "vscode", "--transport", "unix_socket", "--dry-run")
+	stdout, _, code := w.Run("install", "vscode", "--transport", "unix_socket", "--dry-run")
 	if code != 0 || !strings.Contains(stdout, "--- "+cfg) || !strings.Contains(stdout, "+\t\t\"clawd\": {") {
 		t.Fatalf("dry-run diff (exit %d):\n%s", code, stdout)
 	}
@@ -72,25 +57,25 @@ func TestInstallDryRunChangesNothing(t *testing.T) {
 		t.Fatal("dry-run wrote a backup")
 	}
 	// No credential was issued either.
-	if out, _, _ := w.clawd("token", "list", "--json"); strings.Contains(out, `"local"`) {
+	if out, _, _ := w.Run("token", "list", "--json"); strings.Contains(out, `"local"`) {
 		t.Fatalf("dry-run issued a credential: %s", out)
 	}
-	stdout, _, _ = w.clawd("install", "vscode", "--transport", "unix_socket")
+	stdout, _, _ = w.Run("install", "vscode", "--transport", "unix_socket")
 	if !strings.Contains(stdout, "original kept in "+cfg+".clawd-backup") {
 		t.Fatalf("install output: %s", stdout)
 	}
-	stdout, _, _ = w.clawd("install", "vscode", "--transport", "unix_socket")
+	stdout, _, _ = w.Run("install", "vscode", "--transport", "unix_socket")
 	if !strings.Contains(stdout, "nothing to change") {
 		t.Fatalf("second install: %s", stdout)
 	}
-	if out, _, _ := w.clawd("token", "list", "--json"); strings.Count(out, `"kind": "local"`)+strings.Count(out, `"kind":"local"`) != 1 {
+	if out, _, _ := w.Run("token", "list", "--json"); strings.Count(out, `"kind": "local"`)+strings.Count(out, `"kind":"local"`) != 1 {
 		t.Fatalf("want exactly one local credential after two installs: %s", out)
 	}
-	stdout, _, _ = w.clawd("uninstall", "vscode", "--dry-run")
+	stdout, _, _ = w.Run("uninstall", "vscode", "--dry-run")
 	if !strings.Contains(stdout, "-\t\t\"clawd\": {") {
 		t.Fatalf("uninstall dry-run:\n%s", stdout)
 	}
-	w.clawd("uninstall", "vscode")
+	w.Run("uninstall", "vscode")
 	if b, _ := os.ReadFile(cfg); string(b) != orig {
 		t.Fatalf("not restored:\n%s", b)
 	}
@@ -98,16 +83,16 @@ func TestInstallDryRunChangesNothing(t *testing.T) {
 
 func TestTokenHeader(t *testing.T) {
 	w := newWorld(t)
-	w.clawd("token", "issue", "--client", "cc")
-	out, stderr, code := w.clawd("token", "header", "--client", "cc")
+	w.Run("token", "issue", "--client", "cc")
+	out, stderr, code := w.Run("token", "header", "--client", "cc")
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "{") || !strings.Contains(out, `"Authorization": "Bearer cdc1_`) {
 		t.Fatalf("token header: exit %d %q %q", code, out, stderr)
 	}
-	_, stderr, code = w.clawd("token", "header", "--client", "oc")
+	_, stderr, code = w.Run("token", "header", "--client", "oc")
 	if code != 1 || !strings.Contains(stderr, "clawd token issue --client oc") {
 		t.Fatalf("missing credential: exit %d %q", code, stderr)
 	}
-	_, _, code = w.clawd("token", "header")
+	_, _, code = w.Run("token", "header")
 	if code != 2 {
 		t.Fatalf("no --client: exit %d", code)
 	}

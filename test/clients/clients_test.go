@@ -46,41 +46,27 @@ func clientBin(t *testing.T, name string) string {
 	return p
 }
 
+// world is clawdtest's isolated user, with clawd and the clients on PATH
+// as a user would have them, their caches and updaters kept in the test's
+// home, and a config naming a free port.
 type world struct {
-	t        *testing.T
-	home, ws string
-	env      []string
-	port     int
+	*clawdtest.Env
+	port int
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	tmp, err := os.MkdirTemp("", "ci") // short: socket paths are limited
-	if err != nil {
+	w := &world{Env: clawdtest.NewEnv(t, clawdBin)}
+	if err := os.MkdirAll(filepath.Join(w.Home, ".config", "clawde"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	base, _ := filepath.EvalSymlinks(tmp)
-	w := &world{t: t, home: filepath.Join(base, "home"), ws: filepath.Join(base, "proj")}
-	run := filepath.Join(w.home, "run")
-	for _, d := range []string{w.ws, run, filepath.Join(w.home, ".config", "clawde")} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w.env = clawdtest.Environ(w.home, run)
-	// clawd and the clients on PATH, as a user would have them.
-	for i, kv := range w.env {
-		if strings.HasPrefix(kv, "PATH=") {
-			w.env[i] = "PATH=" + filepath.Dir(clawdBin) + string(os.PathListSeparator) + kv[len("PATH="):]
-		}
-	}
-	w.env = append(w.env, "XDG_STATE_HOME="+filepath.Join(w.home, ".local", "state"), "XDG_CACHE_HOME="+filepath.Join(w.home, ".cache"),
+	w.Extra = []string{"PATH=" + filepath.Dir(clawdBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"XDG_STATE_HOME=" + filepath.Join(w.Home, ".local", "state"), "XDG_CACHE_HOME=" + filepath.Join(w.Home, ".cache"),
 		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "OPENCODE_DISABLE_AUTOUPDATE=1",
-		"OPENCODE_DISABLE_MODELS_FETCH=1", "NO_COLOR=1")
+		"OPENCODE_DISABLE_MODELS_FETCH=1", "NO_COLOR=1"}
 	w.port = freePort(t)
-	w.write(filepath.Join(w.home, ".config", "clawde", "mcp-server.toml"), fmt.Sprintf("port = %d\n", w.port))
-	w.run("git", "init", "-q", w.ws)
+	w.write(w.ConfigFile(), fmt.Sprintf("port = %d\n", w.port))
+	w.run("git", "init", "-q", w.WS)
 	return w
 }
 
@@ -93,35 +79,39 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// write creates the file at absolute path p (and its parents).
 func (w *world) write(p, s string) {
-	w.t.Helper()
+	w.T.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		w.t.Fatal(err)
+		w.T.Fatal(err)
 	}
 }
 
+// cmd is any program (a client, git, a hook) in the world's environment,
+// run from the workspace.
 func (w *world) cmd(name string, args ...string) *exec.Cmd {
 	c := exec.Command(name, args...)
-	c.Dir, c.Env = w.ws, w.env
+	c.Dir, c.Env = w.WS, w.Environ()
 	return c
 }
 
+// run runs a program that must succeed and returns its combined output.
 func (w *world) run(name string, args ...string) string {
-	w.t.Helper()
+	w.T.Helper()
 	out, err := w.cmd(name, args...).CombinedOutput()
 	if err != nil {
-		w.t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		w.T.Fatalf("%s %v: %v\n%s", name, args, err, out)
 	}
 	return string(out)
 }
 
 // daemons starts the workspace's unix-socket and loopback HTTP daemons.
 func (w *world) daemons() {
-	clawdtest.ServeDaemon(w.t, w.cmd(clawdBin, "serve", "--transport", "unix_socket"))
-	clawdtest.ServeDaemon(w.t, w.cmd(clawdBin, "serve", "--transport", "tcp_loopback"))
+	w.Serve("--transport", "unix_socket")
+	w.Serve("--transport", "tcp_loopback")
 }
 
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
@@ -155,8 +145,8 @@ func TestClaudeCodeConnects(t *testing.T) {
 	w := newWorld(t)
 	// The user trusted this folder in Claude Code once (its trust dialog);
 	// clawd never writes that.
-	w.write(filepath.Join(w.home, ".claude.json"), fmt.Sprintf("{\n  \"projects\": {\n    %q: {\"hasTrustDialogAccepted\": true}\n  }\n}\n", w.ws))
-	mcpJSON := filepath.Join(w.ws, ".mcp.json")
+	w.write(filepath.Join(w.Home, ".claude.json"), fmt.Sprintf("{\n  \"projects\": {\n    %q: {\"hasTrustDialogAccepted\": true}\n  }\n}\n", w.WS))
+	mcpJSON := filepath.Join(w.WS, ".mcp.json")
 	// .mcp.json is strict JSON: odd spacing, but no comments.
 	orig := "{\n  \"mcpServers\": {\n    \"other\":   { \"command\": \"true\" }\n  }\n}\n"
 	w.write(mcpJSON, orig)
@@ -175,7 +165,7 @@ func TestClaudeCodeConnects(t *testing.T) {
 	if got := readOrNil(mcpJSON); string(got) != orig {
 		t.Fatalf(".mcp.json not restored:\n%q\n%q", orig, got)
 	}
-	if b := readOrNil(filepath.Join(w.ws, ".claude", "settings.local.json")); b != nil {
+	if b := readOrNil(filepath.Join(w.WS, ".claude", "settings.local.json")); b != nil {
 		t.Fatalf("settings.local.json clawd created is still there:\n%s", b)
 	}
 }
@@ -183,12 +173,12 @@ func TestClaudeCodeConnects(t *testing.T) {
 func TestClaudeCodeUserScopeAndHook(t *testing.T) {
 	claude := clientBin(t, "claude")
 	w := newWorld(t)
-	w.write(filepath.Join(w.home, ".claude.json"), fmt.Sprintf("{\n  \"projects\": {\n    %q: {\"hasTrustDialogAccepted\": true}\n  }\n}\n", w.ws))
+	w.write(filepath.Join(w.Home, ".claude.json"), fmt.Sprintf("{\n  \"projects\": {\n    %q: {\"hasTrustDialogAccepted\": true}\n  }\n}\n", w.WS))
 	w.run(clawdBin, "install", "claude-code", "--user", "--transport", "unix_socket", "--hook")
 	// The hook starts the daemon (none runs yet) and exports its socket.
-	envFile := filepath.Join(w.home, "claude-env")
-	hook := w.cmd("sh", filepath.Join(w.home, ".claude", "hooks", "clawde-session-start.sh"))
-	hook.Env = append(hook.Env, "CLAUDE_ENV_FILE="+envFile, "CLAUDE_PROJECT_DIR="+w.ws)
+	envFile := filepath.Join(w.Home, "claude-env")
+	hook := w.cmd("sh", filepath.Join(w.Home, ".claude", "hooks", "clawde-session-start.sh"))
+	hook.Env = append(hook.Env, "CLAUDE_ENV_FILE="+envFile, "CLAUDE_PROJECT_DIR="+w.WS)
 	if out, err := hook.CombinedOutput(); err != nil {
 		t.Fatalf("hook: %v\n%s", err, out)
 	}
@@ -202,14 +192,14 @@ func TestClaudeCodeUserScopeAndHook(t *testing.T) {
 		t.Fatalf("user-scope socket entry not Connected:\n%s", out)
 	}
 	w.run(clawdBin, "uninstall", "claude-code", "--user")
-	after := readOrNil(filepath.Join(w.home, ".claude.json"))
+	after := readOrNil(filepath.Join(w.Home, ".claude.json"))
 	// Claude Code rewrites ~/.claude.json itself (caches, ids), so only the
 	// entry's absence is certain here; the byte-exact restore is proven in
 	// the project test and the unit tests.
 	if bytes.Contains(after, []byte(`"clawd"`)) {
 		t.Fatalf("entry left in ~/.claude.json:\n%s", after)
 	}
-	if b := readOrNil(filepath.Join(w.home, ".claude", "hooks", "clawde-session-start.sh")); b != nil {
+	if b := readOrNil(filepath.Join(w.Home, ".claude", "hooks", "clawde-session-start.sh")); b != nil {
 		t.Fatal("hook script left behind")
 	}
 }
@@ -236,7 +226,7 @@ func stopDaemon(t *testing.T, w *world) {
 func TestOpenCodeConnects(t *testing.T) {
 	opencode := clientBin(t, "opencode")
 	w := newWorld(t)
-	cfg := filepath.Join(w.ws, "opencode.json")
+	cfg := filepath.Join(w.WS, "opencode.json")
 	orig := "{\n  \"$schema\": \"https://opencode.ai/config.json\",\n  // comments are fine in OpenCode's config\n  \"mcp\": {\n    \"off\": {\"type\": \"local\", \"command\": [\"true\"], \"enabled\": false},\n  },\n}\n"
 	w.write(cfg, orig)
 	w.daemons()

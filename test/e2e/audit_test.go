@@ -18,14 +18,14 @@ type auditRow struct {
 }
 
 func (e *env) audit(args ...string) []auditRow {
-	e.t.Helper()
-	out, stderr, code := e.run(append([]string{"audit", "--json"}, args...)...)
+	e.T.Helper()
+	out, stderr, code := e.Run(append([]string{"audit", "--json"}, args...)...)
 	if code != 0 {
-		e.t.Fatalf("audit %v: exit %d %s", args, code, stderr)
+		e.T.Fatalf("audit %v: exit %d %s", args, code, stderr)
 	}
 	var rows []auditRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		e.t.Fatalf("audit --json: %v\n%s", err, out)
+		e.T.Fatalf("audit --json: %v\n%s", err, out)
 	}
 	return rows
 }
@@ -35,14 +35,13 @@ func (e *env) audit(args ...string) []auditRow {
 // by default, and --since, --follow and prune do what they say.
 func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 	e := newEnv(t)
-	e.write("a.txt", "A\n")
-	r := e.startRaw()
-	r.initialize("claude-code")
-	r.callTool("read_file", map[string]any{"path": "a.txt"})
-	r.callTool("read_file", map[string]any{"path": "missing.txt"})
-	r.callTool("bash", map[string]any{"command": "TOKEN=s3cr3t-value sleep 5\necho second line", "timeout_ms": 200})
-	r.stdin.Close() // the session ends; clawd commits the outcomes on its way out
-	r.cmd.Wait()
+	e.Write("a.txt", "A\n")
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	r.CallTool("read_file", map[string]any{"path": "a.txt"})
+	r.CallTool("read_file", map[string]any{"path": "missing.txt"})
+	r.CallTool("bash", map[string]any{"command": "TOKEN=s3cr3t-value sleep 5\necho second line", "timeout_ms": 200})
+	r.CloseWait() // the session ends; clawd commits the outcomes on its way out
 
 	rows := e.audit("--limit", "0")
 	if len(rows) != 3 {
@@ -71,7 +70,7 @@ func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 	// Text: local time by default (TZ is Tokyo, nine hours ahead of UTC),
 	// --utc on request; no doubled labels.
 	text := func(args ...string) string {
-		cmd := e.command(append([]string{"audit"}, args...)...)
+		cmd := e.Command(append([]string{"audit"}, args...)...)
 		cmd.Env = append(cmd.Env, "TZ=Asia/Tokyo")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -98,21 +97,21 @@ func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 	if n := len(e.audit("--since", time.Now().Add(time.Hour).UTC().Format(time.RFC3339))); n != 0 {
 		t.Errorf("--since in an hour: %d rows, want 0", n)
 	}
-	if _, stderr, code := e.run("audit", "--since", "yesterday-ish"); code != 2 || !strings.Contains(stderr, "use a duration") {
+	if _, stderr, code := e.Run("audit", "--since", "yesterday-ish"); code != 2 || !strings.Contains(stderr, "use a duration") {
 		t.Errorf("bad --since: exit %d %q", code, stderr)
 	}
 
 	// --follow prints rows written after it started.
-	follow := e.command("audit", "--follow", "--json")
+	follow := e.Command("audit", "--follow", "--json")
 	var out strings.Builder
 	follow.Stdout = &out
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	r2 := e.startRaw()
-	r2.initialize("claude-code")
-	r2.callTool("list_dir", map[string]any{"path": "."})
+	r2 := e.Stdio()
+	r2.Initialize("claude-code")
+	r2.CallTool("list_dir", map[string]any{"path": "."})
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), `"args_summary":"path: ."`) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -125,13 +124,13 @@ func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 
 	// prune: nothing is older than an hour; everything is older than a
 	// time in the future.
-	if out, _, code := e.run("audit", "prune", "--older-than", "1h"); code != 0 || !strings.Contains(out, "deleted 0 audit rows") {
+	if out, _, code := e.Run("audit", "prune", "--older-than", "1h"); code != 0 || !strings.Contains(out, "deleted 0 audit rows") {
 		t.Errorf("prune 1h: exit %d %q", code, out)
 	}
-	if _, stderr, code := e.run("audit", "prune"); code != 2 || !strings.Contains(stderr, "--older-than") {
+	if _, stderr, code := e.Run("audit", "prune"); code != 2 || !strings.Contains(stderr, "--older-than") {
 		t.Errorf("prune without --older-than: exit %d %q", code, stderr)
 	}
-	out2, _, code := e.run("audit", "prune", "--older-than", time.Now().Add(time.Minute).Format("2006-01-02T15:04:05"))
+	out2, _, code := e.Run("audit", "prune", "--older-than", time.Now().Add(time.Minute).Format("2006-01-02T15:04:05"))
 	if code != 0 || !strings.Contains(out2, "deleted 4 audit rows") {
 		t.Errorf("prune everything: exit %d %q", code, out2)
 	}

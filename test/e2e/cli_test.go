@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,43 +8,38 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // TestStdioSurvivesBadFrames sends malformed, oversized and hostile lines to
 // the real binary: each gets its error and the session goes on.
 func TestStdioSurvivesBadFrames(t *testing.T) {
 	e := newEnv(t)
-	e.write("a.txt", "A\n")
-	r := e.startRaw()
-	r.initialize("claude-code")
-	tests := []struct{ send, want string }{
-		{`{not json`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`},
-		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}`},
-		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","Name":"bash","arguments":{"path":"a.txt"}}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"invalid request: member names \"name\" and \"Name\" in \"/params\" differ only by case`},
-		{`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt","Path":"/etc/passwd"}}}`, `{"jsonrpc":"2.0","id":21,"error":{"code":-32600,"message":"invalid request: member names \"path\" and \"Path\" in \"/params/arguments\"`},
-		{`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`, `"content":"A\n"`},
-		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: \"id\" must be a string or an integer, got 1.5`},
-		{`{"jsonrpc":"2.0","id":1e400,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
-		{`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_file","name":"bash","arguments":{"path":"a.txt"}}}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,`},
-		{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`, `{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"unknown tool: nope"`},
-		{`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
-		{`{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{}}`, `{"jsonrpc":"2.0","id":6,"error":{"code":-32601,`},
-		{`{"jsonrpc":"2.0","id":7,"method":"resources/list"}`, `{"jsonrpc":"2.0","id":7,"result":{"resources":[]}}`},
-		{`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"x","content":"` + strings.Repeat("a", 5<<20) + `"}}}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,`},
-		{`{"jsonrpc":"2.0","id":9,"method":"ping"}`, `{"jsonrpc":"2.0","id":9,"result":{}}`},
+	e.Write("a.txt", "A\n")
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	// The exchanges, in order, are testdata/bad_frames.txtar.
+	_, exchanges := clawdtest.ReadTxtar(t, filepath.Join("testdata", "bad_frames.txtar"))
+	if len(exchanges) != 14 {
+		t.Fatalf("testdata/bad_frames.txtar has %d exchanges, want 14", len(exchanges))
 	}
-	for _, tt := range tests {
-		r.send(tt.send)
-		got := r.recv()
-		if !strings.Contains(got, tt.want) {
-			short := tt.send
+	for _, x := range exchanges {
+		send, want, ok := strings.Cut(strings.TrimSuffix(string(x.Data), "\n"), "\n")
+		if !ok || strings.Contains(want, "\n") {
+			t.Fatalf("exchange %q: want two lines, what to send and what the answer contains", x.Name)
+		}
+		send = strings.ReplaceAll(send, "<5 MiB of a>", strings.Repeat("a", 5<<20))
+		got := r.Call(send)
+		if !strings.Contains(got, want) {
+			short := send
 			if len(short) > 80 {
 				short = short[:80] + "..."
 			}
-			t.Errorf("sent %s\ngot  %.300s\nwant %s", short, got, tt.want)
+			t.Errorf("%s: sent %s\ngot  %.300s\nwant %s", x.Name, short, got, want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(e.ws, "x")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.WS, "x")); err == nil {
 		t.Error("the oversized write_file was executed")
 	}
 }
@@ -54,10 +48,10 @@ func TestStdioSurvivesBadFrames(t *testing.T) {
 // with its exact log line.
 func TestServeRejectsExternalBind(t *testing.T) {
 	e := newEnv(t)
-	cfg := filepath.Join(e.home, "bind.toml")
+	cfg := filepath.Join(e.Home, "bind.toml")
 	for _, addr := range []string{"0.0.0.0", "::", "192.168.0.1"} {
 		os.WriteFile(cfg, []byte("transport = \"tcp_loopback\"\nbind_addr = \""+addr+"\"\n"), 0o600)
-		_, stderr, code := e.run("serve", "--config", cfg)
+		_, stderr, code := e.Run("serve", "--config", cfg)
 		if code != 1 {
 			t.Errorf("bind_addr %s: exit %d, want 1", addr, code)
 		}
@@ -71,8 +65,8 @@ func TestServeRejectsExternalBind(t *testing.T) {
 
 func TestInitWritesDefaultConfig(t *testing.T) {
 	e := newEnv(t)
-	out, stderr, code := e.run("init")
-	file := filepath.Join(e.home, ".config", "clawde", "mcp-server.toml")
+	out, stderr, code := e.Run("init")
+	file := filepath.Join(e.Home, ".config", "clawde", "mcp-server.toml")
 	if code != 0 || !strings.Contains(out, file) {
 		t.Fatalf("init: exit %d, out %q, err %q", code, out, stderr)
 	}
@@ -86,25 +80,25 @@ func TestInitWritesDefaultConfig(t *testing.T) {
 	}
 	// A second init keeps the user's file.
 	os.WriteFile(file, []byte("port = 9999\n"), 0o600)
-	if _, stderr, code := e.run("init"); code != 1 || !strings.Contains(stderr, "--force") {
+	if _, stderr, code := e.Run("init"); code != 1 || !strings.Contains(stderr, "--force") {
 		t.Errorf("second init: exit %d, stderr %q", code, stderr)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "port = 9999\n" {
 		t.Error("second init changed the existing file")
 	}
-	if _, _, code := e.run("init", "--force"); code != 0 {
+	if _, _, code := e.Run("init", "--force"); code != 0 {
 		t.Errorf("init --force: exit %d", code)
 	}
 	// --force on a symlinked config writes the link's target and keeps
 	// the link.
-	dot := filepath.Join(e.home, "dotfiles", "clawd.toml")
+	dot := filepath.Join(e.Home, "dotfiles", "clawd.toml")
 	os.MkdirAll(filepath.Dir(dot), 0o700)
 	os.WriteFile(dot, []byte("port = 9999\n"), 0o600)
 	os.Remove(file)
 	if err := os.Symlink("../../dotfiles/clawd.toml", file); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, code := e.run("init", "--force"); code != 0 {
+	if _, stderr, code := e.Run("init", "--force"); code != 0 {
 		t.Fatalf("init --force on a symlink: exit %d %s", code, stderr)
 	}
 	if fi, err := os.Lstat(file); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -114,8 +108,8 @@ func TestInitWritesDefaultConfig(t *testing.T) {
 		t.Errorf("the link's target was not rewritten: %q", b)
 	}
 	// The written file is a valid config that serve accepts.
-	r := e.startRaw()
-	if !strings.Contains(r.initialize("x"), `"serverInfo"`) {
+	r := e.Stdio()
+	if !strings.Contains(r.Initialize("x").Raw, `"serverInfo"`) {
 		t.Error("serve with the init config did not start")
 	}
 }
@@ -129,7 +123,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{"serve", "--transport", "carrier-pigeon"},
 		{"version", "extra"},
 	} {
-		_, stderr, code := e.run(args...)
+		_, stderr, code := e.Run(args...)
 		if code != 2 {
 			t.Errorf("clawd %v: exit %d, want 2 (stderr %q)", args, code, stderr)
 		}
@@ -137,12 +131,12 @@ func TestUsageErrorsExit2(t *testing.T) {
 			t.Errorf("clawd %v: no message on stderr", args)
 		}
 	}
-	cfg := filepath.Join(e.home, "bad.toml")
+	cfg := filepath.Join(e.Home, "bad.toml")
 	os.WriteFile(cfg, []byte("trasport = \"stdio\"\n"), 0o600)
-	if _, stderr, code := e.run("serve", "--config", cfg); code != 1 || !strings.Contains(stderr, "trasport") {
+	if _, stderr, code := e.Run("serve", "--config", cfg); code != 1 || !strings.Contains(stderr, "trasport") {
 		t.Errorf("bad config: exit %d, stderr %q; want 1 naming the key", code, stderr)
 	}
-	if out, _, code := e.run("version"); code != 0 || !strings.HasPrefix(out, "clawd ") {
+	if out, _, code := e.Run("version"); code != 0 || !strings.HasPrefix(out, "clawd ") {
 		t.Errorf("version: %d %q", code, out)
 	}
 }
@@ -154,17 +148,13 @@ func TestStdioStopsOnSIGTERM(t *testing.T) {
 		t.Skip("Windows cannot send SIGTERM to another process")
 	}
 	e := newEnv(t)
-	r := e.startRaw()
-	r.initialize("claude-code")
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; wait","timeout_ms":60000}}}`)
-	bg := waitPid(t, filepath.Join(e.ws, "bg.pid"))
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	r.SendLine(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; wait","timeout_ms":60000}}}`)
+	bg := waitPid(t, filepath.Join(e.WS, "bg.pid"))
 	start := time.Now()
-	r.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- r.cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
+	r.Cmd.Process.Signal(syscall.SIGTERM)
+	if !r.Exited(5 * time.Second) {
 		t.Fatal("clawd serve ignored SIGTERM with stdin open")
 	}
 	if d := time.Since(start); d > 4*time.Second {
@@ -181,24 +171,11 @@ func TestInheritedDescriptorsDoNotReachBash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer leaked.Close()
-	cmd := e.command("serve")
+	cmd := e.Command("serve")
 	cmd.ExtraFiles = []*os.File{leaked} // fd 3 in clawd, without close-on-exec
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	r := &rawClient{t: t, cmd: cmd, stdin: stdin, lines: make(chan string, 8)}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			r.lines <- sc.Text()
-		}
-		close(r.lines)
-	}()
-	r.initialize("claude-code")
-	resp := r.callTool("bash", map[string]any{"command": "cat <&3; ls /proc/self/fd"})
+	r := clawdtest.StartChild(t, cmd)
+	r.Initialize("claude-code")
+	resp := r.CallTool("bash", map[string]any{"command": "cat <&3; ls /proc/self/fd"})
 	if resp.Result == nil {
 		t.Fatalf("bash: %s", resp.Raw)
 	}

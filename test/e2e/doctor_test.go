@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/test/clawdtest"
 )
 
 type doctorCheck struct {
@@ -25,8 +24,8 @@ type doctorCheck struct {
 // doctor runs `clawd doctor --json` with PATH set to path and returns the
 // exit code and the checks.
 func (e *env) doctor(path string, args ...string) (int, []doctorCheck) {
-	e.t.Helper()
-	cmd := e.command(append([]string{"doctor", "--json"}, args...)...)
+	e.T.Helper()
+	cmd := e.Command(append([]string{"doctor", "--json"}, args...)...)
 	for i, kv := range cmd.Env {
 		if strings.HasPrefix(kv, "PATH=") {
 			cmd.Env[i] = "PATH=" + path
@@ -38,7 +37,7 @@ func (e *env) doctor(path string, args ...string) (int, []doctorCheck) {
 	if err := cmd.Run(); err != nil {
 		ee, ok := err.(interface{ ExitCode() int })
 		if !ok {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		code = ee.ExitCode()
 	}
@@ -47,10 +46,10 @@ func (e *env) doctor(path string, args ...string) (int, []doctorCheck) {
 		Checks []doctorCheck `json:"checks"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
-		e.t.Fatalf("doctor --json: %v\n%s\n%s", err, out.String(), errb.String())
+		e.T.Fatalf("doctor --json: %v\n%s\n%s", err, out.String(), errb.String())
 	}
 	if rep.OK != (code == 0) {
-		e.t.Errorf("ok %v with exit %d", rep.OK, code)
+		e.T.Errorf("ok %v with exit %d", rep.OK, code)
 	}
 	return code, rep.Checks
 }
@@ -79,8 +78,8 @@ func TestDoctor(t *testing.T) {
 	e := newEnv(t)
 	binDir := filepath.Dir(clawdBin)
 	good := binDir + string(os.PathListSeparator) + os.Getenv("PATH")
-	id := config.WorkspaceID(e.ws)
-	os.WriteFile(filepath.Join(e.ws, ".mcp.json"), []byte(`{"mcpServers": {
+	id := config.WorkspaceID(e.WS)
+	os.WriteFile(filepath.Join(e.WS, ".mcp.json"), []byte(`{"mcpServers": {
 		"clawd": {"command": "clawd", "args": ["serve", "--transport", "stdio", "--client", "cc"]},
 		"other": {"command": "npx", "args": ["some-server"]}}}`), 0o600)
 
@@ -93,11 +92,11 @@ func TestDoctor(t *testing.T) {
 	wantCheck(t, checks, "workspace", "ok", "id "+id, "")
 	wantCheck(t, checks, "trust", "ok", "entity local:"+id+": trust level 2", "")
 	wantCheck(t, checks, "trust", "ok", "entity cc:"+id+": trust level 3", "") // the entry's --client cc
-	wantCheck(t, checks, "client", "ok", `claude-code entry "clawd" in `+filepath.Join(e.ws, ".mcp.json"), "")
+	wantCheck(t, checks, "client", "ok", `claude-code entry "clawd" in `+filepath.Join(e.WS, ".mcp.json"), "")
 	if find(checks, "client", `"other"`) != nil {
 		t.Error("doctor reported another server's entry")
 	}
-	out, _, code := e.run("doctor") // the text form, with clawd on the test's PATH or not
+	out, _, code := e.Run("doctor") // the text form, with clawd on the test's PATH or not
 	if !strings.Contains(out, "ok    workspace") {
 		t.Errorf("doctor text: exit %d\n%s", code, out)
 	}
@@ -111,10 +110,10 @@ func TestDoctor(t *testing.T) {
 
 	// An entry that does not pin the transport, a JSONC OpenCode entry
 	// that does, and an HTTP entry where nothing runs.
-	os.WriteFile(filepath.Join(e.ws, ".mcp.json"), []byte(`{"mcpServers": {"clawd": {"command": "clawd", "args": ["serve"]}}}`), 0o600)
-	os.WriteFile(filepath.Join(e.ws, "opencode.json"), []byte("{\n // comment\n \"mcp\": {\"clawd\": {\"type\": \"local\", \"command\": [\"clawd\", \"serve\", \"--transport\", \"stdio\", \"--client\", \"oc\"]}}}"), 0o600)
-	os.MkdirAll(filepath.Join(e.ws, ".vscode"), 0o700)
-	os.WriteFile(filepath.Join(e.ws, ".vscode", "mcp.json"), []byte(`{"servers": {"clawd-http": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`), 0o600)
+	os.WriteFile(filepath.Join(e.WS, ".mcp.json"), []byte(`{"mcpServers": {"clawd": {"command": "clawd", "args": ["serve"]}}}`), 0o600)
+	os.WriteFile(filepath.Join(e.WS, "opencode.json"), []byte("{\n // comment\n \"mcp\": {\"clawd\": {\"type\": \"local\", \"command\": [\"clawd\", \"serve\", \"--transport\", \"stdio\", \"--client\", \"oc\"]}}}"), 0o600)
+	os.MkdirAll(filepath.Join(e.WS, ".vscode"), 0o700)
+	os.WriteFile(filepath.Join(e.WS, ".vscode", "mcp.json"), []byte(`{"servers": {"clawd-http": {"type": "http", "url": "http://127.0.0.1:1/mcp"}}}`), 0o600)
 	code, checks = e.doctor(good)
 	if code != 1 {
 		t.Errorf("stale entries: exit %d", code)
@@ -123,12 +122,12 @@ func TestDoctor(t *testing.T) {
 	wantCheck(t, checks, "client", "ok", `opencode entry "clawd"`, "")
 	wantCheck(t, checks, "client", "fail", "points at http://127.0.0.1:1/mcp, where no clawd daemon runs", "clawd install vscode")
 	wantCheck(t, checks, "trust", "ok", "entity oc:"+id, "")
-	os.Remove(filepath.Join(e.ws, ".vscode", "mcp.json"))
-	os.Remove(filepath.Join(e.ws, "opencode.json"))
-	os.WriteFile(filepath.Join(e.ws, ".mcp.json"), []byte(`{"mcpServers": {"clawd": {"command": "clawd", "args": ["connect"]}}}`), 0o600)
+	os.Remove(filepath.Join(e.WS, ".vscode", "mcp.json"))
+	os.Remove(filepath.Join(e.WS, "opencode.json"))
+	os.WriteFile(filepath.Join(e.WS, ".mcp.json"), []byte(`{"mcpServers": {"clawd": {"command": "clawd", "args": ["connect"]}}}`), 0o600)
 
 	// An entity without a trust row.
-	if _, stderr, code := e.run("trust", "rm", "local:*"); code != 0 {
+	if _, stderr, code := e.Run("trust", "rm", "local:*"); code != 0 {
 		t.Fatalf("trust rm: %s", stderr)
 	}
 	code, checks = e.doctor(good)
@@ -136,10 +135,10 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("no trust row: exit %d", code)
 	}
 	wantCheck(t, checks, "trust", "fail", "entity local:"+id+" has no trust row", "clawd trust set local:"+id)
-	e.run("trust", "set", "local:*", "2")
+	e.Run("trust", "set", "local:*", "2")
 
 	// An invalid config file: named, with the key.
-	cfg := filepath.Join(e.home, ".config", "clawde", "mcp-server.toml")
+	cfg := filepath.Join(e.Home, ".config", "clawde", "mcp-server.toml")
 	os.MkdirAll(filepath.Dir(cfg), 0o700)
 	os.WriteFile(cfg, []byte("trasport = \"stdio\"\n"), 0o600)
 	code, checks = e.doctor(good)
@@ -154,13 +153,13 @@ func TestDoctor(t *testing.T) {
 
 	// Daemons: one that answers, with its token file; one that stopped
 	// answering (SIGSTOP); one that crashed (state file left behind).
-	st := e.startDaemon("tcp_loopback", "--port", "0")
-	sock := clawdtest.ServeDaemon(t, e.command("serve", "--transport", "unix_socket"))
+	_, st := e.Daemon("tcp_loopback", "--port", "0")
+	sock := e.Serve("--transport", "unix_socket")
 	// An HTTP entry at the running daemon is current; a client file that
 	// is a symlink to an endless device is refused, not read forever.
-	os.WriteFile(filepath.Join(e.ws, ".vscode", "mcp.json"), []byte(`{"servers": {"c": {"type": "http", "url": "http://`+st.Addr+`/mcp"}}}`), 0o600)
-	os.MkdirAll(filepath.Join(e.ws, ".cursor"), 0o700)
-	os.Symlink("/dev/zero", filepath.Join(e.ws, ".cursor", "mcp.json"))
+	os.WriteFile(filepath.Join(e.WS, ".vscode", "mcp.json"), []byte(`{"servers": {"c": {"type": "http", "url": "http://`+st.Addr+`/mcp"}}}`), 0o600)
+	os.MkdirAll(filepath.Join(e.WS, ".cursor"), 0o700)
+	os.Symlink("/dev/zero", filepath.Join(e.WS, ".cursor", "mcp.json"))
 	code, checks = e.doctor(good)
 	wantCheck(t, checks, "client", "ok", "reaches the running daemon at http://"+st.Addr+"/mcp", "")
 	wantCheck(t, checks, "client", "warn", "not a regular file", "")
@@ -168,8 +167,8 @@ func TestDoctor(t *testing.T) {
 		t.Errorf("running daemons: exit %d\n%+v", code, checks)
 	}
 	wantCheck(t, checks, "daemon", "ok", "tcp daemon on http://127.0.0.1:", "")
-	wantCheck(t, checks, "daemon", "ok", "unix daemon on "+filepath.Join(e.home, "run", "clawd."+id+".sock"), "")
-	wantCheck(t, checks, "token", "ok", "workspace token "+filepath.Join(e.home, ".claude", "hooks", ".clawde-token-"+id)+", written", "")
+	wantCheck(t, checks, "daemon", "ok", "unix daemon on "+filepath.Join(e.Home, "run", "clawd."+id+".sock"), "")
+	wantCheck(t, checks, "token", "ok", "workspace token "+filepath.Join(e.Home, ".claude", "hooks", ".clawde-token-"+id)+", written", "")
 
 	sock.Cmd.Process.Signal(syscall.SIGSTOP)
 	code, checks = e.doctor(good)

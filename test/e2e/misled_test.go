@@ -31,7 +31,7 @@ func TestCLIMessagesNameTheFix(t *testing.T) {
 		{[]string{"serve", "--transport", "tcp_loopback", "--client", "cc"}, 2, "--client applies only to --transport stdio", ""},
 	}
 	for _, tt := range tests {
-		out, stderr, code := e.run(tt.args...)
+		out, stderr, code := e.Run(tt.args...)
 		both := out + stderr
 		if code != tt.code || !strings.Contains(both, tt.want) || (tt.notWant != "" && strings.Contains(both, tt.notWant)) {
 			t.Errorf("clawd %v: exit %d, output %q; want exit %d with %q", tt.args, code, both, tt.code, tt.want)
@@ -39,9 +39,9 @@ func TestCLIMessagesNameTheFix(t *testing.T) {
 	}
 	// A transport flag that fits a transport set in the config is refused
 	// against that transport too.
-	cfg := filepath.Join(e.home, "sock.toml")
+	cfg := filepath.Join(e.Home, "sock.toml")
 	os.WriteFile(cfg, []byte("transport = \"unix_socket\"\n"), 0o600)
-	if _, stderr, code := e.run("serve", "--config", cfg, "--port", "9000"); code != 2 || !strings.Contains(stderr, "the transport is unix_socket") {
+	if _, stderr, code := e.Run("serve", "--config", cfg, "--port", "9000"); code != 2 || !strings.Contains(stderr, "the transport is unix_socket") {
 		t.Errorf("--port with a unix_socket config: exit %d, %q", code, stderr)
 	}
 }
@@ -50,9 +50,9 @@ func TestCLIMessagesNameTheFix(t *testing.T) {
 // --workspace is the home directory.
 func TestServeStdioSaysWhatItServes(t *testing.T) {
 	e := newEnv(t)
-	proj := filepath.Join(e.home, "proj")
+	proj := filepath.Join(e.Home, "proj")
 	os.MkdirAll(proj, 0o700)
-	cmd := e.command("serve", "--workspace", "~/proj", "--client", "cc")
+	cmd := e.Command("serve", "--workspace", "~/proj", "--client", "cc")
 	var errb strings.Builder
 	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil { // stdin is empty: the session ends at once
@@ -67,12 +67,12 @@ func TestServeStdioSaysWhatItServes(t *testing.T) {
 // `clawd tools` with nothing callable says why and what to run.
 func TestToolsEmptySaysWhy(t *testing.T) {
 	e := newEnv(t)
-	entity := "local:" + config.WorkspaceID(e.ws)
-	if _, stderr, code := e.run("trust", "set", entity, "0"); code != 0 {
+	entity := "local:" + config.WorkspaceID(e.WS)
+	if _, stderr, code := e.Run("trust", "set", entity, "0"); code != 0 {
 		t.Fatalf("trust set: %d %s", code, stderr)
 	}
-	e.startDaemon("unix_socket")
-	out, stderr, code := e.run("tools")
+	e.Daemon("unix_socket")
+	out, stderr, code := e.Run("tools")
 	if code != 1 || out != "" || !strings.Contains(stderr, entity+" has trust level 0") || !strings.Contains(stderr, "fix: clawd trust set "+entity+" 1") {
 		t.Errorf("tools: exit %d, out %q, err %q", code, out, stderr)
 	}
@@ -83,27 +83,27 @@ func TestToolsEmptySaysWhy(t *testing.T) {
 // belongs to someone else.
 func TestSocketFallbackDirPerUser(t *testing.T) {
 	e := newEnv(t)
-	tmp := filepath.Join(e.base, "tmp")
+	tmp := filepath.Join(e.Base, "tmp")
 	os.Mkdir(tmp, 0o777)
 	var env []string
-	for _, kv := range e.environ() {
+	for _, kv := range e.Environ() {
 		if !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") {
 			env = append(env, kv)
 		}
 	}
 	env = append(env, "TMPDIR="+tmp)
 	dir := filepath.Join(tmp, fmt.Sprintf("clawd-%d", os.Getuid()))
-	serve := e.command("serve", "--transport", "unix_socket")
+	serve := e.Command("serve", "--transport", "unix_socket")
 	serve.Env = env
 	d := clawdtest.ServeDaemon(t, serve)
-	sock := filepath.Join(dir, "clawd."+config.WorkspaceID(e.ws)+".sock")
+	sock := filepath.Join(dir, "clawd."+config.WorkspaceID(e.WS)+".sock")
 	if !strings.Contains(d.Stderr.String(), sock) {
 		t.Fatalf("stderr %q does not name %s", d.Stderr.String(), sock)
 	}
 	if fi, err := os.Lstat(dir); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("fallback dir: %v %v", fi, err)
 	}
-	health := e.command("health")
+	health := e.Command("health")
 	health.Env = env
 	if out, err := health.CombinedOutput(); err != nil {
 		t.Fatalf("health through the fallback socket: %v\n%s", err, out)
@@ -114,7 +114,7 @@ func TestSocketFallbackDirPerUser(t *testing.T) {
 	// Root can play the other user: the same directory, now foreign.
 	os.Chown(dir, 12345, 12345)
 	defer os.Chown(dir, 0, 0)
-	health = e.command("health")
+	health = e.Command("health")
 	health.Env = env
 	out, err := health.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "belongs to uid 12345") {
@@ -126,13 +126,13 @@ func TestSocketFallbackDirPerUser(t *testing.T) {
 // and warns, still printing the token, once that daemon crashed.
 func TestTokenShowWarnsWhenStale(t *testing.T) {
 	e := newEnv(t)
-	d := clawdtest.ServeDaemon(t, e.command("serve", "--transport", "tcp_loopback", "--port", "0"))
-	out, stderr, code := e.run("token", "show")
+	d := e.Serve("--transport", "tcp_loopback", "--port", "0")
+	out, stderr, code := e.Run("token", "show")
 	if code != 0 || strings.TrimSpace(out) == "" || stderr != "" {
 		t.Fatalf("token show with a live daemon: exit %d, out %q, err %q", code, out, stderr)
 	}
 	d.Kill() // no cleanup: the state and token files stay
-	out2, stderr, code := e.run("token", "show")
+	out2, stderr, code := e.Run("token", "show")
 	if code != 0 || out2 != out || !strings.Contains(stderr, "left from one that stopped or crashed") {
 		t.Errorf("token show after a crash: exit %d, out %q, err %q", code, out2, stderr)
 	}

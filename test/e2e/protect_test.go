@@ -12,15 +12,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/test/clawdtest"
 )
-
-// startRawStderr is startRaw with clawd's stderr captured.
-func (e *env) startRawStderr(args ...string) (*rawClient, *clawdtest.SyncBuffer) {
-	e.t.Helper()
-	var stderr clawdtest.SyncBuffer
-	return e.startRawTo(&stderr, args...), &stderr
-}
 
 // TestHomeWorkspaceProtectsState: `clawd serve --workspace $HOME` with the
 // data directory, the config and the token inside it. The file tools refuse
@@ -31,7 +23,7 @@ func (e *env) startRawStderr(args ...string) (*rawClient, *clawdtest.SyncBuffer)
 // directly: the tools' own checks.)
 func TestHomeWorkspaceProtectsState(t *testing.T) {
 	e := newEnv(t)
-	home := e.home
+	home := e.Home
 	secretHex := strings.Repeat("5e", 32)
 	secretFile := filepath.Join(home, ".local", "share", "clawde", "session.secret")
 	cfgFile := filepath.Join(home, ".config", "clawde", "mcp-server.toml")
@@ -47,12 +39,12 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 	}
 	cfgBefore, _ := os.Stat(cfgFile)
 
-	r, stderr := e.startRawStderr("--workspace", home, "--client", "cc")
-	r.initialize("claude-code")
+	r := e.Stdio("--workspace", home, "--client", "cc")
+	r.Initialize("claude-code")
 
 	refused := func(tool string, args map[string]any, reason string) {
 		t.Helper()
-		resp := r.callTool(tool, args)
+		resp := r.CallTool(tool, args)
 		if resp.Error == nil || resp.Error.Code != -32005 {
 			t.Fatalf("%s %v: %s, want -32005", tool, args, resp.Raw)
 		}
@@ -72,7 +64,7 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 	refused("search", map[string]any{"query": "5e5e", "path": ".local/share/clawde"}, "data directory")
 
 	// Whole-workspace search finds nothing of the state.
-	resp := r.callTool("search", map[string]any{"query": "5e5e5e"})
+	resp := r.CallTool("search", map[string]any{"query": "5e5e5e"})
 	if resp.Result == nil || resp.Result.StructuredContent["total_matches"] != float64(0) {
 		t.Errorf("search of the workspace: %s", resp.Raw)
 	}
@@ -86,9 +78,8 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 	if after, _ := os.Stat(cfgFile); !os.SameFile(cfgBefore, after) {
 		t.Error("config file replaced")
 	}
-	r.stdin.Close()
-	r.cmd.Wait()
-	log := stderr.String()
+	r.CloseWait()
+	log := r.Stderr.String()
 	if strings.Contains(log, "config reloaded") {
 		t.Errorf("config reloaded:\n%s", log)
 	}
@@ -101,7 +92,7 @@ func TestHomeWorkspaceProtectsState(t *testing.T) {
 
 	// The audit log has each refusal as a Deny by the sandbox step with
 	// the reason.
-	out, errOut, code := e.run("audit", "--result", "Deny", "--json")
+	out, errOut, code := e.Run("audit", "--result", "Deny", "--json")
 	if code != 0 {
 		t.Fatalf("clawd audit: exit %d %s", code, errOut)
 	}

@@ -36,11 +36,11 @@ func callsFor(p string) []escapeCall {
 func assertSandboxViolations(t *testing.T, e *env, paths []string) {
 	t.Helper()
 	before := e.snapshot()
-	r := e.startRaw()
-	r.initialize("claude-code")
+	r := e.Stdio()
+	r.Initialize("claude-code")
 	for _, p := range paths {
 		for _, c := range callsFor(p) {
-			resp := r.callTool(c.tool, c.args)
+			resp := r.CallTool(c.tool, c.args)
 			if resp.Error == nil {
 				t.Errorf("%s %v: not refused: %s", c.tool, c.args, resp.Raw)
 				continue
@@ -57,7 +57,7 @@ func assertSandboxViolations(t *testing.T, e *env, paths []string) {
 		}
 	}
 	e.assertUnchanged(before)
-	if _, err := os.Stat(filepath.Join(e.ws, "pwned.txt")); err == nil {
+	if _, err := os.Stat(filepath.Join(e.WS, "pwned.txt")); err == nil {
 		t.Error("bash ran although its working_dir was refused")
 	}
 }
@@ -67,7 +67,7 @@ func assertSandboxViolations(t *testing.T, e *env, paths []string) {
 // the SandboxGuard with -32005 before any tool runs.
 func Test_sandbox_guard_rejects_path_traversal(t *testing.T) {
 	e := newEnv(t)
-	e.write("sub/file.txt", "inside\n")
+	e.Write("sub/file.txt", "inside\n")
 	assertSandboxViolations(t, e, []string{
 		"..",
 		"../outside",
@@ -88,7 +88,7 @@ func Test_sandbox_guard_rejects_path_traversal(t *testing.T) {
 // absolute, are refused with -32005 and nothing outside is read or changed.
 func Test_sandbox_guard_rejects_symlink_escape(t *testing.T) {
 	e := newEnv(t)
-	e.write("sub/file.txt", "inside\n")
+	e.Write("sub/file.txt", "inside\n")
 	links := map[string]string{
 		"out_dir":      e.outside,                               // absolute, to a directory
 		"out_file":     filepath.Join(e.outside, "secret.txt"),  // absolute, to a file
@@ -97,10 +97,10 @@ func Test_sandbox_guard_rejects_symlink_escape(t *testing.T) {
 		"sub/up":       "../../outside",                         // climbs out from a subdirectory
 		"chain":        "out_rel",                               // chained
 		"evil_sibling": "../ws_evil",                            // same-prefix sibling
-		"abs_inside":   filepath.Join(e.ws, "sub"),              // absolute even if inside: os.Root refuses
+		"abs_inside":   filepath.Join(e.WS, "sub"),              // absolute even if inside: os.Root refuses
 	}
 	for name, target := range links {
-		if err := os.Symlink(target, filepath.Join(e.ws, name)); err != nil {
+		if err := os.Symlink(target, filepath.Join(e.WS, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,12 +115,12 @@ func Test_sandbox_guard_rejects_symlink_escape(t *testing.T) {
 		"abs_inside/file.txt",
 	})
 	// Symlinks that stay inside still work: they are not escapes.
-	if err := os.Symlink("sub", filepath.Join(e.ws, "in_rel")); err != nil {
+	if err := os.Symlink("sub", filepath.Join(e.WS, "in_rel")); err != nil {
 		t.Fatal(err)
 	}
-	r := e.startRaw()
-	r.initialize("claude-code")
-	resp := r.callTool("read_file", map[string]any{"path": "in_rel/file.txt"})
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	resp := r.CallTool("read_file", map[string]any{"path": "in_rel/file.txt"})
 	if resp.Error != nil || resp.Result == nil || resp.Result.StructuredContent["content"] != "inside\n" {
 		t.Errorf("in-workspace symlink: %s", resp.Raw)
 	}

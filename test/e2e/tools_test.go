@@ -21,9 +21,9 @@ import (
 // but stdio, clawd answers initialize with the negotiated version.
 func Test_server_starts_on_stdio(t *testing.T) {
 	e := newEnv(t)
-	r := e.startRaw()
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"cc","version":"1"}}}`)
-	line := r.recv()
+	r := e.Stdio()
+	r.SendLine(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"cc","version":"1"}}}`)
+	line := r.RecvLine()
 	if !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05",`) {
 		t.Fatalf("initialize response = %s", line)
 	}
@@ -140,8 +140,8 @@ func TestEveryTool(t *testing.T) {
 	for _, tr := range transports {
 		t.Run(tr.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
-			e.write("README.md", "# project\n")
+			e.Write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
+			e.Write("README.md", "# project\n")
 			cs := tr.connect(t, e)
 
 			// write_file, then read it back from disk and through read_file.
@@ -149,17 +149,17 @@ func TestEveryTool(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("write_file: %s", textOf(res))
 			}
-			if sc["bytes_written"] != float64(9) || sc["path"] != filepath.Join(e.ws, "notes", "list.txt") {
+			if sc["bytes_written"] != float64(9) || sc["path"] != filepath.Join(e.WS, "notes", "list.txt") {
 				t.Errorf("write_file = %v", sc)
 			}
-			if b, _ := os.ReadFile(filepath.Join(e.ws, "notes", "list.txt")); string(b) != "buy milk\n" {
+			if b, _ := os.ReadFile(filepath.Join(e.WS, "notes", "list.txt")); string(b) != "buy milk\n" {
 				t.Errorf("file on disk = %q", b)
 			}
 			sc, _ = call(t, cs, "read_file", map[string]any{"path": "notes/list.txt"})
 			if sc["content"] != "buy milk\n" || sc["size_bytes"] != float64(9) || sc["encoding"] != "utf8" || sc["truncated"] != false {
 				t.Errorf("read_file = %v", sc)
 			}
-			sc, _ = call(t, cs, "read_file", map[string]any{"path": filepath.Join(e.ws, "src", "main.rs"), "encoding": "base64"})
+			sc, _ = call(t, cs, "read_file", map[string]any{"path": filepath.Join(e.WS, "src", "main.rs"), "encoding": "base64"})
 			if dec, _ := base64.StdEncoding.DecodeString(sc["content"].(string)); !strings.HasPrefix(string(dec), "fn main()") {
 				t.Errorf("read_file base64 of an absolute in-workspace path = %v", sc)
 			}
@@ -188,7 +188,7 @@ func TestEveryTool(t *testing.T) {
 
 			// bash: runs in the workspace, non-zero exit is a result.
 			sc, res = call(t, cs, "bash", map[string]any{"command": "pwd; echo err >&2; exit 3"})
-			if res.IsError || sc["exit_code"] != float64(3) || sc["stdout"] != e.ws+"\n" || sc["stderr"] != "err\n" {
+			if res.IsError || sc["exit_code"] != float64(3) || sc["stdout"] != e.WS+"\n" || sc["stderr"] != "err\n" {
 				t.Errorf("bash = %v (isError %v)", sc, res.IsError)
 			}
 			sc, _ = call(t, cs, "bash", map[string]any{"command": "sleep 5", "timeout_ms": 200})
@@ -201,7 +201,7 @@ func TestEveryTool(t *testing.T) {
 			if !res.IsError || !strings.Contains(textOf(res), "missing.txt") {
 				t.Errorf("read_file of a missing file: isError %v %q", res.IsError, textOf(res))
 			}
-			e.write("bin.dat", "\xff\xfe\x00")
+			e.Write("bin.dat", "\xff\xfe\x00")
 			_, res = call(t, cs, "read_file", map[string]any{"path": "bin.dat"})
 			if !res.IsError || !strings.Contains(textOf(res), "base64") {
 				t.Errorf("read_file of invalid UTF-8 should suggest base64: %q", textOf(res))
@@ -229,8 +229,8 @@ func TestCancelKillsBash(t *testing.T) {
 					"command": "sleep 60 & echo $! > bg.pid; echo $$ > fg.pid; wait", "timeout_ms": 60000}})
 				done <- err
 			}()
-			bg := waitPid(t, filepath.Join(e.ws, "bg.pid"))
-			fg := waitPid(t, filepath.Join(e.ws, "fg.pid"))
+			bg := waitPid(t, filepath.Join(e.WS, "bg.pid"))
+			fg := waitPid(t, filepath.Join(e.WS, "fg.pid"))
 			cancel()
 			if err := <-done; err == nil {
 				t.Error("cancelled call returned no error")

@@ -28,7 +28,7 @@ func TestCLIClient(t *testing.T) {
 			if tr == "tcp_loopback" {
 				via = "http://127.0.0.1:"
 			}
-			os.WriteFile(filepath.Join(e.ws, "args.json"), []byte(`{"path":"a.txt"}`), 0o600)
+			os.WriteFile(filepath.Join(e.WS, "args.json"), []byte(`{"path":"a.txt"}`), 0o600)
 
 			tests := []struct {
 				name     string
@@ -63,7 +63,7 @@ func TestCLIClient(t *testing.T) {
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					out, errOut, code := e.run(tt.stdin, tt.args...)
+					out, errOut, code := e.RunStdin(tt.stdin, tt.args...)
 					if code != tt.code {
 						t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, out, errOut)
 					}
@@ -82,7 +82,7 @@ func TestCLIClient(t *testing.T) {
 				})
 			}
 			// The health pid is the daemon's.
-			out, _, _ := e.run("", "health", "--json")
+			out, _, _ := e.Run("health", "--json")
 			var h struct {
 				PID int `json:"pid"`
 			}
@@ -97,7 +97,7 @@ func TestCLIClient(t *testing.T) {
 func TestCLIWithoutDaemon(t *testing.T) {
 	e := newEnv(t)
 	for _, args := range [][]string{{"tools"}, {"health"}, {"call", "read_file", "--params", `{"path":"a.txt"}`}} {
-		_, errOut, code := e.run("", args...)
+		_, errOut, code := e.Run(args...)
 		if code != 1 || !strings.Contains(errOut, "no running clawd daemon for workspace") || !strings.Contains(errOut, "clawd serve") {
 			t.Errorf("%v: exit %d %q, want 1 with how to start one", args, code, errOut)
 		}
@@ -108,7 +108,7 @@ func TestCLIPrefersSocketOverHTTP(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
 	e.serve("--transport", "unix_socket")
-	out, _, code := e.run("", "health")
+	out, _, code := e.Run("health")
 	if code != 0 || !strings.Contains(out, "unix socket") {
 		t.Errorf("with both daemons running, health went %q; want the socket first", out)
 	}
@@ -119,17 +119,17 @@ func TestCLIPrefersSocketOverHTTP(t *testing.T) {
 func TestCLINeverSendsTokenElsewhere(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	p := filepath.Join(e.home, ".local", "share", "clawde", "run", e.wsID()+".tcp.json")
+	p := filepath.Join(e.Home, ".local", "share", "clawde", "run", e.WorkspaceID()+".tcp.json")
 	b, _ := os.ReadFile(p)
-	st := e.state("tcp")
+	st := e.State("tcp")
 	os.WriteFile(p, []byte(strings.Replace(string(b), st.Addr, "192.0.2.1:7430", 1)), 0o600)
-	_, errOut, code := e.run("", "tools")
+	_, errOut, code := e.Run("tools")
 	if code != 1 || !strings.Contains(errOut, "not a loopback address") {
 		t.Errorf("exit %d %q, want a refusal naming the non-loopback address", code, errOut)
 	}
 	// A loopback port that answers as another pid does not get the token either.
 	os.WriteFile(p, []byte(strings.Replace(string(b), fmt.Sprintf(`"pid":%d`, st.PID), `"pid":1`, 1)), 0o600)
-	_, errOut, code = e.run("", "tools")
+	_, errOut, code = e.Run("tools")
 	if code != 1 || !strings.Contains(errOut, "not the daemon's pid 1; not sending the token there") {
 		t.Errorf("state file naming another live pid: exit %d %q", code, errOut)
 	}
@@ -139,7 +139,7 @@ func TestCallTimeoutCancels(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "unix_socket")
 	start := time.Now()
-	_, errOut, code := e.run("", "call", "bash", "--params", `{"command":"sleep 30","timeout_ms":60000}`, "--timeout", "300")
+	_, errOut, code := e.Run("call", "bash", "--params", `{"command":"sleep 30","timeout_ms":60000}`, "--timeout", "300")
 	if code != 1 || !strings.Contains(errOut, "no answer within 300 ms") {
 		t.Errorf("exit %d %q", code, errOut)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // Test_server_starts_on_tcp_loopback is the spec's test with the binary:
@@ -31,7 +33,7 @@ func Test_server_starts_on_tcp_loopback(t *testing.T) {
 		ln.Close()
 	}
 	d := e.serve(args...)
-	st := e.state("tcp")
+	st := e.State("tcp")
 	if port != 0 && st.Addr != "127.0.0.1:7430" {
 		t.Errorf("bound %s, want 127.0.0.1:7430", st.Addr)
 	}
@@ -68,16 +70,16 @@ func Test_server_starts_on_tcp_loopback(t *testing.T) {
 func TestTCPSecondInstanceFailsClearly(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	_, p, _ := net.SplitHostPort(e.state("tcp").Addr)
+	_, p, _ := net.SplitHostPort(e.State("tcp").Addr)
 
 	// Another workspace on the same port.
 	e2 := newEnv(t)
-	_, errOut, code := e2.run("", "serve", "--transport", "tcp_loopback", "--port", p)
+	_, errOut, code := e2.Run("serve", "--transport", "tcp_loopback", "--port", p)
 	if code != 1 || !strings.Contains(errOut, "already running on http://127.0.0.1:"+p) || !strings.Contains(errOut, "--port") {
 		t.Errorf("same port: exit %d %q", code, errOut)
 	}
 	// The same workspace on another port.
-	_, errOut, code = e.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	_, errOut, code = e.Run("serve", "--transport", "tcp_loopback", "--port", "0")
 	if code != 1 || !strings.Contains(errOut, "already running for this workspace") {
 		t.Errorf("same workspace: exit %d %q", code, errOut)
 	}
@@ -89,7 +91,7 @@ func TestTCPSecondInstanceFailsClearly(t *testing.T) {
 	defer ln.Close()
 	_, p2, _ := net.SplitHostPort(ln.Addr().String())
 	e3 := newEnv(t)
-	_, errOut, code = e3.run("", "serve", "--transport", "tcp_loopback", "--port", p2)
+	_, errOut, code = e3.Run("serve", "--transport", "tcp_loopback", "--port", p2)
 	if code != 1 || !strings.Contains(errOut, "already in use") {
 		t.Errorf("foreign listener: exit %d %q", code, errOut)
 	}
@@ -97,8 +99,8 @@ func TestTCPSecondInstanceFailsClearly(t *testing.T) {
 
 func TestBindAddrRejected(t *testing.T) {
 	e := newEnv(t)
-	e.writeConfig("bind_addr = \"0.0.0.0\"\n")
-	_, errOut, code := e.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	e.WriteConfig("bind_addr = \"0.0.0.0\"\n")
+	_, errOut, code := e.Run("serve", "--transport", "tcp_loopback", "--port", "0")
 	if code != 1 || !strings.Contains(errOut, "[ERROR] MCP server: bind_0000_rejected") {
 		t.Errorf("exit %d %q", code, errOut)
 	}
@@ -107,8 +109,8 @@ func TestBindAddrRejected(t *testing.T) {
 func TestTokenFileAndRotation(t *testing.T) {
 	e := newEnv(t)
 	d := e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
-	wantPath := e.home + "/.claude/hooks/.clawde-token-" + e.wsID()
+	st := e.State("tcp")
+	wantPath := e.Home + "/.claude/hooks/.clawde-token-" + e.WorkspaceID()
 	if st.TokenFile != wantPath {
 		t.Errorf("token file %s, want %s", st.TokenFile, wantPath)
 	}
@@ -116,27 +118,27 @@ func TestTokenFileAndRotation(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("token file: %v mode %v, want 0600", err, fi.Mode())
 	}
-	old := readToken(t, st.TokenFile)
-	out, _, code := e.run("", "token", "show")
+	old := clawdtest.ReadToken(t, st.TokenFile)
+	out, _, code := e.Run("token", "show")
 	if code != 0 || strings.TrimSpace(out) != old {
 		t.Fatalf("token show: exit %d %q, want the token file's content", code, out)
 	}
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: old}
-	s.initialize()
+	s := clawdtest.NewHTTP(t, st.Addr, old)
+	s.Initialize(initMsg)
 
-	out, errOut, code := e.run("", "token", "rotate")
+	out, errOut, code := e.Run("token", "rotate")
 	if code != 0 || !strings.Contains(out, "rotated") {
 		t.Fatalf("token rotate: exit %d %s %s", code, out, errOut)
 	}
-	cur := readToken(t, st.TokenFile)
+	cur := clawdtest.ReadToken(t, st.TokenFile)
 	if cur == old {
 		t.Fatal("the token file still holds the old token")
 	}
-	if code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 403 || !strings.Contains(body, `"code":-32001`) {
+	if code, body := s.Post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != 403 || !strings.Contains(body, `"code":-32001`) {
 		t.Errorf("old token after rotate: HTTP %d %s, want 403 -32001", code, body)
 	}
-	s.tok = cur
-	if code, body := s.post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 200 {
+	s.Token = cur
+	if code, body := s.Post(`{"jsonrpc":"2.0","id":3,"method":"ping"}`); code != 200 {
 		t.Errorf("new token (same session): HTTP %d %s", code, body)
 	}
 	if !strings.Contains(d.Stderr.String(), "workspace token rotated") {
@@ -150,20 +152,20 @@ func TestTokenFileAndRotation(t *testing.T) {
 	if _, err := os.Stat(st.TokenFile); !os.IsNotExist(err) {
 		t.Errorf("token file left after shutdown: %v", err)
 	}
-	if out, errOut, code := e.run("", "token", "rotate"); code != 1 || !strings.Contains(errOut, "no tcp_loopback daemon") {
+	if out, errOut, code := e.Run("token", "rotate"); code != 1 || !strings.Contains(errOut, "no tcp_loopback daemon") {
 		t.Errorf("rotate without a daemon: exit %d %s %s", code, out, errOut)
 	}
 }
 
 func TestTokenPathFromConfig(t *testing.T) {
 	e := newEnv(t)
-	e.writeConfig("token_path = \"~/tokens/ws.token\"\n")
+	e.WriteConfig("token_path = \"~/tokens/ws.token\"\n")
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	p := e.home + "/tokens/ws.token"
-	if tok := readToken(t, p); len(tok) != 64 {
+	p := e.Home + "/tokens/ws.token"
+	if tok := clawdtest.ReadToken(t, p); len(tok) != 64 {
 		t.Fatalf("token at token_path: %q", tok)
 	}
-	if out, _, code := e.run("", "tools"); code != 0 || !strings.Contains(out, "read_file") {
+	if out, _, code := e.Run("tools"); code != 0 || !strings.Contains(out, "read_file") {
 		t.Errorf("clawd tools with a configured token_path: exit %d %s", code, out)
 	}
 }
@@ -171,18 +173,18 @@ func TestTokenPathFromConfig(t *testing.T) {
 func TestSessionSecretFromEnvironment(t *testing.T) {
 	e := newEnv(t)
 	secret := "e2e-secret-" + strings.Repeat("s", 40)
-	e.extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
+	e.Extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
 	d := e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
+	st := e.State("tcp")
 	// No secret file is created when the environment provides the key.
-	if _, err := os.Stat(e.home + "/.local/share/clawde/session.secret"); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.Home + "/.local/share/clawde/session.secret"); !os.IsNotExist(err) {
 		t.Errorf("a secret file was written although CLAWDE_SESSION_SECRET is set: %v", err)
 	}
-	tok := readToken(t, st.TokenFile)
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: tok}
-	s.initialize()
-	s.tok = "bad"
-	s.post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	tok := clawdtest.ReadToken(t, st.TokenFile)
+	s := clawdtest.NewHTTP(t, st.Addr, tok)
+	s.Initialize(initMsg)
+	s.Token = "bad"
+	s.Post(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	d.Stop()
 	for name, text := range map[string]string{"log": d.Stderr.String(), "token": tok} {
 		if strings.Contains(text, secret) {
@@ -191,8 +193,8 @@ func TestSessionSecretFromEnvironment(t *testing.T) {
 	}
 	// A secret too short to be a key is refused with the variable's name.
 	e2 := newEnv(t)
-	e2.extra = []string{"CLAWDE_SESSION_SECRET=short"}
-	_, errOut, code := e2.run("", "serve", "--transport", "tcp_loopback", "--port", "0")
+	e2.Extra = []string{"CLAWDE_SESSION_SECRET=short"}
+	_, errOut, code := e2.Run("serve", "--transport", "tcp_loopback", "--port", "0")
 	if code != 1 || !strings.Contains(errOut, "CLAWDE_SESSION_SECRET") {
 		t.Errorf("short secret: exit %d %q", code, errOut)
 	}
@@ -201,7 +203,7 @@ func TestSessionSecretFromEnvironment(t *testing.T) {
 func TestGeneratedSecretFile(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	fi, err := os.Stat(e.home + "/.local/share/clawde/session.secret")
+	fi, err := os.Stat(e.Home + "/.local/share/clawde/session.secret")
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("secret file: %v %v, want mode 0600", err, fi)
 	}
@@ -210,12 +212,12 @@ func TestGeneratedSecretFile(t *testing.T) {
 func TestBashEnvironmentHasNoSecret(t *testing.T) {
 	e := newEnv(t)
 	secret := "bash-env-secret-" + strings.Repeat("q", 40)
-	e.extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
+	e.Extra = []string{"CLAWDE_SESSION_SECRET=" + secret}
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
-	s.initialize()
-	code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"env; cat /proc/self/environ | tr '\\0' '\\n'"}}}`)
+	st := e.State("tcp")
+	s := clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s.Initialize(initMsg)
+	code, body := s.Post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"env; cat /proc/self/environ | tr '\\0' '\\n'"}}}`)
 	if code != 200 || !strings.Contains(body, "PATH=") {
 		t.Fatalf("bash env: HTTP %d %s", code, body)
 	}
@@ -227,19 +229,19 @@ func TestBashEnvironmentHasNoSecret(t *testing.T) {
 func TestCancelBashKillsProcessGroup(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
-	s.initialize()
+	st := e.State("tcp")
+	s := clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s.Initialize(initMsg)
 	cmd := `echo $$ > sh.pid; sleep 300 & echo $! > child.pid; wait`
 	done := make(chan string, 1)
 	go func() {
-		_, body := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":%q,"timeout_ms":120000}}}`, cmd))
+		_, body := s.Post(fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":%q,"timeout_ms":120000}}}`, cmd))
 		done <- body
 	}()
 	readPID := func(name string) int {
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
-			if b, err := os.ReadFile(e.ws + "/" + name); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			if b, err := os.ReadFile(e.WS + "/" + name); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 				n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 				if err == nil {
 					return n
@@ -251,7 +253,7 @@ func TestCancelBashKillsProcessGroup(t *testing.T) {
 		return 0
 	}
 	shPID, childPID := readPID("sh.pid"), readPID("child.pid")
-	if code, body := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); code != 202 {
+	if code, body := s.Post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`); code != 202 {
 		t.Fatalf("cancel: HTTP %d %s", code, body)
 	}
 	select {
@@ -278,9 +280,9 @@ func TestCancelBashKillsProcessGroup(t *testing.T) {
 func TestHTTPStrictWire(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
-	s.initialize()
+	st := e.State("tcp")
+	s := clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s.Initialize(initMsg)
 	write := func(id, args string) string {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"write_file","arguments":` + args + `}}`
 	}
@@ -294,17 +296,17 @@ func TestHTTPStrictWire(t *testing.T) {
 		{"case variant tool name", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"write_file","NAME":"bash","arguments":{"path":"w5","content":"x"}}}`,
 			`"id":5,"error":{"code":-32600,"message":"invalid request: member names \"name\" and \"NAME\" in \"/params\"`},
 	} {
-		if code, body := s.post(tt.body); code != 400 || !strings.Contains(body, tt.want) {
+		if code, body := s.Post(tt.body); code != 400 || !strings.Contains(body, tt.want) {
 			t.Errorf("%s: HTTP %d %s\nwant 400 with %s", tt.name, code, body, tt.want)
 		}
 	}
-	entries, _ := os.ReadDir(e.ws)
+	entries, _ := os.ReadDir(e.WS)
 	for _, en := range entries {
 		if strings.HasPrefix(en.Name(), "w") {
 			t.Errorf("a refused call wrote %s", en.Name())
 		}
 	}
-	if code, body := s.post(write("123456789012345678901234567890", `{"path":"ok.txt","content":"x"}`)); code != 200 ||
+	if code, body := s.Post(write("123456789012345678901234567890", `{"path":"ok.txt","content":"x"}`)); code != 200 ||
 		!strings.HasPrefix(body, `{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":`) {
 		t.Errorf("a clean call after the refusals: HTTP %d %s", code, body)
 	}

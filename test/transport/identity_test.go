@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // The entity kind of a socket or HTTP connection comes from the credential
@@ -42,12 +44,12 @@ type identityEnv struct {
 func newIdentityEnv(t *testing.T) *identityEnv {
 	e := &identityEnv{env: newEnv(t), creds: map[string]string{}}
 	for kind, level := range kindLevels {
-		if _, errOut, code := e.run("", "trust", "set", kind+":*", fmt.Sprint(level)); code != 0 {
+		if _, errOut, code := e.Run("trust", "set", kind+":*", fmt.Sprint(level)); code != 0 {
 			t.Fatalf("trust set %s: %s", kind, errOut)
 		}
 	}
 	for kind := range kindLevels {
-		out, errOut, code := e.run("", "token", "issue", "--client", kind, "--label", "test "+kind)
+		out, errOut, code := e.Run("token", "issue", "--client", kind, "--label", "test "+kind)
 		if code != 0 || !strings.HasPrefix(out, "cdc1_") {
 			t.Fatalf("token issue --client %s: exit %d %q %s", kind, code, out, errOut)
 		}
@@ -55,10 +57,10 @@ func newIdentityEnv(t *testing.T) *identityEnv {
 	}
 	e.serve("--transport", "unix_socket")
 	e.serve("--transport", "tcp_loopback", "--port", "0")
-	e.sock = e.state("unix").Socket
-	st := e.state("tcp")
+	e.sock = e.State("unix").Socket
+	st := e.State("tcp")
 	e.addr = st.Addr
-	e.wsToken = readToken(t, st.TokenFile)
+	e.wsToken = clawdtest.ReadToken(t, st.TokenFile)
 	return e
 }
 
@@ -111,7 +113,7 @@ type auditRow struct {
 
 func (e *identityEnv) auditByRequest(t *testing.T) map[string]auditRow {
 	t.Helper()
-	out, errOut, code := e.run("", "audit", "--json", "--limit", "0")
+	out, errOut, code := e.Run("audit", "--json", "--limit", "0")
 	if code != 0 {
 		t.Fatalf("clawd audit: %s", errOut)
 	}
@@ -155,28 +157,28 @@ func TestIdentityComesFromCredential(t *testing.T) {
 				var callBody, listBody string
 				switch transport {
 				case "unix":
-					l := dialSocket(t, e.sock)
+					l := clawdtest.DialUnix(t, e.sock)
 					if credKind != "" {
-						got := l.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds[credKind]+`"}}`)
+						got := l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds[credKind] + `"}}`)
 						if !strings.Contains(got, `"kind":"`+credKind+`"`) {
 							t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
 						}
 					}
-					l.call(t, initWithClaim(claim))
-					callBody = l.call(t, readCall(reqID))
-					listBody = l.call(t, toolsListMsg)
-					l.c.Close()
+					l.Call(initWithClaim(claim))
+					callBody = l.Call(readCall(reqID))
+					listBody = l.Call(toolsListMsg)
+					l.Close()
 				case "http":
 					tok := e.wsToken
 					if credKind != "" {
 						tok = e.creds[credKind]
 					}
-					s := &httpSession{t: t, base: "http://" + e.addr, tok: tok}
-					if code, body := s.post(initWithClaim(claim)); code != 200 {
+					s := clawdtest.NewHTTP(t, e.addr, tok)
+					if code, body := s.Post(initWithClaim(claim)); code != 200 {
 						t.Fatalf("%s: initialize: HTTP %d %s", reqID, code, body)
 					}
-					_, callBody = s.post(readCall(reqID))
-					_, listBody = s.post(toolsListMsg)
+					_, callBody = s.Post(readCall(reqID))
+					_, listBody = s.Post(toolsListMsg)
 				}
 				if !strings.Contains(callBody, `"isError":false`) {
 					t.Errorf("%s claiming %q: read_file: %s", reqID, claim, callBody)
@@ -216,7 +218,7 @@ func TestIdentityComesFromCredential(t *testing.T) {
 func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 	e := newIdentityEnv(t)
 	// clawd connect --client cc presents the saved credential.
-	out, errOut, code := e.run(initWithClaim("some-host")+"\n"+readCall("connect-1")+"\n", "connect", "--client", "cc")
+	out, errOut, code := e.RunStdin(initWithClaim("some-host")+"\n"+readCall("connect-1")+"\n", "connect", "--client", "cc")
 	if code != 0 || !strings.Contains(out, `"isError":false`) || strings.Contains(out, "clawd-connect-authenticate") {
 		t.Fatalf("clawd connect --client cc: exit %d %s %s", code, out, errOut)
 	}
@@ -224,37 +226,37 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 		t.Fatalf("clawd connect --client cc: audit row %+v, want entity cc:... with its credential", r)
 	}
 
-	l := dialSocket(t, e.sock)
-	l.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds["cc"]+`"}}`)
-	l.call(t, initWithClaim("claude-code"))
-	if got := l.call(t, readCall("before-1")); !strings.Contains(got, `"isError":false`) {
+	l := clawdtest.DialUnix(t, e.sock)
+	l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds["cc"] + `"}}`)
+	l.Call(initWithClaim("claude-code"))
+	if got := l.Call(readCall("before-1")); !strings.Contains(got, `"isError":false`) {
 		t.Fatalf("call before revoking: %s", got)
 	}
-	s := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["cc"]}
-	s.initialize()
-	if _, got := s.post(readCall("before-2")); !strings.Contains(got, `"isError":false`) {
+	s := clawdtest.NewHTTP(t, e.addr, e.creds["cc"])
+	s.Initialize(initMsg)
+	if _, got := s.Post(readCall("before-2")); !strings.Contains(got, `"isError":false`) {
 		t.Fatalf("HTTP call before revoking: %s", got)
 	}
 
 	id := strings.SplitN(strings.TrimPrefix(e.creds["cc"], "cdc1_"), "_", 2)[0]
-	if out, errOut, code := e.run("", "token", "revoke", id); code != 0 || !strings.Contains(out, "revoked") {
+	if out, errOut, code := e.Run("token", "revoke", id); code != 0 || !strings.Contains(out, "revoked") {
 		t.Fatalf("token revoke: exit %d %s %s", code, out, errOut)
 	}
-	if got := l.call(t, readCall("after-1")); !strings.Contains(got, `"code":-32001`) || !strings.Contains(got, "credential_revoked") {
+	if got := l.Call(readCall("after-1")); !strings.Contains(got, `"code":-32001`) || !strings.Contains(got, "credential_revoked") {
 		t.Errorf("socket call after revoking: %s, want -32001 credential_revoked", got)
 	}
-	if got := l.call(t, toolsListMsg); toolCount(t, got) != 0 {
+	if got := l.Call(toolsListMsg); toolCount(t, got) != 0 {
 		t.Errorf("tools/list after revoking: %s, want no tools", got)
 	}
-	code, body := s.post(readCall("after-2"))
+	code, body := s.Post(readCall("after-2"))
 	if code != http.StatusForbidden || !strings.Contains(body, "credential_revoked") {
 		t.Errorf("HTTP call after revoking: HTTP %d %s, want 403 credential_revoked", code, body)
 	}
-	l2 := dialSocket(t, e.sock)
-	if got := l2.call(t, `{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"`+e.creds["cc"]+`"}}`); !strings.Contains(got, `"code":-32001`) {
+	l2 := clawdtest.DialUnix(t, e.sock)
+	if got := l2.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds["cc"] + `"}}`); !strings.Contains(got, `"code":-32001`) {
 		t.Errorf("authenticating with a revoked credential: %s", got)
 	}
-	if _, errOut, code := e.run(initWithClaim("x")+"\n", "connect", "--client", "cc"); code != 1 || !strings.Contains(errOut, "credential") {
+	if _, errOut, code := e.RunStdin(initWithClaim("x")+"\n", "connect", "--client", "cc"); code != 1 || !strings.Contains(errOut, "credential") {
 		t.Errorf("clawd connect --client cc after revoking: exit %d %s", code, errOut)
 	}
 	// The refused socket call is on record as a denial at step auth.
@@ -262,9 +264,9 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 		t.Errorf("audit row of the refused call: %+v", r)
 	}
 	// Other credentials are unaffected.
-	s2 := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["oc"]}
-	s2.initialize()
-	if _, got := s2.post(readCall("other")); !strings.Contains(got, `"isError":false`) {
+	s2 := clawdtest.NewHTTP(t, e.addr, e.creds["oc"])
+	s2.Initialize(initMsg)
+	if _, got := s2.Post(readCall("other")); !strings.Contains(got, `"isError":false`) {
 		t.Errorf("another credential after revoking one: %s", got)
 	}
 }
@@ -273,13 +275,14 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 // it does not authenticate them. Another valid credential cannot use it.
 func TestHTTPSessionBoundToItsCredential(t *testing.T) {
 	e := newIdentityEnv(t)
-	s := &httpSession{t: t, base: "http://" + e.addr, tok: e.creds["cc"]}
-	s.initialize()
-	other := &httpSession{t: t, base: "http://" + e.addr, tok: e.wsToken, sid: s.sid}
-	if code, body := other.post(readCall("hijack")); code != http.StatusForbidden {
+	s := clawdtest.NewHTTP(t, e.addr, e.creds["cc"])
+	s.Initialize(initMsg)
+	other := clawdtest.NewHTTP(t, e.addr, e.wsToken)
+	other.SessionID = s.SessionID
+	if code, body := other.Post(readCall("hijack")); code != http.StatusForbidden {
 		t.Errorf("the workspace token on a cc credential's session: HTTP %d %s, want 403", code, body)
 	}
-	if code, body := s.post(readCall("own")); code != 200 || !strings.Contains(body, `"isError":false`) {
+	if code, body := s.Post(readCall("own")); code != 200 || !strings.Contains(body, `"isError":false`) {
 		t.Errorf("the session's own credential: HTTP %d %s", code, body)
 	}
 }
@@ -288,28 +291,28 @@ func TestHTTPSessionBoundToItsCredential(t *testing.T) {
 // secrets, revoke of an unknown id fails clearly.
 func TestCredentialCLI(t *testing.T) {
 	e := newEnv(t)
-	if _, errOut, code := e.run("", "token", "issue", "--client", "device"); code != 2 || !strings.Contains(errOut, "cc, oc, local") {
+	if _, errOut, code := e.Run("token", "issue", "--client", "device"); code != 2 || !strings.Contains(errOut, "cc, oc, local") {
 		t.Errorf("issue --client device: exit %d %s", code, errOut)
 	}
-	if _, errOut, code := e.run("", "token", "issue"); code != 2 {
+	if _, errOut, code := e.Run("token", "issue"); code != 2 {
 		t.Errorf("issue without --client: exit %d %s", code, errOut)
 	}
-	out, _, code := e.run("", "token", "issue", "--client", "oc", "--no-save")
+	out, _, code := e.Run("token", "issue", "--client", "oc", "--no-save")
 	if code != 0 {
 		t.Fatal("issue failed")
 	}
 	secret := strings.SplitN(strings.TrimSpace(out), "_", 3)[2]
-	list, _, _ := e.run("", "token", "list")
+	list, _, _ := e.Run("token", "list")
 	if strings.Contains(list, secret) || !strings.Contains(list, "oc:") || !strings.Contains(list, "active") {
 		t.Errorf("token list: %s", list)
 	}
-	if _, errOut, code := e.run("", "token", "show", "--client", "oc"); code != 1 || !strings.Contains(errOut, "token issue --client oc") {
+	if _, errOut, code := e.Run("token", "show", "--client", "oc"); code != 1 || !strings.Contains(errOut, "token issue --client oc") {
 		t.Errorf("show --client oc after --no-save: exit %d %s", code, errOut)
 	}
-	if _, errOut, code := e.run("", "token", "revoke", "0000000000000000"); code != 1 || !strings.Contains(errOut, "no credential") {
+	if _, errOut, code := e.Run("token", "revoke", "0000000000000000"); code != 1 || !strings.Contains(errOut, "no credential") {
 		t.Errorf("revoke unknown: exit %d %s", code, errOut)
 	}
-	if _, _, code := e.run("", "token", "revoke"); code != 2 {
+	if _, _, code := e.Run("token", "revoke"); code != 2 {
 		t.Errorf("revoke without id: exit %d", code)
 	}
 }

@@ -30,12 +30,12 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	clawdtest.RaiseFDLimit(t, idle+512)
 	e := newEnv(t)
 	d := e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
+	st := e.State("tcp")
 	base := "http://" + st.Addr
-	s := &httpSession{t: t, base: base, tok: readToken(t, st.TokenFile)}
-	s.initialize()
+	s := clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s.Initialize(initMsg)
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a.txt"}}}`
-	if code, body := s.post(call); code != 200 || !strings.Contains(body, "hello") {
+	if code, body := s.Post(call); code != 200 || !strings.Contains(body, "hello") {
 		t.Fatalf("tools/call before: HTTP %d %s", code, body)
 	}
 	logBefore := strings.Count(d.Stderr.String(), "\n")
@@ -68,7 +68,7 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 			t.Fatalf("health %d: HTTP %d", i, resp.StatusCode)
 		}
 		start = time.Now()
-		code, body := s.post(call)
+		code, body := s.Post(call)
 		calls = append(calls, time.Since(start))
 		if code != 200 || !strings.Contains(body, "hello") {
 			t.Fatalf("tools/call %d: HTTP %d %s", i, code, body)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // environProbe is a bash command that prints clawd's kernel-side
@@ -28,20 +30,20 @@ func TestSecretsNotInProcEnviron(t *testing.T) {
 	e := newEnv(t)
 	secret := "procenv-secret-" + strings.Repeat("k", 40)
 	tokVal := "procenv-token-" + strings.Repeat("t", 30)
-	e.extra = []string{"CLAWDE_SESSION_SECRET=" + secret, "CLAWD_TOKEN=" + tokVal}
+	e.Extra = []string{"CLAWDE_SESSION_SECRET=" + secret, "CLAWD_TOKEN=" + tokVal}
 	d := e.serve("--transport", "tcp_loopback", "--port", "0")
-	st := e.state("tcp")
+	st := e.State("tcp")
 	if st.PID != d.Cmd.Process.Pid {
 		t.Errorf("state file pid %d, started pid %d: the re-exec must keep the pid", st.PID, d.Cmd.Process.Pid)
 	}
-	if _, err := os.Stat(e.home + "/.local/share/clawde/session.secret"); !os.IsNotExist(err) {
+	if _, err := os.Stat(e.Home + "/.local/share/clawde/session.secret"); !os.IsNotExist(err) {
 		t.Errorf("a secret file was generated: the environment's secret was lost in the re-exec (%v)", err)
 	}
 	// The token (HMAC with the secret) authenticates: initialize succeeds.
-	s := &httpSession{t: t, base: "http://" + st.Addr, tok: readToken(t, st.TokenFile)}
-	s.initialize()
+	s := clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s.Initialize(initMsg)
 	cmd := environProbe(secret, tokVal)
-	code, body := s.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":` + jsonString(cmd) + `}}}`)
+	code, body := s.Post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":` + jsonString(cmd) + `}}}`)
 	if code != 200 || !strings.Contains(body, `PATH=`) || !strings.Contains(body, "end") {
 		t.Fatalf("bash could not read /proc/$PPID/environ: HTTP %d %s", code, body)
 	}
@@ -53,10 +55,10 @@ func TestSecretsNotInProcEnviron(t *testing.T) {
 
 	// Over stdio the re-exec keeps the host's pipes: the session works.
 	e2 := newEnv(t)
-	e2.extra = []string{"CLAWD_TOKEN=" + tokVal}
+	e2.Extra = []string{"CLAWD_TOKEN=" + tokVal}
 	in := initMsg + "\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":` + jsonString(environProbe(tokVal)) + `}}}` + "\n"
-	out, errOut, exit := e2.run(in, "serve")
+	out, errOut, exit := e2.RunStdin(in, "serve")
 	if exit != 0 || !strings.Contains(out, `"id":2`) || !strings.Contains(out, "PATH=") {
 		t.Fatalf("stdio serve with CLAWD_TOKEN set: exit %d\n%s\n%s", exit, out, errOut)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // Test_server_starts_on_unix_socket is the spec's test with the binary:
@@ -19,8 +21,8 @@ import (
 // bind that path; the socket file exists there (0600) and connect() works.
 func Test_server_starts_on_unix_socket(t *testing.T) {
 	e := newEnv(t)
-	sock := filepath.Join(e.root, "custom.sock")
-	e.writeConfig("transport = \"unix_socket\"\nsocket_path = \"" + sock + "\"\n")
+	sock := filepath.Join(e.Base, "custom.sock")
+	e.WriteConfig("transport = \"unix_socket\"\nsocket_path = \"" + sock + "\"\n")
 	d := e.serve()
 	fi, err := os.Lstat(sock)
 	if err != nil {
@@ -29,11 +31,11 @@ func Test_server_starts_on_unix_socket(t *testing.T) {
 	if fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
 	}
-	l := dialSocket(t, sock)
-	if got := l.call(t, initMsg); !strings.Contains(got, `"serverInfo":{"name":"clawde-mcp"`) {
+	l := clawdtest.DialUnix(t, sock)
+	if got := l.Call(initMsg); !strings.Contains(got, `"serverInfo":{"name":"clawde-mcp"`) {
 		t.Fatalf("initialize: %s", got)
 	}
-	if got := l.call(t, `{"jsonrpc":"2.0","id":2,"method":"clawd/health"}`); !strings.Contains(got, `"status":"ok"`) || !strings.Contains(got, `"active_tools":`) {
+	if got := l.Call(`{"jsonrpc":"2.0","id":2,"method":"clawd/health"}`); !strings.Contains(got, `"status":"ok"`) || !strings.Contains(got, `"active_tools":`) {
 		t.Errorf("clawd/health on the socket: %s", got)
 	}
 	d.Stop()
@@ -45,19 +47,19 @@ func Test_server_starts_on_unix_socket(t *testing.T) {
 func TestUnixDefaultPathAndFlagOverride(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "unix_socket")
-	matches, _ := filepath.Glob(filepath.Join(e.runtime, "clawd.ws-*.sock"))
+	matches, _ := filepath.Glob(filepath.Join(e.Runtime, "clawd.ws-*.sock"))
 	if len(matches) != 1 {
 		t.Fatalf("sockets under XDG_RUNTIME_DIR: %v, want clawd.<workspace>.sock", matches)
 	}
 	e2 := newEnv(t)
-	sock := filepath.Join(e2.root, "flag.sock")
-	e2.writeConfig("socket_path = \"" + filepath.Join(e2.root, "config.sock") + "\"\n")
+	sock := filepath.Join(e2.Base, "flag.sock")
+	e2.WriteConfig("socket_path = \"" + filepath.Join(e2.Base, "config.sock") + "\"\n")
 	e2.serve("--transport", "unix_socket", "--socket", sock)
 	if _, err := os.Lstat(sock); err != nil {
 		t.Errorf("--socket did not override socket_path: %v", err)
 	}
 	// The client finds a daemon started with --socket through its state file.
-	if out, errOut, code := e2.run("", "health"); code != 0 || !strings.Contains(out, sock) {
+	if out, errOut, code := e2.Run("health"); code != 0 || !strings.Contains(out, sock) {
 		t.Errorf("clawd health: %d %s %s", code, out, errOut)
 	}
 }
@@ -65,8 +67,8 @@ func TestUnixDefaultPathAndFlagOverride(t *testing.T) {
 func TestUnixAlreadyRunningAndStale(t *testing.T) {
 	e := newEnv(t)
 	d := e.serve("--transport", "unix_socket")
-	sock := e.state("unix").Socket
-	_, errOut, code := e.run("", "serve", "--transport", "unix_socket")
+	sock := e.State("unix").Socket
+	_, errOut, code := e.Run("serve", "--transport", "unix_socket")
 	if code != 1 || !strings.Contains(errOut, "already running") {
 		t.Fatalf("second daemon: exit %d %s, want 1 and \"already running\"", code, errOut)
 	}
@@ -77,17 +79,17 @@ func TestUnixAlreadyRunningAndStale(t *testing.T) {
 		t.Fatalf("setup: the killed daemon left no socket: %v", err)
 	}
 	e.serve("--transport", "unix_socket")
-	l := dialSocket(t, sock)
-	if got := l.call(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(got, `"result":{}`) {
+	l := clawdtest.DialUnix(t, sock)
+	if got := l.Call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); !strings.Contains(got, `"result":{}`) {
 		t.Errorf("ping on the replaced socket: %s", got)
 	}
 }
 
 func TestUnixRefusesFileAtSocketPath(t *testing.T) {
 	e := newEnv(t)
-	sock := filepath.Join(e.root, "x.sock")
+	sock := filepath.Join(e.Base, "x.sock")
 	os.WriteFile(sock, []byte("precious"), 0o600)
-	_, errOut, code := e.run("", "serve", "--transport", "unix_socket", "--socket", sock)
+	_, errOut, code := e.Run("serve", "--transport", "unix_socket", "--socket", sock)
 	if code != 1 || !strings.Contains(errOut, "not a socket") {
 		t.Errorf("exit %d %s, want 1 and \"not a socket\"", code, errOut)
 	}
@@ -102,7 +104,7 @@ func TestUnixRefusesFileAtSocketPath(t *testing.T) {
 func TestConnectWithGoSDK(t *testing.T) {
 	e := newEnv(t)
 	e.serve("--transport", "unix_socket")
-	cmd := e.command("connect", "--workspace", e.ws)
+	cmd := e.Command("connect", "--workspace", e.WS)
 	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -138,7 +140,7 @@ func TestConnectWithGoSDK(t *testing.T) {
 
 func TestConnectWithoutDaemon(t *testing.T) {
 	e := newEnv(t)
-	_, errOut, code := e.run("", "connect")
+	_, errOut, code := e.Run("connect")
 	if code != 1 || !strings.Contains(errOut, "no running clawd daemon") || !strings.Contains(errOut, "clawd serve --transport unix_socket") {
 		t.Errorf("exit %d %s, want 1 with a hint to start one", code, errOut)
 	}
@@ -156,9 +158,9 @@ func TestConnectRefusedForOtherUser(t *testing.T) {
 		t.Skip("setpriv not installed")
 	}
 	e := newEnv(t)
-	os.Chmod(e.root, 0o755)
-	d := e.serve("--transport", "unix_socket", "--socket", filepath.Join(e.root, "s.sock"))
-	sock := filepath.Join(e.root, "s.sock")
+	os.Chmod(e.Base, 0o755)
+	d := e.serve("--transport", "unix_socket", "--socket", filepath.Join(e.Base, "s.sock"))
+	sock := filepath.Join(e.Base, "s.sock")
 	os.Chmod(sock, 0o666)
 	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
 		clawdBin, "connect", "--socket", sock, "--workspace", "/")
