@@ -11,11 +11,11 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // clientFile is a client's MCP configuration file and the JSON member that
@@ -150,10 +150,10 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		if err != nil {
 			return check{}, "", false
 		}
-		info["url"] = chain.MaskSecrets(e.URL)
+		info["url"] = secrets.MaskText(e.URL)
 		for _, d := range daemons {
 			if d.state.Transport == runstate.TCP && u.Host == d.state.Addr {
-				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + e.URL}
+				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + secrets.MaskText(e.URL)}
 				if d.state.WorkspaceID != ws.ID {
 					c.Status, c.Fix = statusWarn, "that daemon serves "+d.state.Workspace+", not this workspace"
 					c.What = where + " reaches the daemon of " + d.state.Workspace
@@ -165,7 +165,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 			return check{}, "", false // someone else's server
 		}
 		return check{Area: "client", Status: statusFail, Info: info, Fix: fix + ", or start the daemon: clawd serve --transport tcp_loopback",
-			What: where + " points at " + chain.MaskSecrets(e.URL) + ", where no clawd daemon runs"}, "", true
+			What: where + " points at " + secrets.MaskText(e.URL) + ", where no clawd daemon runs"}, "", true
 	}
 	argv := e.argv()
 	if len(argv) == 0 {
@@ -175,7 +175,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 	if base != "clawd" {
 		return check{}, "", false
 	}
-	info["command"] = chain.MaskSecrets(strings.Join(argv, " "))
+	info["command"] = secrets.MaskText(strings.Join(argv, " "))
 	if filepath.IsAbs(argv[0]) {
 		if _, err := os.Stat(argv[0]); err != nil {
 			return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
@@ -191,7 +191,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		return check{Area: "client", Status: statusOK, Info: info, What: where + " runs clawd serve on stdio" + kindNote(kind)}, kind, true
 	}
 	return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
-		What: where + " runs `" + chain.MaskSecrets(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
+		What: where + " runs `" + secrets.MaskText(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
 			"(a transport in the config would turn it into a daemon the client cannot talk to)"}, kind, true
 }
 

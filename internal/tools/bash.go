@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // MaxBashTimeout is the largest timeout_ms a call may ask for. The default is
@@ -257,32 +258,11 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 	return fileError(p, err)
 }
 
-// childEnv is clawd's environment without anything of clawd's own: every
-// CLAWDE_* and CLAWD_* variable (CLAWDE_SESSION_SECRET, tokens, socket
-// paths) is dropped, matched case-insensitively. PWD is set to the working
-// directory's canonical path.
+// childEnv is clawd's environment without anything of clawd's own
+// (secrets.ScrubEnv: every CLAWDE_* and CLAWD_* variable, any case), with
+// PWD set to the working directory's canonical path.
 func childEnv(pwd string) []string {
-	env := os.Environ()
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if IsClawdVar(name) || name == "PWD" {
-			continue
-		}
-		out = append(out, kv)
-	}
-	return append(out, "PWD="+pwd)
-}
-
-// IsClawdVar reports whether an environment variable is clawd's own
-// (CLAWDE_* or CLAWD_*, any case): kept from bash, and out of the kernel's
-// copy of clawd serve's environment (daemon.HideEnvSecrets).
-func IsClawdVar(name string) bool {
-	return hasPrefixFold(name, "CLAWDE_") || hasPrefixFold(name, "CLAWD_")
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+	return append(secrets.ScrubEnv(os.Environ(), "PWD"), "PWD="+pwd)
 }
 
 // capture keeps the first max bytes written to it and counts the rest, so
