@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
@@ -31,7 +30,7 @@ type clientFile struct {
 // list of places), plus places the clients also read that install never
 // writes (Claude Code's per-project entries in ~/.claude.json, OpenCode's
 // .jsonc spelling).
-func knownClientFiles(ws *client.Workspace) []clientFile {
+func knownClientFiles(ws *runstate.Workspace) []clientFile {
 	cfgDir, _ := os.UserConfigDir()
 	var out []clientFile
 	for _, name := range hostadapter.Names() {
@@ -91,7 +90,7 @@ func (e *mcpEntry) argv() []string {
 
 // checkClients reports every entry that runs clawd and whether it is
 // current; it returns the entity kinds the entries use (--client KIND).
-func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) map[string]bool {
+func checkClients(r *doctorReport, ws *runstate.Workspace, daemons []daemonInfo) map[string]bool {
 	kinds := map[string]bool{}
 	found := 0
 	for _, cf := range knownClientFiles(ws) {
@@ -141,7 +140,7 @@ func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) m
 // a stdio entry must pin `serve --transport stdio --client KIND` (a config's
 // transport would otherwise turn it into a daemon the client cannot talk
 // to) or be `connect`; an HTTP entry must point at a running daemon.
-func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, daemons []daemonInfo) (check, string, bool) {
+func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *runstate.Workspace, daemons []daemonInfo) (check, string, bool) {
 	where := fmt.Sprintf("%s entry %q in %s", cf.client, name, cf.path)
 	info := map[string]any{"client": cf.client, "file": cf.path, "entry": name}
 	fix := fmt.Sprintf("clawd install %s writes a current entry", cf.client)
