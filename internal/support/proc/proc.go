@@ -72,8 +72,10 @@ type Cmd struct {
 	// Dir is the working directory; "" is clawd's own.
 	Dir string
 	// Env entries (KEY=value) are added to the scrubbed environment; an
-	// entry replaces an inherited variable of the same name. Naming one of
-	// clawd's own variables here is an error: they never reach a child.
+	// entry replaces an inherited variable of the same name (os/exec keeps
+	// the last of duplicate names, compared without case on Windows).
+	// Naming one of clawd's own variables here is an error: they never
+	// reach a child.
 	Env []string
 	// StdinPipe gives the child a pipe as stdin, whose write end is
 	// Process.Stdin; otherwise stdin is the null device.
