@@ -195,10 +195,14 @@ func TestPipesAndGracefulStop(t *testing.T) {
 // A child that ignores stdin's EOF but handles SIGTERM is asked to
 // terminate before it is killed.
 func TestStopSendsTermBeforeKill(t *testing.T) {
-	c := shell(t, `trap 'exit 7' TERM; while :; do sleep 0.05; done`)
-	c.StdinPipe = true
+	var out syncBuf
+	c := shell(t, `trap 'exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+	c.StdinPipe, c.Stdout = true, &out
 	p := start(t, c)
-	time.Sleep(100 * time.Millisecond) // let sh install the trap
+	deadline := time.Now().Add(10 * time.Second)
+	for out.String() == "" && time.Now().Before(deadline) { // the trap is set
+		time.Sleep(10 * time.Millisecond)
+	}
 	st, err := p.Stop(300 * time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
