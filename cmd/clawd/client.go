@@ -17,6 +17,7 @@ import (
 
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/daemon"
+	"github.com/clawde/clawd/internal/runstate"
 )
 
 // clientFlags locate the daemon for the client commands.
@@ -37,20 +38,20 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.json, "json", false, "print JSON for machines")
 }
 
-func (f *clientFlags) options() client.Options {
-	return client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Socket: f.socket, Port: f.port}
+func (f *clientFlags) options() runstate.Options {
+	return runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Socket: f.socket, Port: f.port}
 }
 
 // find resolves the workspace and locates its daemon.
-func (f *clientFlags) find() (*client.Target, error) {
+func (f *clientFlags) find() (*runstate.Target, error) {
 	if f.port > 65535 || f.port < -1 {
 		return nil, usageError("--port %d: use 0..65535", f.port)
 	}
-	ws, err := client.ResolveWorkspace(f.options())
+	ws, err := runstate.ResolveWorkspace(f.options())
 	if err != nil {
 		return nil, runtimeError("%v", err)
 	}
-	t, err := client.Find(ws, f.options(), false)
+	t, err := runstate.Find(ws, f.options(), false)
 	if err != nil {
 		return nil, runtimeError("%v", err)
 	}
@@ -189,7 +190,7 @@ func kindName(k jsontext.Kind) string {
 	return "something else"
 }
 
-func callTool(cmd *cobra.Command, f *clientFlags, t *client.Target, tool string, arguments jsontext.Value, timeout time.Duration) error {
+func callTool(cmd *cobra.Command, f *clientFlags, t *runstate.Target, tool string, arguments jsontext.Value, timeout time.Duration) error {
 	ctx := context.Background()
 	c, err := client.Dial(ctx, t, daemon.Version)
 	if err != nil {
@@ -321,7 +322,7 @@ func firstSentence(s string) string {
 // noToolsError says why the daemon listed no tool for the CLI's entity
 // (default_client_kind:<workspace>), instead of printing nothing.
 func noToolsError(f *clientFlags) error {
-	ws, err := client.ResolveWorkspace(f.options())
+	ws, err := runstate.ResolveWorkspace(f.options())
 	if err != nil {
 		return runtimeError("the daemon lists no tool you may call (%v)", err)
 	}

@@ -15,9 +15,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/mcp"
+	"github.com/clawde/clawd/internal/runstate"
 )
 
 func newConnectCmd() *cobra.Command {
@@ -36,7 +36,7 @@ func newConnectCmd() *cobra.Command {
 			"'clawd token issue --client KIND' first, so the connection is entity KIND:<workspace>.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := client.ResolveWorkspace(f.options())
+			ws, err := runstate.ResolveWorkspace(f.options())
 			if err != nil {
 				return runtimeError("%v", err)
 			}
@@ -49,7 +49,7 @@ func newConnectCmd() *cobra.Command {
 					return runtimeError("%v", err)
 				}
 			}
-			t, err := client.Find(ws, f.options(), true)
+			t, err := runstate.Find(ws, f.options(), true)
 			if err != nil {
 				return runtimeError("%v", err)
 			}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/token"
 )
@@ -43,7 +43,7 @@ func newTokenIssueCmd() *cobra.Command {
 			if !config.IsClientKind(kind) {
 				return usageError("--client %q: use one of %s", kind, strings.Join(config.ClientKinds, ", "))
 			}
-			ws, err := client.ResolveWorkspace(f.options())
+			ws, err := runstate.ResolveWorkspace(f.options())
 			if err != nil {
 				return runtimeError("%v", err)
 			}
@@ -83,7 +83,7 @@ func newTokenListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			wsID := ""
 			if !all {
-				ws, err := client.ResolveWorkspace(f.options())
+				ws, err := runstate.ResolveWorkspace(f.options())
 				if err != nil {
 					return runtimeError("%v", err)
 				}
@@ -150,7 +150,7 @@ func newTokenRevokeCmd() *cobra.Command {
 				return runtimeError("revoking %s: %v", args[0], err)
 			}
 			// Remove the saved copy if it holds this credential.
-			if ws, err := client.ResolveWorkspace(f.options()); err == nil && ws.ID == c.WorkspaceID {
+			if ws, err := runstate.ResolveWorkspace(f.options()); err == nil && ws.ID == c.WorkspaceID {
 				path := token.CredentialPath(ws.TokenPath, c.Kind)
 				if cur, err := token.ReadFile(path); err == nil {
 					if id, _, ok := token.ParseClientCredential(cur); ok && id == c.ID {
@@ -172,7 +172,7 @@ func newTokenRevokeCmd() *cobra.Command {
 // issueCredential stores a new credential of kind for ws and, when save is
 // set, writes it to the credential file (0600) that clients read it from.
 // It returns the credential's id, its text and the file ("" unless saved).
-func issueCredential(ws *client.Workspace, kind, label string, save bool) (id, text, path string, err error) {
+func issueCredential(ws *runstate.Workspace, kind, label string, save bool) (id, text, path string, err error) {
 	db, err := openStore()
 	if err != nil {
 		return "", "", "", err
@@ -197,7 +197,7 @@ func issueCredential(ws *client.Workspace, kind, label string, save bool) (id, t
 }
 
 // readCredentialFile reads the saved credential of a kind for a workspace.
-func readCredentialFile(ws *client.Workspace, kind string) (string, error) {
+func readCredentialFile(ws *runstate.Workspace, kind string) (string, error) {
 	path := token.CredentialPath(ws.TokenPath, kind)
 	text, err := token.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -162,7 +162,7 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 	return cfg
 }
 
-func checkWorkspace(r *doctorReport, paths config.Paths, cfg *config.Config, dir string) *client.Workspace {
+func checkWorkspace(r *doctorReport, paths config.Paths, cfg *config.Config, dir string) *runstate.Workspace {
 	dir = paths.ExpandHome(dir)
 	if dir == "" {
 		dir, _ = os.Getwd()
@@ -177,7 +177,7 @@ func checkWorkspace(r *doctorReport, paths config.Paths, cfg *config.Config, dir
 		return nil
 	}
 	id := config.WorkspaceID(canon)
-	ws := &client.Workspace{Dir: canon, ID: id, Config: cfg, Paths: paths,
+	ws := &runstate.Workspace{Dir: canon, ID: id, Config: cfg, Paths: paths,
 		SocketPath: runstate.SocketPath(cfg, paths, id, ""), TokenPath: runstate.TokenPath(cfg, paths, id)}
 	entity := cfg.DefaultClientKind + ":" + id
 	r.add(check{Area: "workspace", Status: statusOK,
@@ -192,7 +192,7 @@ func checkWorkspace(r *doctorReport, paths config.Paths, cfg *config.Config, dir
 
 // checkTrust reports the trust level of the default entity and of every
 // kind an installed client uses: an entity without a row sees no tool.
-func checkTrust(r *doctorReport, ws *client.Workspace, kinds map[string]bool) {
+func checkTrust(r *doctorReport, ws *runstate.Workspace, kinds map[string]bool) {
 	db, err := openStore()
 	if err != nil {
 		r.add(check{Area: "trust", Status: statusFail, What: "cannot open the trust registry: " + strings.TrimPrefix(err.Error(), "clawd: "),
@@ -269,7 +269,7 @@ func checkDaemons(r *doctorReport, paths config.Paths) []daemonInfo {
 
 func probeDaemon(st *runstate.State) error {
 	if st.Transport == runstate.TCP {
-		pid, err := client.ProbeHealth(st.Addr)
+		pid, err := runstate.ProbeHealth(st.Addr)
 		if err == nil && pid != st.PID {
 			err = fmt.Errorf("http://%s answers as pid %d", st.Addr, pid)
 		}
@@ -277,7 +277,7 @@ func probeDaemon(st *runstate.State) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, &client.Target{Unix: st.Socket}, daemon.Version)
+	c, err := client.Dial(ctx, &runstate.Target{Unix: st.Socket}, daemon.Version)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ func probeDaemon(st *runstate.State) error {
 
 // checkTokens reports the workspace token file and the per-client
 // credential files next to it, with their age.
-func checkTokens(r *doctorReport, ws *client.Workspace) {
+func checkTokens(r *doctorReport, ws *runstate.Workspace) {
 	st := ws.StateFile(runstate.TCP)
 	path := ws.TokenPath
 	if st != nil && st.TokenFile != "" {

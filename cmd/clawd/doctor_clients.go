@@ -11,11 +11,10 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/clawde/clawd/internal/chain"
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // clientFile is a client's MCP configuration file and the JSON member that
@@ -31,7 +30,7 @@ type clientFile struct {
 // list of places), plus places the clients also read that install never
 // writes (Claude Code's per-project entries in ~/.claude.json, OpenCode's
 // .jsonc spelling).
-func knownClientFiles(ws *client.Workspace) []clientFile {
+func knownClientFiles(ws *runstate.Workspace) []clientFile {
 	cfgDir, _ := os.UserConfigDir()
 	var out []clientFile
 	for _, name := range hostadapter.Names() {
@@ -91,7 +90,7 @@ func (e *mcpEntry) argv() []string {
 
 // checkClients reports every entry that runs clawd and whether it is
 // current; it returns the entity kinds the entries use (--client KIND).
-func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) map[string]bool {
+func checkClients(r *doctorReport, ws *runstate.Workspace, daemons []daemonInfo) map[string]bool {
 	kinds := map[string]bool{}
 	found := 0
 	for _, cf := range knownClientFiles(ws) {
@@ -141,7 +140,7 @@ func checkClients(r *doctorReport, ws *client.Workspace, daemons []daemonInfo) m
 // a stdio entry must pin `serve --transport stdio --client KIND` (a config's
 // transport would otherwise turn it into a daemon the client cannot talk
 // to) or be `connect`; an HTTP entry must point at a running daemon.
-func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, daemons []daemonInfo) (check, string, bool) {
+func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *runstate.Workspace, daemons []daemonInfo) (check, string, bool) {
 	where := fmt.Sprintf("%s entry %q in %s", cf.client, name, cf.path)
 	info := map[string]any{"client": cf.client, "file": cf.path, "entry": name}
 	fix := fmt.Sprintf("clawd install %s writes a current entry", cf.client)
@@ -150,10 +149,10 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		if err != nil {
 			return check{}, "", false
 		}
-		info["url"] = chain.MaskSecrets(e.URL)
+		info["url"] = secrets.MaskText(e.URL)
 		for _, d := range daemons {
 			if d.state.Transport == runstate.TCP && u.Host == d.state.Addr {
-				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + e.URL}
+				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + secrets.MaskText(e.URL)}
 				if d.state.WorkspaceID != ws.ID {
 					c.Status, c.Fix = statusWarn, "that daemon serves "+d.state.Workspace+", not this workspace"
 					c.What = where + " reaches the daemon of " + d.state.Workspace
@@ -165,7 +164,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 			return check{}, "", false // someone else's server
 		}
 		return check{Area: "client", Status: statusFail, Info: info, Fix: fix + ", or start the daemon: clawd serve --transport tcp_loopback",
-			What: where + " points at " + chain.MaskSecrets(e.URL) + ", where no clawd daemon runs"}, "", true
+			What: where + " points at " + secrets.MaskText(e.URL) + ", where no clawd daemon runs"}, "", true
 	}
 	argv := e.argv()
 	if len(argv) == 0 {
@@ -175,7 +174,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 	if base != "clawd" {
 		return check{}, "", false
 	}
-	info["command"] = chain.MaskSecrets(strings.Join(argv, " "))
+	info["command"] = secrets.MaskText(strings.Join(argv, " "))
 	if filepath.IsAbs(argv[0]) {
 		if _, err := os.Stat(argv[0]); err != nil {
 			return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
@@ -191,7 +190,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *client.Workspace, d
 		return check{Area: "client", Status: statusOK, Info: info, What: where + " runs clawd serve on stdio" + kindNote(kind)}, kind, true
 	}
 	return check{Area: "client", Status: statusFail, Info: info, Fix: fix,
-		What: where + " runs `" + chain.MaskSecrets(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
+		What: where + " runs `" + secrets.MaskText(strings.Join(argv, " ")) + "`, which does not pin `serve --transport stdio --client KIND` " +
 			"(a transport in the config would turn it into a daemon the client cannot talk to)"}, kind, true
 }
 

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/hostadapter"
+	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/token"
 )
 
@@ -164,7 +164,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	if f.hook && a.Name() != "claude-code" {
 		return nil, o, usageError("--hook is for claude-code only (its SessionStart hook)")
 	}
-	ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
+	ws, err := runstate.ResolveWorkspace(runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
 	if err != nil {
 		return nil, o, runtimeError("%v", err)
 	}
@@ -241,7 +241,7 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 		cmd.PrintErrf("clawd: would issue a %s credential for %s and save it to %s\n", kind, f.workspace, path)
 		return nil
 	}
-	ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
+	ws, err := runstate.ResolveWorkspace(runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
 	if err != nil {
 		return runtimeError("%v", err)
 	}
@@ -296,7 +296,7 @@ func newTokenHeaderCmd() *cobra.Command {
 			if !config.IsClientKind(kind) {
 				return usageError("--client %q: use one of %s", kind, strings.Join(config.ClientKinds, ", "))
 			}
-			ws, err := client.ResolveWorkspace(client.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
+			ws, err := runstate.ResolveWorkspace(runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
 			if err != nil {
 				return runtimeError("%v", err)
 			}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/token"
@@ -46,7 +45,7 @@ func newTokenShowCmd() *cobra.Command {
 			"the token file over pasting the token into configuration that others may read.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := client.ResolveWorkspace(f.options())
+			ws, err := runstate.ResolveWorkspace(f.options())
 			if err != nil {
 				return runtimeError("%v", err)
 			}
@@ -101,7 +100,7 @@ func newTokenRotateCmd() *cobra.Command {
 			"(SIGUSR1) to the daemon's pid, so only its user (or root) can rotate; no token is needed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := client.ResolveWorkspace(f.options())
+			ws, err := runstate.ResolveWorkspace(f.options())
 			if err != nil {
 				return runtimeError("%v", err)
 			}
@@ -113,7 +112,7 @@ func newTokenRotateCmd() *cobra.Command {
 				}
 				return runtimeError("%s", msg)
 			}
-			if err := client.CheckLoopback(st.Addr); err != nil {
+			if err := runstate.CheckLoopback(st.Addr); err != nil {
 				return runtimeError("%v", err)
 			}
 			old, _ := token.ReadFile(st.TokenFile)
@@ -146,7 +145,7 @@ func newTokenRotateCmd() *cobra.Command {
 // accepted, or "" when the daemon that wrote it is running and answering.
 // st is the live tcp_loopback daemon's state, nil when there is none: a
 // daemon that crashed leaves its token file behind.
-func tokenFileProblem(ws *client.Workspace, st *runstate.State, path string, now time.Time) string {
+func tokenFileProblem(ws *runstate.Workspace, st *runstate.State, path string, now time.Time) string {
 	age := ""
 	if fi, err := os.Stat(path); err == nil {
 		age = " (written " + now.Sub(fi.ModTime()).Round(time.Second).String() + " ago)"
@@ -161,7 +160,7 @@ func tokenFileProblem(ws *client.Workspace, st *runstate.State, path string, now
 	if st == nil {
 		return fmt.Sprintf("no tcp_loopback daemon is running for %s; this token is accepted by nothing", ws.Dir)
 	}
-	pid, err := client.ProbeHealth(st.Addr)
+	pid, err := runstate.ProbeHealth(st.Addr)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("the daemon (pid %d) at http://%s does not answer (%v); the token may be stale", st.PID, st.Addr, err)

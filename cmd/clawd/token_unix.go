@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/runstate"
 )
 
@@ -15,7 +14,7 @@ import (
 // stale state file must not make us signal an unrelated process, for which
 // SIGUSR1 would be fatal).
 func signalRotate(st *runstate.State) error {
-	pid, err := client.ProbeHealth(st.Addr)
+	pid, err := runstate.ProbeHealth(st.Addr)
 	if err != nil {
 		return fmt.Errorf("the daemon at http://%s does not answer (%v); is it running?", st.Addr, err)
 	}

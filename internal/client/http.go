@@ -3,10 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -14,40 +12,16 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/token"
 )
 
 // maxResponse bounds what the CLI reads from one HTTP response.
 const maxResponse = 256 << 20
 
-// loopbackClient is an http.Client that can only reach loopback IPs and
-// never follows redirects: a redirect must not carry the token elsewhere.
-func loopbackClient(timeout time.Duration) *http.Client {
-	d := &net.Dialer{Timeout: 5 * time.Second}
-	tr := &http.Transport{
-		Proxy: nil, // never through a proxy from the environment
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if err := CheckLoopback(addr); err != nil {
-				return nil, err
-			}
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxIdleConns:      4,
-		IdleConnTimeout:   30 * time.Second,
-		DisableKeepAlives: false,
-	}
-	return &http.Client{
-		Transport: tr,
-		Timeout:   timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return errors.New("the daemon answered with a redirect; not following it")
-		},
-	}
-}
-
 // httpConn speaks MCP Streamable HTTP with JSON responses.
 type httpConn struct {
-	t       *Target
+	t       *runstate.Target
 	hc      *http.Client
 	mu      sync.Mutex
 	nextID  int64
@@ -56,15 +30,15 @@ type httpConn struct {
 	tok     string
 }
 
-func dialHTTP(t *Target) (*httpConn, error) {
-	if err := CheckLoopback(t.Addr); err != nil {
+func dialHTTP(t *runstate.Target) (*httpConn, error) {
+	if err := runstate.CheckLoopback(t.Addr); err != nil {
 		return nil, err
 	}
 	tok, err := token.ReadFile(t.TokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspace token: %w", err)
 	}
-	return &httpConn{t: t, hc: loopbackClient(0), tok: tok}, nil
+	return &httpConn{t: t, hc: runstate.LoopbackClient(0), tok: tok}, nil
 }
 
 func (h *httpConn) setVersion(v string) {
@@ -210,19 +184,9 @@ func (h *httpConn) Close() error {
 	return nil
 }
 
-// Health is GET /health's object.
-type Health struct {
-	Status           string `json:"status"`
-	PID              int    `json:"pid"`
-	UptimeS          int64  `json:"uptime_s"`
-	MCPVersion       string `json:"mcp_version"`
-	ActiveTools      int    `json:"active_tools"`
-	LastPolicyEvalMS *int64 `json:"last_policy_eval_ms,omitzero"`
-}
-
 // GetHealth reads the health object of the daemon at t: GET /health on
 // HTTP (no token sent), the clawd/health method on the socket.
-func GetHealth(ctx context.Context, t *Target, version string) (raw jsontext.Value, h *Health, err error) {
+func GetHealth(ctx context.Context, t *runstate.Target, version string) (raw jsontext.Value, h *runstate.Health, err error) {
 	if t.Unix != "" {
 		c, err := Dial(ctx, t, version)
 		if err != nil {
@@ -233,53 +197,12 @@ func GetHealth(ctx context.Context, t *Target, version string) (raw jsontext.Val
 		if err != nil {
 			return nil, nil, err
 		}
-	} else if raw, err = fetchHealth(ctx, t.Addr); err != nil {
+	} else if raw, err = runstate.FetchHealth(ctx, t.Addr); err != nil {
 		return nil, nil, err
 	}
-	h = new(Health)
+	h = new(runstate.Health)
 	if err := json.Unmarshal(raw, h, json.RejectUnknownMembers(false)); err != nil {
 		return nil, nil, fmt.Errorf("the health object does not decode: %v", err)
 	}
 	return raw, h, nil
-}
-
-func fetchHealth(ctx context.Context, addr string) (jsontext.Value, error) {
-	if err := CheckLoopback(addr); err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/health", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := loopbackClient(3 * time.Second).Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /health: HTTP %d", resp.StatusCode)
-	}
-	if !jsontext.Value(data).IsValid() {
-		return nil, errors.New("GET /health: the body is not JSON")
-	}
-	return data, nil
-}
-
-// ProbeHealth returns the pid /health reports at addr.
-func ProbeHealth(addr string) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	raw, err := fetchHealth(ctx, addr)
-	if err != nil {
-		return 0, err
-	}
-	var h Health
-	if err := json.Unmarshal(raw, &h, json.RejectUnknownMembers(false)); err != nil || h.PID <= 0 {
-		return 0, errors.New("not a clawd health answer")
-	}
-	return h.PID, nil
 }

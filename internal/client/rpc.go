@@ -1,3 +1,8 @@
+// Package client is the CLI's MCP client: it talks JSON-RPC to a running
+// clawd daemon for the tools, call, health and token commands. Which
+// daemon, and whether it answers, is runstate's business (ResolveWorkspace,
+// Find, ProbeHealth); this package only dials a runstate.Target: the unix
+// socket, or loopback HTTP with the workspace token.
 package client
 
 import (
@@ -10,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/mcp"
+	"github.com/clawde/clawd/internal/runstate"
 )
 
 // ClientName is clientInfo.name of the CLI: an unknown name, so the
@@ -52,7 +58,7 @@ type Conn interface {
 }
 
 // Dial connects to t and initializes an MCP session.
-func Dial(ctx context.Context, t *Target, version string) (Conn, error) {
+func Dial(ctx context.Context, t *runstate.Target, version string) (Conn, error) {
 	var c Conn
 	var err error
 	if t.Unix != "" {

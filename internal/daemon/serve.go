@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/runstate"
@@ -128,7 +127,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 	}
 	statePath := runstate.Path(d.Paths.DataDir, d.WorkspaceID, runstate.TCP)
 	if st, err := runstate.Read(statePath); err == nil && st.PID != os.Getpid() && runstate.Alive(st.PID) {
-		if pid, err := client.ProbeHealth(st.Addr); err == nil && pid == st.PID {
+		if pid, err := runstate.ProbeHealth(st.Addr); err == nil && pid == st.PID {
 			return fmt.Errorf("clawd is already running for this workspace on http://%s (pid %d); use it, or stop it first", st.Addr, st.PID)
 		}
 	}
@@ -136,7 +135,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 	if err != nil {
 		if errors.Is(err, transport.ErrAddrInUse) {
 			addr := net.JoinHostPort(bindHost(cfg.BindAddr), strconv.Itoa(port))
-			if pid, err := client.ProbeHealth(addr); err == nil {
+			if pid, err := runstate.ProbeHealth(addr); err == nil {
 				return fmt.Errorf("clawd (pid %d) is already running on http://%s; stop it, or pick another port with --port (0 picks a free one)", pid, addr)
 			}
 		}

@@ -1,8 +1,12 @@
-// Package runstate records where a running daemon can be reached: one small
-// JSON file per workspace and transport under the data directory, written
-// by `clawd serve` and read by the CLI client (`clawd tools`, `call`,
-// `health`, `token rotate`). It holds no secret: the token stays in the
-// token file.
+// Package runstate says where a daemon runs and whether it answers. It
+// records where a running daemon can be reached: one small JSON file per
+// workspace and transport under the data directory, written by `clawd
+// serve` and read by the CLI (`clawd tools`, `call`, `health`, `token
+// rotate`). The state file holds no secret: the token stays in the token
+// file. It also resolves a workspace as `clawd serve` does
+// (ResolveWorkspace), finds its daemon (Find), and probes GET /health
+// (ProbeHealth), which both the daemon (is an old state file's daemon still
+// alive?) and the CLI use.
 package runstate
 
 import (

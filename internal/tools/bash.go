@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/proc"
 )
 
 // MaxBashTimeout is the largest timeout_ms a call may ask for. The default is
@@ -168,13 +168,18 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	return res, nil
 }
 
-// runIn runs command with bash in dir and builds the result.
+// runIn runs command with bash in dir and builds the result. proc gives
+// the shell its own process group (a job object on Windows), clawd's
+// environment without clawd's own variables and with PWD set, and stdin
+// from the null device.
 func runIn(ctx context.Context, shell, command string, dir *workDir, timeout time.Duration, outCap int) (*BashResult, error) {
-	cmd := exec.Command(shell, "-c", command)
-	cmd.Dir = dir.cwd
-	cmd.Env = childEnv(dir.pwd)
 	stdout, stderr := &capture{max: outCap}, &capture{max: outCap}
-	state, timedOut, err := runCmd(ctx, cmd, timeout, stdout, stderr)
+	c := &proc.Cmd{
+		Path: shell, Args: []string{"-c", command},
+		Dir: dir.cwd, Env: []string{"PWD=" + dir.pwd},
+		Stdout: stdout, Stderr: stderr, PipeGrace: pipeGrace,
+	}
+	state, timedOut, err := runCmd(ctx, c, timeout)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -257,32 +262,34 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 	return fileError(p, err)
 }
 
-// childEnv is clawd's environment without anything of clawd's own: every
-// CLAWDE_* and CLAWD_* variable (CLAWDE_SESSION_SECRET, tokens, socket
-// paths) is dropped, matched case-insensitively. PWD is set to the working
-// directory's canonical path.
-func childEnv(pwd string) []string {
-	env := os.Environ()
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if IsClawdVar(name) || name == "PWD" {
-			continue
-		}
-		out = append(out, kv)
+// runCmd starts c and returns once the command is done and nothing of its
+// process group (job object) is left running.
+//
+// The whole group is killed at the timeout, on ctx cancel, and also when
+// bash exits normally (proc.Wait): a background child (`sleep 100 &`)
+// would otherwise outlive the call and keep the output pipes open, so the
+// call would hang until it exited. A process that left the group (setsid,
+// `set -m` job control) is beyond a group kill; if it still holds a pipe,
+// reading stops pipeGrace after the group is gone and the call returns
+// without its remaining output. See internal/support/proc for the limits.
+func runCmd(ctx context.Context, c *proc.Cmd, timeout time.Duration) (*os.ProcessState, bool, error) {
+	p, err := proc.Start(c)
+	if err != nil {
+		return nil, false, err
 	}
-	return append(out, "PWD="+pwd)
-}
-
-// IsClawdVar reports whether an environment variable is clawd's own
-// (CLAWDE_* or CLAWD_*, any case): kept from bash, and out of the kernel's
-// copy of clawd serve's environment (daemon.HideEnvSecrets).
-func IsClawdVar(name string) bool {
-	return hasPrefixFold(name, "CLAWDE_") || hasPrefixFold(name, "CLAWD_")
-}
-
-func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	timedOut := false
+	select {
+	case <-p.Exited():
+	case <-timer.C:
+		timedOut = true
+		p.Kill()
+	case <-ctx.Done():
+		p.Kill()
+	}
+	state, err := p.Wait()
+	return state, timedOut, err
 }
 
 // capture keeps the first max bytes written to it and counts the rest, so

@@ -1,13 +1,9 @@
 package tools
 
 import (
-	"errors"
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // procFdWorks reports whether /proc/self/fd is usable, which the fd-based
@@ -48,22 +44,4 @@ func childDirOf(f *os.File) (string, bool) {
 		return "", false
 	}
 	return "/proc/self/fd/" + strconv.FormatUint(uint64(f.Fd()), 10), true
-}
-
-// waitNoReap blocks until the process pid has exited but leaves it a zombie
-// (WNOWAIT). While bash is an unreaped zombie its pid cannot be reused, so
-// the process-group kill that follows cannot hit an unrelated group that got
-// the same number. It returns false if waitid is unavailable; the caller then
-// reaps with cmd.Wait first.
-func waitNoReap(pid int) bool {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err == nil {
-			return true
-		}
-		if !errors.Is(err, syscall.EINTR) {
-			return false
-		}
-	}
 }

@@ -12,7 +12,3 @@ func fdPath(f *os.File) (string, bool) { return "", false }
 // resolved host path, which leaves a window between the check and the
 // child's chdir (documented in docs/tools.md).
 func childDirOf(f *os.File) (string, bool) { return "", false }
-
-// waitNoReap is Linux-only (waitid with WNOWAIT); elsewhere the caller reaps
-// first and kills the process group after.
-func waitNoReap(pid int) bool { return false }

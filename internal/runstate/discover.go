@@ -1,14 +1,15 @@
-// Package client finds the running clawd daemon of a workspace and talks
-// JSON-RPC to it, for the CLI's tools, call, health and token commands.
+// Discovery: which workspace a CLI command is about and where its daemon
+// answers.
 //
-// Discovery tries the unix socket first (no secret involved: the kernel
-// vouches for us), then loopback HTTP with the workspace token. The HTTP
-// address comes only from the daemon's own state file (0600, in the data
-// directory) or an explicit --port, and the token is sent only to a
-// loopback IP literal, after GET /health (which needs no token) showed the
-// pid the state file names: a process squatting the port after the daemon
-// died never sees the token.
-package client
+// Find tries the unix socket first (no secret involved: the kernel vouches
+// for the peer), then loopback HTTP. The HTTP address comes only from the
+// daemon's own state file (0600, in the data directory) or an explicit
+// --port, and a token may be sent only to a loopback IP literal
+// (CheckLoopback), after GET /health (which needs no token) showed the pid
+// the state file names: a process squatting the port after the daemon died
+// never sees the token.
+
+package runstate
 
 import (
 	"errors"
@@ -22,7 +23,6 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/runstate"
 )
 
 // Options say which daemon to look for.
@@ -81,8 +81,8 @@ func ResolveWorkspace(o Options) (*Workspace, error) {
 		ID:         id,
 		Config:     cfg,
 		Paths:      paths,
-		SocketPath: runstate.SocketPath(cfg, paths, id, o.Socket),
-		TokenPath:  runstate.TokenPath(cfg, paths, id),
+		SocketPath: SocketPath(cfg, paths, id, o.Socket),
+		TokenPath:  TokenPath(cfg, paths, id),
 	}, nil
 }
 
@@ -107,9 +107,9 @@ var ErrNoDaemon = errors.New("no running clawd daemon")
 
 // StateFile returns the state of the workspace's live daemon on a transport
 // (nil when there is none or its process is gone).
-func (w *Workspace) StateFile(transport string) *runstate.State {
-	st, err := runstate.Read(runstate.Path(w.Paths.DataDir, w.ID, transport))
-	if err != nil || !runstate.Alive(st.PID) {
+func (w *Workspace) StateFile(transport string) *State {
+	st, err := Read(Path(w.Paths.DataDir, w.ID, transport))
+	if err != nil || !Alive(st.PID) {
 		return nil
 	}
 	return st
@@ -121,7 +121,7 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 	var tried []string
 	sockets := []string{w.SocketPath}
 	if o.Socket == "" {
-		if st := w.StateFile(runstate.Unix); st != nil && st.Socket != "" && st.Socket != w.SocketPath {
+		if st := w.StateFile(Unix); st != nil && st.Socket != "" && st.Socket != w.SocketPath {
 			sockets = append([]string{st.Socket}, sockets...)
 		}
 	}
@@ -153,7 +153,7 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 }
 
 func findTCP(w *Workspace, o Options) (*Target, error) {
-	st := w.StateFile(runstate.TCP)
+	st := w.StateFile(TCP)
 	t := &Target{TokenFile: w.TokenPath}
 	switch {
 	case o.Port >= 0:

@@ -1,4 +1,4 @@
-package client
+package runstate
 
 import "testing"
 
@@ -23,7 +23,7 @@ func TestCheckLoopback(t *testing.T) {
 }
 
 func TestLoopbackClientRefusesOtherHosts(t *testing.T) {
-	c := loopbackClient(0)
+	c := LoopbackClient(0)
 	for _, url := range []string{"http://192.0.2.1:7430/health", "http://example.com/health"} {
 		resp, err := c.Get(url)
 		if err == nil {

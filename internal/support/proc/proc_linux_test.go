@@ -1,0 +1,101 @@
+package proc
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The child holds descriptors 0, 1 and 2 and nothing of clawd's: not the
+// pipes of another child running at the same time, not files clawd has
+// open. (Descriptors the test process itself inherited without
+// close-on-exec pass through, as with any exec; clawd serve marks those
+// close-on-exec at startup. The expected set includes them.)
+func TestChildHasOnlyStdio(t *testing.T) {
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		t.Skip("no /proc")
+	}
+	// Another child with all three pipes, alive during the check, and a
+	// file of ours.
+	other := start(t, &Cmd{Path: lookPath(t, "cat"), StdinPipe: true, StdoutPipe: true, Stderr: NewRing(16)})
+	defer other.Stdout().Close()
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+
+	want := []string{"0", "1", "2"}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		n, _ := strconv.Atoi(e.Name())
+		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
+		if n < 3 || err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(line, "flags:"); ok {
+				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+				if flags&syscall.O_CLOEXEC == 0 {
+					want = append(want, e.Name())
+				}
+			}
+		}
+	}
+	p := start(t, &Cmd{Path: lookPath(t, "sleep"), Args: []string{"30"}, StdinPipe: true, Stdout: NewRing(16), Stderr: NewRing(16)})
+	self, _ := os.Readlink("/proc/self/exe")
+	dir := "/proc/" + strconv.Itoa(p.Pid())
+	deadline := time.Now().Add(10 * time.Second)
+	for { // until the child has exec'd sleep; before, it is a fork of us
+		if exe, err := os.Readlink(dir + "/exe"); err == nil && exe != self {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child did not exec")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// sleep opens and closes files while it starts (locale data), so the
+	// set is read until it settles: a leaked descriptor never goes away,
+	// sleep does not close what it inherited.
+	num := func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y }
+	slices.SortFunc(want, num)
+	var got []string
+	for {
+		ents, err = os.ReadDir(dir + "/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = got[:0]
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		slices.SortFunc(got, num)
+		if slices.Equal(got, want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the child has descriptors %v, want %v", got, want)
+	}
+	// And stdin is the pipe asked for, stdout and stderr pipes.
+	for _, fd := range []string{"0", "1", "2"} {
+		if l, _ := os.Readlink(dir + "/fd/" + fd); !strings.HasPrefix(l, "pipe:") {
+			t.Errorf("fd %s is %q, want a pipe", fd, l)
+		}
+	}
+}
+
+func TestStdinNullDevice(t *testing.T) {
+	var out syncBuf
+	p := start(t, &Cmd{Path: lookPath(t, "readlink"), Args: []string{"/proc/self/fd/0"}, Stdout: &out})
+	p.Wait()
+	if out.String() != "/dev/null\n" {
+		t.Errorf("stdin is %q, want /dev/null", out.String())
+	}
+}

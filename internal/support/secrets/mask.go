@@ -1,0 +1,94 @@
+package secrets
+
+import (
+	"regexp"
+	"strings"
+)
+
+var (
+	// NAME=value, NAME: value, --name value for secret-looking names.
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
+	// Authorization: Bearer xyz, Basic xyz.
+	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
+	// user:password@ in URLs.
+	secretURL = regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`)
+	// Long runs of letters and digits that look random (keys, tokens).
+	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
+)
+
+// secretHints are lowercase words without which secretAssign and
+// secretScheme cannot match: most texts (a path, `go test ./...`) contain
+// none, and skip the regular expressions (about 10 us a call).
+var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential", "auth", "bearer", "basic"}
+
+// MaskText replaces what looks like a secret in free text with "***":
+//
+//   - the value after a secret-looking name: NAME=value, NAME: value,
+//     --name value, where the name contains token, secret, password,
+//     passwd, pwd, api_key, access_key, private_key, credential or auth
+//     (any case; a quoted value is masked up to its closing quote);
+//   - the credentials after "Bearer" or "Basic";
+//   - the password of user:password@ in a URL;
+//   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
+//     4 letters and no slash (hex digests, base64 keys).
+//
+// It is best effort, not a proof that nothing secret remains: a short
+// secret with an innocent name (`mysql -p hunter2`), a secret split across
+// lines or quoted in ways the patterns do not know passes through. Its
+// cost grows with len(s); callers that only keep a prefix should cut
+// first (chain.ArgsSummary does).
+func MaskText(s string) string {
+	lower := strings.ToLower(s)
+	for _, h := range secretHints {
+		if strings.Contains(lower, h) {
+			s = secretScheme.ReplaceAllString(s, "$1 ***")
+			s = secretAssign.ReplaceAllString(s, "$1***")
+			break
+		}
+	}
+	if strings.Contains(s, "://") && strings.Contains(s, "@") {
+		s = secretURL.ReplaceAllString(s, "$1***@")
+	}
+	if !hasLongWord(s) {
+		return s
+	}
+	return secretWord.ReplaceAllStringFunc(s, func(w string) string {
+		if looksRandom(w) {
+			return "***"
+		}
+		return w
+	})
+}
+
+// hasLongWord reports whether s has a run of 32 characters secretWord
+// matches.
+func hasLongWord(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '/' || c == '=' || c == '-' {
+			if n++; n >= 32 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
+}
+
+// looksRandom: a long word mixing digits and letters (a path like
+// /usr/local/lib/python3 does not reach 32 characters without a slash
+// boundary, but a hex digest or base64 key does).
+func looksRandom(w string) bool {
+	var digits, letters int
+	for _, r := range w {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+			letters++
+		}
+	}
+	return digits >= 4 && letters >= 4 && !strings.Contains(w, "/")
+}
