@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // MaxBashTimeout is the largest timeout_ms a call may ask for. The default is
@@ -31,7 +32,7 @@ const pipeGrace = 250 * time.Millisecond
 
 type bashTool struct {
 	env  *Env
-	spec Spec
+	spec tools.Spec
 	// withTimeout is spec with the timeout_ms default of the config in
 	// force, rebuilt when tool_timeout_ms changes (a reload).
 	withTimeout atomic.Pointer[timedSpec]
@@ -41,8 +42,8 @@ type bashTool struct {
 }
 
 // NewBash returns the bash tool.
-func NewBash(env *Env) Tool {
-	return &bashTool{env: env, shell: "bash", spec: Spec{
+func NewBash(env *Env) tools.Tool {
+	return &bashTool{env: env, shell: "bash", spec: tools.Spec{
 		Name:  "bash",
 		Title: "Run a shell command",
 		Description: "Run a command with `bash -c` in the workspace root or working_dir (a directory inside the " +
@@ -53,7 +54,7 @@ func NewBash(env *Env) Tool {
 			"so background jobs (cmd &) end with it, but a process that leaves the group (setsid, set -m) is not " +
 			"killed and can outlive the call. The command is not confined to the workspace: it runs with the " +
 			"rights of clawd's user and can read and write anything that user can.",
-		Permission:   PermExecute,
+		Permission:   tools.PermExecute,
 		InputSchema:  compact(bashInputSchema),
 		OutputSchema: compact(bashOutputSchema),
 		PathArgs:     []string{"working_dir"},
@@ -62,13 +63,13 @@ func NewBash(env *Env) Tool {
 
 type timedSpec struct {
 	ms   int64
-	spec Spec
+	spec tools.Spec
 }
 
 // Spec states the configured default timeout in the input schema, so a
 // client (and its model) sees the timeout this server applies, not a fixed
 // 2000.
-func (t *bashTool) Spec() *Spec {
+func (t *bashTool) Spec() *tools.Spec {
 	ms := t.env.limits().DefaultTimeout.Milliseconds()
 	if ms <= 0 {
 		ms = DefaultLimits().DefaultTimeout.Milliseconds()
@@ -116,17 +117,17 @@ const exitTimedOut = 124
 
 func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a bashArgs
-	if err := DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.Command == nil {
-		return nil, &ArgError{Msg: `"command" is required`}
+		return nil, &tools.ArgError{Msg: `"command" is required`}
 	}
 	if strings.TrimSpace(*a.Command) == "" {
-		return nil, &ArgError{Msg: `"command" is empty; give the shell command to run`}
+		return nil, &tools.ArgError{Msg: `"command" is empty; give the shell command to run`}
 	}
 	if strings.IndexByte(*a.Command, 0) >= 0 {
-		return nil, &ArgError{Msg: `"command" contains a NUL byte, which no shell command can carry`}
+		return nil, &tools.ArgError{Msg: `"command" contains a NUL byte, which no shell command can carry`}
 	}
 	lim := t.env.limits()
 	timeout := lim.DefaultTimeout
@@ -136,7 +137,7 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if a.TimeoutMS != nil {
 		ms := *a.TimeoutMS
 		if ms <= 0 || ms > MaxBashTimeout.Milliseconds() {
-			return nil, &ArgError{Msg: fmt.Sprintf(`"timeout_ms" must be between 1 and %d (10 minutes), got %d`, MaxBashTimeout.Milliseconds(), ms)}
+			return nil, &tools.ArgError{Msg: fmt.Sprintf(`"timeout_ms" must be between 1 and %d (10 minutes), got %d`, MaxBashTimeout.Milliseconds(), ms)}
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -179,7 +180,7 @@ func runIn(ctx context.Context, shell, command string, dir *workDir, timeout tim
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, Errorf("could not start %s: %v", shell, err)
+		return nil, tools.Errorf("could not start %s: %v", shell, err)
 	}
 	if ctx.Err() != nil && !timedOut {
 		// Cancelled: the group is dead; the session answers "cancelled".
@@ -216,7 +217,7 @@ func openWorkDir(ctx context.Context, ws *sandbox.Workspace, p string) (*workDir
 	if st, err := f.Stat(); err != nil || !st.IsDir() {
 		f.Close()
 		if err == nil {
-			return nil, Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
+			return nil, tools.Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
 		}
 		return nil, fileError(p, err)
 	}
@@ -248,10 +249,10 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 	case sandbox.IsEscape(err):
 		return sandbox.AsViolation(p, err)
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf("working_dir %q does not exist; it must be an existing directory inside the workspace", p)
+		return tools.Errorf("working_dir %q does not exist; it must be an existing directory inside the workspace", p)
 	case errors.Is(err, syscall.ENOTDIR):
 		if st, e := ws.Root.Stat(rel); e == nil && !st.IsDir() {
-			return Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
+			return tools.Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
 		}
 	}
 	return fileError(p, err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
-func newBashWS(t *testing.T, lim *Limits) (string, Tool) {
+func newBashWS(t *testing.T, lim *Limits) (string, tools.Tool) {
 	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not installed")
@@ -32,7 +34,7 @@ func newBashWS(t *testing.T, lim *Limits) (string, Tool) {
 	return dir, NewBash(testEnv(t, dir, lim))
 }
 
-func runBash(t *testing.T, tool Tool, args map[string]any) *BashResult {
+func runBash(t *testing.T, tool tools.Tool, args map[string]any) *BashResult {
 	t.Helper()
 	res, err := callTool(t, tool, args)
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -10,13 +10,15 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // findShell looks the shell up in PATH.
 func findShell(name string) (string, error) {
 	shell, err := exec.LookPath(name)
 	if err != nil {
-		return "", Errorf("the bash tool needs %q, which is not installed or not in clawd's PATH (%v); install bash or add it to PATH and restart clawd", name, err)
+		return "", tools.Errorf("the bash tool needs %q, which is not installed or not in clawd's PATH (%v); install bash or add it to PATH and restart clawd", name, err)
 	}
 	return shell, nil
 }

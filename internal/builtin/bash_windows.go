@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // findShell picks the bash to run (chooseWindowsBash: a bash in PATH, else
@@ -20,7 +22,7 @@ func findShell(name string) (string, error) {
 	inPath, lookErr := exec.LookPath(name)
 	if name != "bash" {
 		if lookErr != nil {
-			return "", Errorf("the bash tool needs %q, which is not in clawd's PATH (%v)", name, lookErr)
+			return "", tools.Errorf("the bash tool needs %q, which is not in clawd's PATH (%v)", name, lookErr)
 		}
 		return inPath, nil
 	}
@@ -30,7 +32,7 @@ func findShell(name string) (string, error) {
 	}
 	b, err := chooseWindowsBash(inPath, os.Getenv, exists)
 	if err != nil {
-		return "", Errorf("%v", err)
+		return "", tools.Errorf("%v", err)
 	}
 	return b.Path, nil
 }

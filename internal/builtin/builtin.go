@@ -1,9 +1,14 @@
-package tools
+// Package builtin holds clawd's five workspace tools (bash, read_file,
+// write_file, list_dir, search) and the provider that serves them. They
+// implement the contract of internal/tools; who may call them is decided by
+// internal/chain before they run.
+package builtin
 
 import (
 	"time"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // BuiltinProviderID is the provider id of the tools compiled into clawd. The
@@ -46,10 +51,10 @@ func (e *Env) limits() Limits {
 }
 
 // Builtin returns the provider of the five workspace tools.
-func Builtin(env *Env) *StaticProvider {
-	return &StaticProvider{
+func Builtin(env *Env) *tools.StaticProvider {
+	return &tools.StaticProvider{
 		Name: BuiltinProviderID,
-		List: []Tool{
+		List: []tools.Tool{
 			NewBash(env),
 			NewReadFile(env),
 			NewWriteFile(env),

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 func TestWildmatch(t *testing.T) {
@@ -209,7 +210,7 @@ func writeTreeFile(t testing.TB, dir, rel, content string) {
 	}
 }
 
-func callSearch(t testing.TB, tool Tool, args string) *SearchResult {
+func callSearch(t testing.TB, tool tools.Tool, args string) *SearchResult {
 	t.Helper()
 	res, err := tool.Call(context.Background(), []byte(args))
 	if err != nil {

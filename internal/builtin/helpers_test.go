@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // Tests here run as root in CI containers: root bypasses permission bits,
@@ -39,12 +40,12 @@ func testEnv(t testing.TB, dir string, lim *Limits) *Env {
 }
 
 // callTool runs a tool with JSON arguments (a Go value or a raw JSON string).
-func callTool(t testing.TB, tool Tool, args any) (any, error) {
+func callTool(t testing.TB, tool tools.Tool, args any) (any, error) {
 	t.Helper()
 	return callToolCtx(context.Background(), t, tool, args)
 }
 
-func callToolCtx(ctx context.Context, t testing.TB, tool Tool, args any) (any, error) {
+func callToolCtx(ctx context.Context, t testing.TB, tool tools.Tool, args any) (any, error) {
 	t.Helper()
 	var raw jsontext.Value
 	switch a := args.(type) {
@@ -73,12 +74,12 @@ func isViolation(err error) bool {
 }
 
 func isToolError(err error) bool {
-	var te *ToolError
+	var te *tools.ToolError
 	return errors.As(err, &te)
 }
 
 func isArgError(err error) bool {
-	var ae *ArgError
+	var ae *tools.ArgError
 	return errors.As(err, &ae)
 }
 

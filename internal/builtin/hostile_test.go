@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // The hostile-input table: for every tool, inputs meant to make a call slow
@@ -138,7 +139,7 @@ func wantToolError(part string) outcome {
 
 func TestHostileInputs(t *testing.T) {
 	env := hostileWS(t)
-	tools := map[string]Tool{
+	tools := map[string]tools.Tool{
 		"read_file": NewReadFile(env), "write_file": NewWriteFile(env), "list_dir": NewListDir(env),
 		"search": NewSearch(env), "bash": NewBash(env),
 	}
@@ -299,7 +300,7 @@ func TestToolsStopWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	tests := []struct {
-		tool Tool
+		tool tools.Tool
 		args string
 	}{
 		{NewReadFile(env), `{"path":"sparse.bin","encoding":"base64"}`},

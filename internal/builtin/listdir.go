@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -15,16 +15,17 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 type listDir struct {
 	env  *Env
-	spec Spec
+	spec tools.Spec
 }
 
 // NewListDir returns the list_dir tool.
-func NewListDir(env *Env) Tool {
-	return &listDir{env: env, spec: Spec{
+func NewListDir(env *Env) tools.Tool {
+	return &listDir{env: env, spec: tools.Spec{
 		Name:  "list_dir",
 		Title: "List directory",
 		Description: "List a directory of the workspace (default: the root). recursive descends up to max_depth levels " +
@@ -32,14 +33,14 @@ func NewListDir(env *Env) Tool {
 			"listed as kind \"symlink\" and never followed. Entries are sorted by path; paths are relative to the " +
 			"workspace root. size_bytes is 0 for directories and symlinks. When the entry cap is hit, truncated is " +
 			"true, the shallowest entries are kept and total still counts every matching entry.",
-		Permission:   PermRead,
+		Permission:   tools.PermRead,
 		InputSchema:  compact(listDirInputSchema),
 		OutputSchema: compact(listDirOutputSchema),
 		PathArgs:     []string{"path"},
 	}}
 }
 
-func (t *listDir) Spec() *Spec { return &t.spec }
+func (t *listDir) Spec() *tools.Spec { return &t.spec }
 
 type listDirArgs struct {
 	Path          *string `json:"path"`
@@ -85,7 +86,7 @@ type pendingDir struct {
 
 func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a listDirArgs
-	if err := DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	p := ""
@@ -95,7 +96,7 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	maxDepth := int64(defaultMaxDepth)
 	if a.MaxDepth != nil {
 		if *a.MaxDepth < 1 {
-			return nil, &ArgError{Msg: fmt.Sprintf(`"max_depth" must be at least 1 (direct children are depth 1), got %d`, *a.MaxDepth)}
+			return nil, &tools.ArgError{Msg: fmt.Sprintf(`"max_depth" must be at least 1 (direct children are depth 1), got %d`, *a.MaxDepth)}
 		}
 		maxDepth = *a.MaxDepth
 	}
@@ -176,7 +177,7 @@ const maxKeptDirs = 64
 func listError(ws *sandbox.Workspace, p, rel string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) {
 		if st, e := ws.Root.Stat(rel); e == nil && !st.IsDir() {
-			return Errorf("%q is not a directory (it is %s); use read_file to read a file", p, describeKind(st.Mode()))
+			return tools.Errorf("%q is not a directory (it is %s); use read_file to read a file", p, describeKind(st.Mode()))
 		}
 	}
 	return fileError(p, err)

@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"os"
@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // newListWS builds:
 //
 //	a-b  a.c  a.txt(5 bytes)  b/  b/c.txt  b/d/  b/d/e.txt  b/d/f/  b/d/f/g.txt
 //	.hidden  .hdir/  .hdir/x  link -> a.txt  linkdir -> b  dangling -> nowhere
-func newListWS(t *testing.T, lim *Limits) (string, Tool) {
+func newListWS(t *testing.T, lim *Limits) (string, tools.Tool) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"golang.org/x/sys/unix"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // TestSymlinkSwapRace drives read_file, write_file, list_dir and bash while
@@ -91,7 +93,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 
 	read, write, list := NewReadFile(f.env), NewWriteFile(f.env), NewListDir(f.env)
 	type op struct {
-		tool Tool
+		tool tools.Tool
 		args map[string]any
 		want string // the only content a successful read may return
 	}

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -15,20 +15,21 @@ import (
 
 	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 type readFile struct {
 	env  *Env
-	spec Spec
+	spec tools.Spec
 }
 
 // NewReadFile returns the read_file tool.
-func NewReadFile(env *Env) Tool {
-	return &readFile{env: env, spec: Spec{
+func NewReadFile(env *Env) tools.Tool {
+	return &readFile{env: env, spec: tools.Spec{
 		Name:         "read_file",
 		Title:        "Read file",
 		Description:  "Read a file in the workspace. encoding \"utf8\" (default) returns text and fails on invalid UTF-8; \"base64\" returns any bytes. Content is capped (truncated=true); size_bytes is the file's full size.",
-		Permission:   PermRead,
+		Permission:   tools.PermRead,
 		InputSchema:  compact(readFileInputSchema),
 		OutputSchema: compact(readFileOutputSchema),
 		PathArgs:     []string{"path"},
@@ -36,7 +37,7 @@ func NewReadFile(env *Env) Tool {
 	}}
 }
 
-func (t *readFile) Spec() *Spec { return &t.spec }
+func (t *readFile) Spec() *tools.Spec { return &t.spec }
 
 type readFileArgs struct {
 	Path     *string `json:"path"`
@@ -70,18 +71,18 @@ func (r *ReadFileResult) JSONSizeHint() int { return len(r.Content) + len(r.Cont
 
 func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a readFileArgs
-	if err := DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.Path == nil {
-		return nil, &ArgError{Msg: `"path" is required`}
+		return nil, &tools.ArgError{Msg: `"path" is required`}
 	}
 	switch a.Encoding {
 	case "":
 		a.Encoding = "utf8"
 	case "utf8", "base64":
 	default:
-		return nil, &ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
+		return nil, &tools.ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
 	}
 	rel, err := t.env.WS.Rel(*a.Path)
 	if err != nil {
@@ -113,10 +114,10 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, sandbox.ProtectedViolation(*a.Path, why)
 	}
 	if st.IsDir() {
-		return nil, Errorf("%s is a directory; use list_dir to see its entries", *a.Path)
+		return nil, tools.Errorf("%s is a directory; use list_dir to see its entries", *a.Path)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(st.Mode()))
+		return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(st.Mode()))
 	}
 	limit := t.env.limits().MaxReadBytes
 	size := st.Size()
@@ -141,7 +142,7 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	if !utf8.Valid(buf) {
 		off := invalidOffset(buf)
-		return nil, Errorf("%s is not valid UTF-8 (first invalid byte at offset %d); read it with \"encoding\": \"base64\"", *a.Path, off)
+		return nil, tools.Errorf("%s is not valid UTF-8 (first invalid byte at offset %d); read it with \"encoding\": \"base64\"", *a.Path, off)
 	}
 	// buf is never written again, so the string can share its memory
 	// instead of copying up to max_read_bytes.
@@ -225,19 +226,19 @@ func fileError(p string, err error) error {
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf("%s: no such file or directory", p)
+		return tools.Errorf("%s: no such file or directory", p)
 	case errors.Is(err, fs.ErrPermission):
-		return Errorf("%s: permission denied", p)
+		return tools.Errorf("%s: permission denied", p)
 	case errors.Is(err, syscall.ENOTDIR):
-		return Errorf("%s: a component of the path is not a directory", p)
+		return tools.Errorf("%s: a component of the path is not a directory", p)
 	case errors.Is(err, syscall.ELOOP):
-		return Errorf("%s: too many levels of symbolic links", p)
+		return tools.Errorf("%s: too many levels of symbolic links", p)
 	case errors.Is(err, syscall.EISDIR):
-		return Errorf("%s is a directory", p)
+		return tools.Errorf("%s is a directory", p)
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return Errorf("%s: %s failed: %v", p, pe.Op, pe.Err)
+		return tools.Errorf("%s: %s failed: %v", p, pe.Op, pe.Err)
 	}
-	return Errorf("%s: %v", p, err)
+	return tools.Errorf("%s: %v", p, err)
 }

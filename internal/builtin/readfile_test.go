@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"encoding/base64"
@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
-func newReadWS(t *testing.T, lim *Limits) (string, Tool) {
+func newReadWS(t *testing.T, lim *Limits) (string, tools.Tool) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import "github.com/go-json-experiment/json/jsontext"
 

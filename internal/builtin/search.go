@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // search: find a literal or regexp in the workspace's text files, like
@@ -35,12 +36,12 @@ const (
 
 type searchTool struct {
 	env  *Env
-	spec Spec
+	spec tools.Spec
 }
 
 // NewSearch returns the search tool.
-func NewSearch(env *Env) Tool {
-	return &searchTool{env: env, spec: Spec{
+func NewSearch(env *Env) tools.Tool {
+	return &searchTool{env: env, spec: tools.Spec{
 		Name:  "search",
 		Title: "Search files",
 		Description: "Search the workspace's text files for a literal string (default) or a Go RE2 regular expression (is_regex), " +
@@ -48,7 +49,7 @@ func NewSearch(env *Env) Tool {
 			"searches hidden files. glob filters files like rg -g ('*.go' matches base names at any depth, 'src/**/*.rs' paths " +
 			"relative to the search root, '!vendor/' excludes). Returns up to max_results matches (file, 1-based line, 1-based byte col, " +
 			"line text) sorted by file and line; total_matches counts all.",
-		Permission:   PermRead,
+		Permission:   tools.PermRead,
 		InputSchema:  compact(searchInputSchema),
 		OutputSchema: compact(searchOutputSchema),
 		PathArgs:     []string{"path"},
@@ -56,7 +57,7 @@ func NewSearch(env *Env) Tool {
 	}}
 }
 
-func (t *searchTool) Spec() *Spec { return &t.spec }
+func (t *searchTool) Spec() *tools.Spec { return &t.spec }
 
 type searchArgs struct {
 	Query         *string `json:"query"`
@@ -84,23 +85,23 @@ type SearchResult struct {
 
 func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a searchArgs
-	if err := DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.Query == nil {
-		return nil, &ArgError{Msg: `"query" is required`}
+		return nil, &tools.ArgError{Msg: `"query" is required`}
 	}
 	if *a.Query == "" {
-		return nil, &ArgError{Msg: `"query" must not be empty`}
+		return nil, &tools.ArgError{Msg: `"query" must not be empty`}
 	}
 	if n := len(*a.Query); n > maxQueryBytes {
-		return nil, &ArgError{Msg: fmt.Sprintf(`"query" is %d bytes; the limit is %d bytes`, n, maxQueryBytes)}
+		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"query" is %d bytes; the limit is %d bytes`, n, maxQueryBytes)}
 	}
 	k := defaultSearchResults
 	if a.MaxResults != nil {
 		k = *a.MaxResults
 		if k < 1 || k > maxSearchResults {
-			return nil, &ArgError{Msg: fmt.Sprintf(`"max_results" must be between 1 and %d (got %d)`, maxSearchResults, k)}
+			return nil, &tools.ArgError{Msg: fmt.Sprintf(`"max_results" must be between 1 and %d (got %d)`, maxSearchResults, k)}
 		}
 	}
 	// The whole search, compiling included, runs under tool_timeout_ms;
@@ -139,7 +140,7 @@ func (t *searchTool) Call(ctx context.Context, raw jsontext.Value) (any, error) 
 		return nil, err
 	}
 	if ctx.Err() != nil {
-		return nil, Errorf("search stopped at the time limit of %d ms (tool_timeout_ms) before it was done, so no result is given: "+
+		return nil, tools.Errorf("search stopped at the time limit of %d ms (tool_timeout_ms) before it was done, so no result is given: "+
 			"narrow it with path or glob, or use a literal or a simpler pattern", timeout.Milliseconds())
 	}
 	matches := col.result()
@@ -178,7 +179,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)
 	}
-	return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
+	return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
 }
 
 func displayPath(p string) string {
@@ -205,18 +206,18 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		return sandbox.ProtectedViolation(arg, why)
 	}
 	if !fi.Mode().IsRegular() {
-		return Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
+		return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
 	}
 	if fi.Size() > w.maxSize {
-		return Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)
+		return tools.Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)
 	}
 	var buf []byte
 	data, err := readText(f, &buf, fi.Size(), w.maxSize)
 	switch {
 	case err == errTooLarge:
-		return Errorf("%s is larger than the search limit of %d MiB", arg, w.maxSize>>20)
+		return tools.Errorf("%s is larger than the search limit of %d MiB", arg, w.maxSize>>20)
 	case err == errBinary:
-		return Errorf("%s is a binary file (NUL byte in its first %d KiB); search reads text files only", arg, binarySniff>>10)
+		return tools.Errorf("%s is a binary file (NUL byte in its first %d KiB); search reads text files only", arg, binarySniff>>10)
 	case err != nil:
 		return fileError(arg, err)
 	}

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // genTree writes a synthetic source tree: dirs x files of Go-like text, a
@@ -81,7 +82,7 @@ func benchEnv(ws *sandbox.Workspace) *Env {
 	}}
 }
 
-func benchSearch(b *testing.B, tool Tool, queries []struct{ name, args string }) {
+func benchSearch(b *testing.B, tool tools.Tool, queries []struct{ name, args string }) {
 	for _, q := range queries {
 		b.Run(q.name, func(b *testing.B) {
 			var total int

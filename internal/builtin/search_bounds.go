@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // Bounds on the work of one search (docs/search.md, "Limits").
@@ -41,10 +43,10 @@ const (
 func programSize(expr string, tree *syntax.Regexp, literal bool) (int, error) {
 	prog, err := syntax.Compile(tree)
 	if err != nil {
-		return 0, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), err)}
+		return 0, &tools.ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), err)}
 	}
 	if n := len(prog.Inst); n > maxRegexInsts && !literal {
-		return 0, &ToolError{Msg: fmt.Sprintf("regular expression %q is too large: it compiles to %d instructions and the limit is %d, "+
+		return 0, &tools.ToolError{Msg: fmt.Sprintf("regular expression %q is too large: it compiles to %d instructions and the limit is %d, "+
 			"because matching time grows with program size (large counted repetitions such as {1,1000} are what make it big); "+
 			"use smaller repetition counts or a literal search", clipQuery(expr), n, maxRegexInsts)}
 	}

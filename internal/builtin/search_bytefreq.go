@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 // byteRank orders the 256 byte values by how often they occur in source
 // code and documentation: 0 is the rarest, 255 the most common (space).

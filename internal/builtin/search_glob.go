@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // globFilter is search's "glob" argument, with ripgrep -g semantics:
@@ -38,10 +39,10 @@ func parseGlob(s string) (*globFilter, error) {
 		return nil, nil
 	}
 	if len(s) > sandbox.MaxPathBytes {
-		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" is %d bytes; the limit is %d bytes (PATH_MAX)`, len(s), sandbox.MaxPathBytes)}
+		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" is %d bytes; the limit is %d bytes (PATH_MAX)`, len(s), sandbox.MaxPathBytes)}
 	}
 	if n := globAlternatives(s); n > maxGlobAlternatives {
-		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" has too many {a,b} alternatives (%d combinations; the limit is %d), which makes matching slow; use fewer groups`, n, maxGlobAlternatives)}
+		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" has too many {a,b} alternatives (%d combinations; the limit is %d), which makes matching slow; use fewer groups`, n, maxGlobAlternatives)}
 	}
 	g := &globFilter{}
 	if s[0] == '!' {
@@ -60,13 +61,13 @@ func parseGlob(s string) (*globFilter, error) {
 		g.path = true
 	}
 	if s == "" {
-		return nil, &ArgError{Msg: `"glob" has no pattern; give one like "*.go", "src/**/*.rs" or "!vendor/"`}
+		return nil, &tools.ArgError{Msg: `"glob" has no pattern; give one like "*.go", "src/**/*.rs" or "!vendor/"`}
 	}
 	if g.dirOnly && !g.negate {
-		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" %q ends with "/" and so matches only directories, but search matches files; use %q for the files below it, or prefix "!" to exclude the directory`, s+"/", s+"/**")}
+		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" %q ends with "/" and so matches only directories, but search matches files; use %q for the files below it, or prefix "!" to exclude the directory`, s+"/", s+"/**")}
 	}
 	if !doublestar.ValidatePattern(s) {
-		return nil, &ArgError{Msg: fmt.Sprintf(`"glob" %q is not a valid pattern (unclosed "[" or "{", or a trailing "\")`, s)}
+		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" %q is not a valid pattern (unclosed "[" or "{", or a trailing "\")`, s)}
 	}
 	g.pat = s
 	return g, nil

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // A matcher finds the matches of one query in a file's contents. Matches
@@ -35,7 +37,7 @@ var (
 func newMatcher(ctx context.Context, query string, isRegex, caseSensitive bool) (matcher, error) {
 	if !isRegex {
 		if i := bytes.IndexAny([]byte(query), "\n"); i >= 0 {
-			return nil, &ArgError{Msg: `"query" contains a line break; search matches within single lines (for a line end use is_regex with "$")`}
+			return nil, &tools.ArgError{Msg: `"query" contains a line break; search matches within single lines (for a line end use is_regex with "$")`}
 		}
 		if caseSensitive {
 			return newLiteralFinder([]byte(query), false), nil
@@ -317,7 +319,7 @@ func compileLine(ctx context.Context, expr string, caseSensitive, literal bool) 
 	}
 	tree, err := syntax.Parse(expr, flags)
 	if err != nil {
-		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v (the syntax is Go's RE2; set is_regex to false to search for the text literally)", clipQuery(expr), clipQuery(describeRegexError(err)))}
+		return nil, &tools.ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v (the syntax is Go's RE2; set is_regex to false to search for the text literally)", clipQuery(expr), clipQuery(describeRegexError(err)))}
 	}
 	// The rewrite is done on the tree as parsed, whose text regexp.Compile
 	// parses again: the simplified tree spells out counted repetitions,
@@ -330,7 +332,7 @@ func compileLine(ctx context.Context, expr string, caseSensitive, literal bool) 
 	}
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
-		return nil, &ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), clipQuery(err.Error()))}
+		return nil, &tools.ToolError{Msg: fmt.Sprintf("invalid regular expression %q: %v", clipQuery(expr), clipQuery(err.Error()))}
 	}
 	m := &lineRegexp{re: re, ctx: ctx, insts: insts, window: regexWindow(insts)}
 	for _, c := range requiredLiterals(simple, nil) {

@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 func quoteJSON(s string) string {
@@ -29,7 +30,7 @@ func quoteJSON(s string) string {
 
 // newSearchWS creates a workspace with the given files and returns the
 // search tool on it.
-func newSearchWS(t testing.TB, files map[string]string) (Tool, string) {
+func newSearchWS(t testing.TB, files map[string]string) (tools.Tool, string) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range files {
@@ -242,8 +243,8 @@ func TestSearchArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := tool.Call(context.Background(), []byte(tt.args))
-		var ae *ArgError
-		var te *ToolError
+		var ae *tools.ArgError
+		var te *tools.ToolError
 		if err == nil || !(errors.As(err, &ae) || errors.As(err, &te)) || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want an *ArgError/*ToolError containing %q", tt.args, err, tt.want)
 		}
@@ -437,7 +438,7 @@ func TestSearchPaths(t *testing.T) {
 		`{"query":"QQ","path":"bin.dat"}`: "binary file",
 	} {
 		_, err := tool.Call(context.Background(), []byte(args))
-		var te *ToolError
+		var te *tools.ToolError
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want a *ToolError containing %q", args, err, want)
 		}

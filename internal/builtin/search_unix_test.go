@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
 // A FIFO is neither searched nor allowed to block the walk (nobody ever
@@ -24,7 +26,7 @@ func TestSearchFIFO(t *testing.T) {
 		t.Errorf("matches = %+v, want only src/a.txt", res.Matches)
 	}
 	_, err := tool.Call(context.Background(), []byte(`{"query":"QQ","path":"src/fifo"}`))
-	var te *ToolError
+	var te *tools.ToolError
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "src/fifo is a named pipe") {
 		t.Errorf("err = %v, want a *ToolError saying it is a named pipe", err)
 	}

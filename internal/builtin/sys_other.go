@@ -1,6 +1,6 @@
 //go:build !unix
 
-package tools
+package builtin
 
 // oDirectory: no such flag here; opening a directory cannot block on these
 // systems, and the callers check IsDir after the open.

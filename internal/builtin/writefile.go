@@ -1,4 +1,4 @@
-package tools
+package builtin
 
 import (
 	"context"
@@ -17,23 +17,24 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 type writeFile struct {
 	env  *Env
-	spec Spec
+	spec tools.Spec
 }
 
 // NewWriteFile returns the write_file tool.
-func NewWriteFile(env *Env) Tool {
-	return &writeFile{env: env, spec: Spec{
+func NewWriteFile(env *Env) tools.Tool {
+	return &writeFile{env: env, spec: tools.Spec{
 		Name:  "write_file",
 		Title: "Write file",
 		Description: "Create or replace a file in the workspace with the given content, atomically (readers see the old " +
 			"or the new file, never a part). encoding \"utf8\" (default) or \"base64\". A missing parent directory is an " +
 			"error unless create_parents is true. An existing file keeps its permission bits; a symlink at the path is " +
 			"replaced by a regular file, not followed. Returns the bytes written and the canonical absolute path.",
-		Permission:   PermWrite,
+		Permission:   tools.PermWrite,
 		InputSchema:  compact(writeFileInputSchema),
 		OutputSchema: compact(writeFileOutputSchema),
 		PathArgs:     []string{"path"},
@@ -41,7 +42,7 @@ func NewWriteFile(env *Env) Tool {
 	}}
 }
 
-func (t *writeFile) Spec() *Spec { return &t.spec }
+func (t *writeFile) Spec() *tools.Spec { return &t.spec }
 
 type writeFileArgs struct {
 	Path          *string `json:"path"`
@@ -65,14 +66,14 @@ const newDirPerm fs.FileMode = 0o777
 
 func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	var a writeFileArgs
-	if err := DecodeArgs(raw, &a); err != nil {
+	if err := tools.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.Path == nil {
-		return nil, &ArgError{Msg: `"path" is required`}
+		return nil, &tools.ArgError{Msg: `"path" is required`}
 	}
 	if a.Content == nil {
-		return nil, &ArgError{Msg: `"content" is required`}
+		return nil, &tools.ArgError{Msg: `"content" is required`}
 	}
 	var data []byte
 	switch a.Encoding {
@@ -81,11 +82,11 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	case "base64":
 		d, err := base64.StdEncoding.DecodeString(*a.Content)
 		if err != nil {
-			return nil, &ArgError{Msg: fmt.Sprintf(`"content" is not valid base64 (%v); send standard base64 with padding, or use "encoding": "utf8" for text`, err)}
+			return nil, &tools.ArgError{Msg: fmt.Sprintf(`"content" is not valid base64 (%v); send standard base64 with padding, or use "encoding": "utf8" for text`, err)}
 		}
 		data = d
 	default:
-		return nil, &ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
+		return nil, &tools.ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -97,7 +98,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, err
 	}
 	if rel == "." || strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) {
-		return nil, Errorf("%q names a directory; write_file writes a file: give the file's path (e.g. %q)", p, path.Join(rel, "notes.txt"))
+		return nil, tools.Errorf("%q names a directory; write_file writes a file: give the file's path (e.g. %q)", p, path.Join(rel, "notes.txt"))
 	}
 	dir, base := path.Dir(rel), path.Base(rel)
 
@@ -137,7 +138,7 @@ func openParent(ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Ro
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if !create {
-			return nil, Errorf("the parent directory %q of %q does not exist; pass \"create_parents\": true to create it", dir, p)
+			return nil, tools.Errorf("the parent directory %q of %q does not exist; pass \"create_parents\": true to create it", dir, p)
 		}
 		if err := checkProtectedParents(ws, p, dir, base); err != nil {
 			return nil, err
@@ -158,7 +159,7 @@ func parentError(p, dir string, err error) error {
 	}
 	if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
 		// MkdirAll reports EEXIST when the last component is a file.
-		return Errorf("%q: a component of the parent directory %q is not a directory", p, dir)
+		return tools.Errorf("%q: a component of the parent directory %q is not a directory", p, dir)
 	}
 	return fileError(p, err)
 }
@@ -220,7 +221,7 @@ func checkTarget(ctx context.Context, ws *sandbox.Workspace, parent *os.Root, p,
 	m := fi.Mode()
 	switch {
 	case m.IsDir():
-		return 0, false, Errorf("%q is a directory; write_file replaces files only", p)
+		return 0, false, tools.Errorf("%q is a directory; write_file replaces files only", p)
 	case m&fs.ModeSymlink != 0:
 		if _, err := ws.Check(ctx, rel); err != nil {
 			var v *sandbox.Violation
@@ -230,9 +231,9 @@ func checkTarget(ctx context.Context, ws *sandbox.Workspace, parent *os.Root, p,
 		}
 		return newFilePerm, false, nil
 	case !m.IsRegular():
-		return 0, false, Errorf("%q is %s; write_file replaces regular files only", p, fileKind(m))
+		return 0, false, tools.Errorf("%q is %s; write_file replaces regular files only", p, fileKind(m))
 	case m.Perm()&0o222 == 0:
-		return 0, false, Errorf("%q is read-only (mode %04o); write_file does not overwrite read-only files: make it writable first (bash: chmod u+w) if that is intended", p, m.Perm())
+		return 0, false, tools.Errorf("%q is read-only (mode %04o); write_file does not overwrite read-only files: make it writable first (bash: chmod u+w) if that is intended", p, m.Perm())
 	}
 	return m.Perm(), true, nil
 }

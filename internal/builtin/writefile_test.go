@@ -1,6 +1,6 @@
 //go:build unix
 
-package tools
+package builtin
 
 import (
 	"bytes"
@@ -13,9 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/tools"
 )
 
-func newWriteWS(t *testing.T) (dir string, tool Tool) {
+func newWriteWS(t *testing.T) (dir string, tool tools.Tool) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

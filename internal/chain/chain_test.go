@@ -40,7 +40,7 @@ var specTools = map[string]*testTool{
 	"no_pathargs": {tools.Spec{Name: "no_pathargs", Permission: tools.PermRead}},
 }
 
-var builtin = &tools.StaticProvider{Name: tools.BuiltinProviderID}
+var builtin = &tools.StaticProvider{Name: "clawd"}
 
 // memAudit records decisions in memory.
 type memAudit struct {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/mcp"
@@ -82,7 +83,7 @@ func New(opts Options) (*Daemon, error) {
 		Logger:      logger,
 	}
 	d.cfg.Store(cfg)
-	env := &tools.Env{WS: ws, Limits: d.limits}
+	env := &builtin.Env{WS: ws, Limits: d.limits}
 	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions}
 	if err := d.openStore(); err != nil {
 		ws.Close()
@@ -92,7 +93,7 @@ func New(opts Options) (*Daemon, error) {
 	d.guardWorkspace()
 	d.Server = &mcp.Server{
 		Version:         Version,
-		Registry:        tools.NewRegistry(tools.Builtin(env)),
+		Registry:        tools.NewRegistry(builtin.Builtin(env)),
 		Chain:           d.Chain,
 		Logger:          logger,
 		MaxConcurrency:  cfg.MaxConcurrency,
@@ -105,9 +106,9 @@ func New(opts Options) (*Daemon, error) {
 // Config returns the current configuration.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
-func (d *Daemon) limits() tools.Limits {
+func (d *Daemon) limits() builtin.Limits {
 	c := d.Config()
-	l := tools.DefaultLimits()
+	l := builtin.DefaultLimits()
 	l.MaxReadBytes = c.MaxReadBytes
 	l.DefaultTimeout = time.Duration(c.ToolTimeoutMS) * time.Millisecond
 	return l

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/builtin"
 )
 
 // envFDVar names the descriptor on which a re-executed clawd serve finds
@@ -49,7 +49,7 @@ func HideEnvSecrets() error {
 	var hidden, keep []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if tools.IsClawdVar(name) {
+		if builtin.IsClawdVar(name) {
 			hidden = append(hidden, kv)
 		} else {
 			keep = append(keep, kv)
@@ -137,7 +137,7 @@ func restoreEnv(v string) error {
 		return errors.New("the environment passed across the re-exec is too large")
 	}
 	for _, kv := range strings.Split(string(b), "\x00") {
-		if name, val, ok := strings.Cut(kv, "="); ok && tools.IsClawdVar(name) {
+		if name, val, ok := strings.Cut(kv, "="); ok && builtin.IsClawdVar(name) {
 			os.Setenv(name, val)
 		}
 	}
