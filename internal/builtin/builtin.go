@@ -7,6 +7,7 @@ package builtin
 import (
 	"time"
 
+	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -25,16 +26,29 @@ type Limits struct {
 	MaxSearchFileMB int64         // search skips files larger than this many MiB
 }
 
-// DefaultLimits are used when the server supplies none.
-func DefaultLimits() Limits {
+// Caps that no config key sets; they live here, next to the tools they
+// bound, and are not defaults of anything in internal/config.
+const (
+	maxOutputBytes  = 8 << 10
+	maxListEntries  = 10000
+	maxSearchFileMB = 64
+)
+
+// LimitsFrom takes the limits from a configuration: internal/config is the
+// one source of every configurable default, so the tools never restate one.
+func LimitsFrom(c *config.Config) Limits {
 	return Limits{
-		MaxReadBytes:    1 << 20,
-		DefaultTimeout:  2 * time.Second,
-		MaxOutputBytes:  8 << 10,
-		MaxListEntries:  10000,
-		MaxSearchFileMB: 64,
+		MaxReadBytes:    c.MaxReadBytes,
+		DefaultTimeout:  time.Duration(c.ToolTimeoutMS) * time.Millisecond,
+		MaxOutputBytes:  maxOutputBytes,
+		MaxListEntries:  maxListEntries,
+		MaxSearchFileMB: maxSearchFileMB,
 	}
 }
+
+// DefaultLimits are used when the server supplies none: the limits of
+// config.Default().
+func DefaultLimits() Limits { return LimitsFrom(config.Default()) }
 
 // Env is what the built-in tools need from the server: the workspace and the
 // live limits.

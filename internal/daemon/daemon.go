@@ -106,13 +106,7 @@ func New(opts Options) (*Daemon, error) {
 // Config returns the current configuration.
 func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
 
-func (d *Daemon) limits() builtin.Limits {
-	c := d.Config()
-	l := builtin.DefaultLimits()
-	l.MaxReadBytes = c.MaxReadBytes
-	l.DefaultTimeout = time.Duration(c.ToolTimeoutMS) * time.Millisecond
-	return l
-}
+func (d *Daemon) limits() builtin.Limits { return builtin.LimitsFrom(d.Config()) }
 
 func (d *Daemon) chainOptions() chain.Options {
 	c := d.Config()
