@@ -5,6 +5,7 @@
 package builtin
 
 import (
+	"context"
 	"time"
 
 	"github.com/clawde/clawd/internal/config"
@@ -12,8 +13,9 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
-// BuiltinProviderID is the provider id of the tools compiled into clawd. The
-// supply-chain step passes it: its binary is clawd itself.
+// BuiltinProviderID is the provider id of the tools compiled into clawd.
+// The supply-chain step passes them by their origin (tools.OriginBuiltin),
+// not by this id.
 const BuiltinProviderID = "clawd"
 
 // Limits are the config values the built-in tools read on every call, so a
@@ -64,16 +66,45 @@ func (e *Env) limits() Limits {
 	return e.Limits()
 }
 
-// Builtin returns the provider of the five workspace tools.
-func Builtin(env *Env) *tools.StaticProvider {
-	return &tools.StaticProvider{
-		Name: BuiltinProviderID,
-		List: []tools.Tool{
-			NewBash(env),
-			NewReadFile(env),
-			NewWriteFile(env),
-			NewListDir(env),
-			NewSearch(env),
-		},
-	}
+// Provider serves the five workspace tools. Its lifecycle is trivial, and
+// that is the truth rather than a stub: the tools are compiled into clawd
+// and run in its process, so there is nothing to spawn or connect to
+// (Start, Stop), nothing that can fail apart from clawd itself (Health is
+// always ready; a failing call is reported per call), and the tool list is
+// fixed for the life of the process (OnChange never fires). Switching a
+// tool off in [tools] is the chain's business, not a change of this list.
+type Provider struct {
+	list []tools.Tool
 }
+
+// Builtin returns the provider of the five workspace tools.
+func Builtin(env *Env) *Provider {
+	return &Provider{list: []tools.Tool{
+		NewBash(env),
+		NewReadFile(env),
+		NewWriteFile(env),
+		NewListDir(env),
+		NewSearch(env),
+	}}
+}
+
+// Names are the names of the built-in tools, for checking [tools] keys
+// where no registry is running (clawd doctor, clawd explain).
+func Names() []string {
+	p := Builtin(&Env{})
+	out := make([]string, len(p.list))
+	for i, t := range p.list {
+		out[i] = t.Spec().Name
+	}
+	return out
+}
+
+func (p *Provider) ID() string                  { return BuiltinProviderID }
+func (p *Provider) Origin() tools.Origin        { return tools.BuiltinOrigin() }
+func (p *Provider) Tools() []tools.Tool         { return p.list }
+func (p *Provider) Start(context.Context) error { return nil }
+func (p *Provider) Stop(context.Context) error  { return nil }
+func (p *Provider) Health() tools.ProviderHealth {
+	return tools.ProviderHealth{Status: tools.StatusReady}
+}
+func (p *Provider) OnChange(func()) (stop func()) { return func() {} }

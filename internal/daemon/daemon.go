@@ -4,7 +4,9 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -42,7 +44,23 @@ type Daemon struct {
 	Started     time.Time
 	Logger      *slog.Logger
 
-	cfg atomic.Pointer[config.Config]
+	live atomic.Pointer[liveConfig]
+}
+
+// liveConfig is the configuration in force together with the chain options
+// derived from it once, so neither a call nor GET /health rebuilds them.
+type liveConfig struct {
+	cfg  *config.Config
+	opts chain.Options
+}
+
+func (d *Daemon) setConfig(cfg *config.Config) *config.Config {
+	old := d.live.Swap(&liveConfig{cfg: cfg,
+		opts: chain.Options{PolicyStubMode: cfg.PolicyStubMode, DisabledTools: cfg.DisabledTools()}})
+	if old == nil {
+		return nil
+	}
+	return old.cfg
 }
 
 // New loads the config and opens the workspace. A config that fails
@@ -82,7 +100,7 @@ func New(opts Options) (*Daemon, error) {
 		Started:     time.Now(),
 		Logger:      logger,
 	}
-	d.cfg.Store(cfg)
+	d.setConfig(cfg)
 	env := &builtin.Env{WS: ws, Limits: d.limits}
 	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions}
 	if err := d.openStore(); err != nil {
@@ -100,18 +118,26 @@ func New(opts Options) (*Daemon, error) {
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		Instructions:    mcp.Instructions(ws.Dir),
 	}
+	// [tools] may name only tools that exist; which do is known only now.
+	if err := d.checkTools(cfgFile, cfg); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.Server.Registry.Start(context.Background()); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
 // Config returns the current configuration.
-func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+func (d *Daemon) Config() *config.Config { return d.live.Load().cfg }
 
 func (d *Daemon) limits() builtin.Limits { return builtin.LimitsFrom(d.Config()) }
 
-func (d *Daemon) chainOptions() chain.Options {
-	c := d.Config()
-	return chain.Options{PolicyStubMode: c.PolicyStubMode, DisabledTools: c.DisabledTools()}
-}
+// chainOptions are the chain's live options. The DisabledTools map is
+// shared by every call until the next reload; the chain only reads it.
+func (d *Daemon) chainOptions() chain.Options { return d.live.Load().opts }
 
 // StdioCaller is the caller of a stdio session: the host that spawned clawd,
 // as the kind its --client flag names ("" takes default_client_kind).
@@ -123,8 +149,23 @@ func (d *Daemon) StdioCaller(kind string) *chain.Caller {
 	return &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: kind, Subject: d.WorkspaceID}
 }
 
-// Close commits the queued audit rows and releases the database and the
-// workspace.
+// checkTools refuses a config whose [tools] table names a tool no provider
+// serves, with the config file's name like any other config error.
+func (d *Daemon) checkTools(file string, cfg *config.Config) error {
+	if err := cfg.CheckTools(d.Server.Registry.Names()); err != nil {
+		return fmt.Errorf("config %s: %w", file, err)
+	}
+	return nil
+}
+
+// Close stops the tool providers, commits the queued audit rows and
+// releases the database and the workspace.
 func (d *Daemon) Close() error {
-	return errors.Join(d.closeStore(), d.WS.Close())
+	var stop error
+	if d.Server != nil && d.Server.Registry != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stop = d.Server.Registry.Stop(ctx)
+		cancel()
+	}
+	return errors.Join(stop, d.closeStore(), d.WS.Close())
 }
