@@ -148,8 +148,8 @@ func (srv *Server) NotifyToolsChanged() {
 	}
 }
 
-// VisibleTools returns the tools the caller's policy allows, for tools/list
-// and for health's active_tools.
+// VisibleTools returns the tools the caller's policy allows, for tools/list.
+// (Health's active_tools counts the caller-independent part, chain.Active.)
 func (srv *Server) VisibleTools(caller *chain.Caller) []tools.Entry {
 	all := srv.Registry.All()
 	out := all[:0:0]

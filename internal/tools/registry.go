@@ -41,6 +41,9 @@ func NewRegistry(p ...Provider) *Registry {
 
 // Add appends a provider while the server runs: how an upstream MCP server
 // joins. Its tools come after every earlier provider's on a name clash.
+// Add does not Start the provider (the caller owns its lifecycle), and it
+// does not check that the id is new: a second provider with an id already
+// registered shares its allowlist entries, so callers must not do that.
 func (r *Registry) Add(p Provider) {
 	r.add(p)
 	r.mu.Lock()
