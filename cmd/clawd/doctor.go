@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/daemon"
@@ -146,6 +147,13 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 	}
 	info := map[string]any{"file": file}
 	cfg, err := config.Load(file, required)
+	if err == nil {
+		// The daemon checks [tools] against its registry; here the
+		// built-in tools are the ones known.
+		if err = cfg.CheckTools(builtin.Names()); err != nil {
+			err = fmt.Errorf("config %s: %w", file, err)
+		}
+	}
 	switch {
 	case err != nil:
 		r.add(check{Area: "config", Status: statusFail, What: err.Error(), Info: info,

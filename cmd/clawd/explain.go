@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/store"
@@ -47,7 +48,7 @@ func explainTrust(db *store.DB, entity string, cfg *config.Config) trustState {
 		return st
 	}
 	on := 0
-	for _, name := range config.ToolNames {
+	for _, name := range builtin.Names() {
 		if cfg.ToolEnabled(name) && entry.Perms[name] != chain.PermDeny {
 			on++
 		}

@@ -48,7 +48,7 @@ func benchChain(b *testing.B, audited, syncFull bool) (*chain.Chain, *chain.Call
 	caller.Resolve("")
 	tool := &noopTool{tools.Spec{Name: "read_file", Permission: tools.PermRead, PathArgs: []string{"path"}}}
 	call := &chain.Call{Caller: caller, ToolName: "read_file", RequestID: "1",
-		Entry: tools.Entry{Provider: &tools.StaticProvider{Name: tools.BuiltinProviderID}, Tool: tool},
+		Entry: tools.Entry{Provider: &tools.StaticProvider{Name: "clawd", Source: tools.BuiltinOrigin()}, Tool: tool},
 		Args:  jsontext.Value(`{"path":"a.txt"}`)}
 	return c, call, w
 }

@@ -265,7 +265,7 @@ func (c *Chain) Visible(caller *Caller, e tools.Entry) bool {
 			return false
 		}
 	}
-	return c.supply(e) == nil
+	return c.Active(e)
 }
 
 func (c *Chain) options() Options {

@@ -40,7 +40,7 @@ var specTools = map[string]*testTool{
 	"no_pathargs": {tools.Spec{Name: "no_pathargs", Permission: tools.PermRead}},
 }
 
-var builtin = &tools.StaticProvider{Name: tools.BuiltinProviderID}
+var builtin = &tools.StaticProvider{Name: "clawd", Source: tools.BuiltinOrigin()}
 
 // memAudit records decisions in memory.
 type memAudit struct {
@@ -308,7 +308,7 @@ func TestSupplyChain(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "upstream-server")
 	writeExe(t, bin, "echo v1")
 	c, audit := newTestChain(t, Options{})
-	ext := &tools.StaticProvider{Name: "fs-server", Binary: bin}
+	ext := &tools.StaticProvider{Name: "fs-server", Source: tools.LocalOrigin(bin)}
 	up := &testTool{tools.Spec{Name: "fs__read", Permission: tools.PermUpstream}}
 	mk := func() *Call {
 		return &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: tools.Entry{Provider: ext, Tool: up}}
@@ -340,7 +340,7 @@ func TestSupplyChain(t *testing.T) {
 		t.Fatalf("allowlisted binary refused: %+v", d.Err)
 	}
 	// Same hash, other server id: refused.
-	other := &tools.StaticProvider{Name: "other", Binary: bin}
+	other := &tools.StaticProvider{Name: "other", Source: tools.LocalOrigin(bin)}
 	if d := c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "x", Entry: tools.Entry{Provider: other, Tool: up}}); d.Allowed() {
 		t.Error("hash allowlisted for fs-server passed for server other")
 	}

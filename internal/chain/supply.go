@@ -13,9 +13,16 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
-// supply is step 4: a provider that names a binary must have that binary's
-// SHA-256 allowlisted for its id (cd_mcp_server_allowlist). The built-in
-// provider names none (its tools are clawd itself) and passes.
+// supply is step 4: the provider's Origin decides, never the absence of a
+// binary path.
+//
+//   - built-in (compiled into clawd): passes; its binary is clawd itself.
+//   - local executable: its SHA-256 must be allowlisted for the provider's
+//     id (cd_mcp_server_allowlist).
+//   - remote server: refused (remote_origin_unverified). Nothing can vet a
+//     remote server's code, and the egress allowlist that will admit
+//     chosen URLs does not exist yet, so every remote tool fails closed.
+//   - anything else, the zero Origin included: refused (unknown_origin).
 //
 // The hash is of the file at the path now; an upstream server's process may
 // have been started from an earlier file. The upstream provider therefore
@@ -25,11 +32,32 @@ func (c *Chain) supply(e tools.Entry) *Decision {
 	if e.Provider == nil {
 		return deny(CodeSupplyChainDenied, StepSupply, "no_provider", nil)
 	}
-	path := e.Provider.BinaryPath()
-	if path == "" {
+	switch o := e.Provider.Origin(); o.Kind {
+	case tools.OriginBuiltin:
 		return nil
+	case tools.OriginLocal:
+		return c.supplyLocal(e.Provider.ID(), o.Path)
+	case tools.OriginRemote:
+		server := e.Provider.ID()
+		return deny(CodeSupplyChainDenied, StepSupply, "remote_origin_unverified", map[string]any{
+			"server": server, "url": o.URL,
+			"hint": "clawd cannot vet a remote MCP server yet, so its tools are refused; run it as a local " +
+				"executable and allowlist that (clawd mcp allow --server " + server + " --sha256 ...)",
+		})
+	default:
+		return deny(CodeSupplyChainDenied, StepSupply, "unknown_origin", map[string]any{
+			"server": e.Provider.ID(), "origin": o.Kind.String(),
+		})
 	}
-	server := e.Provider.ID()
+}
+
+// supplyLocal checks a local executable's SHA-256 against the allowlist.
+func (c *Chain) supplyLocal(server, path string) *Decision {
+	if path == "" {
+		// A local origin must name its executable; an empty path is not
+		// clawd itself.
+		return deny(CodeSupplyChainDenied, StepSupply, "no_binary_path", map[string]any{"server": server})
+	}
 	sum, err := c.hashes.Sum(path)
 	if err != nil {
 		c.logger().Warn("supply chain: cannot hash the provider's binary", "server", server, "path", path, "err", err)

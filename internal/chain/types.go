@@ -238,6 +238,14 @@ func describe(code int, reason string, data map[string]any) string {
 		switch reason {
 		case "no_provider":
 			return "the tool has no provider, so its origin cannot be checked"
+		case "no_binary_path":
+			return "upstream server " + str("server") + " is a local executable but names no path, so its binary cannot be checked"
+		case "remote_origin_unverified":
+			return "upstream server " + str("server") + " is remote (" + str("url") +
+				") and clawd cannot vet a remote server yet, so its tools are refused; " + str("hint")
+		case "unknown_origin":
+			return "upstream server " + str("server") + " does not say where its tools run (origin " + str("origin") +
+				"), so they are refused"
 		case "binary_unreadable":
 			return "the binary of upstream server " + str("server") + " (" + str("path") +
 				") cannot be read to check its SHA-256; see clawd's log"

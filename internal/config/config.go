@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -20,9 +21,6 @@ const (
 	TransportUnixSocket  = "unix_socket"
 	TransportTCPLoopback = "tcp_loopback"
 )
-
-// ToolNames are the built-in tools that [tools] can switch off.
-var ToolNames = []string{"bash", "read_file", "write_file", "list_dir", "search"}
 
 // Config is the file's content after defaults are applied.
 type Config struct {
@@ -46,7 +44,8 @@ type Config struct {
 	// credentials on the unix socket, and stdio without --client. A per-client
 	// credential (`clawd token issue`) names its own kind instead.
 	DefaultClientKind string `toml:"default_client_kind"`
-	// Tools switches built-in tools on (true, the default) or off.
+	// Tools switches tools on (true, the default) or off, by name. Names are
+	// checked against the tools that exist by CheckTools, not by Validate.
 	Tools map[string]bool `toml:"tools"`
 }
 
@@ -141,9 +140,23 @@ func (c *Config) Validate() error {
 	if !IsClientKind(c.DefaultClientKind) {
 		return fmt.Errorf("default_client_kind = %q: must be one of %s", c.DefaultClientKind, strings.Join(ClientKinds, ", "))
 	}
+	return nil
+}
+
+// CheckTools reports a [tools] key that names none of the known tools, with
+// the list of known ones. Which tools exist is known only where the tool
+// registry is (the daemon at start and on reload; clawd doctor and explain
+// pass the built-in names), so Validate does not check [tools] names.
+// Keys are checked in sorted order, so the error is deterministic.
+func (c *Config) CheckTools(known []string) error {
+	names := make([]string, 0, len(c.Tools))
 	for name := range c.Tools {
-		if !isTool(name) {
-			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(ToolNames, ", "))
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(known, name) {
+			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -166,15 +179,6 @@ func typeProblem(msg string) string {
 		want = w
 	}
 	return "expected " + want + ", got a TOML " + got
-}
-
-func isTool(name string) bool {
-	for _, t := range ToolNames {
-		if t == name {
-			return true
-		}
-	}
-	return false
 }
 
 // ValidateBindAddr accepts only loopback IP addresses ("localhost" too).
@@ -211,9 +215,6 @@ func Parse(data []byte) (*Config, error) {
 		if errors.As(err, &de) {
 			row, col := de.Position()
 			if key := strings.Join(de.Key(), "."); key != "" {
-				if t, ok := strings.CutPrefix(key, "tools."); ok && !isTool(t) {
-					return nil, fmt.Errorf("line %d: [tools] %s: unknown tool; known tools are %s", row, t, strings.Join(ToolNames, ", "))
-				}
 				return nil, fmt.Errorf("line %d, column %d: %s: %s", row, col, key, typeProblem(de.Error()))
 			}
 			return nil, fmt.Errorf("line %d, column %d: %s", row, col, strings.TrimPrefix(de.Error(), "toml: "))

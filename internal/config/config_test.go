@@ -85,9 +85,8 @@ func TestParseErrors(t *testing.T) {
 		in, want string
 	}{
 		{`trasport = "stdio"`, "unknown key trasport"},
-		{"[tools]\nbsh = false", "bsh"},
 		{"[tools]\nbash = \"no\"", "line 2, column 8: tools.bash: expected true or false, got a TOML string"},
-		{"[tools]\nbogus_key = 1", "[tools] bogus_key: unknown tool"},
+		{"[tools]\nbogus_key = 1", "line 2, column 13: tools.bogus_key: expected true or false, got a TOML integer"},
 		{`port = "x"`, "port: expected an integer, got a TOML string"},
 		{`transport = "tcp"`, `transport = "tcp"`},
 		{`port = 70000`, "port = 70000"},
@@ -107,6 +106,35 @@ func TestParseErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Parse(%q) = %q, want it to mention %q", tt.in, err, tt.want)
 		}
+	}
+}
+
+// TestCheckTools: [tools] keys are checked against the tools that exist
+// (the registry's names, passed in), no longer against a list in config;
+// an unknown one is named together with the known ones.
+func TestCheckTools(t *testing.T) {
+	known := []string{"bash", "read_file", "write_file", "list_dir", "search"}
+	for _, tc := range []struct{ in, want string }{
+		{"[tools]\nbsh = false", "[tools] bsh: unknown tool; known tools are bash, read_file, write_file, list_dir, search"},
+		{"[tools]\nbash = false\nzz = true\naa = true", "[tools] aa: unknown tool"},
+		{"[tools]\nbash = false\nsearch = true", ""},
+		{"", ""},
+	} {
+		c, err := Parse([]byte(tc.in))
+		if err != nil {
+			t.Fatalf("Parse(%q): %v (tool names are not Parse's to check)", tc.in, err)
+		}
+		err = c.CheckTools(known)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckTools(%q) = %v, want nil", tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckTools(%q) = %v, want it to mention %q", tc.in, err, tc.want)
+		}
+	}
+	c, _ := Parse([]byte("[tools]\nfs__stat = false"))
+	if err := c.CheckTools(append(known, "fs__stat")); err != nil {
+		t.Errorf("a tool an upstream provider serves is refused: %v", err)
 	}
 }
 

@@ -4,12 +4,15 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync/atomic"
 	"time"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/mcp"
@@ -41,7 +44,23 @@ type Daemon struct {
 	Started     time.Time
 	Logger      *slog.Logger
 
-	cfg atomic.Pointer[config.Config]
+	live atomic.Pointer[liveConfig]
+}
+
+// liveConfig is the configuration in force together with the chain options
+// derived from it once, so neither a call nor GET /health rebuilds them.
+type liveConfig struct {
+	cfg  *config.Config
+	opts chain.Options
+}
+
+func (d *Daemon) setConfig(cfg *config.Config) *config.Config {
+	old := d.live.Swap(&liveConfig{cfg: cfg,
+		opts: chain.Options{PolicyStubMode: cfg.PolicyStubMode, DisabledTools: cfg.DisabledTools()}})
+	if old == nil {
+		return nil
+	}
+	return old.cfg
 }
 
 // New loads the config and opens the workspace. A config that fails
@@ -81,8 +100,8 @@ func New(opts Options) (*Daemon, error) {
 		Started:     time.Now(),
 		Logger:      logger,
 	}
-	d.cfg.Store(cfg)
-	env := &tools.Env{WS: ws, Limits: d.limits}
+	d.setConfig(cfg)
+	env := &builtin.Env{WS: ws, Limits: d.limits}
 	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions}
 	if err := d.openStore(); err != nil {
 		ws.Close()
@@ -92,31 +111,33 @@ func New(opts Options) (*Daemon, error) {
 	d.guardWorkspace()
 	d.Server = &mcp.Server{
 		Version:         Version,
-		Registry:        tools.NewRegistry(tools.Builtin(env)),
+		Registry:        tools.NewRegistry(builtin.Builtin(env)),
 		Chain:           d.Chain,
 		Logger:          logger,
 		MaxConcurrency:  cfg.MaxConcurrency,
 		MaxMessageBytes: cfg.MaxMessageBytes,
 		Instructions:    mcp.Instructions(ws.Dir),
 	}
+	// [tools] may name only tools that exist; which do is known only now.
+	if err := d.checkTools(cfgFile, cfg); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := d.Server.Registry.Start(context.Background()); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
 // Config returns the current configuration.
-func (d *Daemon) Config() *config.Config { return d.cfg.Load() }
+func (d *Daemon) Config() *config.Config { return d.live.Load().cfg }
 
-func (d *Daemon) limits() tools.Limits {
-	c := d.Config()
-	l := tools.DefaultLimits()
-	l.MaxReadBytes = c.MaxReadBytes
-	l.DefaultTimeout = time.Duration(c.ToolTimeoutMS) * time.Millisecond
-	return l
-}
+func (d *Daemon) limits() builtin.Limits { return builtin.LimitsFrom(d.Config()) }
 
-func (d *Daemon) chainOptions() chain.Options {
-	c := d.Config()
-	return chain.Options{PolicyStubMode: c.PolicyStubMode, DisabledTools: c.DisabledTools()}
-}
+// chainOptions are the chain's live options. The DisabledTools map is
+// shared by every call until the next reload; the chain only reads it.
+func (d *Daemon) chainOptions() chain.Options { return d.live.Load().opts }
 
 // StdioCaller is the caller of a stdio session: the host that spawned clawd,
 // as the kind its --client flag names ("" takes default_client_kind).
@@ -128,8 +149,23 @@ func (d *Daemon) StdioCaller(kind string) *chain.Caller {
 	return &chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: kind, Subject: d.WorkspaceID}
 }
 
-// Close commits the queued audit rows and releases the database and the
-// workspace.
+// checkTools refuses a config whose [tools] table names a tool no provider
+// serves, with the config file's name like any other config error.
+func (d *Daemon) checkTools(file string, cfg *config.Config) error {
+	if err := cfg.CheckTools(d.Server.Registry.Names()); err != nil {
+		return fmt.Errorf("config %s: %w", file, err)
+	}
+	return nil
+}
+
+// Close stops the tool providers, commits the queued audit rows and
+// releases the database and the workspace.
 func (d *Daemon) Close() error {
-	return errors.Join(d.closeStore(), d.WS.Close())
+	var stop error
+	if d.Server != nil && d.Server.Registry != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		stop = d.Server.Registry.Stop(ctx)
+		cancel()
+	}
+	return errors.Join(stop, d.closeStore(), d.WS.Close())
 }

@@ -17,10 +17,10 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/fileutil"
 	"github.com/clawde/clawd/internal/sandbox"
-	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/test/clawdtest"
 )
 
@@ -209,7 +209,7 @@ func TestProtectedStateReach(t *testing.T) {
 		if err != nil {
 			t.Fatalf("search %q: %v", q, err)
 		}
-		if sr := res.(*tools.SearchResult); sr.TotalMatches != 0 {
+		if sr := res.(*builtin.SearchResult); sr.TotalMatches != 0 {
 			t.Errorf("search %q found clawd's state: %+v", q, sr.Matches)
 		}
 	}
@@ -308,7 +308,7 @@ func TestProtectionFollowsNewInodes(t *testing.T) {
 		res, err := h.call("read_file", map[string]any{"path": h.items["token"]})
 		wantProtected(t, fmt.Sprintf("read_file of the token after rotation %d", i), res, err)
 		res, err = h.call("search", map[string]any{"query": "ROTATED"})
-		if err != nil || res.(*tools.SearchResult).TotalMatches != 0 {
+		if err != nil || res.(*builtin.SearchResult).TotalMatches != 0 {
 			t.Errorf("search after rotation %d: %v %v", i, summarize(res), err)
 		}
 		fresh := fmt.Sprintf(".local/share/clawde/run/fresh-%d.json", i)
@@ -353,7 +353,7 @@ func TestStateOutsideWorkspace(t *testing.T) {
 	}
 	e, _ := d.Server.Registry.Lookup("read_file")
 	res, err := e.Tool.Call(context.Background(), []byte(`{"path":"a.txt"}`))
-	if err != nil || res.(*tools.ReadFileResult).Content != "hello\n" {
+	if err != nil || res.(*builtin.ReadFileResult).Content != "hello\n" {
 		t.Errorf("read_file: %v %v", res, err)
 	}
 }
@@ -372,7 +372,7 @@ func TestWorkspaceInsideDataDir(t *testing.T) {
 	e, _ := d.Server.Registry.Lookup("read_file")
 	res, err := e.Tool.Call(context.Background(), []byte(`{"path":"session.secret"}`))
 	wantProtected(t, "read_file session.secret in a data-dir workspace", res, err)
-	if r, ok := res.(*tools.ReadFileResult); ok && bytes.Contains([]byte(r.Content), []byte("cdcd")) {
+	if r, ok := res.(*builtin.ReadFileResult); ok && bytes.Contains([]byte(r.Content), []byte("cdcd")) {
 		t.Error("secret returned")
 	}
 }

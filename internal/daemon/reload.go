@@ -85,7 +85,11 @@ func (d *Daemon) Reload(why string) error {
 		d.Logger.Error("config reload failed; the running configuration stays in effect", "why", why, "err", err)
 		return err
 	}
-	old := d.cfg.Swap(cfg)
+	if err := d.checkTools(d.ConfigFile, cfg); err != nil {
+		d.Logger.Error("config reload failed; the running configuration stays in effect", "why", why, "err", err)
+		return err
+	}
+	old := d.setConfig(cfg)
 	for _, f := range restartOnly(old, cfg) {
 		d.Logger.Warn("config change takes effect when clawd restarts", "key", f)
 	}

@@ -36,11 +36,9 @@ var selfPID = os.Getpid()
 // Health returns the health object GET /health and clawd/health answer
 // (docs/transports.md).
 func (d *Daemon) Health() transport.Health {
-	switches := d.Config().Tools // name -> on; a missing name is on
-	active := d.Server.Registry.Count(func(name string) bool {
-		on, set := switches[name]
-		return on || !set
-	})
+	// The chain's own notion of an active tool ([tools] switch, supply
+	// chain), so /health counts what tools/list can show.
+	active := d.Server.Registry.Count(d.Chain.Active)
 	h := transport.Health{
 		Status:           "ok",
 		PID:              selfPID,

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -30,7 +31,7 @@ func BenchmarkStreamReadFile(b *testing.B) {
 			defer ws.Close()
 			srv := &Server{
 				Version:  "bench",
-				Registry: tools.NewRegistry(tools.Builtin(&tools.Env{WS: ws})),
+				Registry: tools.NewRegistry(builtin.Builtin(&builtin.Env{WS: ws})),
 				Chain:    &chain.Chain{WS: ws, Trust: chain.NewMemoryTrust(chain.DefaultTrustRows()...)},
 			}
 			inR, inW := io.Pipe()

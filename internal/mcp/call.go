@@ -11,7 +11,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
-	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -143,52 +142,4 @@ func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
 		return nil
 	}
 	return appendToolError(id, "cancelled")
-}
-
-// appendToolResult encodes res in the MCP shape: the spec's object as
-// structuredContent and, for clients that read only content, as compact
-// JSON text.
-func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
-	const head = `{"jsonrpc":"2.0","id":`
-	if a, ok := res.(tools.JSONAppender); ok {
-		// Encode the object once, straight into the response, as
-		// structuredContent; the text content quotes those same bytes.
-		// (Member order does not matter in JSON; this saves a copy of a
-		// result that can be megabytes.)
-		b := make([]byte, 0, a.JSONSizeHint()*9/4+len(head)+len(id.Raw())+128)
-		b = append(b, head...)
-		b = append(b, id.Raw()...)
-		b = append(b, `,"result":{"structuredContent":`...)
-		start := len(b)
-		b = a.AppendJSON(b)
-		obj := b[start:len(b):len(b)] // capped: appending to b never writes into obj
-		b = append(b, `,"content":[{"type":"text","text":`...)
-		b = jsonenc.AppendBytes(b, obj) // encoder output: valid UTF-8
-		b = append(b, `}],"isError":false}}`...)
-		return b, nil
-	}
-	obj, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, 2*len(obj)+len(obj)/8+96)
-	b = append(b, head...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-	b = jsonenc.AppendBytes(b, obj)
-	b = append(b, `}],"structuredContent":`...)
-	b = append(b, obj...)
-	b = append(b, `,"isError":false}}`...)
-	return b, nil
-}
-
-// appendToolError encodes an isError result with a plain message.
-func appendToolError(id jsonrpc.ID, msg string) []byte {
-	b := make([]byte, 0, len(msg)+96)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id.Raw()...)
-	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
-	b = jsonenc.AppendStringChecked(b, msg)
-	b = append(b, `}],"isError":true}}`...)
-	return b
 }

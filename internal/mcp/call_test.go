@@ -6,8 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/jsonrpc"
-	"github.com/clawde/clawd/internal/tools"
 )
 
 // Both encodings of a tool result (a self-encoding result on the hot path,
@@ -15,7 +15,7 @@ import (
 // and as its JSON text.
 func TestAppendToolResultShapes(t *testing.T) {
 	for _, res := range []any{
-		&tools.ReadFileResult{Content: "fn main() {\n\t\"x\"\n}\n" + strings.Repeat("é", 100), SizeBytes: 7, Encoding: "utf8"},
+		&builtin.ReadFileResult{Content: "fn main() {\n\t\"x\"\n}\n" + strings.Repeat("é", 100), SizeBytes: 7, Encoding: "utf8"},
 		map[string]any{"exit_code": 0, "stdout": "a\"b\\c\n"},
 	} {
 		b, err := appendToolResult(jsonrpc.IDFromRaw([]byte(`"id-1"`)), res)

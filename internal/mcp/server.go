@@ -74,6 +74,11 @@ type Server struct {
 
 	inline inlineWatch // watches calls run on stream readers (stream.go)
 
+	// The registry's change events reach sessions through toolChanges
+	// (listchanged.go); watchOnce subscribes on the first session.
+	watchOnce   sync.Once
+	toolChanges debouncer
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 }
@@ -100,6 +105,7 @@ func (srv *Server) maxMessageBytes() int {
 }
 
 func (srv *Server) track(s *Session) {
+	srv.watchOnce.Do(srv.watchRegistry)
 	srv.mu.Lock()
 	if srv.sessions == nil {
 		srv.sessions = map[*Session]struct{}{}
@@ -112,6 +118,17 @@ func (srv *Server) untrack(s *Session) {
 	srv.mu.Lock()
 	delete(srv.sessions, s)
 	srv.mu.Unlock()
+}
+
+// watchRegistry forwards the registry's change events (a provider added,
+// removed or changing its tools) to sessions as list_changed, debounced.
+// The subscription lasts as long as the server: a Server is not shut down.
+func (srv *Server) watchRegistry() {
+	if srv.Registry == nil {
+		return
+	}
+	srv.toolChanges = debouncer{delay: toolChangeDelay, max: toolChangeMaxDelay, fire: srv.NotifyToolsChanged}
+	srv.Registry.Subscribe(srv.toolChanges.changed)
 }
 
 // NotifyToolsChanged sends notifications/tools/list_changed to every
@@ -131,8 +148,8 @@ func (srv *Server) NotifyToolsChanged() {
 	}
 }
 
-// VisibleTools returns the tools the caller's policy allows, for tools/list
-// and for health's active_tools.
+// VisibleTools returns the tools the caller's policy allows, for tools/list.
+// (Health's active_tools counts the caller-independent part, chain.Active.)
 func (srv *Server) VisibleTools(caller *chain.Caller) []tools.Entry {
 	all := srv.Registry.All()
 	out := all[:0:0]

@@ -1,5 +1,9 @@
-// Package tools holds the built-in workspace tools and the small interfaces
-// through which the MCP session finds and runs tools of any provider.
+// Package tools is the tool contract: what a tool is (Spec, Tool, its
+// errors and result types), what a provider of tools is (Provider, Origin,
+// its lifecycle) and the Registry that indexes the tools of every provider.
+// It holds no tool: the five built-in tools live in internal/builtin, and
+// upstream MCP servers plug in as further providers. The chain depends only
+// on this package, so deciding about a call never links in a tool.
 //
 // A tool knows nothing of transports, sessions or authorization: it receives
 // validated-by-itself arguments and the workspace, and returns either a

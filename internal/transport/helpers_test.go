@@ -68,7 +68,7 @@ func (echoTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 func newTestMCPServer(bt *blockTool) *mcp.Server {
 	return &mcp.Server{
 		Version:  "0.0.0-test",
-		Registry: tools.NewRegistry(&tools.StaticProvider{Name: "test", List: []tools.Tool{bt, echoTool{}}}),
+		Registry: tools.NewRegistry(&tools.StaticProvider{Name: "test", Source: tools.BuiltinOrigin(), List: []tools.Tool{bt, echoTool{}}}),
 		Chain:    &chain.Chain{Trust: chain.NewMemoryTrust(chain.DefaultTrustRows()...)},
 	}
 }

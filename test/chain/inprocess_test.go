@@ -64,7 +64,7 @@ func standIns(ws *sandbox.Workspace) tools.Provider {
 		return &effectTool{spec: tools.Spec{Name: name, Permission: p, PathArgs: []string{pathArg},
 			InputSchema: jsontext.Value(`{"type":"object"}`)}, ws: ws}
 	}
-	return &tools.StaticProvider{Name: "test-stand-ins", List: []tools.Tool{
+	return &tools.StaticProvider{Name: "test-stand-ins", Source: tools.BuiltinOrigin(), List: []tools.Tool{
 		mk("bash", tools.PermExecute, "working_dir"),
 		mk("write_file", tools.PermWrite, "path"),
 		mk("list_dir", tools.PermRead, "path"),
@@ -227,7 +227,7 @@ func TestSupplyChain(t *testing.T) {
 	sum := sha256.Sum256([]byte("#!/bin/sh\necho fs v1\n"))
 	hexSum := hex.EncodeToString(sum[:])
 	ran := 0
-	prov := &tools.StaticProvider{Name: "fs-server", Binary: bin, List: []tools.Tool{upstreamTool{&ran}}}
+	prov := &tools.StaticProvider{Name: "fs-server", Source: tools.LocalOrigin(bin), List: []tools.Tool{upstreamTool{&ran}}}
 	c, _ := inProcess(t, e, "cc", prov)
 
 	if slices.Contains(c.ToolNames(), "fs__stat") {
@@ -302,7 +302,7 @@ func TestSandboxViolationDuringHandler(t *testing.T) {
 	os.WriteFile(filepath.Join(e.WS, "link", "secret"), []byte("inside"), 0o644)
 	e.Setenv()
 	c, d := inProcess(t, e, "cc")
-	d.Server.Registry.Add(&tools.StaticProvider{Name: "race", List: []tools.Tool{&swapTool{d.WS, e.outside}}})
+	d.Server.Registry.Add(&tools.StaticProvider{Name: "race", Source: tools.BuiltinOrigin(), List: []tools.Tool{&swapTool{d.WS, e.outside}}})
 	r := c.CallTool("swap_read", map[string]any{"path": "link/secret"})
 	if code, msg, data := r.Err(); code != -32005 || !strings.HasPrefix(msg, `sandbox_violation: "link/secret": `) || data["path"] != "link/secret" {
 		t.Fatalf("response %v; want -32005 for link/secret", r)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -74,9 +75,9 @@ func main() {
 	}
 	// No practical time limit: a loaded machine must slow the measurement
 	// down, not stop a search at tool_timeout_ms.
-	lim := tools.DefaultLimits()
+	lim := builtin.DefaultLimits()
 	lim.DefaultTimeout = 10 * time.Minute
-	search := tools.NewSearch(&tools.Env{WS: ws, Limits: func() tools.Limits { return lim }})
+	search := builtin.NewSearch(&builtin.Env{WS: ws, Limits: func() builtin.Limits { return lim }})
 	out := filepath.Join(os.TempDir(), "searchbench-rg.out")
 	defer os.Remove(out)
 
@@ -168,7 +169,7 @@ func runClawd(t tools.Tool, q query) (time.Duration, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return d, res.(*tools.SearchResult).TotalMatches, nil
+	return d, res.(*builtin.SearchResult).TotalMatches, nil
 }
 
 func median(ds []time.Duration) time.Duration {

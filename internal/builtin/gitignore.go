@@ -1,0 +1,409 @@
+package builtin
+
+import (
+	"bytes"
+	"strings"
+)
+
+// This file implements the subset of git's ignore rules that decides
+// whether a path is ignored: pattern syntax per gitignore(5) and matching per
+// git's wildmatch (WM_PATHNAME). It is our own code rather than a module
+// because the maintained choices either pull a large dependency tree
+// (go-git's plumbing/format/gitignore) or are unmaintained with known `**`
+// bugs; the rules are small, and the tests compare this code with
+// `git check-ignore` itself.
+
+// ignorePattern is one parsed line of an ignore file.
+type ignorePattern struct {
+	pat      string // the glob, without "!", leading "/" and trailing "/"
+	negate   bool   // "!pat": re-include what an earlier pattern excluded
+	dirOnly  bool   // "pat/": matches directories only
+	basename bool   // no "/" in pat: match the entry's base name at any depth
+	// literal is set when pat has no glob characters, so matching is a
+	// plain string comparison.
+	literal bool
+	// prefix is the length of pat's leading part without glob characters.
+	// git compares it literally and wildmatches only the rest, which
+	// matters for "**": "foo**/bar" then acts like "foo/**/bar".
+	prefix int
+	// suffix is set for "*.ext"-style patterns (a single leading "*" and
+	// no other glob character): matching is strings.HasSuffix.
+	suffix string
+}
+
+// parseIgnore parses the contents of a .gitignore-style file.
+func parseIgnore(data []byte) []ignorePattern {
+	var out []ignorePattern
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as git skips it
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if p, ok := parseIgnoreLine(string(line)); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseIgnoreLine(s string) (ignorePattern, bool) {
+	s = strings.TrimSuffix(s, "\r")
+	if s == "" || s[0] == '#' {
+		return ignorePattern{}, false
+	}
+	s = trimTrailingSpaces(s)
+	var p ignorePattern
+	if s != "" && s[0] == '!' {
+		p.negate = true
+		s = s[1:]
+	}
+	// As in git, one trailing slash makes the pattern directory-only, and
+	// a pattern with no other slash matches base names at any depth.
+	if strings.HasSuffix(s, "/") {
+		p.dirOnly = true
+		s = s[:len(s)-1]
+	}
+	if s == "" {
+		return ignorePattern{}, false
+	}
+	if !strings.Contains(s, "/") {
+		p.basename = true
+	} else {
+		s = strings.TrimPrefix(s, "/")
+	}
+	p.pat = s
+	p.prefix = strings.IndexAny(s, globSpecial)
+	if p.prefix < 0 {
+		p.prefix = len(s)
+		p.literal = true
+	} else if p.basename && p.prefix == 0 && s[0] == '*' && !strings.ContainsAny(s[1:], globSpecial) {
+		p.suffix = s[1:]
+	}
+	return p, true
+}
+
+// globSpecial are the bytes that make a gitignore pattern a glob.
+const globSpecial = `*?[\`
+
+// trimTrailingSpaces removes trailing spaces unless escaped with a
+// backslash, exactly as git's trim_trailing_spaces: the escaping backslash
+// stays for wildmatch, which reads "\ " as a literal space.
+func trimTrailingSpaces(s string) string {
+	lastSpace := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			if i >= len(s) {
+				return s
+			}
+			lastSpace = -1
+		default:
+			lastSpace = -1
+		}
+	}
+	if lastSpace >= 0 {
+		return s[:lastSpace]
+	}
+	return s
+}
+
+// match reports whether p matches the entry at rel (slash path relative to
+// the directory of p's ignore file) whose base name is name.
+func (p *ignorePattern) match(rel, name string, isDir bool) bool {
+	if p.dirOnly && !isDir {
+		return false
+	}
+	target := rel
+	if p.basename {
+		target = name
+	}
+	switch {
+	case p.literal:
+		return target == p.pat
+	case p.suffix != "":
+		return strings.HasSuffix(target, p.suffix)
+	case p.basename:
+		return wildmatch(p.pat, target) == wmMatch
+	}
+	if len(target) < p.prefix || target[:p.prefix] != p.pat[:p.prefix] {
+		return false
+	}
+	return wildmatch(p.pat[p.prefix:], target[p.prefix:]) == wmMatch
+}
+
+// ignoreLevel is the patterns of one directory's ignore file, chained to the
+// levels of its ancestors. A nil *ignoreLevel has no patterns.
+type ignoreLevel struct {
+	parent   *ignoreLevel
+	base     string // directory of the file, relative to the workspace root ("" for the root)
+	patterns []ignorePattern
+}
+
+// decide returns whether rel (relative to the workspace root) is ignored
+// (+1), re-included by a negation (-1) or not mentioned (0). As in git, the
+// deepest file that mentions the path decides, and within a file the last
+// matching line wins.
+func (l *ignoreLevel) decide(rel, name string, isDir bool) int {
+	for ; l != nil; l = l.parent {
+		sub := rel
+		if l.base != "" {
+			// Entries below l.base only ever reach l (the walk builds the
+			// chain along the path), so this slicing is safe.
+			sub = rel[len(l.base)+1:]
+		}
+		for i := len(l.patterns) - 1; i >= 0; i-- {
+			p := &l.patterns[i]
+			if p.match(sub, name, isDir) {
+				if p.negate {
+					return -1
+				}
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// ignoreRules combines the two chains ripgrep consults: .ignore files take
+// precedence over .gitignore files (and .git/info/exclude) at any depth.
+type ignoreRules struct {
+	ignore *ignoreLevel // .ignore files
+	git    *ignoreLevel // .gitignore files, .git/info/exclude
+}
+
+// ignored reports whether the entry at rel is excluded.
+func (r ignoreRules) ignored(rel, name string, isDir bool) bool {
+	if d := r.ignore.decide(rel, name, isDir); d != 0 {
+		return d > 0
+	}
+	return r.git.decide(rel, name, isDir) > 0
+}
+
+// wildmatch results, as in git's wildmatch.c: the abort values let a failed
+// inner "*" stop the outer loops early instead of trying every split.
+const (
+	wmMatch = iota
+	wmNoMatch
+	wmAbortAll
+	wmAbortToStarStar
+)
+
+// wildmatch matches text against a gitignore glob with git's WM_PATHNAME
+// semantics: "*" and "?" do not match "/", "**" between slashes (or at the
+// start or end) matches any number of directories, "[...]" is a byte class
+// ("!" or "^" negates, ranges, [:alpha:]-style classes), "\" escapes.
+func wildmatch(p, text string) int {
+	pi, ti := 0, 0
+	for ; pi < len(p); pi, ti = pi+1, ti+1 {
+		pc := p[pi]
+		if ti >= len(text) && pc != '*' {
+			return wmAbortAll
+		}
+		switch pc {
+		case '\\':
+			pi++
+			if pi >= len(p) {
+				return wmNoMatch // a trailing backslash matches nothing, as in git
+			}
+			if text[ti] != p[pi] {
+				return wmNoMatch
+			}
+		case '?':
+			if text[ti] == '/' {
+				return wmNoMatch
+			}
+		case '*':
+			return starMatch(p, pi, text, ti)
+		case '[':
+			next, ok, valid := matchClass(p, pi, text[ti])
+			if !valid {
+				return wmAbortAll
+			}
+			if !ok {
+				return wmNoMatch
+			}
+			pi = next
+		default:
+			if text[ti] != pc {
+				return wmNoMatch
+			}
+		}
+	}
+	if ti < len(text) {
+		return wmNoMatch
+	}
+	return wmMatch
+}
+
+// starMatch handles a "*" or "**" at p[pi] against text[ti:].
+func starMatch(p string, pi int, text string, ti int) int {
+	matchSlash := false
+	start := pi
+	pi++
+	if pi < len(p) && p[pi] == '*' {
+		for pi < len(p) && p[pi] == '*' {
+			pi++
+		}
+		prevSlash := start == 0 || p[start-1] == '/'
+		nextSlash := pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/')
+		if prevSlash && nextSlash {
+			// "**/" may also match zero directories.
+			if pi < len(p) && p[pi] == '/' && wildmatch(p[pi+1:], text[ti:]) == wmMatch {
+				return wmMatch
+			}
+			matchSlash = true
+		}
+	}
+	if pi == len(p) {
+		// Trailing star: matches the rest unless it holds a "/" that a
+		// single star may not cross.
+		if !matchSlash && strings.IndexByte(text[ti:], '/') >= 0 {
+			return wmAbortToStarStar
+		}
+		return wmMatch
+	}
+	if !matchSlash && p[pi] == '/' {
+		// "*/": the star can only end at the next slash.
+		k := strings.IndexByte(text[ti:], '/')
+		if k < 0 {
+			return wmAbortAll
+		}
+		return wildmatch(p[pi:], text[ti+k:])
+	}
+	for ; ti < len(text); ti++ {
+		r := wildmatch(p[pi:], text[ti:])
+		if r != wmNoMatch {
+			if !matchSlash || r != wmAbortToStarStar {
+				return r
+			}
+		} else if !matchSlash && text[ti] == '/' {
+			return wmAbortToStarStar
+		}
+	}
+	return wmAbortAll
+}
+
+// matchClass matches byte c against the bracket expression starting at
+// p[pi] == '['. It returns the index of the closing ']', whether c matched,
+// and whether the expression was well formed.
+func matchClass(p string, pi int, c byte) (end int, ok, valid bool) {
+	i := pi + 1
+	negated := false
+	if i < len(p) && (p[i] == '!' || p[i] == '^') {
+		negated = true
+		i++
+	}
+	matched := false
+	var prev byte
+	havePrev := false
+	for first := true; ; first = false {
+		if i >= len(p) {
+			return 0, false, false
+		}
+		ch := p[i]
+		if ch == ']' && !first {
+			break
+		}
+		switch {
+		case ch == '\\':
+			i++
+			if i >= len(p) {
+				return 0, false, false
+			}
+			ch = p[i]
+			if c == ch {
+				matched = true
+			}
+			prev, havePrev = ch, true
+		case ch == '-' && havePrev && i+1 < len(p) && p[i+1] != ']':
+			i++
+			hi := p[i]
+			if hi == '\\' {
+				i++
+				if i >= len(p) {
+					return 0, false, false
+				}
+				hi = p[i]
+			}
+			if prev <= c && c <= hi {
+				matched = true
+			}
+			havePrev = false
+		case ch == '[' && i+1 < len(p) && p[i+1] == ':':
+			// As git: the class name runs to the first "]"; if that is
+			// not preceded by ":" the "[" is an ordinary member.
+			j := strings.IndexByte(p[i+2:], ']')
+			if j < 0 {
+				return 0, false, false
+			}
+			if j < 1 || p[i+2+j-1] != ':' {
+				if c == ch {
+					matched = true
+				}
+				prev, havePrev = ch, true
+				break
+			}
+			in, known := posixClass(p[i+2:i+2+j-1], c)
+			if !known {
+				return 0, false, false
+			}
+			if in {
+				matched = true
+			}
+			i += 2 + j
+			havePrev = false
+		default:
+			if c == ch {
+				matched = true
+			}
+			prev, havePrev = ch, true
+		}
+		i++
+	}
+	if c == '/' {
+		// WM_PATHNAME: a class never matches a slash.
+		return i, false, true
+	}
+	return i, matched != negated, true
+}
+
+func posixClass(name string, c byte) (in, known bool) {
+	isUpper := 'A' <= c && c <= 'Z'
+	isLower := 'a' <= c && c <= 'z'
+	isDigit := '0' <= c && c <= '9'
+	switch name {
+	case "alnum":
+		return isUpper || isLower || isDigit, true
+	case "alpha":
+		return isUpper || isLower, true
+	case "blank":
+		return c == ' ' || c == '\t', true
+	case "cntrl":
+		return c < 0x20 || c == 0x7f, true
+	case "digit":
+		return isDigit, true
+	case "graph":
+		return c > 0x20 && c < 0x7f, true
+	case "lower":
+		return isLower, true
+	case "print":
+		return c >= 0x20 && c < 0x7f, true
+	case "punct":
+		return c > 0x20 && c < 0x7f && !isUpper && !isLower && !isDigit, true
+	case "space":
+		return c == ' ' || (c >= '\t' && c <= '\r'), true
+	case "upper":
+		return isUpper, true
+	case "xdigit":
+		return isDigit || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F'), true
+	}
+	return false, false
+}

@@ -1,0 +1,325 @@
+//go:build unix
+
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// The hostile-input table: for every tool, inputs meant to make a call slow
+// or hang (deep paths, long components, FIFOs, sparse and single-line huge
+// files, deep trees, pathological patterns), each with the wall-time bound
+// it must meet and what it must answer. The bounds leave room for a loaded
+// 2-core CI machine; the code these tests were written against took from
+// several seconds to minutes on the slow ones, or blocked forever.
+
+const hostileTimeout = 500 * time.Millisecond // tool_timeout_ms for these tests
+
+// hostileLineMB is the size of the single-line files: large enough that a
+// whole-line regexp run takes seconds, small enough to write quickly.
+const hostileLineMB = 16
+
+func deepName(name string, depth int) string {
+	return strings.TrimSuffix(strings.Repeat(name+"/", depth), "/")
+}
+
+// mkChain creates depth nested directories name below dir, one mkdirat at
+// a time (the whole path may exceed PATH_MAX), and a file f.txt in the
+// deepest and in the tenth.
+func mkChain(t *testing.T, dir, name string, depth int) {
+	t.Helper()
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range depth {
+		if err := r.Mkdir(name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := r.OpenRoot(name)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = next
+		if i == 9 || i == depth-1 {
+			if err := r.WriteFile("f.txt", []byte("needle\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r.Close()
+}
+
+// hostileWS builds the workspace every case runs in.
+func hostileWS(t *testing.T) *Env {
+	t.Helper()
+	dir := t.TempDir()
+	mkChain(t, dir, "d", sandbox.MaxDepth+300)
+	mkChain(t, filepath.Join(dir), "e", 40)
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "tree", "sub", "fifo.txt"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeFileT(t, filepath.Join(dir, "tree", "a.txt"), "a needle here\n", 0o644)
+	// A name that makes an exponential brace glob try all its combinations.
+	writeFileT(t, filepath.Join(dir, "tree", strings.Repeat("a", 48)), "x\n", 0o644)
+	// Sparse: 4 GiB of nothing (no blocks used) and 60 MiB, under the
+	// search size limit.
+	for name, size := range map[string]int64{"sparse.bin": 4 << 30, "sparse60.txt": 60 << 20} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(size); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	// One line of hostileLineMB MiB: x's, a 'y' at the end (the prefilter
+	// literal of (x+x+)+y is then present), no newline.
+	line := make([]byte, hostileLineMB<<20)
+	for i := range line {
+		line[i] = 'x'
+	}
+	line[len(line)-1] = 'y'
+	if err := os.MkdirAll(filepath.Join(dir, "long"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "long", "one.txt"), line, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits()
+	lim.DefaultTimeout = hostileTimeout
+	return testEnv(t, dir, &lim)
+}
+
+// expectation helpers for the table.
+type outcome func(res any, err error) error
+
+func wantOK(res any, err error) error { return err }
+
+// wantOKOrTimeLimit is for work that is legitimate but large: done within
+// the time limit on an idle machine, stopped at it on a loaded one.
+func wantOKOrTimeLimit(res any, err error) error {
+	if err != nil && !strings.Contains(err.Error(), "time limit") {
+		return err
+	}
+	return nil
+}
+
+func wantToolError(part string) outcome {
+	return func(res any, err error) error {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			return fmt.Errorf("got %v; want an error containing %q", err, part)
+		}
+		var v *sandbox.Violation
+		if errors.As(err, &v) || errors.Is(err, context.Canceled) {
+			return fmt.Errorf("got %T %v; want a tool or argument error", err, err)
+		}
+		return nil
+	}
+}
+
+func TestHostileInputs(t *testing.T) {
+	env := hostileWS(t)
+	tools := map[string]tools.Tool{
+		"read_file": NewReadFile(env), "write_file": NewWriteFile(env), "list_dir": NewListDir(env),
+		"search": NewSearch(env), "bash": NewBash(env),
+	}
+	overDepth := deepName("d", sandbox.MaxDepth+1)
+	withinDepth := deepName("d", sandbox.MaxDepth-1)
+	overLength := deepName("d", 2100)
+	longName := strings.Repeat("n", 256)
+	aDotDot := strings.Repeat("e/../", 800) + "e"
+	second := time.Second
+	tests := []struct {
+		tool, name string
+		args       any
+		bound      time.Duration
+		want       outcome
+	}{
+		// read_file
+		{"read_file", "FIFO", map[string]any{"path": "fifo"}, second, wantToolError("named pipe")},
+		{"read_file", "sparse 4 GiB", map[string]any{"path": "sparse.bin", "encoding": "base64"}, second, func(res any, err error) error {
+			if err != nil {
+				return err
+			}
+			r := res.(*ReadFileResult)
+			if !r.Truncated || r.SizeBytes != 4<<30 || len(r.Content) > 2<<20 {
+				return fmt.Errorf("truncated %v size %d content %d bytes; want at most max_read_bytes read", r.Truncated, r.SizeBytes, len(r.Content))
+			}
+			return nil
+		}},
+		{"read_file", "path over MaxDepth", map[string]any{"path": overDepth + "/f.txt"}, second, wantToolError("1024 components")},
+		{"read_file", "path over PATH_MAX", map[string]any{"path": overLength}, second, wantToolError("PATH_MAX")},
+		{"read_file", "component over NAME_MAX", map[string]any{"path": "e/" + longName}, second, wantToolError("NAME_MAX")},
+		{"read_file", "deep within limits", map[string]any{"path": withinDepth + "/nothere"}, second, wantToolError("no such file")},
+		{"read_file", "thousands of a/../", map[string]any{"path": aDotDot + "/f.txt"}, second, wantToolError("no such file")},
+		// write_file
+		{"write_file", "FIFO target", map[string]any{"path": "fifo", "content": "x"}, second, wantToolError("named pipe")},
+		{"write_file", "path over PATH_MAX", map[string]any{"path": overLength + "/x", "content": "x"}, second, wantToolError("PATH_MAX")},
+		{"write_file", "component over NAME_MAX", map[string]any{"path": longName, "content": "x"}, second, wantToolError("NAME_MAX")},
+		{"write_file", "deep new parents", map[string]any{"path": deepName("n", 1000) + "/x", "content": "x", "create_parents": true}, 2 * second, wantOK},
+		// list_dir
+		{"list_dir", "FIFO", map[string]any{"path": "fifo"}, second, wantToolError("not a directory")},
+		{"list_dir", "deep tree, unbounded max_depth", map[string]any{"path": "d", "recursive": true, "max_depth": 1 << 30}, 2 * second, func(res any, err error) error {
+			if err != nil {
+				return err
+			}
+			if n := res.(*ListDirResult).Total; n > 2*sandbox.MaxDepth {
+				return fmt.Errorf("total %d: the walk went below sandbox.MaxDepth", n)
+			}
+			return nil
+		}},
+		{"list_dir", "path over MaxDepth", map[string]any{"path": overDepth}, second, wantToolError("1024 components")},
+		// search
+		{"search", "tree with a FIFO", map[string]any{"query": "needle", "path": "tree"}, second, wantOK},
+		{"search", "FIFO as the root", map[string]any{"query": "needle", "path": "fifo"}, second, wantToolError("named pipe")},
+		{"search", "deep tree", map[string]any{"query": "needle", "path": "d"}, 2 * second, func(res any, err error) error {
+			if err != nil {
+				return err
+			}
+			if r := res.(*SearchResult); r.TotalMatches != 1 {
+				return fmt.Errorf("total %d; want 1 (the file at depth 10; the deepest is below the limit)", r.TotalMatches)
+			}
+			return nil
+		}},
+		{"search", "sparse files", map[string]any{"query": "x", "glob": "sparse*"}, second, wantOK},
+		{"search", "literal over a huge line", map[string]any{"query": "xy", "path": "long"}, second, wantOK},
+		{"search", "dense literal over a huge line", map[string]any{"query": "x", "path": "long"}, hostileTimeout + second, wantOKOrTimeLimit},
+		{"search", "(x+x+)+y over a huge line", map[string]any{"query": "(x+x+)+y", "is_regex": true, "path": "long"}, hostileTimeout + second, wantToolError("time limit")},
+		{"search", "[a-z]{0,900}y over a huge line", map[string]any{"query": "[a-z]{0,900}y", "is_regex": true, "path": "long/one.txt"}, hostileTimeout + second, wantToolError("time limit")},
+		{"search", "x*x*x*z without a prefilter", map[string]any{"query": "(?:x|xx)*z?$", "is_regex": true, "path": "long"}, hostileTimeout + second, wantToolError("time limit")},
+		{"search", ".{0,1000}.{0,1000}z", map[string]any{"query": ".{0,1000}.{0,1000}z", "is_regex": true}, second, wantToolError("too large")},
+		{"search", "(a{1,1000}){1,1000}", map[string]any{"query": "(a{1,1000}){1,1000}", "is_regex": true}, second, wantToolError("invalid repeat count")},
+		{"search", "long case-insensitive literal through the regexp", map[string]any{"query": strings.Repeat("sé", 1300), "path": "long"}, hostileTimeout + second, wantOKOrTimeLimit},
+		{"search", "query over the limit", map[string]any{"query": strings.Repeat("q", maxQueryBytes+1)}, second, wantToolError("limit is 4096")},
+		{"search", "exponential glob", map[string]any{"query": "x", "glob": strings.Repeat("{a,aa}", 24) + "c"}, second, wantToolError("alternatives")},
+		{"search", "root over PATH_MAX", map[string]any{"query": "x", "path": overLength}, second, wantToolError("PATH_MAX")},
+		// bash
+		{"bash", "working_dir FIFO", map[string]any{"command": "true", "working_dir": "fifo"}, second, wantToolError("not a directory")},
+		{"bash", "working_dir over MaxDepth", map[string]any{"command": "true", "working_dir": overDepth}, second, wantToolError("1024 components")},
+		{"bash", "working_dir deep within limits", map[string]any{"command": "true", "working_dir": deepName("e", 40)}, 2 * second, wantOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+"/"+tt.name, func(t *testing.T) {
+			start := time.Now()
+			res, err := callTool(t, tools[tt.tool], tt.args)
+			took := time.Since(start)
+			if e := tt.want(res, err); e != nil {
+				t.Error(e)
+			}
+			if took > tt.bound {
+				t.Errorf("took %v; bound %v", took, tt.bound)
+			}
+		})
+	}
+}
+
+// A pathological search cancelled mid-file returns promptly and leaves no
+// work running: measured as the process's CPU time over a window after the
+// call returned. Both workers are busy (two huge-line files) when the cancel
+// comes.
+func TestSearchCancelStopsCPU(t *testing.T) {
+	dir := t.TempDir()
+	line := []byte(strings.Repeat("x", hostileLineMB<<20-1) + "y")
+	for _, name := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), line, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line = nil
+	lim := DefaultLimits()
+	lim.DefaultTimeout = time.Minute // only the cancel may stop it
+	tool := NewSearch(testEnv(t, dir, &lim))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := callToolCtx(ctx, t, tool, `{"query":"(x+x+)+y","is_regex":true}`)
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // well into the regexp runs
+	cancel()
+	cancelled := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v; want context.Canceled", err)
+		}
+		took := time.Since(cancelled)
+		t.Logf("returned %v after the cancel", took)
+		if took > 500*time.Millisecond {
+			t.Errorf("returned %v after the cancel; want well under 500ms", took)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled search had not returned after 5s")
+	}
+	before := processCPU()
+	time.Sleep(300 * time.Millisecond)
+	used := processCPU() - before
+	t.Logf("CPU in the 300ms after: %v", used)
+	if used > 60*time.Millisecond {
+		t.Errorf("%v of CPU used in the 300ms after the cancelled search returned; want it stopped", used)
+	}
+}
+
+// Every tool stops with the context's error when called cancelled, also
+// where its work would be large (a 256 MiB read, a deep listing).
+func TestToolsStopWhenCancelled(t *testing.T) {
+	dir := t.TempDir()
+	mkChain(t, dir, "d", 200)
+	f, err := os.Create(filepath.Join(dir, "sparse.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(4 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	lim := DefaultLimits()
+	lim.MaxReadBytes = 256 << 20
+	env := testEnv(t, dir, &lim)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		tool tools.Tool
+		args string
+	}{
+		{NewReadFile(env), `{"path":"sparse.bin","encoding":"base64"}`},
+		{NewListDir(env), `{"path":"d","recursive":true,"max_depth":100000}`},
+		{NewSearch(env), `{"query":"(x+x+)+y","is_regex":true}`},
+		{NewWriteFile(env), `{"path":"new.txt","content":"x"}`},
+		{NewBash(env), `{"command":"sleep 10"}`},
+	}
+	for _, tt := range tests {
+		start := time.Now()
+		_, err := callToolCtx(ctx, t, tt.tool, tt.args)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: err = %v; want context.Canceled", tt.tool.Spec().Name, err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("%s: took %v after the cancel", tt.tool.Spec().Name, took)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(env.WS.Dir, "new.txt")); err == nil {
+		t.Error("a cancelled write_file wrote")
+	}
+}

@@ -1,0 +1,22 @@
+package chain
+
+import "github.com/clawde/clawd/internal/tools"
+
+// Active reports whether anyone at all could call the tool now: it is not
+// switched off in config ([tools]) and its provider passes the supply-chain
+// step. It is the caller-independent part of Visible (which adds the
+// caller's trust row and policy), and what health's active_tools counts, so
+// /health and tools/list cannot disagree about which tools exist.
+//
+// For built-in tools it allocates nothing, as GET /health needs; a local
+// executable's tool costs a stat of its binary (HashCache), a refused one
+// the denial it builds.
+func (c *Chain) Active(e tools.Entry) bool {
+	if e.Tool == nil {
+		return false
+	}
+	if c.options().DisabledTools[e.Tool.Spec().Name] {
+		return false
+	}
+	return c.supply(e) == nil
+}

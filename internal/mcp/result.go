@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"errors"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonenc"
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// appendToolResult encodes res in the MCP shape: the spec's object as
+// structuredContent and, for clients that read only content, as compact
+// JSON text. An upstream server's *tools.CallResult is not wrapped again:
+// appendCallResult writes it as it came.
+func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
+	const head = `{"jsonrpc":"2.0","id":`
+	if r, ok := res.(*tools.CallResult); ok {
+		return appendCallResult(id, r)
+	}
+	if a, ok := res.(tools.JSONAppender); ok {
+		// Encode the object once, straight into the response, as
+		// structuredContent; the text content quotes those same bytes.
+		// (Member order does not matter in JSON; this saves a copy of a
+		// result that can be megabytes.)
+		b := make([]byte, 0, a.JSONSizeHint()*9/4+len(head)+len(id.Raw())+128)
+		b = append(b, head...)
+		b = append(b, id.Raw()...)
+		b = append(b, `,"result":{"structuredContent":`...)
+		start := len(b)
+		b = a.AppendJSON(b)
+		obj := b[start:len(b):len(b)] // capped: appending to b never writes into obj
+		b = append(b, `,"content":[{"type":"text","text":`...)
+		b = jsonenc.AppendBytes(b, obj) // encoder output: valid UTF-8
+		b = append(b, `}],"isError":false}}`...)
+		return b, nil
+	}
+	obj, err := json.Marshal(res)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 2*len(obj)+len(obj)/8+96)
+	b = append(b, head...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b = jsonenc.AppendBytes(b, obj)
+	b = append(b, `}],"structuredContent":`...)
+	b = append(b, obj...)
+	b = append(b, `,"isError":false}}`...)
+	return b, nil
+}
+
+// appendToolError encodes an isError result with a plain message.
+func appendToolError(id jsonrpc.ID, msg string) []byte {
+	b := make([]byte, 0, len(msg)+96)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b = jsonenc.AppendStringChecked(b, msg)
+	b = append(b, `}],"isError":true}}`...)
+	return b
+}
+
+// appendCallResult writes an upstream CallToolResult as the response's
+// result: its content items, structuredContent, isError and _meta as the
+// upstream server sent them. Each member is checked to be one valid JSON
+// value of its kind (tools.CallResult.Check) and re-encoded compact, so a
+// hostile or broken server cannot end the result object early, add
+// members to the response, or put a newline into a stream transport's
+// line framing; the values themselves are passed through unchanged.
+func appendCallResult(id jsonrpc.ID, r *tools.CallResult) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("the tool returned a nil result")
+	}
+	if err := r.Check(); err != nil {
+		return nil, err
+	}
+	size := len(r.Content) + len(r.StructuredContent) + len(r.Meta) + len(id.Raw()) + 96
+	b := make([]byte, 0, size)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id.Raw()...)
+	b = append(b, `,"result":{"content":`...)
+	var err error
+	if b, err = jsontext.AppendFormat(b, r.Content); err != nil {
+		return nil, errors.New("upstream tool result: content: " + err.Error())
+	}
+	if len(r.StructuredContent) > 0 && r.StructuredContent.Kind() != 'n' {
+		b = append(b, `,"structuredContent":`...)
+		if b, err = jsontext.AppendFormat(b, r.StructuredContent); err != nil {
+			return nil, errors.New("upstream tool result: structuredContent: " + err.Error())
+		}
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	} else {
+		b = append(b, `,"isError":false`...)
+	}
+	if len(r.Meta) > 0 && r.Meta.Kind() != 'n' {
+		b = append(b, `,"_meta":`...)
+		if b, err = jsontext.AppendFormat(b, r.Meta); err != nil {
+			return nil, errors.New("upstream tool result: _meta: " + err.Error())
+		}
+	}
+	return append(b, "}}"...), nil
+}
