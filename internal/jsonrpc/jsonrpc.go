@@ -142,6 +142,9 @@ func (m *Message) IsNotification() bool { return !m.IsResponse && m.Batch == nil
 type ParseError struct {
 	ID  ID
 	Err *Error
+	// TooLarge is set when the message exceeded the connection's size
+	// limit and was skipped unread.
+	TooLarge bool
 }
 
 func (e *ParseError) Error() string { return e.Err.Error() }

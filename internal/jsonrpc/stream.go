@@ -63,7 +63,7 @@ func (s *Stream) Read(_ context.Context) (Message, error) {
 			s.next = err
 		}
 		if tooLong {
-			return Message{}, &ParseError{Err: NewError(CodeInvalidRequest,
+			return Message{}, &ParseError{TooLarge: true, Err: NewError(CodeInvalidRequest,
 				"invalid request: message exceeds the "+strconv.Itoa(s.max)+"-byte limit (max_message_bytes)")}
 		}
 		if isBlank(line) {
@@ -111,7 +111,8 @@ func (s *Stream) Close() error {
 func (s *Stream) SessionID() string { return "" }
 
 // readLine reads one line without its newline (and a trailing CR). A line
-// longer than max is consumed and reported as tooLong, holding no data.
+// whose content is longer than max is consumed and reported as tooLong,
+// holding no data; at most max+2 bytes of it are ever buffered.
 func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
 	for {
 		frag, err := br.ReadSlice('\n')
@@ -135,6 +136,9 @@ func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool,
 			if n > 0 && buf[n-1] == '\r' {
 				n--
 			}
+		}
+		if n > max { // the +2 above let a line end in LF alone through
+			return buf[:0], true, err
 		}
 		return buf[:n], false, err
 	}
