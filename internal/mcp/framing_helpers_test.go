@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"io"
+	"testing"
 
 	"github.com/clawde/clawd/internal/jsonrpc"
 )
@@ -26,4 +27,13 @@ func handleBody(s *Session, ctx context.Context, body []byte) []byte {
 		return []byte(err.Error())
 	}
 	return out
+}
+
+func mustParse(t *testing.T, line string) jsonrpc.Message {
+	t.Helper()
+	m, perr := jsonrpc.ParseAny([]byte(line))
+	if perr != nil {
+		t.Fatalf("%s: %v", line, perr)
+	}
+	return m
 }
