@@ -129,18 +129,23 @@ func (h *httpConn) Call(ctx context.Context, method string, params any) (jsontex
 	if err != nil {
 		return nil, err
 	}
-	var r response
-	if jerr := json.Unmarshal(data, &r, json.RejectUnknownMembers(false)); jerr != nil {
-		return nil, fmt.Errorf("HTTP %d from the daemon, body not JSON-RPC: %.200q", resp.StatusCode, data)
+	m, perr := decodeResponse(data)
+	if perr != nil || !m.IsResponse {
+		why := "not a JSON-RPC response"
+		if perr != nil {
+			why = perr.Err.Message
+		}
+		return nil, fmt.Errorf("HTTP %d from the daemon, body %s: %.200q", resp.StatusCode, why, data)
 	}
 	if resp.StatusCode != http.StatusOK {
-		if r.Error != nil {
-			r.Error.HTTPStatus = resp.StatusCode
-			return nil, r.Error
+		if m.Error != nil {
+			e := rpcError(m.Error)
+			e.HTTPStatus = resp.StatusCode
+			return nil, e
 		}
 		return nil, fmt.Errorf("HTTP %d from the daemon", resp.StatusCode)
 	}
-	return r.value()
+	return responseValue(&m)
 }
 
 func (h *httpConn) notify(ctx context.Context, method string, params any) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/runstate"
 )
@@ -116,22 +117,29 @@ func request(id int64, method string, params any) ([]byte, error) {
 	return json.Marshal(msg, json.Deterministic(true))
 }
 
-// response is a decoded JSON-RPC response.
-type response struct {
-	ID     jsontext.Value `json:"id"`
-	Method string         `json:"method"`
-	Result jsontext.Value `json:"result"`
-	Error  *RPCError      `json:"error"`
+// decodeResponse reads a response the daemon sent with the strict decoder
+// the daemon itself uses on requests (internal/jsonrpc). A message that is
+// not a response (a notification such as tools/list_changed) is returned
+// with IsResponse false.
+func decodeResponse(data []byte) (jsonrpc.Message, *jsonrpc.ParseError) {
+	return jsonrpc.Parse(data)
 }
 
-func (r *response) value() (jsontext.Value, error) {
-	if r.Error != nil {
-		return nil, r.Error
+// responseValue is a response's result, or its error as an *RPCError.
+func responseValue(m *jsonrpc.Message) (jsontext.Value, error) {
+	if m.Error != nil {
+		return nil, rpcError(m.Error)
 	}
-	if len(r.Result) == 0 {
-		return nil, fmt.Errorf("the daemon's response has neither result nor error")
+	return m.Result, nil
+}
+
+// rpcError converts a decoded JSON-RPC error.
+func rpcError(e *jsonrpc.Error) *RPCError {
+	out := &RPCError{Code: e.Code, Message: e.Message}
+	if d, ok := e.Data.(jsontext.Value); ok {
+		out.Data = d
 	}
-	return r.Result, nil
+	return out
 }
 
 func cancelParams(id int64, reason string) map[string]any {

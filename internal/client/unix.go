@@ -1,30 +1,41 @@
 package client
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
 )
 
-// unixConn speaks NDJSON JSON-RPC on a unix socket. A reader goroutine
-// routes responses to the waiting calls, so a call can be cancelled while
-// it waits.
+// unixConn speaks NDJSON JSON-RPC on a unix socket through the same framing
+// the daemon uses (jsonrpc.Stream). A reader goroutine routes responses to
+// the waiting calls, so a call can be cancelled while it waits.
 type unixConn struct {
 	c      net.Conn
-	wmu    sync.Mutex
+	st     *jsonrpc.Stream
 	mu     sync.Mutex
 	nextID int64
-	wait   map[string]chan *response
+	wait   map[string]chan result
 	err    error // set when the reader stopped
 	done   chan struct{}
 }
+
+// result is what the reader hands a waiting call: the decoded response, or
+// why the daemon's answer to it could not be read.
+type result struct {
+	msg jsonrpc.Message
+	err error
+}
+
+// maxUnixResponse bounds one line the CLI reads from the socket.
+const maxUnixResponse = 256 << 20
 
 func dialUnix(ctx context.Context, path string) (*unixConn, error) {
 	var d net.Dialer
@@ -32,7 +43,7 @@ func dialUnix(ctx context.Context, path string) (*unixConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	u := &unixConn{c: c, wait: map[string]chan *response{}, done: make(chan struct{})}
+	u := &unixConn{c: c, st: jsonrpc.NewStream(c, c, maxUnixResponse), wait: map[string]chan result{}, done: make(chan struct{})}
 	go u.read()
 	return u, nil
 }
@@ -40,24 +51,31 @@ func dialUnix(ctx context.Context, path string) (*unixConn, error) {
 func (u *unixConn) setVersion(string) {}
 
 func (u *unixConn) read() {
-	sc := bufio.NewScanner(u.c)
-	sc.Buffer(make([]byte, 64<<10), 256<<20)
 	var err error
-	for sc.Scan() {
-		var r response
-		if json.Unmarshal(sc.Bytes(), &r, json.RejectUnknownMembers(false)) != nil || len(r.ID) == 0 || r.ID.Kind() != '0' {
+loop:
+	for {
+		m, rerr := u.st.Read(context.Background())
+		var perr *jsonrpc.ParseError
+		switch {
+		case rerr == nil:
+			if m.IsResponse && !m.ID.IsZero() && m.ID.Raw()[0] != '"' { // the CLI's ids are numbers
+				u.deliver(m.ID.Raw(), result{msg: m})
+			}
 			continue // notifications (tools/list_changed) and anything else
+		case errors.As(rerr, &perr) && perr.TooLarge:
+			err = fmt.Errorf("the daemon sent a message over %d bytes", maxUnixResponse)
+		case errors.As(rerr, &perr):
+			// A response whose id could be read still answers its call.
+			if !perr.ID.IsZero() {
+				u.deliver(perr.ID.Raw(), result{err: fmt.Errorf("the daemon's response could not be read: %s", perr.Err.Message)})
+			}
+			continue
+		case rerr == io.EOF:
+			err = errors.New("the daemon closed the connection")
+		default:
+			err = rerr
 		}
-		u.mu.Lock()
-		ch := u.wait[string(r.ID)]
-		delete(u.wait, string(r.ID))
-		u.mu.Unlock()
-		if ch != nil {
-			ch <- &r
-		}
-	}
-	if err = sc.Err(); err == nil {
-		err = errors.New("the daemon closed the connection")
+		break loop
 	}
 	u.mu.Lock()
 	u.err = err
@@ -65,18 +83,26 @@ func (u *unixConn) read() {
 	close(u.done)
 }
 
+// deliver hands a response to the call waiting for id, if any.
+func (u *unixConn) deliver(id string, r result) {
+	u.mu.Lock()
+	ch := u.wait[id]
+	delete(u.wait, id)
+	u.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
 func (u *unixConn) write(b []byte) error {
-	u.wmu.Lock()
-	defer u.wmu.Unlock()
-	_, err := u.c.Write(append(b, '\n'))
-	return err
+	return u.st.Write(context.Background(), b)
 }
 
 func (u *unixConn) Call(ctx context.Context, method string, params any) (jsontext.Value, error) {
 	u.mu.Lock()
 	u.nextID++
 	id := u.nextID
-	ch := make(chan *response, 1)
+	ch := make(chan result, 1)
 	u.wait[strconv.FormatInt(id, 10)] = ch
 	u.mu.Unlock()
 	b, err := request(id, method, params)
@@ -88,7 +114,10 @@ func (u *unixConn) Call(ctx context.Context, method string, params any) (jsontex
 	}
 	select {
 	case r := <-ch:
-		return r.value()
+		if r.err != nil {
+			return nil, r.err
+		}
+		return responseValue(&r.msg)
 	case <-u.done:
 		u.mu.Lock()
 		defer u.mu.Unlock()

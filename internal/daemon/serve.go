@@ -178,13 +178,12 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		addr, transport.PathMCP, d.WS.Dir, d.Config().DefaultClientKind, d.WorkspaceID, addr, transport.PathHealth, iss.Path())
 	d.Logger.Info("serving on loopback HTTP", "addr", addr, "workspace", d.WS.Dir, "token_file", iss.Path())
 	srv := &transport.HTTPServer{
-		Server:         d.Server,
-		Auth:           d.credentials(iss),
-		Subject:        d.WorkspaceID,
-		Health:         d.Health,
-		Logger:         d.Logger,
-		MaxBodyBytes:   int64(cfg.MaxMessageBytes),
-		MaxConcurrency: cfg.MaxConcurrency,
+		Server:       d.Server,
+		Auth:         d.credentials(iss),
+		Subject:      d.WorkspaceID,
+		Health:       d.Health,
+		Logger:       d.Logger,
+		MaxBodyBytes: int64(cfg.MaxMessageBytes),
 	}
 	return srv.Serve(ctx, ln)
 }

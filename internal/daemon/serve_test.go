@@ -92,8 +92,19 @@ func TestHealthMethod(t *testing.T) {
 	}
 	s := d.Server.NewSession(d.StdioCaller("local"), mcp.SessionOptions{})
 	defer s.Close()
-	s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
-	out := s.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"clawd/health"}`))
+	handle := func(body string) []byte {
+		m, perr := jsonrpc.Parse([]byte(body))
+		if perr != nil {
+			t.Fatalf("%s: %v", body, perr)
+		}
+		out, err := s.Handle(context.Background(), &m)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		return out
+	}
+	handle(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	out := handle(`{"jsonrpc":"2.0","id":2,"method":"clawd/health"}`)
 	msg, perr := jsonrpc.Parse(out)
 	if perr != nil || !msg.IsResponse {
 		t.Fatalf("clawd/health answered %s", out)

@@ -13,6 +13,12 @@
 //     1.0 and -0.0 are refused with -32600 and a null id), and keeps it as
 //     its exact bytes, so a 30-digit number is echoed unchanged;
 //   - reports invalid JSON as -32700 with a null id and never panics.
+//
+// It reads both directions: requests and notifications (what clawd's server
+// receives) and responses (what a client, or a gateway reading an upstream
+// server, receives: Message.Result or Message.Error). The Connection seam
+// (conn.go) and its newline-delimited implementation (stream.go) live here
+// too, so the server and an MCP client share one framing.
 package jsonrpc
 
 import (
@@ -22,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -106,23 +113,41 @@ func KeyOf(raw []byte) string {
 }
 
 // Message is one parsed JSON-RPC message: a request (ID set), a notification
-// (ID zero, Method set) or a response sent by the peer (IsResponse).
+// (ID zero, Method set), a response (IsResponse: Result or Error set), or a
+// batch (Batch set, every other field zero).
 type Message struct {
 	ID         ID
 	Method     string
 	Params     jsontext.Value // nil when absent; otherwise an object
 	IsResponse bool
+	// Result is a success response's result, as its JSON text (any kind of
+	// value, null included). Nil unless IsResponse and Error is nil.
+	Result jsontext.Value
+	// Error is an error response's error object. Its Data, when present,
+	// is a jsontext.Value. A response with Error may have a zero ID: JSON-RPC
+	// answers a request whose id could not be read with id null.
+	Error *Error
+	// Batch is set when the message read was a JSON array (see ParseBatch).
+	Batch *Batch
 }
 
-// IsNotification reports whether m is a notification (a method without an id).
-func (m *Message) IsNotification() bool { return !m.IsResponse && m.ID.IsZero() }
+// IsNotification reports whether m is a notification (a method without an
+// id). A batch is not one.
+func (m *Message) IsNotification() bool { return !m.IsResponse && m.Batch == nil && m.ID.IsZero() }
 
 // ParseError describes why a message was rejected, with the id to answer
-// with (zero when it could not be read, which encodes as null).
+// with (zero when it could not be read, which encodes as null). A
+// Connection's Read returns it as its error for a message it could not
+// parse: the reader answers it and reads on.
 type ParseError struct {
 	ID  ID
 	Err *Error
+	// TooLarge is set when the message exceeded the connection's size
+	// limit and was skipped unread.
+	TooLarge bool
 }
+
+func (e *ParseError) Error() string { return e.Err.Error() }
 
 // IsBatch reports whether data (after leading whitespace) is a JSON array.
 func IsBatch(data []byte) bool {
@@ -191,7 +216,10 @@ type parser struct {
 	haveMethod  bool
 	haveResult  bool
 	haveError   bool
-	invalid     *Error
+	// nullID: "id" was null while the message was otherwise still valid.
+	// Only an error response may carry it (finish decides).
+	nullID  bool
+	invalid *Error
 }
 
 func (p *parser) fail(msg string) {
@@ -223,6 +251,8 @@ func (p *parser) member(name string, val jsontext.Value) {
 				return
 			}
 			p.m.ID = ID{raw: string(val)}
+		case 'n':
+			p.nullID = p.invalid == nil
 		default:
 			p.fail(`"id" must be a string or an integer, got ` + kindWord(val.Kind()))
 		}
@@ -241,8 +271,10 @@ func (p *parser) member(name string, val jsontext.Value) {
 		p.m.Params = val.Clone()
 	case "result":
 		p.haveResult = true
+		p.m.Result = val.Clone()
 	case "error":
 		p.haveError = true
+		p.m.Error = p.errorObject(val)
 	default:
 		for _, known := range memberNames {
 			if strings.EqualFold(name, known) {
@@ -255,14 +287,26 @@ func (p *parser) member(name string, val jsontext.Value) {
 // finish checks the members as a whole: the version, and request versus
 // response shape.
 func (p *parser) finish() {
+	errorResponse := p.haveError && !p.haveResult && !p.haveMethod
+	if p.nullID && !errorResponse {
+		// The null id came first: it is the reason given, as when it
+		// was refused on sight.
+		p.invalid = nil
+		p.fail(`"id" must be a string or an integer, got null`)
+	}
 	switch {
 	case p.invalid != nil:
 	case !p.haveVersion || p.version != "2.0":
 		p.fail(`"jsonrpc" must be "2.0"`)
 	case p.haveResult || p.haveError:
-		if p.haveMethod || p.haveResult == p.haveError {
+		switch {
+		case p.haveMethod || p.haveResult == p.haveError:
 			p.fail("a response has exactly one of \"result\" and \"error\" and no \"method\"")
-		} else {
+		case !p.haveID:
+			p.fail(`a response must have an "id" (null only in an error response to an unreadable request)`)
+		case p.haveError && p.m.Error == nil:
+			p.fail(`a response's "error" must be an object with an integer "code" and a string "message"`)
+		default:
 			p.m.IsResponse = true
 		}
 	case !p.haveMethod:
@@ -270,6 +314,27 @@ func (p *parser) finish() {
 	case p.m.Method == "":
 		p.fail(`"method" must not be empty`)
 	}
+}
+
+// errorObject decodes a response's error member, or returns nil when it is
+// not an object with an integer code and a string message.
+func (p *parser) errorObject(val jsontext.Value) *Error {
+	if val.Kind() != '{' {
+		return nil
+	}
+	var e struct {
+		Code    *int           `json:"code"`
+		Message *string        `json:"message"`
+		Data    jsontext.Value `json:"data"`
+	}
+	if json.Unmarshal(val, &e, jsontext.AllowDuplicateNames(true)) != nil || e.Code == nil || e.Message == nil {
+		return nil
+	}
+	out := &Error{Code: *e.Code, Message: *e.Message}
+	if len(e.Data) > 0 {
+		out.Data = e.Data.Clone()
+	}
+	return out
 }
 
 func notJSON() *ParseError {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -37,7 +38,7 @@ func BenchmarkStreamReadFile(b *testing.B) {
 			inR, inW := io.Pipe()
 			outR, outW := io.Pipe()
 			s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "cc", Subject: "ws"}, SessionOptions{})
-			go s.ServeStream(context.Background(), inR, outW)
+			go s.Serve(context.Background(), jsonrpc.NewStream(inR, outW, srv.MessageLimit()))
 			br := bufio.NewReaderSize(outR, 1<<20)
 			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`+"\n")
 			br.ReadBytes('\n')

@@ -28,12 +28,11 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	if cancelled {
 		return s.cancelledResponse(msg.ID)
 	}
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	case <-ctx.Done():
+	own, ok := s.srv.acquireCall(ctx)
+	if !ok {
 		return s.cancelledResponse(msg.ID)
 	}
+	defer s.srv.releaseCall(own)
 
 	var p callParams
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {

@@ -55,13 +55,13 @@ func TestCancelledCallHTTPAnswersCancelled(t *testing.T) {
 	s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Subject: "ws"}, SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
 	defer s.Close()
 	ctx := context.Background()
-	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"x","version":"1"}}}`))
-	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"x","version":"1"}}}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	go func() {
 		waitStarted(t, "h1")
-		s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h1"}}`))
+		handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"h1"}}`))
 	}()
-	out := string(s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"stubborn","arguments":{"tag":"h1"}}}`)))
+	out := string(handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":"h1","method":"tools/call","params":{"name":"stubborn","arguments":{"tag":"h1"}}}`)))
 	if !strings.Contains(out, `"isError":true`) || !strings.Contains(out, "cancelled") || strings.Contains(out, "done") {
 		t.Errorf("cancelled HTTP call answered %s", out)
 	}
@@ -75,7 +75,7 @@ func TestCancelledCallHTTPAnswersCancelled(t *testing.T) {
 		waitStarted(t, "h2")
 		cancel()
 	}()
-	out = string(s.Handle(rctx, []byte(`{"jsonrpc":"2.0","id":"h2","method":"tools/call","params":{"name":"stubborn","arguments":{"tag":"h2"}}}`)))
+	out = string(handleBody(s, rctx, []byte(`{"jsonrpc":"2.0","id":"h2","method":"tools/call","params":{"name":"stubborn","arguments":{"tag":"h2"}}}`)))
 	if strings.Contains(out, "done") || tc.lastOutcome().Result != chain.OutcomeCancelled {
 		t.Errorf("call of a closed HTTP stream answered %s, outcome %+v", out, tc.lastOutcome())
 	}

@@ -179,40 +179,31 @@ func orEmpty(v jsontext.Value) jsontext.Value {
 // handleBatch answers a JSON array of messages. Batches exist in protocol
 // versions before 2025-06-18 only; later sessions (and sessions not yet
 // initialized, since initialize may not be batched) get -32600.
-func (s *Session) handleBatch(ctx context.Context, data []byte) []byte {
-	invalid := func(msg string) []byte {
-		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: "+msg))
-	}
+func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
 	v := s.ProtocolVersion()
 	if v == "" || v >= "2025-06-18" {
-		return invalid("JSON-RPC batches are not supported in protocol version " + orWord(v, "(not initialized)"))
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"invalid request: JSON-RPC batches are not supported in protocol version "+orWord(v, "(not initialized)")))
 	}
-	if !jsontext.Value(data).IsValid() {
-		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not valid JSON"))
+	if b.Err != nil {
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, b.Err)
 	}
-	var items []jsontext.Value
-	if err := json.Unmarshal(data, &items); err != nil {
-		return invalid(err.Error())
-	}
-	if len(items) == 0 {
-		return invalid("empty batch")
-	}
-	out := make([][]byte, len(items))
+	out := make([][]byte, len(b.Items))
 	var wg sync.WaitGroup
-	for i, item := range items {
+	for i := range b.Items {
+		it := &b.Items[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			msg, perr := jsonrpc.Parse(item)
-			if perr != nil {
-				out[i] = jsonrpc.AppendError(nil, perr.ID, perr.Err)
+			if it.Err != nil {
+				out[i] = jsonrpc.AppendError(nil, it.Err.ID, it.Err.Err)
 				return
 			}
-			if msg.Method == "initialize" {
-				out[i] = jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"))
+			if it.Msg.Method == "initialize" {
+				out[i] = jsonrpc.AppendError(nil, it.Msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"))
 				return
 			}
-			out[i] = s.handleMessageSync(ctx, &msg)
+			out[i] = s.handleMessageSync(ctx, &it.Msg)
 		}()
 	}
 	wg.Wait()

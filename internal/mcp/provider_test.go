@@ -18,6 +18,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -99,7 +100,7 @@ func serveSession(t *testing.T, srv *mcp.Server, caller *chain.Caller) *lineClie
 	s := srv.NewSession(caller, mcp.SessionOptions{})
 	go func() {
 		defer close(done)
-		s.ServeStream(ctx, inR, outW)
+		s.Serve(ctx, jsonrpc.NewStream(inR, outW, srv.MessageLimit()))
 		outW.Close()
 	}()
 	t.Cleanup(func() { cancel(); inW.Close(); <-done })

@@ -1,7 +1,8 @@
 // Package mcp is clawd's MCP server core: the session lifecycle, version
 // negotiation, the method table, concurrency and cancellation. It is
-// transport-agnostic: a transport hands it NDJSON streams (ServeStream) or
-// single HTTP bodies (Handle) together with the caller it authenticated.
+// transport-agnostic: a transport hands it a jsonrpc.Connection (Serve) or
+// the parsed message of one HTTP body (Handle) together with the caller it
+// authenticated; framing (lines, bodies) is the transport's.
 //
 // Data flows one way: transport -> jsonrpc -> Session -> chain -> tool.
 package mcp
@@ -14,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -65,8 +67,10 @@ type Server struct {
 	Logger   *slog.Logger
 	// Instructions is sent in the initialize result.
 	Instructions string
-	// MaxConcurrency bounds tools/call handlers running at once per session
-	// (default 16). MaxMessageBytes caps one message (default 4 MiB).
+	// MaxConcurrency bounds the tools/call handlers running at once over
+	// all sessions (config max_concurrency; read once, at the first call).
+	// MaxMessageBytes caps one message (config max_message_bytes). Zero
+	// takes config.Default()'s value.
 	MaxConcurrency  int
 	MaxMessageBytes int
 	// Extensions are extra methods, available after initialize.
@@ -79,6 +83,9 @@ type Server struct {
 	watchOnce   sync.Once
 	toolChanges debouncer
 
+	limitOnce sync.Once
+	calls     *callLimiter // tools/call in flight over all sessions (limit.go)
+
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
 }
@@ -90,18 +97,28 @@ func (srv *Server) logger() *slog.Logger {
 	return srv.Logger
 }
 
-func (srv *Server) maxConcurrency() int {
-	if srv.MaxConcurrency <= 0 {
-		return 16
+// CallLimit is the number of tools/call handlers that may run at once over
+// all sessions: MaxConcurrency, or config's default (also for a nil srv).
+func (srv *Server) CallLimit() int {
+	if srv == nil || srv.MaxConcurrency <= 0 {
+		return config.Default().MaxConcurrency
 	}
 	return srv.MaxConcurrency
 }
 
-func (srv *Server) maxMessageBytes() int {
-	if srv.MaxMessageBytes <= 0 {
-		return 4 << 20
+// MessageLimit is the largest message a transport may hand to a session, in
+// bytes: MaxMessageBytes, or config's default (also for a nil srv, which a
+// transport configured without a server may ask).
+func (srv *Server) MessageLimit() int {
+	if srv == nil || srv.MaxMessageBytes <= 0 {
+		return config.Default().MaxMessageBytes
 	}
 	return srv.MaxMessageBytes
+}
+
+func (srv *Server) limiter() *callLimiter {
+	srv.limitOnce.Do(func() { srv.calls = &callLimiter{max: srv.CallLimit()} })
+	return srv.calls
 }
 
 func (srv *Server) track(s *Session) {

@@ -1,13 +1,10 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"io"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
@@ -37,7 +34,9 @@ type SessionOptions struct {
 }
 
 // Session is one MCP session: one stdio stream, one socket connection, or
-// one Mcp-Session-Id on HTTP.
+// one Mcp-Session-Id on HTTP. It works on parsed messages only: a
+// jsonrpc.Connection (Serve) or the message an HTTP request carried
+// (Handle); the framing is the transport's.
 type Session struct {
 	srv    *Server
 	caller *chain.Caller
@@ -51,13 +50,11 @@ type Session struct {
 	authed   bool // clawd/authenticate succeeded
 
 	calls *inflight
-	sem   chan struct{}
 
-	// Stream mode: out is the writer every response and notification goes
-	// through, one line each.
-	outMu sync.Mutex
-	out   *bufio.Writer
-	outOK bool
+	// conn is the connection a served session writes its server-initiated
+	// messages to (nil on HTTP).
+	connMu sync.Mutex
+	conn   jsonrpc.Connection
 }
 
 // NewSession starts a session for a caller the transport has authenticated
@@ -69,7 +66,6 @@ func (srv *Server) NewSession(caller *chain.Caller, opts SessionOptions) *Sessio
 		opts:     opts,
 		logLevel: "info",
 		calls:    newInflight(opts.HoldPendingCancels),
-		sem:      make(chan struct{}, srv.maxConcurrency()),
 	}
 	srv.track(s)
 	return s
@@ -101,63 +97,49 @@ func (s *Session) ClientName() string {
 
 func (s *Session) initialized() bool { return s.state.Load() == stateInitialized }
 
-// push writes a server-initiated message on a stream session; on other
-// sessions it is dropped (HTTP has no server push here).
+// push writes a server-initiated message on a session served over a
+// Connection; on other sessions (HTTP, which has no server push here) it is
+// dropped.
 func (s *Session) push(msg []byte) {
-	s.outMu.Lock()
-	defer s.outMu.Unlock()
-	if s.out == nil || !s.outOK {
-		return
-	}
-	s.writeLocked(msg)
-}
-
-func (s *Session) writeLocked(msg []byte) {
-	if _, err := s.out.Write(msg); err != nil {
-		s.outOK = false
-		return
-	}
-	if err := s.out.WriteByte('\n'); err != nil {
-		s.outOK = false
-		return
-	}
-	if err := s.out.Flush(); err != nil {
-		s.outOK = false
+	s.connMu.Lock()
+	conn := s.conn
+	s.connMu.Unlock()
+	if conn != nil {
+		conn.Write(context.Background(), msg)
 	}
 }
 
-// ErrOutputClosed is returned by ServeStream when the peer stopped reading.
+// ErrOutputClosed is returned by Serve when the peer stopped reading.
 var ErrOutputClosed = errors.New("mcp: output closed")
 
-// ServeStream runs the session over newline-delimited JSON: one message per
-// line in, one per line out. It returns when r reaches EOF and every running
-// call has answered, when the output fails, or when ctx is cancelled (which
-// cancels the running calls). A malformed or oversized line is answered with
-// an error and the session goes on.
-func (s *Session) ServeStream(ctx context.Context, r io.Reader, w io.Writer) error {
-	return s.serveStream(ctx, r, w, nil)
+// Serve runs the session over conn: it reads messages and writes every
+// response and notification to conn. It returns when the input ends (io.EOF)
+// and every running call has answered, when the output fails, or when ctx is
+// cancelled (which cancels the running calls and closes conn to interrupt
+// its Read). A message conn could not parse is answered with its error and
+// the session goes on. conn is closed when Serve returns.
+func (s *Session) Serve(ctx context.Context, conn jsonrpc.Connection) error {
+	return s.serve(ctx, conn, nil)
 }
 
-// serveStream is ServeStream; tests pass seen to look at the stream.
-func (s *Session) serveStream(ctx context.Context, r io.Reader, w io.Writer, seen func(*stream)) error {
-	s.outMu.Lock()
-	s.out = bufio.NewWriterSize(w, 64<<10)
-	s.outOK = true
-	s.outMu.Unlock()
+// serve is Serve; tests pass seen to look at the stream.
+func (s *Session) serve(ctx context.Context, conn jsonrpc.Connection, seen func(*stream)) error {
+	s.connMu.Lock()
+	s.conn = conn
+	s.connMu.Unlock()
 	defer s.Close()
+	defer conn.Close()
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
 		<-ctx.Done()
 		s.calls.cancelAll()
-		// Unblock the read below when the reader allows it (a pollable
+		// Unblock the read below when the connection allows it (a pollable
 		// stdin, a socket); otherwise the caller must stop waiting.
-		if d, ok := r.(interface{ SetReadDeadline(time.Time) error }); ok {
-			d.SetReadDeadline(time.Now())
-		}
+		conn.Close()
 	}()
-	st := newStream(s, ctx, cancel, r)
+	st := newStream(s, ctx, cancel, conn)
 	if seen != nil {
 		seen(st)
 	}
@@ -166,72 +148,27 @@ func (s *Session) serveStream(ctx context.Context, r io.Reader, w io.Writer, see
 	return st.serve()
 }
 
-// readLine reads one line without its newline (and a trailing CR). A line
-// longer than max is consumed and reported as tooLong, holding no data.
-func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
-	for {
-		frag, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(frag) > max+2 { // +2: room for "\r\n"
-				tooLong = true
-				buf = buf[:0]
-			} else {
-				buf = append(buf, frag...)
-			}
+// Handle answers one message of an HTTP body (a single message or, for old
+// protocol versions, a batch, as jsonrpc.ParseAny returns them) and returns
+// the response, or nil when nothing is to be answered (notifications and
+// responses). Tool calls run on the caller's goroutine.
+//
+// Handle does not wait for a tools/call slot: when the message carries
+// tools/call requests and the server's max_concurrency calls are already
+// running, it answers nothing and returns a *BusyError (HTTP answers 503
+// with Retry-After; the client retries).
+func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message) ([]byte, error) {
+	if n := countCalls(msg); n > 0 {
+		if !s.srv.limiter().tryAcquire(n) {
+			return nil, &BusyError{Limit: s.srv.limiter().max}
 		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if tooLong {
-			return buf[:0], true, err
-		}
-		n := len(buf)
-		if n > 0 && buf[n-1] == '\n' {
-			n--
-			if n > 0 && buf[n-1] == '\r' {
-				n--
-			}
-		}
-		return buf[:n], false, err
+		defer s.srv.limiter().release(n)
+		ctx = context.WithValue(ctx, slotsHeld{}, true)
 	}
-}
-
-// writeResponse writes one message on the stream; it reports false when the
-// output has failed.
-func (s *Session) writeResponse(msg []byte) bool {
-	if msg == nil {
-		return true
+	if msg.Batch != nil {
+		return s.handleBatch(ctx, msg.Batch), nil
 	}
-	s.outMu.Lock()
-	defer s.outMu.Unlock()
-	if !s.outOK {
-		return false
-	}
-	s.writeLocked(msg)
-	return s.outOK
-}
-
-func isBlank(b []byte) bool {
-	for _, c := range b {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
-		}
-	}
-	return true
-}
-
-// Handle processes one HTTP body (a message or, for old protocol versions,
-// a batch) and returns the response, or nil when nothing is to be answered
-// (notifications and responses). Tool calls run on the caller's goroutine.
-func (s *Session) Handle(ctx context.Context, body []byte) []byte {
-	if jsonrpc.IsBatch(body) {
-		return s.handleBatch(ctx, body)
-	}
-	msg, perr := jsonrpc.Parse(body)
-	if perr != nil {
-		return jsonrpc.AppendError(nil, perr.ID, perr.Err)
-	}
-	return s.handleMessageSync(ctx, &msg)
+	return s.handleMessageSync(ctx, msg), nil
 }
 
 // handleMessageSync handles any message, running tools/call inline.
@@ -242,4 +179,11 @@ func (s *Session) handleMessageSync(ctx context.Context, msg *jsonrpc.Message) [
 		return s.callTool(cctx, msg, cancelled)
 	}
 	return s.handleMessage(ctx, msg)
+}
+
+// OpensSession reports whether msg is a request that starts an MCP session
+// (initialize). Streamable HTTP needs to know: it mints a session id for
+// such a request only.
+func OpensSession(msg *jsonrpc.Message) bool {
+	return msg.Batch == nil && !msg.IsResponse && !msg.IsNotification() && msg.Method == "initialize"
 }

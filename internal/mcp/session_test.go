@@ -510,7 +510,7 @@ func TestOutputClosedEndsSession(t *testing.T) {
 	outR, outW := io.Pipe()
 	s := srv.NewSession(&chain.Caller{AuthMethod: "spawn"}, SessionOptions{})
 	done := make(chan error, 1)
-	go func() { done <- s.ServeStream(context.Background(), inR, outW) }()
+	go func() { done <- s.serveStream(context.Background(), inR, outW, nil) }()
 	outR.Close()
 	go io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	select {
@@ -540,30 +540,30 @@ func TestHandleHTTPStyle(t *testing.T) {
 	s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Kind: "local", Subject: "ws"}, SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
 	defer s.Close()
 	ctx := context.Background()
-	if out := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code","version":"1"}}}`)); !strings.Contains(string(out), `"protocolVersion":"2025-06-18"`) {
+	if out := handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code","version":"1"}}}`)); !strings.Contains(string(out), `"protocolVersion":"2025-06-18"`) {
 		t.Fatalf("initialize: %s", out)
 	}
 	// The entity is the credential's; the client's name is only a claim.
 	if c := s.Caller(); c.EntityID != "local:ws" || c.Claim != "claude-code" || c.ClaimKind != "cc" {
 		t.Errorf("caller = %+v, want entity local:ws with claim claude-code (cc)", *c)
 	}
-	if out := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); out != nil {
+	if out := handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); out != nil {
 		t.Errorf("notification answered: %s", out)
 	}
 	// A cancel that arrives before its call is held and consumed by it.
-	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
-	out := s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{"tag":"h7"}}}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
+	out := handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block","arguments":{"tag":"h7"}}}`))
 	if !strings.Contains(string(out), `"isError":true`) || !strings.Contains(string(out), "cancelled") {
 		t.Errorf("pre-cancelled call: %s", out)
 	}
 	// The hold is consumed: the same id runs normally next time.
-	out = s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`))
+	out = handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`))
 	if !strings.Contains(string(out), `"isError":false`) {
 		t.Errorf("id reuse after the held cancel: %s", out)
 	}
 	// A late cancel for the completed id must not poison the next reuse.
-	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
-	out = s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`))
+	out = handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}`))
 	if !strings.Contains(string(out), `"isError":false`) {
 		t.Errorf("late cancel poisoned id reuse: %s", out)
 	}

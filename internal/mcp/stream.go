@@ -1,10 +1,8 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,12 +21,13 @@ const inlineGrace = time.Millisecond
 // every millisecond.
 const watchIdleTicks = 100
 
-// stream is the read loop of one ServeStream and the state it hands from
+// stream is the read loop of one Serve and the state it hands from
 // goroutine to goroutine.
 //
 // A tools/call normally runs on a worker goroutine so the reader stays free
 // for cancellations and more requests. But when the session is otherwise
-// idle (no call running, nothing more buffered: a client that sends one
+// idle (no call running, no more input already read ahead by the
+// connection, jsonrpc.ReadAhead: a client that sends one
 // request and waits for its answer, as most do), the reader runs the call
 // itself: handing it to another goroutine makes the Go scheduler wake a
 // second thread, which on a 2-core machine cost more than the audited call
@@ -42,9 +41,8 @@ type stream struct {
 	s      *Session
 	ctx    context.Context
 	cancel context.CancelFunc
-	br     *bufio.Reader
-	max    int
-	buf    []byte
+	conn   jsonrpc.Connection
+	ahead  jsonrpc.ReadAhead // nil when conn does not read ahead
 
 	wg      sync.WaitGroup // running calls and batches, inline ones included
 	workers callWorkers
@@ -66,9 +64,22 @@ type inlineCall struct {
 	taken atomic.Bool
 }
 
-func newStream(s *Session, ctx context.Context, cancel context.CancelFunc, r io.Reader) *stream {
-	return &stream{s: s, ctx: ctx, cancel: cancel, br: bufio.NewReaderSize(r, 64<<10),
-		max: s.srv.maxMessageBytes(), ended: make(chan error, 1), failed: make(chan struct{})}
+func newStream(s *Session, ctx context.Context, cancel context.CancelFunc, conn jsonrpc.Connection) *stream {
+	st := &stream{s: s, ctx: ctx, cancel: cancel, conn: conn, ended: make(chan error, 1), failed: make(chan struct{})}
+	st.ahead, _ = conn.(jsonrpc.ReadAhead)
+	return st
+}
+
+// moreInput reports whether the connection already holds more input than
+// it returned.
+func (st *stream) moreInput() bool { return st.ahead != nil && st.ahead.Buffered() }
+
+// write sends one message; it reports false when the output has failed.
+func (st *stream) write(msg []byte) bool {
+	if msg == nil {
+		return true
+	}
+	return st.conn.Write(st.ctx, msg) == nil
 }
 
 // serve runs the read loop until the input ends or fails, also when the
@@ -88,42 +99,41 @@ func (st *stream) serve() error {
 	}
 }
 
-// loop reads and handles lines. handedOver reports that the goroutine lost
-// the reader role while running an inline call; another goroutine runs the
-// loop now.
+// loop reads and handles messages. handedOver reports that the goroutine
+// lost the reader role while running an inline call; another goroutine runs
+// the loop now.
 func (st *stream) loop() (err error, handedOver bool) {
-	s := st.s
 	for {
 		if err := st.ctx.Err(); err != nil {
 			return err, false
 		}
-		line, tooLong, rerr := readLine(st.br, st.max, st.buf[:0])
-		st.buf = line
-		if len(line) > 0 || tooLong {
-			if tooLong {
-				s.writeResponse(jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-					"invalid request: message exceeds the "+strconv.Itoa(st.max)+"-byte limit (max_message_bytes)")))
-			} else {
-				ok, over := st.handleLine(line)
-				if over {
-					return nil, true
-				}
-				if !ok {
-					st.cancel()
-					return ErrOutputClosed, false
-				}
+		msg, rerr := st.conn.Read(st.ctx)
+		if rerr == nil {
+			ok, over := st.handle(&msg)
+			if over {
+				return nil, true
 			}
+			if !ok {
+				st.cancel()
+				return ErrOutputClosed, false
+			}
+			continue
 		}
-		if rerr != nil {
-			if rerr == io.EOF {
-				return nil, false // serve's caller waits for the running calls
+		if perr, isParse := rerr.(*jsonrpc.ParseError); isParse {
+			if !st.write(jsonrpc.AppendError(nil, perr.ID, perr.Err)) {
+				st.cancel()
+				return ErrOutputClosed, false
 			}
-			if st.ctx.Err() != nil {
-				return st.ctx.Err(), false
-			}
-			st.cancel()
-			return rerr, false
+			continue
 		}
+		if rerr == io.EOF {
+			return nil, false // serve's caller waits for the running calls
+		}
+		if st.ctx.Err() != nil {
+			return st.ctx.Err(), false
+		}
+		st.cancel()
+		return rerr, false
 	}
 }
 
@@ -134,44 +144,36 @@ func (st *stream) resume() {
 	}
 }
 
-// handleLine processes one stream line; ok is false when the output has
-// failed.
-func (st *stream) handleLine(line []byte) (ok, handedOver bool) {
+// handle processes one message; ok is false when the output has failed.
+func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	s := st.s
-	if isBlank(line) {
-		return true, false
-	}
-	if jsonrpc.IsBatch(line) {
-		batch := append([]byte(nil), line...) // the reader reuses line's buffer
+	if msg.Batch != nil {
 		st.wg.Add(1)
 		st.running.Add(1)
 		go func() {
 			defer st.wg.Done()
 			defer st.running.Add(-1)
-			s.writeResponse(s.handleBatch(st.ctx, batch))
+			st.write(s.handleBatch(st.ctx, msg.Batch))
 		}()
 		return true, false
 	}
-	msg, perr := jsonrpc.Parse(line)
-	if perr != nil {
-		return s.writeResponse(jsonrpc.AppendError(nil, perr.ID, perr.Err)), false
-	}
 	if msg.Method != "tools/call" || msg.IsNotification() || !s.initialized() {
-		return s.writeResponse(s.handleMessage(st.ctx, &msg)), false
+		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
-	// Register before the call starts, so a cancel read on the next line
-	// always finds it.
+	// Register before the call starts, so a cancel read next always finds
+	// it.
 	cctx, done, cancelled := s.calls.register(st.ctx, msg.ID.Key())
 	st.wg.Add(1)
-	if st.running.Load() == 0 && st.br.Buffered() == 0 {
-		return st.runInline(cctx, &msg, cancelled, done)
+	if st.running.Load() == 0 && !st.moreInput() {
+		return st.runInline(cctx, msg, cancelled, done)
 	}
+	// msg is safe to keep: the loop declares a new one for every read.
 	st.running.Add(1)
 	st.workers.run(func() {
 		defer st.wg.Done()
 		defer st.running.Add(-1)
 		defer done()
-		s.writeResponse(s.callTool(cctx, &msg, cancelled))
+		st.write(s.callTool(cctx, msg, cancelled))
 	})
 	return true, false
 }
@@ -183,7 +185,7 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	st.inline.Store(ic)
 	st.seq.Add(1)
 	st.watch()
-	ok = st.s.writeResponse(st.s.callTool(ctx, msg, cancelled))
+	ok = st.write(st.s.callTool(ctx, msg, cancelled))
 	done()
 	if ic.taken.CompareAndSwap(false, true) {
 		st.inline.CompareAndSwap(ic, nil)

@@ -70,9 +70,9 @@ func TestStrictWireHandle(t *testing.T) {
 	s := srv.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Subject: "ws"}, SessionOptions{})
 	defer s.Close()
 	ctx := context.Background()
-	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`))
 	for _, tt := range strictCases {
-		if got := string(s.Handle(ctx, []byte(tt.line))); !strings.Contains(got, tt.want) {
+		if got := string(handleBody(s, ctx, []byte(tt.line))); !strings.Contains(got, tt.want) {
 			t.Errorf("%s: got %s\nwant %s", tt.name, got, tt.want)
 		}
 	}
@@ -81,7 +81,7 @@ func TestStrictWireHandle(t *testing.T) {
 	}
 	// Integers, however long, and strings are ids; the echo tool runs.
 	for _, id := range []string{`-0`, `123456789012345678901234567890`, `"1.5"`} {
-		got := string(s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"echo","arguments":{"a":{"x":1},"b":{"x":2}}}}`)))
+		got := string(handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"name":"echo","arguments":{"a":{"x":1},"b":{"x":2}}}}`)))
 		if !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":`+id+`,"result":`) || !strings.Contains(got, `"isError":false`) {
 			t.Errorf("id %s: %s", id, got)
 		}

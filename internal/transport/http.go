@@ -14,9 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
@@ -76,7 +73,7 @@ func (t *timeouts) fill() {
 //	body not JSON-RPC                     400
 //	no Mcp-Session-Id (not initialize)    400
 //	unknown or expired Mcp-Session-Id     404
-//	tools/call over MaxConcurrency        503
+//	tools/call over max_concurrency       503 (the mcp.Server's limit, all sessions)
 //
 // At most MaxConns connections are open. At the cap a new connection takes
 // the slot of one that matters less (httpRank: unauthenticated and idle
@@ -93,11 +90,10 @@ type HTTPServer struct {
 	Health  func() Health
 	Logger  *slog.Logger
 
-	MaxBodyBytes   int64         // default 4 MiB
-	MaxConcurrency int           // tools/call in flight over all sessions; default 16
-	MaxSessions    int           // default DefaultMaxSessions
-	SessionIdle    time.Duration // default DefaultSessionIdle
-	MaxConns       int           // open connections; default DefaultMaxConns
+	MaxBodyBytes int64         // default Server.MessageLimit() (max_message_bytes)
+	MaxSessions  int           // default DefaultMaxSessions
+	SessionIdle  time.Duration // default DefaultSessionIdle
+	MaxConns     int           // open connections; default DefaultMaxConns
 
 	now      func() time.Time
 	timeouts timeouts // zero fields take the defaults above; tests shorten them
@@ -109,7 +105,6 @@ type HTTPServer struct {
 	authLog  *connLog   // the summary of requests refused for their credential
 	// connLogEvery is connLog's interval (default connLogInterval).
 	connLogEvery time.Duration
-	inflight     atomic.Int64
 	// laneServed counts the /health answers the health lane gave without
 	// net/http (tests tell the two paths apart by it).
 	laneServed atomic.Int64
@@ -124,10 +119,7 @@ func (h *HTTPServer) init() {
 			h.Logger = slog.New(slog.DiscardHandler)
 		}
 		if h.MaxBodyBytes <= 0 {
-			h.MaxBodyBytes = 4 << 20
-		}
-		if h.MaxConcurrency <= 0 {
-			h.MaxConcurrency = 16
+			h.MaxBodyBytes = int64(h.Server.MessageLimit())
 		}
 		if h.MaxSessions <= 0 {
 			h.MaxSessions = DefaultMaxSessions
@@ -345,15 +337,21 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 	// expired read deadline would cancel the request's context.
 	http.NewResponseController(w).SetReadDeadline(time.Time{})
 
-	kind, calls, perr := classify(body)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+	// The body is parsed here, once: the session gets the message.
+	msg, perr := jsonrpc.ParseAny(body)
+	switch {
+	case perr != nil:
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, perr.ID, perr.Err))
+		return
+	case msg.Batch != nil && msg.Batch.Err != nil && msg.Batch.Err.Code == jsonrpc.CodeParseError:
+		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, jsonrpc.ID{},
+			jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not a valid JSON array")))
 		return
 	}
 	sid := r.Header.Get(HeaderSessionID)
 	switch {
-	case sid == "" && kind == kindInitialize:
-		h.startSession(w, r, body, ident)
+	case sid == "" && mcp.OpensSession(&msg):
+		h.startSession(w, r, &msg, ident)
 		return
 	case sid == "":
 		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
@@ -371,23 +369,20 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 		h.forbidSession(w)
 		return
 	}
-	if calls > 0 {
-		if h.inflight.Add(int64(calls)) > int64(h.MaxConcurrency) {
-			h.inflight.Add(-int64(calls))
-			w.Header().Set("Retry-After", "1")
-			h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError,
-				fmt.Sprintf("service unavailable: %d tool calls are already running (max_concurrency); retry later", h.MaxConcurrency))
-			return
-		}
-		defer h.inflight.Add(-int64(calls))
+	resp, err := hs.s.Handle(r.Context(), &msg)
+	var busy *mcp.BusyError
+	if errors.As(err, &busy) {
+		w.Header().Set("Retry-After", "1")
+		h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, busy.Error())
+		return
 	}
-	h.respond(w, hs.s.Handle(r.Context(), body))
+	h.respond(w, resp)
 }
 
 // startSession answers an initialize sent without Mcp-Session-Id: a new
 // session is created and, if initialize succeeds, kept under a fresh id
 // returned in the Mcp-Session-Id header.
-func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body []byte, ident Identity) {
+func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message, ident Identity) {
 	method := "bearer"
 	if ident.CredentialID != "" {
 		method = "credential"
@@ -403,7 +398,7 @@ func (h *HTTPServer) startSession(w http.ResponseWriter, r *http.Request, body [
 			"service unavailable: too many sessions are busy; retry, or end unused sessions with DELETE")
 		return
 	}
-	resp := ms.Handle(r.Context(), body)
+	resp, _ := ms.Handle(r.Context(), msg) // initialize takes no tools/call slot
 	h.sessions.release(hs)
 	if ms.ProtocolVersion() == "" { // initialize failed: keep no session
 		h.sessions.remove(hs.id)
@@ -455,43 +450,6 @@ func readAllInto(b []byte, r io.Reader) ([]byte, error) {
 			return b, err
 		}
 	}
-}
-
-// Body kinds for routing.
-const (
-	kindOther = iota
-	kindInitialize
-)
-
-// classify finds whether the body is an initialize request and how many
-// tools/call requests it carries. A body that is not JSON-RPC at all gets
-// the JSON-RPC error to send with 400; malformed members of a batch are left
-// to the session, which answers each.
-func classify(body []byte) (kind, calls int, errResp []byte) {
-	if jsonrpc.IsBatch(body) {
-		var items []jsontext.Value
-		if err := json.Unmarshal(body, &items); err != nil {
-			return 0, 0, jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not a valid JSON array"))
-		}
-		for _, it := range items {
-			if m, perr := jsonrpc.Parse(it); perr == nil && m.Method == "tools/call" && !m.IsNotification() {
-				calls++
-			}
-		}
-		return kindOther, calls, nil
-	}
-	m, perr := jsonrpc.Parse(body)
-	if perr != nil {
-		return 0, 0, jsonrpc.AppendError(nil, perr.ID, perr.Err)
-	}
-	switch {
-	case m.IsResponse || m.IsNotification():
-	case m.Method == "initialize":
-		kind = kindInitialize
-	case m.Method == "tools/call":
-		calls = 1
-	}
-	return kind, calls, nil
 }
 
 // delete ends a session (MCP: DELETE with Mcp-Session-Id).

@@ -303,7 +303,7 @@ func TestNonLoopbackPeerRefused(t *testing.T) {
 }
 
 func TestMaxConcurrency503(t *testing.T) {
-	f := startHTTP(t, func(h *HTTPServer) { h.MaxConcurrency = 1 })
+	f := startHTTP(t, func(h *HTTPServer) { h.Server.MaxConcurrency = 1 })
 	sid := f.initialize()
 	call := func(id int, tag string) (int, []byte) {
 		resp, body := f.do(req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"block","arguments":{"tag":%q}}}`, id, tag),

@@ -1,6 +1,9 @@
 // Package transport carries MCP sessions over stdio, unix sockets and
 // loopback HTTP. A transport authenticates its peer (the chain's step 1
-// input) and hands bytes to an mcp.Session; it knows nothing of tools.
+// input), owns the framing (lines through jsonrpc.Stream, HTTP bodies) and
+// hands parsed messages to an mcp.Session; it knows nothing of tools. The
+// one MCP rule it applies is HTTP's: a session id is minted for initialize
+// only (mcp.OpensSession decides which message that is).
 package transport
 
 import (
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 )
 
@@ -17,7 +21,7 @@ import (
 // spawned clawd, so step 1 passes as "spawn".
 func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in io.Reader, out io.Writer) error {
 	s := srv.NewSession(caller, mcp.SessionOptions{})
-	return s.ServeStream(ctx, in, out)
+	return s.Serve(ctx, jsonrpc.NewStream(in, out, srv.MessageLimit()))
 }
 
 // ServeProcessStdio runs one session over the process's own stdin and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 )
 
@@ -206,7 +207,7 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 	s := u.Server.NewSession(caller, mcp.SessionOptions{Authenticate: u.authenticate})
 
 	// On shutdown, shut the reading side: the session sees EOF, its calls
-	// are cancelled through ctx, and ServeStream returns.
+	// are cancelled through ctx, and Serve returns.
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -216,7 +217,7 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 		case <-done:
 		}
 	}()
-	if err := s.ServeStream(ctx, lineWatch{tc}, c); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
+	if err := s.Serve(ctx, jsonrpc.NewStream(lineWatch{tc}, c, u.Server.MessageLimit())); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
 		u.logger().Debug("unix socket: session ended", "peer_pid", pid, "err", err)
 	}
 }

@@ -1,0 +1,154 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stream is a Connection over newline-delimited JSON (stdio, the unix
+// socket, and the MCP stdio transport of an upstream server): one message
+// per line each way. It owns the framing: lines are read through a 64 KiB
+// buffer, a trailing CR is dropped, blank lines are skipped, and a line
+// longer than the limit is consumed without being kept and reported as a
+// -32600 *ParseError. Writes go through a 64 KiB buffer flushed after every
+// message, one line each.
+//
+// Close does not close r or w, which belong to the caller (stdin and stdout,
+// or a socket the transport closes): it interrupts a blocked Read when r has
+// SetReadDeadline (a socket, a pollable stdin) and makes later Reads return
+// ErrClosed. Writes still go through after Close, so answers of calls that
+// finish while a session winds down reach the peer.
+type Stream struct {
+	r   io.Reader
+	br  *bufio.Reader
+	max int
+	buf []byte
+	// next is an error met while reading the message just returned (EOF
+	// after a last line without a newline): the next Read returns it.
+	next   error
+	closed atomic.Bool
+
+	wmu  sync.Mutex
+	bw   *bufio.Writer
+	werr error
+}
+
+// NewStream returns a Stream reading r and writing w; a message longer than
+// max bytes (not counting its line end) is refused.
+func NewStream(r io.Reader, w io.Writer, max int) *Stream {
+	return &Stream{r: r, br: bufio.NewReaderSize(r, 64<<10), max: max, bw: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Read returns the next message; see Connection.Read. ctx is not watched
+// (a read is interrupted by Close); it is there for the interface.
+func (s *Stream) Read(_ context.Context) (Message, error) {
+	for {
+		if s.next != nil {
+			return Message{}, s.next
+		}
+		if s.closed.Load() {
+			return Message{}, ErrClosed
+		}
+		line, tooLong, err := readLine(s.br, s.max, s.buf[:0])
+		s.buf = line
+		if err != nil {
+			if s.closed.Load() {
+				err = ErrClosed
+			}
+			s.next = err
+		}
+		if tooLong {
+			return Message{}, &ParseError{TooLarge: true, Err: NewError(CodeInvalidRequest,
+				"invalid request: message exceeds the "+strconv.Itoa(s.max)+"-byte limit (max_message_bytes)")}
+		}
+		if isBlank(line) {
+			continue
+		}
+		m, perr := ParseAny(line)
+		if perr != nil {
+			return m, perr
+		}
+		return m, nil
+	}
+}
+
+// Buffered implements ReadAhead.
+func (s *Stream) Buffered() bool { return s.br.Buffered() > 0 }
+
+// Write writes msg and a newline and flushes.
+func (s *Stream) Write(_ context.Context, msg []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	if _, err := s.bw.Write(msg); err != nil {
+		s.werr = err
+	} else if err := s.bw.WriteByte('\n'); err != nil {
+		s.werr = err
+	} else if err := s.bw.Flush(); err != nil {
+		s.werr = err
+	}
+	return s.werr
+}
+
+// Close implements Connection.Close (see Stream).
+func (s *Stream) Close() error {
+	if s.closed.CompareAndSwap(false, true) {
+		if d, ok := s.r.(interface{ SetReadDeadline(time.Time) error }); ok {
+			d.SetReadDeadline(time.Now())
+		}
+	}
+	return nil
+}
+
+// SessionID implements Connection: a stream has no session id.
+func (s *Stream) SessionID() string { return "" }
+
+// readLine reads one line without its newline (and a trailing CR). A line
+// whose content is longer than max is consumed and reported as tooLong,
+// holding no data; at most max+2 bytes of it are ever buffered.
+func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(frag) > max+2 { // +2: room for "\r\n"
+				tooLong = true
+				buf = buf[:0]
+			} else {
+				buf = append(buf, frag...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if tooLong {
+			return buf[:0], true, err
+		}
+		n := len(buf)
+		if n > 0 && buf[n-1] == '\n' {
+			n--
+			if n > 0 && buf[n-1] == '\r' {
+				n--
+			}
+		}
+		if n > max { // the +2 above let a line end in LF alone through
+			return buf[:0], true, err
+		}
+		return buf[:n], false, err
+	}
+}
+
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}

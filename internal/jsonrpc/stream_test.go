@@ -1,0 +1,200 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var bg = context.Background()
+
+// TestStreamFraming: the stream drops CR line ends and blank lines, reads a
+// last line without a newline, and then reports io.EOF.
+func TestStreamFraming(t *testing.T) {
+	in := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n\n  \r\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"b\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"c\"}"
+	s := NewStream(strings.NewReader(in), io.Discard, 1024)
+	for _, want := range []string{"a", "b", "c"} {
+		m, err := s.Read(bg)
+		if err != nil || m.Method != want {
+			t.Fatalf("Read = %+v, %v; want method %s", m, err, want)
+		}
+	}
+	if _, err := s.Read(bg); err != io.EOF {
+		t.Fatalf("Read at the end = %v, want io.EOF", err)
+	}
+	if _, err := s.Read(bg); err != io.EOF {
+		t.Fatalf("Read after the end = %v, want io.EOF again", err)
+	}
+}
+
+// TestStreamOversizeAndParseErrors: a line over the limit (longer than the
+// read buffer too) and a line that is not JSON are each reported as a
+// *ParseError the reader answers, and the next line is read normally.
+func TestStreamOversizeAndParseErrors(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":9,"method":"x","params":{"p":"` + strings.Repeat("a", 200<<10) + `"}}`
+	in := long + "\nnot json\n" + `{"jsonrpc":"2.0","id":"ok","method":"ping"}` + "\n" + long
+	s := NewStream(strings.NewReader(in), io.Discard, 100<<10)
+	_, err := s.Read(bg)
+	var perr *ParseError
+	if !errors.As(err, &perr) || perr.Err.Code != CodeInvalidRequest || !perr.ID.IsZero() || !perr.TooLarge ||
+		!strings.Contains(perr.Err.Message, "102400-byte limit (max_message_bytes)") {
+		t.Fatalf("oversized line: %v, want -32600 naming the limit with id null", err)
+	}
+	_, err = s.Read(bg)
+	if !errors.As(err, &perr) || perr.Err.Code != CodeParseError || perr.TooLarge {
+		t.Fatalf("not JSON: %v, want -32700", err)
+	}
+	m, err := s.Read(bg)
+	if err != nil || m.ID.Raw() != `"ok"` {
+		t.Fatalf("line after the errors: %+v, %v", m, err)
+	}
+	// An oversized last line without a newline: reported, then EOF.
+	if _, err := s.Read(bg); !errors.As(err, &perr) || perr.Err.Code != CodeInvalidRequest {
+		t.Fatalf("oversized last line: %v", err)
+	}
+	if _, err := s.Read(bg); err != io.EOF {
+		t.Fatalf("after it: %v, want io.EOF", err)
+	}
+}
+
+// TestStreamExactLimit: a message of exactly max bytes passes (with LF or
+// CRLF), one byte more does not.
+func TestStreamExactLimit(t *testing.T) {
+	msg := func(n int) string {
+		head := `{"jsonrpc":"2.0","id":1,"method":"`
+		return head + strings.Repeat("m", n-len(head)-2) + `"}`
+	}
+	for _, end := range []string{"\n", "\r\n"} {
+		s := NewStream(strings.NewReader(msg(1024)+end+msg(1025)+end), io.Discard, 1024)
+		if _, err := s.Read(bg); err != nil {
+			t.Errorf("%q: a message of exactly the limit: %v", end, err)
+		}
+		var perr *ParseError
+		if _, err := s.Read(bg); !errors.As(err, &perr) {
+			t.Errorf("%q: one byte over the limit: %v, want a *ParseError", end, err)
+		}
+	}
+}
+
+// TestStreamBatch: a JSON array is read as one message with Batch set.
+func TestStreamBatch(t *testing.T) {
+	s := NewStream(strings.NewReader(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`+"\n"), io.Discard, 1024)
+	m, err := s.Read(bg)
+	if err != nil || m.Batch == nil || len(m.Batch.Items) != 2 || m.Batch.Items[1].Msg.Method != "b" {
+		t.Fatalf("Read = %+v, %v; want a batch of 2", m, err)
+	}
+}
+
+// TestStreamBuffered: Buffered reports input read ahead of the message
+// returned, which is what lets a session run a lone call on its reader.
+func TestStreamBuffered(t *testing.T) {
+	pr, pw := io.Pipe()
+	s := NewStream(pr, io.Discard, 1024)
+	go pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"b"}` + "\n"))
+	if _, err := s.Read(bg); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Buffered() {
+		t.Error("Buffered = false with a second line already read")
+	}
+	if _, err := s.Read(bg); err != nil {
+		t.Fatal(err)
+	}
+	if s.Buffered() {
+		t.Error("Buffered = true with nothing more read")
+	}
+	pw.Close()
+}
+
+// TestStreamWrite: concurrent writes come out as whole lines, and a failed
+// write fails every later one.
+func TestStreamWrite(t *testing.T) {
+	var out bytes.Buffer
+	var mu sync.Mutex
+	s := NewStream(strings.NewReader(""), lockedWriter{&out, &mu}, 1024)
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Write(bg, []byte(fmt.Sprintf(`{"n":%d,"pad":"%s"}`, i, strings.Repeat("x", 3000))))
+		}()
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 50 {
+		t.Fatalf("%d lines, want 50", len(lines))
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, `{"n":`) || !strings.HasSuffix(l, `"}`) {
+			t.Fatalf("a line is interleaved: %.60s...", l)
+		}
+	}
+
+	fw := &failWriter{}
+	s = NewStream(strings.NewReader(""), fw, 1024)
+	if err := s.Write(bg, []byte(`{}`)); err == nil {
+		t.Fatal("write to a failing writer succeeded")
+	}
+	fw.ok = true
+	if err := s.Write(bg, []byte(`{}`)); err == nil {
+		t.Error("a write after a failed one succeeded")
+	}
+}
+
+// TestStreamCloseInterruptsRead: Close ends a Read blocked on a reader with
+// read deadlines (a socket), and later Reads return ErrClosed.
+func TestStreamCloseInterruptsRead(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	s := NewStream(a, io.Discard, 1024)
+	done := make(chan error, 1)
+	go func() { _, err := s.Read(bg); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	s.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("blocked Read after Close = %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not interrupt a blocked Read")
+	}
+	if _, err := s.Read(bg); !errors.Is(err, ErrClosed) {
+		t.Errorf("Read after Close = %v, want ErrClosed", err)
+	}
+	if s.SessionID() != "" {
+		t.Errorf("SessionID = %q, want none", s.SessionID())
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+type failWriter struct{ ok bool }
+
+func (f *failWriter) Write(p []byte) (int, error) {
+	if f.ok {
+		return len(p), nil
+	}
+	return 0, errors.New("broken pipe")
+}
+
+var _ Connection = (*Stream)(nil)
+var _ ReadAhead = (*Stream)(nil)
