@@ -189,8 +189,8 @@ func isTransport(tr string) bool {
 // tuneGC lets the heap grow to 5x its live size between collections
 // (GOGC=400) unless the user set GOGC. clawd's live heap is a few MB, so at
 // the default every large result (read_file of 10 KB allocates ~35 KB a
-// call) soon triggers a collection; measured over stdio, 5 rounds each in one
-// run: read_file 10 KB 8.8k -> 9.7k calls/s, p99 464 -> 321 us.
+// call) soon triggers a collection. docs/benchmarks.md ("Core") has what
+// this gains over stdio.
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)

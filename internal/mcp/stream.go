@@ -31,7 +31,7 @@ const watchIdleTicks = 100
 // request and waits for its answer, as most do), the reader runs the call
 // itself: handing it to another goroutine makes the Go scheduler wake a
 // second thread, which on a 2-core machine cost more than the audited call
-// itself (sequential read_file over stdio: p50 125 -> 49 us; the audit
+// itself (docs/benchmarks.md, "Authorization chain", has the figures; the audit
 // writer commits a lone caller's row on the caller's goroutine for the same
 // reason). So that such a call cannot hold up reading, the server's
 // watcher (inlineWatch) checks every inlineGrace; when the call has run that

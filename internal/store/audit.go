@@ -236,8 +236,8 @@ func (w *Writer) run() {
 		for {
 			// The callers the last commit woke (or the caller that kicked
 			// this goroutine) are runnable and about to queue their next
-			// rows; let them, so those share the next commit. Costs
-			// ~100 ns when nobody else is runnable.
+			// rows; let them, so those share the next commit. Cheap when
+			// nobody else is runnable.
 			runtime.Gosched()
 			w.mu.Lock()
 			if len(w.recs) == 0 && len(w.outs) == 0 {

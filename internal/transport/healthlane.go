@@ -21,10 +21,11 @@ import (
 // request that is anything else.
 //
 // Why: /health's target is p99 < 1 ms with 32 clients on a 2-core machine.
-// net/http adds 13 to 18 us to each keep-alive round trip there (a
+// net/http adds a fixed cost to each keep-alive round trip there (a
 // background read goroutine, header maps, deadlines), enough that a bare
 // net/http server misses the target at saturation while nginx meets it;
-// the lane's own work is under 0.3 us a request (docs/benchmarks.md).
+// the lane's own work is a small fraction of it (docs/benchmarks.md,
+// "Health endpoint", has the figures).
 //
 // The lane only ever says yes. A request it does not recognise exactly
 // (another path or method, a query, a body, Expect, Upgrade, Connection,

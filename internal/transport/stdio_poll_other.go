@@ -6,6 +6,6 @@ import "os"
 
 // pollableStdin leaves stdin as it is on Windows: an anonymous pipe there
 // cannot be registered with Go's poller (no overlapped I/O), so reads block
-// a thread as before. Only latency differs (the unix version saves ~18 us a
-// round trip); behaviour is the same.
+// a thread as before. Only latency differs (docs/benchmarks.md, "Core",
+// has the unix version's gain); behaviour is the same.
 func pollableStdin() (*os.File, func()) { return os.Stdin, func() {} }

@@ -10,9 +10,9 @@ import (
 // pollableStdin returns stdin switched to non-blocking mode, so reads wait
 // in Go's network poller instead of a blocked system call. A blocked read
 // holds its thread and processor, and the tools/call goroutine it has just
-// started must then wait for another thread to be woken to run it: measured
-// over a real pipe, this change takes a trivial tools/call round trip from
-// ~88 us to ~70 us (bench/stdio.sh). Only pipes and sockets are switched: a
+// started must then wait for another thread to be woken to run it, which
+// is a large part of a trivial tools/call round trip (docs/benchmarks.md,
+// "Core", has the measurement; bench/stdio.sh repeats it). Only pipes and sockets are switched: a
 // terminal's mode is shared with the shell, and regular files cannot be
 // polled. restore puts the descriptor back in blocking mode for whoever
 // shares it after clawd exits.

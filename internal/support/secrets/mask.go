@@ -18,7 +18,7 @@ var (
 
 // secretHints are lowercase words without which secretAssign and
 // secretScheme cannot match: most texts (a path, `go test ./...`) contain
-// none, and skip the regular expressions (about 10 us a call).
+// none, and skip the regular expressions, the costly part of a summary.
 var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential", "auth", "bearer", "basic"}
 
 // MaskText replaces what looks like a secret in free text with "***":
