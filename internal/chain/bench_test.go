@@ -157,3 +157,25 @@ func BenchmarkChainParallel(b *testing.B) {
 	_ = r1 - r0
 	reportPercentiles(b, lat)
 }
+
+// noopNext is a chain.Next whose tool returns a fixed result and whose
+// commit always succeeds.
+type noopNext struct{}
+
+func (noopNext) Call(context.Context) (any, error) { return nil, nil }
+func (noopNext) Commit(context.Context) bool       { return true }
+
+// BenchmarkRun is BenchmarkChain's "audited" case through Run, the entry
+// point the MCP session uses: the difference is Execute's share (the panic
+// guard, the commit, the outcome's label).
+func BenchmarkRun(b *testing.B) {
+	c, call, _ := benchChain(b, true, false)
+	ctx := context.Background()
+	var next chain.Next = noopNext{}
+	b.ReportAllocs()
+	for b.Loop() {
+		if a := c.Run(ctx, call, next); a.Kind != chain.AnswerResult {
+			b.Fatal(a.Err)
+		}
+	}
+}
