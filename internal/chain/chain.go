@@ -63,11 +63,11 @@ type Chain struct {
 	lastEval atomic.Int64 // nanoseconds
 }
 
-// Authorize runs the five steps and, for every call that passed step 1,
-// commits the decision's audit row before it returns: a denied call's row is
-// on disk before the error is sent, an allowed call's row before its handler
-// runs (so even a command that kills clawd leaves a record). When the row
-// cannot be written the call is refused (fail closed).
+// Authorize runs the five steps (the first part of Run) and, for every call
+// that passed step 1, commits the decision's audit row before it returns: a
+// denied call's row is on disk before the error is sent, an allowed call's
+// row before its handler runs (so even a command that kills clawd leaves a
+// record). When the row cannot be written the call is refused (fail closed).
 func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 	start := time.Now()
 	d := c.decide(ctx, call)
@@ -95,7 +95,8 @@ func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 // audit commit) took; /health reports it as last_policy_eval_ms.
 func (c *Chain) LastEval() time.Duration { return time.Duration(c.lastEval.Load()) }
 
-// Finish records an allowed call's outcome on its audit row without waiting.
+// Finish records an allowed call's outcome on its audit row without waiting
+// (the last step of Run).
 func (c *Chain) Finish(call *Call, d *Decision, o Outcome) {
 	if c.Audit == nil || d == nil || d.AuditID == 0 {
 		return

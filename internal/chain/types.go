@@ -161,13 +161,16 @@ type Outcome struct {
 	Duration time.Duration
 }
 
-// Authorizer is what the MCP session needs from the chain.
+// Authorizer is what the MCP session needs from the chain: the protocol
+// decodes a tools/call, hands it to Run and encodes the Answer; deciding,
+// running the tool, labelling and auditing how it ended are the chain's.
+// *Chain is the implementation; others should run allowed calls through
+// Execute so they answer and audit the same way.
 type Authorizer interface {
-	// Authorize runs the five steps. When it returns, the decision's audit
-	// row (if any) is durable, so the caller may answer or run the handler.
-	Authorize(ctx context.Context, c *Call) *Decision
-	// Finish records how an allowed call ended; it does not block.
-	Finish(c *Call, d *Decision, o Outcome)
+	// Run authorizes the call and, if allowed, runs it through next and
+	// records its outcome. A denial's audit row is durable before Run
+	// returns, an allowed call's before next.Call starts.
+	Run(ctx context.Context, c *Call, next Next) Answer
 	// Visible reports whether tools/list should show the tool to the caller:
 	// only tools its policy allows, and none disabled in config.
 	Visible(caller *Caller, e tools.Entry) bool

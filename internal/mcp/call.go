@@ -2,17 +2,12 @@ package mcp
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"runtime/debug"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
-	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -22,8 +17,9 @@ type callParams struct {
 	Meta      jsontext.Value `json:"_meta"`
 }
 
-// callTool runs one tools/call through the chain and the handler and returns
-// the response (nil when a cancelled call must not be answered).
+// callTool decodes one tools/call, hands it to the chain (which decides,
+// runs the tool through toolCall and audits how it ended) and encodes the
+// answer; it returns nil when a cancelled call must not be answered.
 func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
 	if cancelled {
 		return s.cancelledResponse(msg.ID)
@@ -48,93 +44,44 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 		p.Arguments = nil
 	}
 	entry, _ := s.srv.Registry.Lookup(*p.Name)
-	call := &chain.Call{Caller: s.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}
-	d := s.srv.Chain.Authorize(ctx, call)
-	if !d.Allowed() {
-		return jsonrpc.AppendError(nil, msg.ID, d.Err)
+	t := &toolCall{s: s, id: msg.ID, call: chain.Call{Caller: s.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}}
+	switch a := s.srv.Chain.Run(ctx, &t.call, t); a.Kind {
+	case chain.AnswerError:
+		return jsonrpc.AppendError(nil, msg.ID, a.Err)
+	case chain.AnswerCancelled:
+		return s.cancelledResponse(msg.ID)
+	case chain.AnswerToolError:
+		return appendToolError(msg.ID, a.Message)
 	}
-
-	start := time.Now()
-	var res any
-	err := ctx.Err() // cancelled while the chain decided: do not start the tool
-	if err == nil {
-		res, err = runTool(ctx, entry.Tool, p.Arguments)
-	}
-	out := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(start)}
-	var resp []byte
-	var v *sandbox.Violation
-	// Whatever the tool returned (a tool may finish its work, or ignore
-	// its context, while the cancel is read), a call cancelled before its
-	// answer is committed is answered as cancelled, or not at all.
-	switch committed := s.calls.commit(msg.ID.Key(), ctx); {
-	case !committed:
-		out.Result, out.Detail = chain.OutcomeCancelled, ""
-		resp = s.cancelledResponse(msg.ID)
-	case err == nil:
-		if o, ok := res.(auditOutcomer); ok && o.AuditOutcome() != "" {
-			out.Result = o.AuditOutcome()
-		}
-		resp, err = appendToolResult(msg.ID, res)
-		if err != nil {
-			out.Result, out.Detail = chain.OutcomeError, "result_encoding_failed"
-			resp = appendToolError(msg.ID, "internal error: the tool's result could not be encoded")
-		}
-	case errors.As(err, &v):
-		out.Result, out.Detail = chain.OutcomeSandboxViolation, v.Reason
-		resp = jsonrpc.AppendError(nil, msg.ID, chain.SandboxError(v.Path, v.Reason))
-	default:
-		var pe *panicError
-		if errors.As(err, &pe) {
-			s.srv.logger().Error("tool handler panicked", "tool", *p.Name, "panic", fmt.Sprint(pe.val), "stack", string(pe.stack))
-		}
-		out.Result, out.Detail = chain.OutcomeToolError, errorKind(err)
-		resp = appendToolError(msg.ID, toolMessage(err))
-	}
-	s.srv.Chain.Finish(call, d, out)
-	return resp
+	return t.resp
 }
 
-// auditOutcomer is a result that ended otherwise than ok while still being
-// a normal answer (tools.BashResult after a timeout).
-type auditOutcomer interface{ AuditOutcome() string }
-
-// runTool calls the tool, turning a panic into an error so one faulty
-// handler cannot take the server down.
-func runTool(ctx context.Context, t tools.Tool, args jsontext.Value) (res any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &panicError{val: r, stack: debug.Stack()}
-		}
-	}()
-	return t.Call(ctx, args)
+// toolCall is one tools/call on its way through the chain: the chain's view
+// of it and the protocol's side that chain.Run calls back (chain.Next), in
+// the one allocation a call needs anyway.
+type toolCall struct {
+	call chain.Call
+	s    *Session
+	id   jsonrpc.ID
+	resp []byte // the encoded result, set by Call
 }
 
-type panicError struct {
-	val   any
-	stack []byte
-}
-
-func (e *panicError) Error() string { return fmt.Sprintf("internal error in tool handler: %v", e.val) }
-
-func errorKind(err error) string {
-	var ae *tools.ArgError
-	var pe *panicError
-	switch {
-	case errors.As(err, &ae):
-		return "invalid_arguments"
-	case errors.As(err, &pe):
-		return "handler_panic"
+// Call runs the tool and encodes its result, so that a result that cannot
+// be encoded is audited as such.
+func (t *toolCall) Call(ctx context.Context) (any, error) {
+	res, err := t.call.Entry.Tool.Call(ctx, t.call.Args)
+	if err != nil {
+		return res, err
 	}
-	return "" // the outcome, tool_error, says it all
+	if t.resp, err = appendToolResult(t.id, res); err != nil {
+		return res, &chain.EncodeError{Err: err}
+	}
+	return res, nil
 }
 
-func toolMessage(err error) string {
-	var pe *panicError
-	if errors.As(err, &pe) {
-		return "internal error in the tool handler; the server logged the details"
-	}
-	return err.Error()
-}
+// Commit asks the inflight table whether the call was cancelled before its
+// answer could be committed (see inflight.commit).
+func (t *toolCall) Commit(ctx context.Context) bool { return t.s.calls.commit(t.id.Key(), ctx) }
 
 func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
 	if !s.opts.ReplyToCancelled {

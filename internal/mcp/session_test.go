@@ -19,7 +19,8 @@ import (
 )
 
 // testChain allows everything except the tools named in deny, refuses
-// unknown tools like the real chain, and records outcomes.
+// unknown tools like the real chain, runs allowed calls through the chain's
+// own Execute (so outcomes are labelled as in clawd) and records outcomes.
 type testChain struct {
 	deny     map[string]*jsonrpc.Error
 	hidden   map[string]bool
@@ -27,20 +28,18 @@ type testChain struct {
 	outcomes []chain.Outcome
 }
 
-func (c *testChain) Authorize(ctx context.Context, call *chain.Call) *chain.Decision {
+func (c *testChain) Run(ctx context.Context, call *chain.Call, next chain.Next) chain.Answer {
 	if call.Entry.Tool == nil {
-		return &chain.Decision{Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+call.ToolName)}
+		return chain.Answer{Kind: chain.AnswerError, Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+call.ToolName)}
 	}
 	if e := c.deny[call.ToolName]; e != nil {
-		return &chain.Decision{Err: e}
+		return chain.Answer{Kind: chain.AnswerError, Err: e}
 	}
-	return &chain.Decision{Step: chain.StepHandler}
-}
-
-func (c *testChain) Finish(call *chain.Call, d *chain.Decision, o chain.Outcome) {
+	a, o := chain.Execute(ctx, call, next, nil)
 	c.mu.Lock()
 	c.outcomes = append(c.outcomes, o)
 	c.mu.Unlock()
+	return a
 }
 
 func (c *testChain) Visible(caller *chain.Caller, e tools.Entry) bool {
