@@ -8,7 +8,6 @@ import (
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
-	"github.com/clawde/clawd/internal/tools"
 )
 
 type callParams struct {

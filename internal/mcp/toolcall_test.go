@@ -45,9 +45,9 @@ func TestToolCallAnswersAndOutcomes(t *testing.T) {
 			s := testServer(tc, extra...).NewSession(&chain.Caller{AuthMethod: "bearer", Kind: "local", Subject: "ws"}, SessionOptions{ReplyToCancelled: true})
 			defer s.Close()
 			ctx := context.Background()
-			s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"x","version":"1"}}}`))
-			s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-			out := string(s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tt.tool+`"}}`)))
+			handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"x","version":"1"}}}`))
+			handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+			out := string(handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tt.tool+`"}}`)))
 			if !strings.Contains(out, tt.wantIn) || tt.notIn != "" && strings.Contains(out, tt.notIn) {
 				t.Errorf("answer %s\nwant it to contain %s and not %q", out, tt.wantIn, tt.notIn)
 			}
