@@ -15,7 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
-	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/cli/client"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/runstate"
 )

@@ -13,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/fileutil"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/store"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // Per-client credentials: `clawd token issue|list|revoke`. A credential maps

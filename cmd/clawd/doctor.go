@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/builtin"
-	"github.com/clawde/clawd/internal/client"
+	"github.com/clawde/clawd/internal/cli/client"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // Check statuses. Only statusFail makes `clawd doctor` exit 1.

@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/clawde/clawd/internal/cli/hostadapter"
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/support/secrets"
 )

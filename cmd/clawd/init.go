@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 func newInitCmd() *cobra.Command {

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/cli/hostadapter"
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/hostadapter"
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // `clawd install CLIENT` / `clawd uninstall CLIENT`: write clawd's entry

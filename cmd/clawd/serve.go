@@ -16,7 +16,7 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/daemon"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 	"github.com/clawde/clawd/internal/transport"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 func newTokenCmd() *cobra.Command {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/jsonenc"
 	"github.com/clawde/clawd/internal/tools"
 )
 

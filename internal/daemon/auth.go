@@ -2,7 +2,7 @@ package daemon
 
 import (
 	"github.com/clawde/clawd/internal/store"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 	"github.com/clawde/clawd/internal/transport"
 )
 

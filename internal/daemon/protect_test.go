@@ -19,8 +19,8 @@ import (
 
 	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/fileutil"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/test/clawdtest"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 	"github.com/clawde/clawd/internal/transport"
 )
 

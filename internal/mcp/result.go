@@ -6,8 +6,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/jsonenc"
 	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/support/jsonenc"
 	"github.com/clawde/clawd/internal/tools"
 )
 

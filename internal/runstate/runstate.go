@@ -19,7 +19,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/clawde/clawd/internal/config"
-	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Transport names used in state file names.

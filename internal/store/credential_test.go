@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // TestCredentialChecks: a credential is accepted only with its own secret,

@@ -31,7 +31,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
 	"github.com/clawde/clawd/internal/chain"
-	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // BusyTimeout is how long a connection waits for another process's write

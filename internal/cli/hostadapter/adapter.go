@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Transports an entry can use to reach clawd.

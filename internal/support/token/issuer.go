@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/clawde/clawd/internal/fileutil"
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Defaults of the token lifetime: 24 h, renewed an hour before it ends.

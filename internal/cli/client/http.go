@@ -13,7 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/token"
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // maxResponse bounds what the CLI reads from one HTTP response.
