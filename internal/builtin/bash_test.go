@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 func newBashWS(t *testing.T, lim *Limits) (string, tools.Tool) {
@@ -90,27 +91,7 @@ func TestBash(t *testing.T) {
 // exec; the expected set includes those of the test process.)
 func TestBashNoDescriptorLeak(t *testing.T) {
 	_, tool := newBashWS(t, nil)
-	want := []string{"0", "1", "2"}
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc")
-	}
-	for _, e := range ents {
-		n, _ := strconv.Atoi(e.Name())
-		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
-		if n < 3 || err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(info), "\n") {
-			if v, ok := strings.CutPrefix(line, "flags:"); ok {
-				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
-				if flags&syscall.O_CLOEXEC == 0 {
-					want = append(want, e.Name())
-				}
-			}
-		}
-	}
-	slices.SortFunc(want, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+	want := clawdtest.ExpectedChildFDs(t)
 	// Look at a plain child of bash (no pipeline: bash's own transient
 	// pipe descriptors would show up otherwise), once it has exec'd sleep:
 	// until then it is a fork of bash, whose descriptors are bash's.
@@ -119,7 +100,7 @@ for i in $(seq 200); do [ "$(readlink /proc/$p/exe)" != "$(readlink /proc/$$/exe
 ls /proc/$p/fd; kill $p`
 	r := runBash(t, tool, map[string]any{"command": script, "working_dir": "sub"})
 	got := strings.Fields(r.Stdout)
-	slices.SortFunc(got, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
+	clawdtest.SortFDs(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("bash has descriptors %v, want %v", got, want)
 	}

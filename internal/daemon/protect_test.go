@@ -35,21 +35,6 @@ type homeState struct {
 	items map[string]string // name -> path relative to home
 }
 
-// setHome points every path clawd derives into a fresh home and returns it
-// (canonical: no symlinks in it).
-func setHome(t *testing.T) string {
-	t.Helper()
-	home, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
-	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
-	return home
-}
-
 func mustWrite(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -62,7 +47,7 @@ func mustWrite(t *testing.T, p, content string) {
 
 func newHomeState(t *testing.T) *homeState {
 	t.Helper()
-	home := setHome(t)
+	home := clawdtest.IsolateHome(t)
 	h := &homeState{t: t, home: home, wsID: config.WorkspaceID(home), log: &clawdtest.SyncBuffer{}}
 	tok := filepath.Join(".claude", "hooks", ".clawde-token-"+h.wsID)
 	sock := filepath.Join("run", "clawd."+h.wsID+".sock")
@@ -262,7 +247,7 @@ func TestProtectedWrites(t *testing.T) {
 // still be hot-loaded once created, so creating it is refused, with or
 // without its directory, and the refused call creates no directory.
 func TestProtectedConfigNotYetThere(t *testing.T) {
-	home := setHome(t)
+	home := clawdtest.IsolateHome(t)
 	d, err := New(Options{Workspace: home})
 	if err != nil {
 		t.Fatal(err)
@@ -336,7 +321,7 @@ func TestStartupWarning(t *testing.T) {
 // TestStateOutsideWorkspace: the usual case costs no check and changes
 // nothing, and no warning is printed.
 func TestStateOutsideWorkspace(t *testing.T) {
-	home := setHome(t)
+	home := clawdtest.IsolateHome(t)
 	ws := filepath.Join(home, "src", "proj")
 	mustWrite(t, filepath.Join(ws, "a.txt"), "hello\n")
 	var log clawdtest.SyncBuffer
@@ -361,7 +346,7 @@ func TestStateOutsideWorkspace(t *testing.T) {
 // TestWorkspaceInsideDataDir: a workspace inside clawd's data directory is
 // clawd's state whole.
 func TestWorkspaceInsideDataDir(t *testing.T) {
-	home := setHome(t)
+	home := clawdtest.IsolateHome(t)
 	data := filepath.Join(home, ".local", "share", "clawde")
 	mustWrite(t, filepath.Join(data, "session.secret"), strings.Repeat("cd", 32)+"\n")
 	d, err := New(Options{Workspace: data})

@@ -12,15 +12,12 @@ import (
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/transport"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 func newTestDaemon(t *testing.T, configTOML string) *Daemon {
 	t.Helper()
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
-	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
+	home := clawdtest.IsolateHome(t)
 	cfgFile := ""
 	if configTOML != "" {
 		cfgFile = filepath.Join(home, "c.toml")

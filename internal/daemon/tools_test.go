@@ -10,17 +10,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // TestUnknownToolKeyRefused: [tools] is checked against the registry's
 // tools when the daemon starts and on reload, with the error naming the
 // key and the known tools (as config's own check did before).
 func TestUnknownToolKeyRefused(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
-	t.Setenv("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
-	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
+	home := clawdtest.IsolateHome(t)
 	file := filepath.Join(home, "c.toml")
 	os.WriteFile(file, []byte("[tools]\nbsh = false\n"), 0o600)
 	_, err := New(Options{Workspace: t.TempDir(), ConfigFile: file})

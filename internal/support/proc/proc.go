@@ -50,6 +50,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -112,6 +113,23 @@ func (c *Cmd) env() ([]string, error) {
 		names = append(names, name)
 	}
 	return append(secrets.ScrubEnv(os.Environ(), names...), c.Env...), nil
+}
+
+// command checks c and builds the exec.Cmd both platforms' Start begin
+// with: the program, its arguments, its directory and the scrubbed
+// environment. Start adds what isolates the child on its platform.
+func (c *Cmd) command() (*exec.Cmd, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	env, err := c.env()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = env
+	return cmd, nil
 }
 
 func (c *Cmd) check() error {

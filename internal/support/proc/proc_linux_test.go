@@ -5,9 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // The child holds descriptors 0, 1 and 2 and nothing of clawd's: not the
@@ -29,23 +30,7 @@ func TestChildHasOnlyStdio(t *testing.T) {
 	}
 	defer f.Close()
 
-	want := []string{"0", "1", "2"}
-	ents, _ := os.ReadDir("/proc/self/fd")
-	for _, e := range ents {
-		n, _ := strconv.Atoi(e.Name())
-		info, err := os.ReadFile("/proc/self/fdinfo/" + e.Name())
-		if n < 3 || err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(info), "\n") {
-			if v, ok := strings.CutPrefix(line, "flags:"); ok {
-				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
-				if flags&syscall.O_CLOEXEC == 0 {
-					want = append(want, e.Name())
-				}
-			}
-		}
-	}
+	want := clawdtest.ExpectedChildFDs(t)
 	p := start(t, &Cmd{Path: lookPath(t, "sleep"), Args: []string{"30"}, StdinPipe: true, Stdout: NewRing(16), Stderr: NewRing(16)})
 	self, _ := os.Readlink("/proc/self/exe")
 	dir := "/proc/" + strconv.Itoa(p.Pid())
@@ -62,11 +47,9 @@ func TestChildHasOnlyStdio(t *testing.T) {
 	// sleep opens and closes files while it starts (locale data), so the
 	// set is read until it settles: a leaked descriptor never goes away,
 	// sleep does not close what it inherited.
-	num := func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y }
-	slices.SortFunc(want, num)
 	var got []string
 	for {
-		ents, err = os.ReadDir(dir + "/fd")
+		ents, err := os.ReadDir(dir + "/fd")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +57,7 @@ func TestChildHasOnlyStdio(t *testing.T) {
 		for _, e := range ents {
 			got = append(got, e.Name())
 		}
-		slices.SortFunc(got, num)
+		clawdtest.SortFDs(got)
 		if slices.Equal(got, want) || time.Now().After(deadline) {
 			break
 		}

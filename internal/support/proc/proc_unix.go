@@ -32,16 +32,10 @@ type osProc struct {
 // Start starts c's program in its own process group (see the package doc
 // for what the child gets and what it does not).
 func Start(c *Cmd) (*Process, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	env, err := c.env()
+	cmd, err := c.command()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir = c.Dir
-	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	p := &Process{c: c}

@@ -36,10 +36,7 @@ type osProc struct {
 // what the child gets and what it does not). Output written to Stdout and
 // Stderr is copied by os/exec; Cmd.PipeGrace becomes exec's WaitDelay.
 func Start(c *Cmd) (*Process, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
-	env, err := c.env()
+	cmd, err := c.command()
 	if err != nil {
 		return nil, err
 	}
@@ -48,9 +45,6 @@ func Start(c *Cmd) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating a job object for %s: %w", name, err)
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir = c.Dir
-	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED}
 	cmd.WaitDelay = c.pipeGrace()
 	p := &Process{c: c}
