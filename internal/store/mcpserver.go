@@ -61,11 +61,11 @@ type MCPServerView struct {
 	Name                  string            `json:"name"`
 	Description           string            `json:"description"`
 	Transport             string            `json:"transport"`
-	Command               string            `json:"command,omitempty"`
+	Command               string            `json:"command"`
 	Args                  []string          `json:"args"`
-	Cwd                   string            `json:"cwd,omitempty"`
+	Cwd                   string            `json:"cwd"`
 	Env                   map[string]string `json:"env"`
-	URL                   string            `json:"url,omitempty"`
+	URL                   string            `json:"url"`
 	Headers               map[string]string `json:"headers"`
 	ConnectTimeoutSeconds int               `json:"connect_timeout_seconds"`
 	ReadTimeoutSeconds    int               `json:"read_timeout_seconds"`
