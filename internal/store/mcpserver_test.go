@@ -566,3 +566,56 @@ func TestRefsAndExpand(t *testing.T) {
 		t.Errorf("Refs = %v", r)
 	}
 }
+
+// A change made through another handle (as `clawd mcp add` in another
+// process) reaches a watcher without restart, and status writes do not
+// wake it.
+func TestWatchMCPServersSeesOtherProcessChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	daemon := openTest(t, path)
+	cli, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan []MCPServer, 16)
+	done := make(chan error, 1)
+	go func() { done <- daemon.WatchMCPServers(ctx, 20*time.Millisecond, func(l []MCPServer) { got <- l }) }()
+	next := func(what string) []MCPServer {
+		t.Helper()
+		select {
+		case l := <-got:
+			return l
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the watcher did not report within 10 s", what)
+		}
+		return nil
+	}
+	if l := next("start"); len(l) != 1 {
+		t.Fatalf("first report: %d rows", len(l))
+	}
+	s, err := cli.InsertServer(context.Background(), NewStdioServer("new", "node", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := next("add"); len(l) != 2 || l[1].Name != "new" {
+		t.Fatalf("after add: %+v", l)
+	}
+	if err := daemon.RecordServerStatus(context.Background(), s.ID, ServerStatus{Status: StatusConnected, ToolCount: 1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case l := <-got:
+		t.Errorf("the daemon's own status write woke the watcher: %+v", l)
+	case <-time.After(200 * time.Millisecond): // 10 poll periods
+	}
+	cli.SetServerEnabled(context.Background(), s.ID, false)
+	if l := next("disable"); l[1].Enabled {
+		t.Fatalf("after disable: %+v", l[1].View())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("watch ended with %v", err)
+	}
+}
