@@ -41,8 +41,9 @@ func (m SecretMap) LogValue() slog.Value { return slog.AnyValue(m.Masked()) }
 
 // refSegment is a piece of a value: literal text or a variable name.
 type refSegment struct {
-	text string
+	text string // the literal text, or the variable's name
 	ref  bool
+	raw  string // a reference as written: "${NAME}" or "$NAME"
 }
 
 // splitRefs cuts a value into literal text and variable references:
@@ -73,7 +74,7 @@ func splitRefs(v string) ([]refSegment, error) {
 				return nil, fmt.Errorf("${%s} is not a variable name (letters, digits and '_', not starting with a digit)", printable(name, 40))
 			}
 			flush(i)
-			segs = append(segs, refSegment{text: name, ref: true})
+			segs = append(segs, refSegment{text: name, ref: true, raw: v[i : i+3+end]})
 			i += 3 + end
 			lit = i
 			continue
@@ -87,7 +88,7 @@ func splitRefs(v string) ([]refSegment, error) {
 			continue
 		}
 		flush(i)
-		segs = append(segs, refSegment{text: v[i+1 : j], ref: true})
+		segs = append(segs, refSegment{text: v[i+1 : j], ref: true, raw: v[i:j]})
 		i, lit = j, j
 	}
 	flush(len(v))
@@ -159,7 +160,7 @@ func MaskSecretValue(v string) string {
 	for _, s := range segs {
 		switch {
 		case s.ref:
-			b.WriteString("${" + s.text + "}")
+			b.WriteString(s.raw)
 		case harmlessLiteral(s.text):
 			b.WriteString(s.text)
 		default:

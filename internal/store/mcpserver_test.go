@@ -562,6 +562,23 @@ func TestRefsAndExpand(t *testing.T) {
 			t.Errorf("ExpandRefs(%q) = %q, %v; want an error with %q", in, got, err, want)
 		}
 	}
+	for in, want := range map[string]string{
+		"${GITHUB_TOKEN}":              "${GITHUB_TOKEN}",
+		"$TOKEN":                       "$TOKEN",
+		"Bearer ${API_TOKEN}":          "Bearer ${API_TOKEN}",
+		"${USER}:${PASS}":              "${USER}:${PASS}",
+		"sk-proj-abcdefghijklmnopwxyz": "sk-****wxyz",
+		"hunter2":                      "****",
+		"application/json":             "****",
+		"key-${SUFFIX}":                "****${SUFFIX}",
+		"Bearer sk-${X}":               "****${X}",
+		"${UNTERMINATED":               "****",
+		"":                             "",
+	} {
+		if got := MaskSecretValue(in); got != want {
+			t.Errorf("MaskSecretValue(%q) = %q, want %q", in, got, want)
+		}
+	}
 	if r := Refs("Bearer ${TOKEN} $USER"); strings.Join(r, ",") != "TOKEN,USER" {
 		t.Errorf("Refs = %v", r)
 	}
