@@ -124,7 +124,7 @@ func printServer(w io.Writer, s store.MCPServer) {
 	switch v.Transport {
 	case store.TransportStdio:
 		line("command", shellJoin(append([]string{v.Command}, v.Args...)))
-		line("cwd", orNone(v.Cwd))
+		line("cwd", orNone(oneLine(v.Cwd, 0)))
 		for i, kv := range pairsText(v.Env, "=") {
 			line(ifFirst(i, "env"), kv)
 		}

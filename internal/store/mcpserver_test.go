@@ -488,7 +488,9 @@ func TestMCPServerOutputNeverShowsLiterals(t *testing.T) {
 		for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x"} {
 			outputs = append(outputs, fmt.Sprintf(verb, s), fmt.Sprintf(verb, &s), fmt.Sprintf(verb, s.Env), fmt.Sprintf(verb, s.Headers))
 		}
-		for _, v := range []any{s, &s, []MCPServer{s}, s.View(), s.Env, s.Headers} {
+		patch := MCPServerPatch{Env: &s.Env, Headers: &s.Headers}
+		outputs = append(outputs, fmt.Sprintf("%v", patch), fmt.Sprintf("%+v", patch), fmt.Sprintf("%#v", &patch))
+		for _, v := range []any{s, &s, []MCPServer{s}, s.View(), s.Env, s.Headers, patch} {
 			j, err := json.Marshal(v)
 			if err != nil {
 				t.Fatal(err)
