@@ -13,10 +13,16 @@ import (
 )
 
 func newMCPCmd() *cobra.Command {
-	cmd := groupCmd("mcp", "Manage upstream MCP servers' supply-chain allowlist",
-		"Tools of an upstream MCP server run only if the SHA-256 of the server's binary is allowlisted for\n"+
-			"its server id. A refused call (-32004 supply_chain_denied) names both in its error data.")
-	cmd.AddCommand(newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
+	cmd := groupCmd("mcp", "Manage upstream MCP servers and their supply-chain allowlist",
+		"Upstream MCP servers are servers someone else built whose tools clawd offers next to its own, as\n"+
+			"SERVER__TOOL: add, list, show, rm, enable, disable and tools edit and read their configuration\n"+
+			"in clawd's database, with or without a running daemon (docs/upstreams.md).\n\n"+
+			"Tools of an upstream MCP server run only if the SHA-256 of the server's binary is allowlisted for\n"+
+			"its server id (allow, disallow, allowlist). A refused call (-32004 supply_chain_denied) names both\n"+
+			"in its error data.")
+	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(),
+		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(),
+		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
 	return cmd
 }
 

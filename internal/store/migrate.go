@@ -103,6 +103,74 @@ ALTER TABLE cd_policy_audit_log ADD COLUMN credential_id TEXT;
 ALTER TABLE cd_policy_audit_log ADD COLUMN args_sha256 TEXT;
 ALTER TABLE cd_policy_audit_log ADD COLUMN args_summary TEXT;
 `,
+	// Version 4: upstream MCP servers (`clawd mcp add`), their tools cache,
+	// and a change counter of their own: a daemon polls it to apply a
+	// config change without restart, and status writes (which the daemon
+	// makes itself) do not raise it, nor the trust registry's counter.
+	// clawd's own tools are the built-in row, which triggers keep from
+	// being deleted or edited. docs/upstreams.md describes each column.
+	`
+CREATE TABLE cd_mcp_server (
+	id                  INTEGER PRIMARY KEY,
+	name                TEXT NOT NULL COLLATE NOCASE UNIQUE CHECK (
+		length(name) BETWEEN 1 AND 128 AND name NOT GLOB '*[^A-Za-z0-9_-]*'
+		AND substr(name, 1, 1) GLOB '[A-Za-z0-9]' AND name NOT GLOB '*_' AND instr(name, '__') = 0),
+	description         TEXT NOT NULL DEFAULT '' CHECK (length(description) <= 1024),
+	transport           TEXT NOT NULL CHECK (transport IN ('builtin', 'stdio', 'http', 'sse')),
+	command             TEXT CHECK (length(command) BETWEEN 1 AND 4096),
+	args                TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(args) AND json_type(args) = 'array'),
+	cwd                 TEXT CHECK (length(cwd) BETWEEN 1 AND 4096),
+	env                 TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(env) AND json_type(env) = 'object'),
+	url                 TEXT CHECK (length(url) <= 2048 AND (url GLOB 'http://?*' OR url GLOB 'https://?*')),
+	headers             TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(headers) AND json_type(headers) = 'object'),
+	connect_timeout_s   INTEGER NOT NULL DEFAULT 30 CHECK (connect_timeout_s BETWEEN 5 AND 300),
+	read_timeout_s      INTEGER NOT NULL DEFAULT 60 CHECK (read_timeout_s BETWEEN 5 AND 300),
+	enabled             INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+	builtin             INTEGER NOT NULL DEFAULT 0 CHECK (builtin IN (0, 1)),
+	created_at          TEXT NOT NULL,
+	updated_at          TEXT NOT NULL,
+	last_status         TEXT NOT NULL DEFAULT 'disconnected' CHECK (last_status IN ('connected', 'disconnected', 'error')),
+	last_error          TEXT CHECK (length(last_error) <= 4096),
+	last_connected_at   TEXT,
+	tool_count          INTEGER NOT NULL DEFAULT 0 CHECK (tool_count >= 0),
+	CHECK ((builtin = 1) = (transport = 'builtin')),
+	CHECK (transport <> 'builtin' OR (command IS NULL AND url IS NULL AND cwd IS NULL AND args = '[]' AND env = '{}' AND headers = '{}')),
+	CHECK (transport <> 'stdio' OR (command IS NOT NULL AND url IS NULL AND headers = '{}')),
+	CHECK (transport NOT IN ('http', 'sse') OR (url IS NOT NULL AND command IS NULL AND cwd IS NULL AND args = '[]' AND env = '{}'))
+) STRICT;
+
+CREATE UNIQUE INDEX cd_mcp_server_one_builtin ON cd_mcp_server (builtin) WHERE builtin = 1;
+
+CREATE TABLE cd_mcp_server_tool (
+	server_id    INTEGER NOT NULL REFERENCES cd_mcp_server (id) ON DELETE CASCADE,
+	name         TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 1024),
+	description  TEXT NOT NULL DEFAULT '',
+	input_schema TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(input_schema) AND json_type(input_schema) = 'object'),
+	last_seen_at TEXT NOT NULL,
+	PRIMARY KEY (server_id, name)
+) STRICT;
+
+CREATE TABLE cd_mcp_server_generation (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	n  INTEGER NOT NULL
+) STRICT;
+INSERT INTO cd_mcp_server_generation (id, n) VALUES (1, 0);
+
+CREATE TRIGGER cd_mcp_server_ai AFTER INSERT ON cd_mcp_server BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_ad AFTER DELETE ON cd_mcp_server BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_au AFTER UPDATE OF name, description, transport, command, args, cwd, env, url, headers,
+	connect_timeout_s, read_timeout_s, enabled, builtin ON cd_mcp_server
+	BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_builtin_bd BEFORE DELETE ON cd_mcp_server WHEN old.builtin = 1
+	BEGIN SELECT RAISE(ABORT, 'the built-in server cannot be deleted'); END;
+CREATE TRIGGER cd_mcp_server_builtin_bu BEFORE UPDATE OF name, description, transport, command, args, cwd, env, url, headers,
+	connect_timeout_s, read_timeout_s, enabled, builtin ON cd_mcp_server WHEN old.builtin = 1 OR new.builtin = 1
+	BEGIN SELECT RAISE(ABORT, 'the built-in server cannot be changed'); END;
+
+INSERT INTO cd_mcp_server (name, description, transport, builtin, enabled, last_status, tool_count, created_at, updated_at)
+VALUES ('clawd', 'clawd''s own tools: bash, read_file, write_file, list_dir, search', 'builtin', 1, 1, 'connected', 5,
+	strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -1,6 +1,6 @@
 // Package store is clawd's SQLite database: the trust registry, the
-// supply-chain and egress allowlists, and the policy audit log, with their
-// schema migrations.
+// supply-chain and egress allowlists, the policy audit log, the upstream
+// MCP servers and their tools cache, with their schema migrations.
 //
 // One file (config.Paths.DBFile, in the data directory, outside every
 // workspace) is shared by every clawd process of the user: daemons write
@@ -56,6 +56,8 @@ type DB struct {
 	rdb    *sql.DB // reads; connections are query_only
 	wdb    *sql.DB // writes: migrations, CLI edits, checkpoints
 	genSQL *sql.Stmt
+	// mcpGenSQL reads MCPServersGeneration.
+	mcpGenSQL *sql.Stmt
 
 	snapMu sync.Mutex // serializes snapshot reloads
 	snap   atomic.Pointer[snapshot]
@@ -115,6 +117,10 @@ func Open(path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
+	if db.mcpGenSQL, err = db.rdb.Prepare(`SELECT n FROM cd_mcp_server_generation WHERE id = 1`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
 	return db, nil
 }
 
@@ -157,6 +163,9 @@ func (db *DB) Close() error {
 	}
 	if db.genSQL != nil {
 		errs = append(errs, db.genSQL.Close())
+	}
+	if db.mcpGenSQL != nil {
+		errs = append(errs, db.mcpGenSQL.Close())
 	}
 	if db.rdb != nil {
 		errs = append(errs, db.rdb.Close())

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/secrets"
+)
+
+const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- COMMAND [ARGS...]\n" +
+	"       clawd mcp add NAME --http URL [--sse] [--header 'K: V']..."
+
+type mcpAddFlags struct {
+	stdio, sse, disabled, asJSON bool
+	httpURL, cwd, description    string
+	env, headers                 []string
+	connect, read                int
+}
+
+func newMCPAddCmd() *cobra.Command {
+	var f mcpAddFlags
+	cmd := &cobra.Command{
+		Use:   "add NAME (--stdio -- COMMAND [ARGS...] | --http URL)",
+		Short: "Add an upstream MCP server (stdio, Streamable HTTP or legacy SSE)",
+		Long: "Add an upstream MCP server whose tools clawd offers as NAME__TOOL.\n\n" +
+			"  clawd mcp add fs --stdio -- npx -y @modelcontextprotocol/server-filesystem /home/me/src\n" +
+			"  clawd mcp add gh --stdio --env GITHUB_TOKEN='${GITHUB_TOKEN}' -- github-mcp-server stdio\n" +
+			"  clawd mcp add remote --http https://mcp.example.com/mcp --header 'Authorization: Bearer ${API_TOKEN}'\n\n" +
+			"NAME: 1-128 letters, digits, '-' or '_', starting with a letter or digit, without '__' and not\n" +
+			"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
+			"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
+			"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
+			"stored and shown as given: pass secrets through --env. docs/upstreams.md has the details.",
+		Args: func(cmd *cobra.Command, args []string) error { return nil },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := f.server(cmd, args)
+			if err != nil {
+				return err
+			}
+			warnAdd(cmd.ErrOrStderr(), s)
+			db, err := openStore()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			got, err := db.InsertServer(context.Background(), s)
+			if err != nil {
+				return mcpStoreError(err, "adding "+s.Name)
+			}
+			if f.asJSON {
+				return writeJSON(cmd.OutOrStdout(), got)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "added MCP server %s (id %d)\n", got.Name, got.ID)
+			printServer(cmd.OutOrStdout(), got)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.stdio, "stdio", false, "the server is a local command, given after --")
+	fl.StringVar(&f.httpURL, "http", "", "the server's Streamable HTTP endpoint (http or https URL)")
+	fl.BoolVar(&f.sse, "sse", false, "with --http: the server speaks the legacy HTTP+SSE transport")
+	fl.StringVar(&f.cwd, "cwd", "", "with --stdio: the command's working directory")
+	fl.StringArrayVar(&f.env, "env", nil, "with --stdio: K=V or K='${VAR}' in the command's environment (repeatable)")
+	fl.StringArrayVar(&f.headers, "header", nil, "with --http: 'K: V' sent with every request (repeatable)")
+	fl.IntVar(&f.connect, "connect-timeout", store.DefaultConnectTimeout, "seconds to connect and initialize (5-300)")
+	fl.IntVar(&f.read, "read-timeout", store.DefaultReadTimeout, "seconds to wait for any one answer (5-300)")
+	fl.BoolVar(&f.disabled, "disabled", false, "store the server without connecting to it (clawd mcp enable NAME later)")
+	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
+	fl.BoolVar(&f.asJSON, "json", false, "print the stored server as JSON")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		msg := flagProblem(c, err)
+		if strings.Contains(msg, "unknown") && !slices.Contains(os.Args, "--") {
+			msg += "\nA stdio server's command and its arguments go after --: clawd mcp add NAME --stdio -- COMMAND [ARGS...]"
+		}
+		return usageError("%s\nusage: %s", msg, mcpAddUsage)
+	})
+	return cmd
+}
+
+// server turns the command line into a row, or a usage error naming what
+// is wrong. The store validates the row again when it is written.
+func (f *mcpAddFlags) server(cmd *cobra.Command, args []string) (store.MCPServer, error) {
+	var s store.MCPServer
+	dash := cmd.ArgsLenAtDash()
+	name, rest := "", args
+	if len(args) > 0 && dash != 0 {
+		name, rest = args[0], args[1:]
+	}
+	if name == "" {
+		return s, usageError("mcp add needs a NAME before the options\nusage: %s", mcpAddUsage)
+	}
+	if err := store.ValidateServerName(name); err != nil {
+		return s, usageError("%v", err)
+	}
+	if dash > 1 {
+		return s, usageError("unexpected argument %q before --: mcp add takes one NAME\nusage: %s", args[1], mcpAddUsage)
+	}
+	httpSet := cmd.Flags().Changed("http")
+	switch {
+	case f.stdio && httpSet:
+		return s, usageError("choose one of --stdio and --http\nusage: %s", mcpAddUsage)
+	case !f.stdio && !httpSet:
+		hint := ""
+		if len(rest) > 0 && strings.Contains(rest[0], "://") {
+			hint = fmt.Sprintf(" (for a URL: --http %s; --sse takes no value)", rest[0])
+		}
+		return s, usageError("mcp add %s needs --stdio or --http%s\nusage: %s", name, hint, mcpAddUsage)
+	}
+	for _, fl := range []struct {
+		name string
+		bad  bool
+		for_ string
+	}{
+		{"cwd", f.cwd != "", "--stdio"}, {"env", len(f.env) > 0, "--stdio"},
+		{"sse", f.sse, "--http"}, {"header", len(f.headers) > 0, "--http"},
+	} {
+		if fl.bad && (fl.for_ == "--stdio") != f.stdio {
+			return s, usageError("--%s is for %s servers", fl.name, fl.for_)
+		}
+	}
+	for _, t := range []struct {
+		flag string
+		v    int
+	}{{"connect-timeout", f.connect}, {"read-timeout", f.read}} {
+		if err := store.ValidateTimeout("--"+t.flag, t.v); err != nil {
+			return s, usageError("%v", err)
+		}
+	}
+	var err error
+	if f.stdio {
+		s, err = f.stdioServer(name, dash, rest)
+	} else {
+		s, err = f.httpServer(name, rest)
+	}
+	if err != nil {
+		return s, err
+	}
+	s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds = f.connect, f.read
+	s.Enabled = !f.disabled
+	s.Description = f.description
+	return s, nil
+}
+
+// stdioServer reads COMMAND [ARGS...] after --, --cwd and --env.
+func (f *mcpAddFlags) stdioServer(name string, dash int, rest []string) (store.MCPServer, error) {
+	var s store.MCPServer
+	if dash < 0 {
+		if len(rest) > 0 {
+			return s, usageError("put the command after --: clawd mcp add %s --stdio -- %s", name, shellJoin(rest))
+		}
+		return s, usageError("--stdio needs the command after --: clawd mcp add %s --stdio -- COMMAND [ARGS...]", name)
+	}
+	if len(rest) == 0 || strings.TrimSpace(rest[0]) == "" {
+		return s, usageError("--stdio needs a command after --: clawd mcp add %s --stdio -- COMMAND [ARGS...]", name)
+	}
+	s = store.NewStdioServer(name, rest[0], rest[1:])
+	if f.cwd != "" {
+		dir, err := checkCwd(f.cwd)
+		if err != nil {
+			return s, err
+		}
+		s.Cwd = dir
+	}
+	env, err := parsePairs(f.env, "env", "=")
+	s.Env = env
+	return s, err
+}
+
+// httpServer reads --http URL, --sse and --header.
+func (f *mcpAddFlags) httpServer(name string, rest []string) (store.MCPServer, error) {
+	if len(rest) > 0 {
+		return store.MCPServer{}, usageError("unexpected argument %q: an --http server takes no command\nusage: %s", rest[0], mcpAddUsage)
+	}
+	transport := store.TransportHTTP
+	if f.sse {
+		transport = store.TransportSSE
+	}
+	s := store.NewHTTPServer(name, transport, f.httpURL)
+	if err := store.ValidateURL(f.httpURL); err != nil {
+		return s, usageError("--http: %v", err)
+	}
+	h, err := parsePairs(f.headers, "header", ":")
+	s.Headers = h
+	return s, err
+}
+
+// checkCwd makes --cwd absolute (the daemon starting the server runs
+// elsewhere) and requires an existing directory.
+func checkCwd(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageError("--cwd %q: %v", dir, err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", usageError("--cwd %s: no such directory; create it or give an existing one", abs)
+	}
+	if !st.IsDir() {
+		return "", usageError("--cwd %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// parsePairs reads --env K=V (sep "=") or --header 'K: V' (sep ":",
+// spaces around the value trimmed) into a map, refusing a name given
+// twice.
+func parsePairs(list []string, flag, sep string) (store.SecretMap, error) {
+	example := "K=V (or K='${VAR}' to read VAR from clawd's environment at start)"
+	if flag == "header" {
+		example = "'Name: value', e.g. 'Authorization: Bearer ${API_TOKEN}'"
+	}
+	out := store.SecretMap{}
+	seen := map[string]string{}
+	for _, kv := range list {
+		k, v, ok := strings.Cut(kv, sep)
+		if flag == "header" {
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		}
+		if !ok || k == "" {
+			return nil, usageError("--%s %q: expected %s", flag, secrets.MaskText(kv), example)
+		}
+		key := k
+		if flag == "header" {
+			key = strings.ToLower(k)
+		}
+		if prev, dup := seen[key]; dup {
+			return nil, usageError("--%s %s is given twice (also as %s); give it once", flag, k, prev)
+		}
+		seen[key] = k
+		out[k] = v
+	}
+	var err error
+	if flag == "header" {
+		err = store.ValidateHeaders(out)
+	} else {
+		err = store.ValidateEnv(out)
+	}
+	if err != nil {
+		return nil, usageError("--%s: %v", flag, err)
+	}
+	return out, nil
+}
+
+// warnAdd notes on stderr what is legal but likely a mistake: an argument
+// that looks like a secret (arguments are shown unmasked), a ${VAR} not set
+// in this shell (it is read from clawd's environment, which may differ).
+func warnAdd(w io.Writer, s store.MCPServer) {
+	for i, a := range s.Args {
+		if secrets.MaskText(a) != a {
+			fmt.Fprintf(w, "clawd: warning: argument %d looks like a secret; arguments are stored and shown as given. Pass secrets as --env NAME='${VAR}' instead.\n", i+1)
+		}
+	}
+	var unset []string
+	for _, m := range []store.SecretMap{s.Env, s.Headers} {
+		for _, v := range m {
+			for _, ref := range store.Refs(v) {
+				if _, ok := os.LookupEnv(ref); !ok && !slices.Contains(unset, ref) {
+					unset = append(unset, ref)
+				}
+			}
+		}
+	}
+	sort.Strings(unset)
+	if len(unset) > 0 {
+		fmt.Fprintf(w, "clawd: note: %s not set in this shell; it is read from the environment of the clawd daemon when the server starts.\n", strings.Join(unset, ", "))
+	}
+}
+
+// mcpStoreError maps the store's errors to exit codes: bad input and a
+// taken name or the built-in row are usage errors (2), a missing server
+// and anything else runtime errors (1).
+func mcpStoreError(err error, doing string) error {
+	switch {
+	case store.IsValidation(err):
+		return usageError("%v", err)
+	case errors.Is(err, store.ErrServerExists):
+		return usageError("%v; 'clawd mcp list' shows the servers, 'clawd mcp rm NAME' removes one", err)
+	case errors.Is(err, store.ErrBuiltinServer):
+		return usageError("%s is the built-in server (clawd's own tools); it cannot be removed, disabled or changed", store.BuiltinServerName)
+	case errors.Is(err, store.ErrServerNotFound):
+		return runtimeError("%v; 'clawd mcp list' shows the servers", err)
+	}
+	return runtimeError("%s: %v", doing, err)
+}
+
+// shellJoin writes a command line a POSIX shell reads back as exactly
+// these words: safe words as they are, others in single quotes, and words
+// with control or non-printable characters as $'...' with escapes, so the
+// terminal shows every byte and interprets none.
+func shellJoin(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = shellQuote(w)
+	}
+	return strings.Join(out, " ")
+}
+
+func shellQuote(w string) string {
+	if w == "" {
+		return "''"
+	}
+	safe, printable := true, true
+	for _, r := range w {
+		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))) {
+			safe = false
+		}
+		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
+			printable = false
+		}
+	}
+	if safe {
+		return w
+	}
+	if printable {
+		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(w); {
+		r, n := rune(w[i]), 1
+		if r >= 0x80 {
+			r, n = utf8.DecodeRuneInString(w[i:])
+		}
+		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == unicode.ReplacementChar && n == 1 || r < 0x80 && !unicode.IsPrint(r):
+			fmt.Fprintf(&b, "\\x%02x", w[i])
+		case !unicode.IsPrint(r):
+			for j := 0; j < n; j++ {
+				fmt.Fprintf(&b, "\\x%02x", w[i+j])
+			}
+		default:
+			b.WriteString(w[i : i+n])
+		}
+		i += n
+	}
+	b.WriteString("'")
+	return b.String()
+}

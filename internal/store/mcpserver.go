@@ -1,0 +1,553 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/support/secrets"
+)
+
+// Errors of the MCP server methods besides validation (ValidationError).
+var (
+	ErrServerNotFound = errors.New("no such MCP server")
+	ErrServerExists   = errors.New("an MCP server of that name exists")
+	ErrBuiltinServer  = errors.New("the built-in server (clawd's own tools) cannot be deleted or changed")
+)
+
+// MCPServer is one row of cd_mcp_server: an upstream MCP server clawd
+// connects to, or the built-in row standing for clawd's own tools.
+//
+// Env and Headers hold the stored values (literals and unresolved ${VAR}
+// references) for the daemon; printing a MCPServer in any way (fmt, JSON,
+// slog) shows View, where they, the URL's query and the last error are
+// masked.
+type MCPServer struct {
+	ID                    int64
+	Name                  string
+	Description           string
+	Transport             string // TransportStdio, TransportHTTP, TransportSSE or TransportBuiltin
+	Command               string
+	Args                  []string
+	Cwd                   string
+	Env                   SecretMap
+	URL                   string
+	Headers               SecretMap
+	ConnectTimeoutSeconds int
+	ReadTimeoutSeconds    int
+	Enabled               bool
+	Builtin               bool
+	CreatedAt             string
+	UpdatedAt             string
+	LastStatus            string // StatusConnected, StatusDisconnected or StatusError
+	LastError             string
+	LastConnectedAt       string // "" until the first successful connection
+	ToolCount             int
+}
+
+// MCPServerView is a row as every output shows it (`clawd mcp list --json`,
+// later the REST API): env and header values masked (MaskSecretValue), the
+// URL's query values masked (MaskURL), the last error through
+// secrets.MaskText. Arguments are shown as stored: put a secret in --env
+// as a ${VAR} reference, not on the command line.
+type MCPServerView struct {
+	ID                    int64             `json:"id"`
+	Name                  string            `json:"name"`
+	Description           string            `json:"description"`
+	Transport             string            `json:"transport"`
+	Command               string            `json:"command"`
+	Args                  []string          `json:"args"`
+	Cwd                   string            `json:"cwd"`
+	Env                   map[string]string `json:"env"`
+	URL                   string            `json:"url"`
+	Headers               map[string]string `json:"headers"`
+	ConnectTimeoutSeconds int               `json:"connect_timeout_seconds"`
+	ReadTimeoutSeconds    int               `json:"read_timeout_seconds"`
+	Enabled               bool              `json:"enabled"`
+	Builtin               bool              `json:"builtin"`
+	CreatedAt             string            `json:"created_at"`
+	UpdatedAt             string            `json:"updated_at"`
+	LastStatus            string            `json:"last_status"`
+	LastError             string            `json:"last_error"`
+	LastConnectedAt       string            `json:"last_connected_at"`
+	ToolCount             int               `json:"tool_count"`
+}
+
+// View is the masked form of s.
+func (s MCPServer) View() MCPServerView {
+	args := s.Args
+	if args == nil {
+		args = []string{}
+	}
+	return MCPServerView{
+		ID: s.ID, Name: s.Name, Description: s.Description, Transport: s.Transport,
+		Command: s.Command, Args: args, Cwd: s.Cwd, Env: s.Env.Masked(),
+		URL: MaskURL(s.URL), Headers: s.Headers.Masked(),
+		ConnectTimeoutSeconds: s.ConnectTimeoutSeconds, ReadTimeoutSeconds: s.ReadTimeoutSeconds,
+		Enabled: s.Enabled, Builtin: s.Builtin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		LastStatus: s.LastStatus, LastError: secrets.MaskText(s.LastError), LastConnectedAt: s.LastConnectedAt,
+		ToolCount: s.ToolCount,
+	}
+}
+
+// MarshalJSON writes View.
+func (s MCPServer) MarshalJSON() ([]byte, error) { return json.Marshal(s.View()) }
+
+// Format prints View whatever the verb.
+func (s MCPServer) Format(f fmt.State, verb rune) {
+	if f.Flag('+') || f.Flag('#') {
+		fmt.Fprintf(f, "%+v", s.View())
+		return
+	}
+	fmt.Fprintf(f, "%v", s.View())
+}
+
+// LogValue gives slog View.
+func (s MCPServer) LogValue() slog.Value { return slog.AnyValue(s.View()) }
+
+// NewStdioServer and NewHTTPServer return a row with the defaults
+// (enabled, 30 s connect and 60 s read timeouts) for InsertServer.
+func NewStdioServer(name, command string, args []string) MCPServer {
+	return MCPServer{Name: name, Transport: TransportStdio, Command: command, Args: args, Enabled: true,
+		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout}
+}
+
+// NewHTTPServer: transport is TransportHTTP or TransportSSE.
+func NewHTTPServer(name, transport, url string) MCPServer {
+	return MCPServer{Name: name, Transport: transport, URL: url, Enabled: true,
+		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout}
+}
+
+const serverColumns = `id, name, description, transport, command, args, cwd, env, url, headers,
+	connect_timeout_s, read_timeout_s, enabled, builtin, created_at, updated_at,
+	last_status, last_error, last_connected_at, tool_count`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanServer(r rowScanner) (MCPServer, error) {
+	var s MCPServer
+	var command, cwd, url, lastErr, lastConn sql.NullString
+	var args, env, headers string
+	err := r.Scan(&s.ID, &s.Name, &s.Description, &s.Transport, &command, &args, &cwd, &env, &url, &headers,
+		&s.ConnectTimeoutSeconds, &s.ReadTimeoutSeconds, &s.Enabled, &s.Builtin, &s.CreatedAt, &s.UpdatedAt,
+		&s.LastStatus, &lastErr, &lastConn, &s.ToolCount)
+	if err != nil {
+		return s, err
+	}
+	s.Command, s.Cwd, s.URL, s.LastError, s.LastConnectedAt = command.String, cwd.String, url.String, lastErr.String, lastConn.String
+	if err := json.Unmarshal([]byte(args), &s.Args); err != nil {
+		return s, fmt.Errorf("MCP server %s: args: %w", s.Name, err)
+	}
+	if err := json.Unmarshal([]byte(env), &s.Env); err != nil {
+		return s, fmt.Errorf("MCP server %s: env: %w", s.Name, err)
+	}
+	if err := json.Unmarshal([]byte(headers), &s.Headers); err != nil {
+		return s, fmt.Errorf("MCP server %s: headers: %w", s.Name, err)
+	}
+	return s, nil
+}
+
+// MCPServers lists every row, the built-in one first, then by name.
+func (db *DB) MCPServers(ctx context.Context) ([]MCPServer, error) {
+	rows, err := db.rdb.QueryContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server ORDER BY builtin DESC, name`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []MCPServer
+	for rows.Next() {
+		s, err := scanServer(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// MCPServer returns the row with this id, or ErrServerNotFound.
+func (db *DB) MCPServer(ctx context.Context, id int64) (MCPServer, error) {
+	return getServer(ctx, db.rdb, `id = ?`, id)
+}
+
+// MCPServerByName returns the row with this name (without regard to
+// case), or ErrServerNotFound.
+func (db *DB) MCPServerByName(ctx context.Context, name string) (MCPServer, error) {
+	return getServer(ctx, db.rdb, `name = ?`, name)
+}
+
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func getServer(ctx context.Context, q rowQuerier, where string, arg any) (MCPServer, error) {
+	s, err := scanServer(q.QueryRowContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server WHERE `+where, arg))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("%w: %v", ErrServerNotFound, arg)
+	}
+	return s, err
+}
+
+// encodeConfig is the JSON of the row's list and map columns (map keys
+// sorted: stable text).
+func encodeConfig(s *MCPServer) (args, env, headers string, err error) {
+	a, e, h := s.Args, map[string]string(s.Env), map[string]string(s.Headers)
+	if a == nil {
+		a = []string{}
+	}
+	if e == nil {
+		e = map[string]string{}
+	}
+	if h == nil {
+		h = map[string]string{}
+	}
+	var b []byte
+	if b, err = json.Marshal(a); err != nil {
+		return
+	}
+	args = string(b)
+	if b, err = json.Marshal(e); err != nil {
+		return
+	}
+	env = string(b)
+	if b, err = json.Marshal(h); err != nil {
+		return
+	}
+	return args, env, string(b), nil
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// InsertServer validates and stores a new upstream (ID, Builtin, times and
+// status in s are ignored) and returns the stored row. A name taken
+// without regard to case is ErrServerExists.
+func (db *DB) InsertServer(ctx context.Context, s MCPServer) (MCPServer, error) {
+	if err := validateServer(&s); err != nil {
+		return MCPServer{}, err
+	}
+	args, env, headers, err := encodeConfig(&s)
+	if err != nil {
+		return MCPServer{}, err
+	}
+	var id int64
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		if err := nameFree(ctx, tx, s.Name, 0); err != nil {
+			return err
+		}
+		t := now()
+		res, err := tx.ExecContext(ctx, `INSERT INTO cd_mcp_server (name, description, transport, command, args, cwd, env, url, headers,
+			connect_timeout_s, read_timeout_s, enabled, builtin, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+			s.Name, s.Description, s.Transport, nullIfEmpty(s.Command), args, nullIfEmpty(s.Cwd), env, nullIfEmpty(s.URL), headers,
+			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, t, t)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return MCPServer{}, err
+	}
+	return db.MCPServer(ctx, id)
+}
+
+// nameFree fails with ErrServerExists if another row (not id) has name.
+func nameFree(ctx context.Context, tx *sql.Tx, name string, id int64) error {
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT name FROM cd_mcp_server WHERE name = ? AND id <> ?`, name, id).Scan(&other)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return err
+	case other == name:
+		return fmt.Errorf("%w: %s", ErrServerExists, name)
+	}
+	return fmt.Errorf("%w: %s (names are compared without regard to case)", ErrServerExists, other)
+}
+
+// MCPServerPatch is an update with PATCH semantics: nil fields keep their
+// value. Changing Transport between stdio and http/sse clears the fields
+// of the other kind (command, args, cwd, env or url, headers) before the
+// patch's own fields apply; the result must then be a valid row.
+type MCPServerPatch struct {
+	Name                  *string
+	Description           *string
+	Transport             *string
+	Command               *string
+	Args                  *[]string
+	Cwd                   *string
+	Env                   *SecretMap
+	URL                   *string
+	Headers               *SecretMap
+	ConnectTimeoutSeconds *int
+	ReadTimeoutSeconds    *int
+	Enabled               *bool
+}
+
+// apply returns s with p applied.
+func (p MCPServerPatch) apply(s MCPServer) (MCPServer, error) {
+	if p.Transport != nil {
+		t, err := ParseTransport(*p.Transport)
+		if err != nil {
+			return s, err
+		}
+		if (t == TransportStdio) != (s.Transport == TransportStdio) {
+			s.Command, s.Args, s.Cwd, s.Env, s.URL, s.Headers = "", nil, "", nil, "", nil
+		}
+		s.Transport = t
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.Name, p.Name)
+	set(&s.Description, p.Description)
+	set(&s.Command, p.Command)
+	set(&s.Cwd, p.Cwd)
+	set(&s.URL, p.URL)
+	if p.Args != nil {
+		s.Args = *p.Args
+	}
+	if p.Env != nil {
+		s.Env = *p.Env
+	}
+	if p.Headers != nil {
+		s.Headers = *p.Headers
+	}
+	if p.ConnectTimeoutSeconds != nil {
+		s.ConnectTimeoutSeconds = *p.ConnectTimeoutSeconds
+	}
+	if p.ReadTimeoutSeconds != nil {
+		s.ReadTimeoutSeconds = *p.ReadTimeoutSeconds
+	}
+	if p.Enabled != nil {
+		s.Enabled = *p.Enabled
+	}
+	return s, nil
+}
+
+// UpdateServer applies a patch to the row with this id and returns the
+// stored row. The built-in row is ErrBuiltinServer; a missing one
+// ErrServerNotFound; a name another row has ErrServerExists.
+func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCPServer, error) {
+	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getServer(ctx, tx, `id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if cur.Builtin {
+			return ErrBuiltinServer
+		}
+		s, err := p.apply(cur)
+		if err != nil {
+			return err
+		}
+		if err := validateServer(&s); err != nil {
+			return err
+		}
+		if err := nameFree(ctx, tx, s.Name, id); err != nil {
+			return err
+		}
+		args, env, headers, err := encodeConfig(&s)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET name = ?, description = ?, transport = ?, command = ?, args = ?,
+			cwd = ?, env = ?, url = ?, headers = ?, connect_timeout_s = ?, read_timeout_s = ?, enabled = ?, updated_at = ?
+			WHERE id = ?`,
+			s.Name, s.Description, s.Transport, nullIfEmpty(s.Command), args, nullIfEmpty(s.Cwd), env, nullIfEmpty(s.URL), headers,
+			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, now(), id)
+		return err
+	})
+	if err != nil {
+		return MCPServer{}, err
+	}
+	return db.MCPServer(ctx, id)
+}
+
+// SetServerEnabled turns a server on or off; changed is false if it
+// already was.
+func (db *DB) SetServerEnabled(ctx context.Context, id int64, enabled bool) (changed bool, err error) {
+	err = db.writeTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getServer(ctx, tx, `id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if cur.Builtin {
+			return ErrBuiltinServer
+		}
+		if cur.Enabled == enabled {
+			return nil
+		}
+		changed = true
+		_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET enabled = ?, updated_at = ? WHERE id = ?`, enabled, now(), id)
+		return err
+	})
+	return changed, err
+}
+
+// DeleteServer removes an upstream and its tools cache. The built-in row
+// is ErrBuiltinServer (a trigger refuses it too).
+func (db *DB) DeleteServer(ctx context.Context, id int64) error {
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
+		cur, err := getServer(ctx, tx, `id = ?`, id)
+		if err != nil {
+			return err
+		}
+		if cur.Builtin {
+			return ErrBuiltinServer
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM cd_mcp_server WHERE id = ?`, id)
+		return err
+	})
+}
+
+// ServerStatus is what the daemon records after a connection attempt.
+type ServerStatus struct {
+	Status string // StatusConnected, StatusDisconnected or StatusError
+	// Error is the last error ("" clears it), cut to 4096 bytes. It is
+	// stored as given and masked (secrets.MaskText) when shown; the caller
+	// should not put resolved header or env values in it.
+	Error string
+	// ConnectedAt, when not zero, becomes last_connected_at.
+	ConnectedAt time.Time
+	// ToolCount is the number of tools discovered; negative keeps it.
+	ToolCount int
+}
+
+// RecordServerStatus writes a server's status columns. It does not raise
+// MCPServersGeneration: the writer is the daemon, which knows.
+func (db *DB) RecordServerStatus(ctx context.Context, id int64, st ServerStatus) error {
+	switch st.Status {
+	case StatusConnected, StatusDisconnected, StatusError:
+	default:
+		return invalid("status %q: use %s, %s or %s", printable(st.Status, 40), StatusConnected, StatusDisconnected, StatusError)
+	}
+	msg := strings.ToValidUTF8(st.Error, "\uFFFD")
+	if len(msg) > maxLastError {
+		msg = printable(msg, maxLastError-3)
+	}
+	var connected any
+	if !st.ConnectedAt.IsZero() {
+		connected = formatTime(st.ConnectedAt)
+	}
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE cd_mcp_server SET last_status = ?, last_error = ?,
+			last_connected_at = COALESCE(?, last_connected_at),
+			tool_count = CASE WHEN ? >= 0 THEN ? ELSE tool_count END
+			WHERE id = ? AND builtin = 0`,
+			st.Status, nullIfEmpty(msg), connected, st.ToolCount, st.ToolCount, id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w: %d (or it is the built-in row, whose status is fixed)", ErrServerNotFound, id)
+		}
+		return nil
+	})
+}
+
+// MCPServersGeneration is a counter that triggers raise on every change
+// to an MCP server's configuration (insert, delete, any update of a config
+// column or enabled), by any process; status writes and the tools cache do
+// not raise it. A daemon polls it (one indexed one-row read on a prepared
+// statement) and re-reads MCPServers when it moved, as the trust registry
+// is reloaded on its own counter (DB.Generation).
+func (db *DB) MCPServersGeneration(ctx context.Context) (int64, error) {
+	var n int64
+	err := db.mcpGenSQL.QueryRowContext(ctx).Scan(&n)
+	return n, err
+}
+
+// validText is s as valid UTF-8 (invalid bytes replaced), for text an
+// upstream sent.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// MCPServersSnapshot reads the generation and every row in one read
+// transaction, so the rows are exactly those of that generation.
+func (db *DB) MCPServersSnapshot(ctx context.Context) (gen int64, list []MCPServer, err error) {
+	tx, err := db.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_mcp_server_generation WHERE id = 1`).Scan(&gen); err != nil {
+		return 0, nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server ORDER BY builtin DESC, name`)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		s, err := scanServer(rows)
+		if err != nil {
+			return 0, nil, err
+		}
+		list = append(list, s)
+	}
+	return gen, list, rows.Err()
+}
+
+// WatchMCPServers calls onChange with every row now, and again each time
+// a poll (every `every`, at least 10 ms) finds MCPServersGeneration moved:
+// after `clawd mcp add`, rm, enable or disable by any process, within
+// about one period. It returns when ctx ends (nil) or a read fails (the
+// error). onChange runs on the caller's goroutine, one call at a time; it
+// gets the whole list and decides itself what changed (a server's ID is
+// stable across renames and edits). A poll costs one indexed one-row read.
+func (db *DB) WatchMCPServers(ctx context.Context, every time.Duration, onChange func([]MCPServer)) error {
+	if every < 10*time.Millisecond {
+		every = 10 * time.Millisecond
+	}
+	gen, list, err := db.MCPServersSnapshot(ctx)
+	if err != nil {
+		return err
+	}
+	onChange(list)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		n, err := db.MCPServersGeneration(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n == gen {
+			continue
+		}
+		if gen, list, err = db.MCPServersSnapshot(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		onChange(list)
+	}
+}
