@@ -8,6 +8,7 @@ import (
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/tools"
 )
 
 type callParams struct {
@@ -16,16 +17,19 @@ type callParams struct {
 	Meta      jsontext.Value `json:"_meta"`
 }
 
-// callTool decodes one tools/call, hands it to the chain (which decides,
-// runs the tool through toolCall and audits how it ended) and encodes the
-// answer; it returns nil when a cancelled call must not be answered.
+// callTool decodes one tools/call on a session (stream or HTTP session),
+// hands it to the chain (which decides, runs the tool through toolCall and
+// audits how it ended) and encodes the answer; it returns nil when a
+// cancelled call must not be answered. A call whose _meta claims a
+// protocol version is served statelessly (modernCall); any other needs
+// initialize first.
 func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
 	if cancelled {
-		return s.cancelledResponse(msg.ID)
+		return s.cancelledResponse(msg.ID, false)
 	}
 	own, ok := s.srv.acquireCall(ctx)
 	if !ok {
-		return s.cancelledResponse(msg.ID)
+		return s.cancelledResponse(msg.ID, false)
 	}
 	defer s.srv.releaseCall(own)
 
@@ -33,6 +37,37 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
 		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
 	}
+	var rep *reporter
+	if len(p.Meta) > 0 {
+		// Only a call that carries _meta pays for reading it: the legacy
+		// hot path without one is unchanged.
+		m, _ := decodeMeta(p.Meta)
+		if v, claimed := m.claim(); claimed {
+			return s.modernCall(ctx, msg, &p, &m, v)
+		}
+		if s.initialized() {
+			rep = newReporter(m.ProgressToken, s.legacyLogLevel(), s.push)
+		}
+	}
+	if !s.initialized() {
+		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"invalid request: the session is not initialized; send initialize first (or claim a protocol version in _meta)"))
+	}
+	return s.srv.runCall(ctx, exchange{caller: s.caller, calls: s.calls, replyCancelled: s.opts.ReplyToCancelled}, msg, &p, rep)
+}
+
+// exchange is what a call's answer depends on besides the message: who
+// calls, where its cancellation is tracked, whether a cancelled call is
+// answered, and whether the answer is in the 2026-07-28 shape.
+type exchange struct {
+	caller         *chain.Caller
+	calls          *inflight
+	replyCancelled bool
+	modern         bool
+}
+
+// runCall checks the decoded call and runs it through the chain.
+func (srv *Server) runCall(ctx context.Context, x exchange, msg *jsonrpc.Message, p *callParams, rep *reporter) []byte {
 	if p.Name == nil {
 		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "name" is required`))
 	}
@@ -42,15 +77,19 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	if p.Arguments.Kind() == 'n' {
 		p.Arguments = nil
 	}
-	entry, _ := s.srv.Registry.Lookup(*p.Name)
-	t := &toolCall{s: s, id: msg.ID, call: chain.Call{Caller: s.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}}
-	switch a := s.srv.Chain.Run(ctx, &t.call, t); a.Kind {
+	if rep != nil {
+		ctx = tools.WithReporter(ctx, rep)
+		defer rep.finish()
+	}
+	entry, _ := srv.Registry.Lookup(*p.Name)
+	t := &toolCall{x: x, id: msg.ID, rep: rep, call: chain.Call{Caller: x.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}}
+	switch a := srv.Chain.Run(ctx, &t.call, t); a.Kind {
 	case chain.AnswerError:
 		return jsonrpc.AppendError(nil, msg.ID, a.Err)
 	case chain.AnswerCancelled:
-		return s.cancelledResponse(msg.ID)
+		return cancelledAnswer(msg.ID, x.replyCancelled, x.modern)
 	case chain.AnswerToolError:
-		return appendToolError(msg.ID, a.Message)
+		return appendToolError(msg.ID, a.Message, x.modern)
 	}
 	return t.resp
 }
@@ -60,8 +99,9 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 // the one allocation a call needs anyway.
 type toolCall struct {
 	call chain.Call
-	s    *Session
+	x    exchange
 	id   jsonrpc.ID
+	rep  *reporter
 	resp []byte // the encoded result, set by Call
 }
 
@@ -69,10 +109,11 @@ type toolCall struct {
 // be encoded is audited as such.
 func (t *toolCall) Call(ctx context.Context) (any, error) {
 	res, err := t.call.Entry.Tool.Call(ctx, t.call.Args)
+	t.rep.finish() // no report may follow the answer
 	if err != nil {
 		return res, err
 	}
-	if t.resp, err = appendToolResult(t.id, res); err != nil {
+	if t.resp, err = appendToolResult(t.id, res, t.x.modern); err != nil {
 		return res, &chain.EncodeError{Err: err}
 	}
 	return res, nil
@@ -80,11 +121,15 @@ func (t *toolCall) Call(ctx context.Context) (any, error) {
 
 // Commit asks the inflight table whether the call was cancelled before its
 // answer could be committed (see inflight.commit).
-func (t *toolCall) Commit(ctx context.Context) bool { return t.s.calls.commit(t.id.Key(), ctx) }
+func (t *toolCall) Commit(ctx context.Context) bool { return t.x.calls.commit(t.id.Key(), ctx) }
 
-func (s *Session) cancelledResponse(id jsonrpc.ID) []byte {
-	if !s.opts.ReplyToCancelled {
+func (s *Session) cancelledResponse(id jsonrpc.ID, modern bool) []byte {
+	return cancelledAnswer(id, s.opts.ReplyToCancelled, modern)
+}
+
+func cancelledAnswer(id jsonrpc.ID, reply, modern bool) []byte {
+	if !reply {
 		return nil
 	}
-	return appendToolError(id, "cancelled")
+	return appendToolError(id, "cancelled", modern)
 }
