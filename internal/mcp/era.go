@@ -47,8 +47,8 @@ const (
 
 // Error codes the 2026-07-28 revision defines.
 const (
-	CodeHeaderMismatch            = -32020
-	CodeMissingClientCapability   = -32021
+	CodeHeaderMismatch             = -32020
+	CodeMissingClientCapability    = -32021
 	CodeUnsupportedProtocolVersion = -32022
 )
 

@@ -61,10 +61,10 @@ type Session struct {
 // (caller.AuthMethod set) or not (every tools/call is then refused -32001).
 func (srv *Server) NewSession(caller *chain.Caller, opts SessionOptions) *Session {
 	s := &Session{
-		srv:      srv,
-		caller:   caller,
-		opts:     opts,
-		calls:    newInflight(opts.HoldPendingCancels),
+		srv:    srv,
+		caller: caller,
+		opts:   opts,
+		calls:  newInflight(opts.HoldPendingCancels),
 	}
 	srv.track(s)
 	return s
