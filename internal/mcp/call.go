@@ -48,6 +48,8 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 		if s.initialized() {
 			rep = newReporter(m.ProgressToken, s.legacyLogLevel(), s.push)
 		}
+	} else if s.logSet.Load() {
+		rep = newReporter(nil, s.legacyLogLevel(), s.push)
 	}
 	if !s.initialized() {
 		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,

@@ -55,11 +55,11 @@ const (
 // requestMeta is what a request's params._meta says, each member as its
 // JSON text (nil when absent).
 type requestMeta struct {
-	ProtocolVersion    jsontext.Value `json:"'io.modelcontextprotocol/protocolVersion'"`
-	ClientCapabilities jsontext.Value `json:"'io.modelcontextprotocol/clientCapabilities'"`
-	ClientInfo         jsontext.Value `json:"'io.modelcontextprotocol/clientInfo'"`
-	LogLevel           jsontext.Value `json:"'io.modelcontextprotocol/logLevel'"`
-	ProgressToken      jsontext.Value `json:"progressToken"`
+	ProtocolVersion    jsontext.Value
+	ClientCapabilities jsontext.Value
+	ClientInfo         jsontext.Value
+	LogLevel           jsontext.Value
+	ProgressToken      jsontext.Value
 }
 
 // paramsMeta returns params._meta as its JSON text (nil when absent or when
@@ -78,15 +78,22 @@ func paramsMeta(params jsontext.Value) jsontext.Value {
 }
 
 // decodeMeta reads a _meta object. A _meta that is not an object decodes to
-// nothing (the caller decides whether that is an error).
+// nothing (the caller decides whether that is an error). Names match
+// exactly; the parser already refused names that differ only by case.
 func decodeMeta(meta jsontext.Value) (requestMeta, bool) {
 	var m requestMeta
 	if len(meta) == 0 || meta.Kind() != '{' {
 		return m, false
 	}
-	if json.Unmarshal(meta, &m) != nil {
-		return requestMeta{}, false
+	var all map[string]jsontext.Value
+	if json.Unmarshal(meta, &all) != nil {
+		return m, false
 	}
+	m.ProtocolVersion = all[MetaProtocolVersion]
+	m.ClientCapabilities = all[MetaClientCapabilities]
+	m.ClientInfo = all[MetaClientInfo]
+	m.LogLevel = all[MetaLogLevel]
+	m.ProgressToken = all["progressToken"]
 	return m, true
 }
 

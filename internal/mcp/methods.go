@@ -180,6 +180,7 @@ func (s *Session) setLogLevel(params jsontext.Value) (jsontext.Value, *jsonrpc.E
 	s.mu.Lock()
 	s.logLevel = p.Level
 	s.mu.Unlock()
+	s.logSet.Store(true)
 	return jsontext.Value("{}"), nil
 }
 

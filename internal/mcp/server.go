@@ -59,7 +59,9 @@ func Instructions(workspace string) string {
 }
 
 // MethodHandler serves an extension method (such as clawd/health). It
-// returns a result that marshals to JSON, or a JSON-RPC error.
+// returns a result that marshals to JSON, or a JSON-RPC error. s is the
+// session the request came on; it is nil for a stateless request on
+// Streamable HTTP, which has none.
 type MethodHandler func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error)
 
 // Server holds what every session shares.

@@ -46,6 +46,7 @@ type Session struct {
 	mu       sync.Mutex // guards version, logLevel, client, authed
 	version  string
 	logLevel string // set by logging/setLevel; "" sends no log messages
+	logSet   atomic.Bool // logLevel is set (read without the lock by each call)
 	client   string
 	authed   bool // clawd/authenticate succeeded
 
@@ -87,8 +88,12 @@ func (s *Session) ProtocolVersion() string {
 	return s.version
 }
 
-// ClientName returns clientInfo.name from initialize.
+// ClientName returns clientInfo.name from initialize ("" for a nil
+// session: an extension serving a stateless HTTP request gets none).
 func (s *Session) ClientName() string {
+	if s == nil {
+		return ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.client
