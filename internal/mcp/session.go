@@ -45,7 +45,7 @@ type Session struct {
 	state    atomic.Int32
 	mu       sync.Mutex // guards version, logLevel, client, authed
 	version  string
-	logLevel string // set by logging/setLevel; "" sends no log messages
+	logLevel string      // set by logging/setLevel; "" sends no log messages
 	logSet   atomic.Bool // logLevel is set (read without the lock by each call)
 	client   string
 	authed   bool // clawd/authenticate succeeded
