@@ -41,3 +41,10 @@ func Log(ctx context.Context, level, logger string, data any) {
 		r.Log(level, logger, data)
 	}
 }
+
+// Reporting reports whether the call's client asked for progress or log
+// messages, so a tool can skip the work of producing reports nobody reads.
+func Reporting(ctx context.Context) bool {
+	_, ok := ctx.Value(reporterKey{}).(Reporter)
+	return ok
+}
