@@ -131,6 +131,21 @@ func ClaimedVersion(msg *jsonrpc.Message) (string, bool) {
 	return m.claim()
 }
 
+// IsStateless reports whether Streamable HTTP serves msg without a session:
+// a request claiming a protocol version in _meta (ClaimedVersion),
+// server/discover (which only the stateless path answers), or any message
+// sent with an MCP-Protocol-Version header (headerVersion) that is not a
+// legacy version (such a request must claim it in _meta, or gets -32602).
+func IsStateless(msg *jsonrpc.Message, headerVersion string) bool {
+	if _, claimed := ClaimedVersion(msg); claimed {
+		return true
+	}
+	if msg.Batch == nil && !msg.IsResponse && !msg.IsNotification() && msg.Method == "server/discover" {
+		return true
+	}
+	return headerVersion != "" && !IsSupportedVersion(headerVersion)
+}
+
 // HeaderValues returns what the Streamable HTTP headers Mcp-Method and
 // Mcp-Name must say for msg under the 2026-07-28 revision: the method, and
 // for tools/call and prompts/get params.name, for resources/read

@@ -72,9 +72,9 @@ func (t *timeouts) fill() {
 //	body over MaxBodyBytes                413
 //	body not JSON-RPC                     400
 //
-// Then a request whose _meta claims a protocol version, or whose
-// MCP-Protocol-Version is not a legacy version, is served without a
-// session (http_stateless.go: the mirrored headers checked against the
+// Then a request mcp.IsStateless picks (its _meta claims a protocol
+// version, it is server/discover, or its MCP-Protocol-Version is not a
+// legacy version) is served without a session (http_stateless.go: the mirrored headers checked against the
 // body, 400 -32020 on a mismatch; the answer as JSON or a per-request SSE
 // stream). Any other takes the legacy session path:
 //
@@ -351,7 +351,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 			jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not a valid JSON array")))
 		return
 	}
-	if statelessRequest(r.Header.Get(HeaderProtocolVersion), &msg) {
+	if mcp.IsStateless(&msg, r.Header.Get(HeaderProtocolVersion)) {
 		h.postStateless(w, r, ident, &msg)
 		return
 	}

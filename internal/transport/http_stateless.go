@@ -6,7 +6,7 @@ package transport
 // against the body, the status of an answer, and the per-request SSE
 // stream. What the body means is asked of internal/mcp (ClaimedVersion,
 // HeaderValues, HandleStateless, StatusFor); the transport names no MCP
-// method itself.
+// method itself; mcp.IsStateless says which POSTs take this path.
 
 import (
 	"encoding/base64"
@@ -36,16 +36,6 @@ const (
 // clients and intermediaries do not close it.
 const sseKeepAlive = 25 * time.Second
 
-// statelessRequest reports whether a POST takes the stateless path: its
-// body claims a protocol version in _meta, or its MCP-Protocol-Version
-// header names one that is not a legacy (initialize) version.
-func statelessRequest(headerVersion string, msg *jsonrpc.Message) bool {
-	if _, claimed := mcp.ClaimedVersion(msg); claimed {
-		return true
-	}
-	return headerVersion != "" && !mcp.IsSupportedVersion(headerVersion)
-}
-
 // checkHeaders compares the mirrored headers with the body, as the
 // 2026-07-28 transport requires of a server that reads the body: the
 // version first, then the method, then the name. It returns "" when they
@@ -56,7 +46,14 @@ func checkHeaders(r *http.Request, msg *jsonrpc.Message) string {
 		return ""
 	}
 	hv := r.Header.Get(HeaderProtocolVersion)
-	if claim, claimed := mcp.ClaimedVersion(msg); claimed {
+	claim, claimed := mcp.ClaimedVersion(msg)
+	if !claimed && (hv == "" || mcp.IsSupportedVersion(hv)) {
+		// Neither the body nor the header speaks 2026-07-28 (a
+		// server/discover without _meta): there is nothing to mirror, and
+		// the body's missing _meta is the error (-32602).
+		return ""
+	}
+	if claimed {
 		switch {
 		case len(r.Header.Values(HeaderProtocolVersion)) > 1:
 			return "MCP-Protocol-Version is sent more than once"

@@ -134,6 +134,7 @@ func TestStatelessHTTPChecks(t *testing.T) {
 		{"unsupported version", req{body: strings.ReplaceAll(list, "2026-07-28", "v999.0.0"), headers: h26("tools/list", HeaderProtocolVersion, "v999.0.0")}, 400, -32022, `"requested":"v999.0.0"`},
 		{"claim differs from a modern header", req{body: strings.ReplaceAll(list, "2026-07-28", "v999.0.0"), headers: h26("tools/list")}, 400, -32020, "MCP-Protocol-Version"},
 		{"modern header without _meta", req{body: `{"jsonrpc":"2.0","id":9,"method":"server/discover","params":{}}`, headers: h26("server/discover")}, 400, -32602, "protocolVersion"},
+		{"discover without any version", req{body: `{"jsonrpc":"2.0","id":9,"method":"server/discover","params":{}}`}, 400, -32602, "protocolVersion"},
 		{"no clientCapabilities", req{body: `{"jsonrpc":"2.0","id":9,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, headers: h26("server/discover")}, 400, -32602, "clientCapabilities"},
 		{"unknown method", req{body: body26("10", "nope/nope", ""), headers: h26("nope/nope")}, 404, -32601, "nope/nope"},
 		{"initialize removed", req{body: body26("11", "initialize", `"protocolVersion":"2025-11-25","capabilities":{}`), headers: h26("initialize")}, 404, -32601, "initialize"},
