@@ -434,3 +434,29 @@ func TestHeaderValuesAndClaims(t *testing.T) {
 		}
 	}
 }
+
+// Open subscriptions are capped: a client opening them in a loop gets an
+// error instead of all the memory; closing one makes room.
+func TestListenersCapped(t *testing.T) {
+	srv := testServer(&testChain{})
+	st := &Stateless{Caller: chain.Caller{Transport: "http", AuthMethod: "bearer", Kind: "local", Subject: "ws"}, Notify: func([]byte) {}}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < maxListeners; i++ {
+		msg := mustParse(t, modernReq("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, ""))
+		wg.Add(1)
+		go func() { defer wg.Done(); srv.HandleStateless(ctx, st, &msg) }()
+	}
+	waitFor(t, func() bool { srv.listenMu.Lock(); defer srv.listenMu.Unlock(); return len(srv.listeners) == maxListeners })
+	msg := mustParse(t, modernReq("2", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, ""))
+	resp, _ := srv.HandleStateless(context.Background(), st, &msg)
+	if !strings.Contains(string(resp), "too many open subscriptions") {
+		t.Errorf("listen beyond the cap: %s", resp)
+	}
+	cancel()
+	wg.Wait()
+	if n := len(srv.listeners); n != 0 {
+		t.Errorf("%d listeners left after their requests ended", n)
+	}
+}

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -31,7 +33,13 @@ type listener struct {
 
 	mu      sync.Mutex // orders the acknowledgement before every notification
 	endOnce sync.Once
+	sending atomic.Bool // a list_changed is on its way (notifyListeners)
 }
+
+// maxListeners bounds the open subscriptions of a server (each holds a
+// goroutine; on HTTP also a connection, which the connection cap bounds
+// too): a client opening them in a loop gets an error, not all the memory.
+const maxListeners = 1024
 
 func (l *listener) stop() { l.endOnce.Do(func() { close(l.end) }) }
 
@@ -70,7 +78,11 @@ func (srv *Server) listen(ctx context.Context, st *Stateless, msg *jsonrpc.Messa
 	// Hold the listener's lock from registration to the acknowledgement:
 	// a change event in between waits, so the acknowledgement is first.
 	l.mu.Lock()
-	srv.addListener(l)
+	if !srv.addListener(l) {
+		l.mu.Unlock()
+		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+			"internal error: too many open subscriptions ("+strconv.Itoa(maxListeners)+"); cancel one first"))
+	}
 	ack := map[string]any{}
 	if l.tools {
 		ack["toolsListChanged"] = true
@@ -82,26 +94,35 @@ func (srv *Server) listen(ctx context.Context, st *Stateless, msg *jsonrpc.Messa
 	l.notify(b)
 	l.mu.Unlock()
 	defer srv.removeListener(l)
+	var cancelled bool
 	select {
 	case <-ctx.Done():
-		return nil // cancelled: MCP sends nothing more for it
+		cancelled = true
 	case <-l.end:
 	}
-	l.mu.Lock() // no notification of it after the closing result
+	// No notification of it after this, not even one already on its way.
+	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.notify = func([]byte) {}
+	if cancelled {
+		return nil // MCP sends nothing more for a cancelled request
+	}
 	res := `{"resultType":"complete","_meta":{"` + MetaSubscriptionID + `":` + msg.ID.Raw() + `}}`
 	return jsonrpc.AppendResult(nil, msg.ID, []byte(res))
 }
 
-func (srv *Server) addListener(l *listener) {
+func (srv *Server) addListener(l *listener) bool {
+	srv.watchOnce.Do(srv.watchRegistry)
 	srv.listenMu.Lock()
 	defer srv.listenMu.Unlock()
-	srv.watchOnce.Do(srv.watchRegistry)
+	if len(srv.listeners) >= maxListeners {
+		return false
+	}
 	if srv.listeners == nil {
 		srv.listeners = map[*listener]struct{}{}
 	}
 	srv.listeners[l] = struct{}{}
+	return true
 }
 
 func (srv *Server) removeListener(l *listener) {
@@ -127,7 +148,10 @@ func (srv *Server) endListeners(owner *Session, all bool) {
 }
 
 // notifyListeners sends a tagged list_changed to every subscription that
-// asked for it.
+// asked for it, each on its own goroutine, so a client that stopped
+// reading holds up only its own. One still on its way covers a later
+// change (it reaches the client after the change was made), so a second is
+// not queued behind it.
 func (srv *Server) notifyListeners() {
 	srv.listenMu.Lock()
 	list := make([]*listener, 0, len(srv.listeners))
@@ -138,6 +162,11 @@ func (srv *Server) notifyListeners() {
 	}
 	srv.listenMu.Unlock()
 	for _, l := range list {
-		l.send("notifications/tools/list_changed", nil)
+		if l.sending.CompareAndSwap(false, true) {
+			go func() {
+				defer l.sending.Store(false)
+				l.send("notifications/tools/list_changed", nil)
+			}()
+		}
 	}
 }
