@@ -448,7 +448,11 @@ func TestListenersCapped(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); srv.HandleStateless(ctx, st, &msg) }()
 	}
-	waitFor(t, func() bool { srv.listenMu.Lock(); defer srv.listenMu.Unlock(); return len(srv.listeners) == maxListeners })
+	waitFor(t, func() bool {
+		srv.listenMu.Lock()
+		defer srv.listenMu.Unlock()
+		return len(srv.listeners) == maxListeners
+	})
 	msg := mustParse(t, modernReq("2", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, ""))
 	resp, _ := srv.HandleStateless(context.Background(), st, &msg)
 	if !strings.Contains(string(resp), "too many open subscriptions") {

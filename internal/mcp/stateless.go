@@ -129,10 +129,12 @@ func (srv *Server) HandleStateless(ctx context.Context, st *Stateless, msg *json
 		defer srv.limiter().release(1)
 		ctx = context.WithValue(ctx, slotsHeld{}, true)
 	}
-	st.calls = newInflight(false)
-	cctx, done, _ := st.calls.register(ctx, msg.ID.Key())
+	own := *st // st may be shared by concurrent requests; this one's table is its own
+	own.calls = newInflight(false)
+	own.session = nil
+	cctx, done, _ := own.calls.register(ctx, msg.ID.Key())
 	defer done()
-	return srv.serveStateless(cctx, st, msg), nil
+	return srv.serveStateless(cctx, &own, msg), nil
 }
 
 // serveStateless answers a request of the modern path.
