@@ -80,11 +80,13 @@ func (srv *Server) runCall(ctx context.Context, x exchange, msg *jsonrpc.Message
 		p.Arguments = nil
 	}
 	if rep != nil {
+		// finish runs before the answer is returned, so before it is
+		// written: no report of the call can follow its answer.
 		ctx = tools.WithReporter(ctx, rep)
 		defer rep.finish()
 	}
 	entry, _ := srv.Registry.Lookup(*p.Name)
-	t := &toolCall{x: x, id: msg.ID, rep: rep, call: chain.Call{Caller: x.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}}
+	t := &toolCall{calls: x.calls, modern: x.modern, id: msg.ID, call: chain.Call{Caller: x.caller, Entry: entry, ToolName: *p.Name, Args: p.Arguments, RequestID: msg.ID.Raw()}}
 	switch a := srv.Chain.Run(ctx, &t.call, t); a.Kind {
 	case chain.AnswerError:
 		return jsonrpc.AppendError(nil, msg.ID, a.Err)
@@ -100,22 +102,21 @@ func (srv *Server) runCall(ctx context.Context, x exchange, msg *jsonrpc.Message
 // of it and the protocol's side that chain.Run calls back (chain.Next), in
 // the one allocation a call needs anyway.
 type toolCall struct {
-	call chain.Call
-	x    exchange
-	id   jsonrpc.ID
-	rep  *reporter
-	resp []byte // the encoded result, set by Call
+	call   chain.Call
+	calls  *inflight
+	id     jsonrpc.ID
+	resp   []byte // the encoded result, set by Call
+	modern bool
 }
 
 // Call runs the tool and encodes its result, so that a result that cannot
 // be encoded is audited as such.
 func (t *toolCall) Call(ctx context.Context) (any, error) {
 	res, err := t.call.Entry.Tool.Call(ctx, t.call.Args)
-	t.rep.finish() // no report may follow the answer
 	if err != nil {
 		return res, err
 	}
-	if t.resp, err = appendToolResult(t.id, res, t.x.modern); err != nil {
+	if t.resp, err = appendToolResult(t.id, res, t.modern); err != nil {
 		return res, &chain.EncodeError{Err: err}
 	}
 	return res, nil
@@ -123,7 +124,7 @@ func (t *toolCall) Call(ctx context.Context) (any, error) {
 
 // Commit asks the inflight table whether the call was cancelled before its
 // answer could be committed (see inflight.commit).
-func (t *toolCall) Commit(ctx context.Context) bool { return t.x.calls.commit(t.id.Key(), ctx) }
+func (t *toolCall) Commit(ctx context.Context) bool { return t.calls.commit(t.id.Key(), ctx) }
 
 func (s *Session) cancelledResponse(id jsonrpc.ID, modern bool) []byte {
 	return cancelledAnswer(id, s.opts.ReplyToCancelled, modern)
