@@ -46,10 +46,10 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 			return s.modernCall(ctx, msg, &p, &m, v)
 		}
 		if s.initialized() {
-			rep = newReporter(m.ProgressToken, s.legacyLogLevel(), s.push)
+			rep = newReporter(m.ProgressToken, s.legacyLogLevel(), s.notifier(ctx))
 		}
 	} else if s.logSet.Load() {
-		rep = newReporter(nil, s.legacyLogLevel(), s.push)
+		rep = newReporter(nil, s.legacyLogLevel(), s.notifier(ctx))
 	}
 	if !s.initialized() {
 		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
@@ -135,4 +135,24 @@ func cancelledAnswer(id jsonrpc.ID, reply, modern bool) []byte {
 		return nil
 	}
 	return appendToolError(id, "cancelled", modern)
+}
+
+type notifyKey struct{}
+
+// WithNotify returns ctx carrying the function that writes the
+// notifications preceding the answer of the message handled with it (a
+// Streamable HTTP POST answered as an SSE stream). Session.Handle sends a
+// legacy call's progress and log messages through it; without it they
+// are dropped on HTTP (a stream session writes them to its connection).
+func WithNotify(ctx context.Context, notify func(msg []byte)) context.Context {
+	return context.WithValue(ctx, notifyKey{}, notify)
+}
+
+// notifier is where a legacy call's reports go: the request's own channel
+// (WithNotify), else the session's connection (nil on HTTP: dropped).
+func (s *Session) notifier(ctx context.Context) func([]byte) {
+	if n, ok := ctx.Value(notifyKey{}).(func([]byte)); ok && n != nil {
+		return n
+	}
+	return s.push
 }

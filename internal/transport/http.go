@@ -376,11 +376,23 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 		h.forbidSession(w)
 		return
 	}
-	resp, err := hs.s.Handle(r.Context(), &msg)
+	// A legacy call's progress and log messages (only those the client
+	// asked for) turn the answer into an SSE stream of this POST, as
+	// Streamable HTTP allows since 2025-03-26; otherwise it is JSON.
+	out := &sseWriter{w: w, h: h, accepts: acceptsSSE(r), legacy: true}
+	ctx := r.Context()
+	if out.accepts {
+		ctx = mcp.WithNotify(ctx, out.notify)
+	}
+	resp, err := hs.s.Handle(ctx, &msg)
 	var busy *mcp.BusyError
 	if errors.As(err, &busy) {
 		w.Header().Set("Retry-After", "1")
 		h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, busy.Error())
+		return
+	}
+	if out.begun() {
+		out.finish(resp, msg.ID)
 		return
 	}
 	h.respond(w, resp)

@@ -188,6 +188,7 @@ type sseWriter struct {
 	w       http.ResponseWriter
 	h       *HTTPServer
 	accepts bool
+	legacy  bool // a legacy session's answer: errors keep status 200
 
 	mu      sync.Mutex
 	started bool
@@ -265,6 +266,13 @@ func (s *sseWriter) keepAlive() (stop func()) {
 	return func() { close(quit) }
 }
 
+// begun reports whether the SSE stream has started.
+func (s *sseWriter) begun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
 // finish writes the answer: the last event of a started stream, or a JSON
 // body whose status follows its error code (mcp.StatusFor).
 func (s *sseWriter) finish(resp []byte, id jsonrpc.ID) {
@@ -284,7 +292,11 @@ func (s *sseWriter) finish(resp []byte, id jsonrpc.ID) {
 		return
 	}
 	setWriteDeadline(s.w, s.h.timeouts.write)
-	writeJSON(s.w, statusOf(resp, id), resp)
+	status := http.StatusOK
+	if !s.legacy {
+		status = statusOf(resp, id)
+	}
+	writeJSON(s.w, status, resp)
 }
 
 // statusOf is the HTTP status of a stateless answer: mcp.StatusFor of its

@@ -391,3 +391,28 @@ func TestGoSDKModernClient(t *testing.T) {
 		t.Error("a cancelled call returned no error")
 	}
 }
+
+// A legacy session's call reports progress too: its POST's answer becomes
+// an SSE stream when the client asked for progress; without a token it
+// stays JSON.
+func TestLegacySessionProgressOverSSE(t *testing.T) {
+	f, _, _ := startModernHTTP(t)
+	sid := f.initialize()
+	hd := map[string]string{HeaderSessionID: sid, HeaderProtocolVersion: "2025-11-25"}
+	resp := f.post(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"report","arguments":{},"_meta":{"progressToken":"lp"}}}`, hd)
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	ev := sseEvents(resp.Body)
+	if e := nextEvent(t, ev); !strings.Contains(e, `"progressToken":"lp"`) {
+		t.Fatalf("first event %s", e)
+	}
+	if e := nextEvent(t, ev); !strings.HasPrefix(e, `{"jsonrpc":"2.0","id":2,"result":{"content"`) {
+		t.Fatalf("answer %s", e)
+	}
+	r, body := f.do(req{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"report","arguments":{}}}`, headers: hd})
+	if r.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"isError":false`) {
+		t.Errorf("no token: %s %s", r.Header.Get("Content-Type"), body)
+	}
+}
