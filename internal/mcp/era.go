@@ -26,6 +26,10 @@ import (
 // newest first.
 var ModernVersions = []string{"2026-07-28"}
 
+// NewestVersion is the newest protocol version clawd speaks (health's
+// mcp_version).
+func NewestVersion() string { return ModernVersions[0] }
+
 // IsModernVersion reports whether v is one of ModernVersions.
 func IsModernVersion(v string) bool { return slices.Contains(ModernVersions, v) }
 
