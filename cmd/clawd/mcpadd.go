@@ -265,7 +265,7 @@ func warnAdd(w io.Writer, s store.MCPServer) {
 	var unset []string
 	for _, m := range []store.SecretMap{s.Env, s.Headers} {
 		for _, v := range m {
-			for _, ref := range store.Refs(v) {
+			for _, ref := range secrets.Refs(v) {
 				if _, ok := os.LookupEnv(ref); !ok && !slices.Contains(unset, ref) {
 					unset = append(unset, ref)
 				}

@@ -52,7 +52,7 @@ type MCPServer struct {
 }
 
 // MCPServerView is a row as every output shows it (`clawd mcp list --json`,
-// later the REST API): env and header values masked (MaskSecretValue), the
+// later the REST API): env and header values masked (secrets.MaskRefValue), the
 // URL's query values masked (MaskURL), the last error through
 // secrets.MaskText. Arguments are shown as stored: put a secret in --env
 // as a ${VAR} reference, not on the command line.
@@ -88,7 +88,7 @@ func (s MCPServer) View() MCPServerView {
 	return MCPServerView{
 		ID: s.ID, Name: s.Name, Description: s.Description, Transport: s.Transport,
 		Command: s.Command, Args: args, Cwd: s.Cwd, Env: s.Env.Masked(),
-		URL: MaskURL(s.URL), Headers: s.Headers.Masked(),
+		URL: secrets.MaskURL(s.URL), Headers: s.Headers.Masked(),
 		ConnectTimeoutSeconds: s.ConnectTimeoutSeconds, ReadTimeoutSeconds: s.ReadTimeoutSeconds,
 		Enabled: s.Enabled, Builtin: s.Builtin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		LastStatus: s.LastStatus, LastError: secrets.MaskText(s.LastError), LastConnectedAt: s.LastConnectedAt,

@@ -161,20 +161,6 @@ func ValidateURL(raw string) error {
 	return nil
 }
 
-// envName: a POSIX-portable variable name.
-func envName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
-
 // ValidateEnv checks a stdio server's environment: names are [A-Za-z_]
 // [A-Za-z0-9_]* and not clawd's own (CLAWD_*, CLAWDE_*: they never reach a
 // child); values have no NUL and their ${VAR}/$VAR references parse and do
@@ -184,7 +170,7 @@ func ValidateEnv(env map[string]string) error {
 		return invalid("%d environment variables: at most %d", len(env), maxPairs)
 	}
 	for _, k := range sortedKeys(env) {
-		if !envName(k) {
+		if !secrets.IsEnvName(k) {
 			return invalid("environment variable name %q: use letters, digits and '_', not starting with a digit", printable(k, 80))
 		}
 		if secrets.IsClawdVar(k) {
@@ -253,14 +239,8 @@ func validateValue(what, v string) error {
 	if !utf8.ValidString(v) {
 		return invalid("%s: value is not valid UTF-8", what)
 	}
-	segs, err := splitRefs(v)
-	if err != nil {
+	if err := secrets.CheckRefs(v); err != nil {
 		return invalid("%s: %v", what, err)
-	}
-	for _, s := range segs {
-		if s.ref && secrets.IsClawdVar(s.text) {
-			return invalid("%s: ${%s} is one of clawd's own variables, which never reach an upstream", what, s.text)
-		}
 	}
 	return nil
 }

@@ -1,0 +1,238 @@
+package secrets
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// References to the environment in an upstream server's env and header
+// values: ${NAME} and $NAME. The values are stored with their references
+// unresolved; ExpandRefs resolves them when a server is started or a
+// request sent, MaskRefValue shows them. Both clawd's store (validation,
+// listings) and its upstream connections use these, so what counts as a
+// reference, and which variables may never be referenced, is decided once.
+
+// IsEnvName reports whether s is a POSIX-portable variable name:
+// [A-Za-z_][A-Za-z0-9_]*.
+func IsEnvName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// clipText cuts s to at most n bytes on a rune boundary, marking the cut.
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// refSegment is a piece of a value: literal text or a variable name.
+type refSegment struct {
+	text string // the literal text, or the variable's name
+	ref  bool
+	raw  string // a reference as written: "${NAME}" or "$NAME"
+}
+
+// splitRefs cuts a value into literal text and variable references:
+// ${NAME} and $NAME with NAME = [A-Za-z_][A-Za-z0-9_]*. A '$' not followed
+// by '{' or a name character is literal. An unterminated "${" or a "${...}"
+// that is not a name is an error, so a typo is found when the value is
+// stored rather than when the server starts.
+func splitRefs(v string) ([]refSegment, error) {
+	var segs []refSegment
+	lit := 0
+	flush := func(end int) {
+		if end > lit {
+			segs = append(segs, refSegment{text: v[lit:end]})
+		}
+	}
+	for i := 0; i < len(v); {
+		if v[i] != '$' || i+1 >= len(v) {
+			i++
+			continue
+		}
+		if v[i+1] == '{' {
+			end := strings.IndexByte(v[i+2:], '}')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated ${ at byte %d; write ${NAME}", i+1)
+			}
+			name := v[i+2 : i+2+end]
+			if !IsEnvName(name) {
+				return nil, fmt.Errorf("${%s} is not a variable name (letters, digits and '_', not starting with a digit)", clipText(name, 40))
+			}
+			flush(i)
+			segs = append(segs, refSegment{text: name, ref: true, raw: v[i : i+3+end]})
+			i += 3 + end
+			lit = i
+			continue
+		}
+		j := i + 1
+		for j < len(v) && (v[j] == '_' || v[j] >= 'A' && v[j] <= 'Z' || v[j] >= 'a' && v[j] <= 'z' || j > i+1 && v[j] >= '0' && v[j] <= '9') {
+			j++
+		}
+		if j == i+1 {
+			i++
+			continue
+		}
+		flush(i)
+		segs = append(segs, refSegment{text: v[i+1 : j], ref: true, raw: v[i:j]})
+		i, lit = j, j
+	}
+	flush(len(v))
+	return segs, nil
+}
+
+// CheckRefs reports what is wrong with the references in a value about to
+// be stored: one that does not parse, or one naming clawd's own variables,
+// which never reach an upstream.
+func CheckRefs(v string) error {
+	segs, err := splitRefs(v)
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		if s.ref && IsClawdVar(s.text) {
+			return fmt.Errorf("${%s} is one of clawd's own variables, which never reach an upstream", s.text)
+		}
+	}
+	return nil
+}
+
+// Refs lists the variables a value refers to, in order.
+func Refs(v string) []string {
+	segs, _ := splitRefs(v)
+	var out []string
+	for _, s := range segs {
+		if s.ref {
+			out = append(out, s.text)
+		}
+	}
+	return out
+}
+
+// ExpandRefs resolves a stored value's ${VAR} and $VAR references with
+// lookup (the daemon's environment, os.LookupEnv) when a server starts or
+// a request is sent. An unset variable and one of clawd's own (CLAWD_*,
+// CLAWDE_*: tokens, session secrets) are errors naming the variable, never
+// an empty or secret value sent to an upstream. The error never contains a
+// resolved value.
+func ExpandRefs(v string, lookup func(string) (string, bool)) (string, error) {
+	segs, err := splitRefs(v)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	for _, s := range segs {
+		if !s.ref {
+			b.WriteString(s.text)
+			continue
+		}
+		if IsClawdVar(s.text) {
+			return "", fmt.Errorf("${%s} is one of clawd's own variables and is never passed to an upstream", s.text)
+		}
+		val, ok := lookup(s.text)
+		if !ok {
+			return "", fmt.Errorf("${%s} is not set in clawd's environment", s.text)
+		}
+		b.WriteString(val)
+	}
+	return b.String(), nil
+}
+
+// MaskRefValue is how an env or header value is shown. References are
+// shown as written ("${GITHUB_TOKEN}": they name a variable, not a value).
+// A value without references is masked whole with secrets.MaskValue
+// ("sk-****wxyz", or "****" under 20 characters). In a value that mixes
+// both, a literal piece is kept only when it cannot hold a secret (an auth
+// scheme word such as "Bearer " or only separators, as in
+// "${USER}:${PASS}"); any other literal piece becomes "****". A value that
+// does not parse is masked whole.
+func MaskRefValue(v string) string {
+	segs, err := splitRefs(v)
+	if err != nil {
+		return MaskValue(v)
+	}
+	hasRef := false
+	for _, s := range segs {
+		hasRef = hasRef || s.ref
+	}
+	if !hasRef {
+		return MaskValue(v)
+	}
+	var b strings.Builder
+	for _, s := range segs {
+		switch {
+		case s.ref:
+			b.WriteString(s.raw)
+		case harmlessLiteral(s.text):
+			b.WriteString(s.text)
+		default:
+			b.WriteString(Masked)
+		}
+	}
+	return b.String()
+}
+
+// harmlessLiteral: an auth scheme word followed by spaces, or separators
+// only.
+func harmlessLiteral(s string) bool {
+	if word := strings.TrimRight(s, " "); word != s {
+		switch strings.ToLower(word) {
+		case "bearer", "basic", "token":
+			return true
+		}
+	}
+	return strings.Trim(s, " :/-_.,;@") == ""
+}
+
+// MaskURL shows an upstream URL with every query value masked
+// (MaskRefValue: an API key in ?key= is a secret like a header) and
+// the rest through secrets.MaskText (a token-like path segment, as in
+// webhook URLs, becomes "***"). Scheme, host and port are shown as stored.
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return MaskText(raw)
+	}
+	if u.RawQuery == "" {
+		return MaskText(raw)
+	}
+	query := u.RawQuery
+	u.RawQuery = ""
+	base := MaskText(u.String())
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return base + "?" + Masked
+	}
+	var parts []string
+	for _, k := range sortedKeysMulti(q) {
+		for _, v := range q[k] {
+			parts = append(parts, url.QueryEscape(k)+"="+MaskRefValue(v))
+		}
+	}
+	return base + "?" + strings.Join(parts, "&")
+}
+
+func sortedKeysMulti(q url.Values) []string {
+	keys := make([]string, 0, len(q))
+	for k := range q {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
