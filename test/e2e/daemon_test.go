@@ -16,7 +16,8 @@ func init() {
 // stdio-only host does: the go-sdk client spawns `clawd connect`.
 func dialUnix(t *testing.T, e *env, d dial) *mcp.ClientSession {
 	t.Helper()
-	e.Daemon("unix_socket")
+	dm, _ := e.Daemon("unix_socket")
+	e.server = dm.Cmd.Process
 	return sdkConnect(t, &mcp.CommandTransport{Command: e.Command("connect")}, d)
 }
 
@@ -25,7 +26,8 @@ func dialUnix(t *testing.T, e *env, d dial) *mcp.ClientSession {
 // (through d.wire's recording client when set).
 func dialHTTP(t *testing.T, e *env, d dial) *mcp.ClientSession {
 	t.Helper()
-	_, st := e.Daemon("tcp_loopback", "--port", "0")
+	dm, st := e.Daemon("tcp_loopback", "--port", "0")
+	e.server = dm.Cmd.Process
 	tok := clawdtest.ReadToken(t, st.TokenFile)
 	hc := clawdtest.BearerClient(tok)
 	if d.wire != nil {

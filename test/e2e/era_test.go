@@ -48,6 +48,7 @@ func TestEraGoSDK(t *testing.T) {
 			// standalone GET stream with 405 (docs/transports.md), so there
 			// the change shows only in the next tools/list.
 			e.WriteConfig("[tools]\nread_file = false\n")
+			e.reload()
 			notified := !(tr.kind == "http" && tr.era.want == "2025-11-25")
 			if notified {
 				select {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,21 @@ type env struct {
 	*clawdtest.Env
 	outside string
 	evil    string // <ws>_evil: shares the workspace's prefix
+	// server is the clawd process the last dial started (the stdio child
+	// or the daemon), for tests that signal it.
+	server *os.Process
+}
+
+// reload makes the clawd serving e re-read its config now (SIGHUP), so a
+// test does not depend on the one-second file poll noticing a change.
+func (e *env) reload() {
+	e.T.Helper()
+	if e.server == nil {
+		e.T.Fatal("reload: no clawd process started by a dial")
+	}
+	if err := e.server.Signal(syscall.SIGHUP); err != nil {
+		e.T.Fatalf("SIGHUP to clawd: %v", err)
+	}
 }
 
 func newEnv(t *testing.T) *env {
@@ -149,7 +165,10 @@ func transports() []transport {
 // dialStdio spawns `clawd serve` with the go-sdk's CommandTransport.
 func dialStdio(t *testing.T, e *env, d dial) *mcp.ClientSession {
 	t.Helper()
-	return sdkConnect(t, &mcp.CommandTransport{Command: e.Command("serve", "--client", "cc")}, d)
+	cmd := e.Command("serve", "--client", "cc")
+	cs := sdkConnect(t, &mcp.CommandTransport{Command: cmd}, d)
+	e.server = cmd.Process
+	return cs
 }
 
 // sdkConnect connects the go-sdk client over tr (through d.wire when set)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/base64"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +19,15 @@ import (
 // its token.
 func httpDaemon(t *testing.T, e *env) *clawdtest.HTTP {
 	t.Helper()
-	_, st := e.Daemon("tcp_loopback", "--port", "0")
-	return clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile))
+	s, _ := httpDaemonProc(t, e)
+	return s
+}
+
+// httpDaemonProc is httpDaemon that also returns the daemon's process.
+func httpDaemonProc(t *testing.T, e *env) (*clawdtest.HTTP, *os.Process) {
+	t.Helper()
+	d, st := e.Daemon("tcp_loopback", "--port", "0")
+	return clawdtest.NewHTTP(t, st.Addr, clawdtest.ReadToken(t, st.TokenFile)), d.Cmd.Process
 }
 
 // headers26 are the request metadata headers (streamable-http page,
@@ -216,7 +224,7 @@ func nextEvent(ch <-chan string, d time.Duration) (string, bool) {
 // request id; a change then arrives on it, tagged the same; no session.
 func TestEraHTTPSubscription(t *testing.T) {
 	e := newEnv(t)
-	s := httpDaemon(t, e)
+	s, proc := httpDaemonProc(t, e)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	resp := s.Open(ctx, mustJSON(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen",
@@ -236,7 +244,7 @@ func TestEraHTTPSubscription(t *testing.T) {
 	if m := object(t, first); m["method"] != "notifications/subscriptions/acknowledged" || metaOf(t, first, "io.modelcontextprotocol/subscriptionId") != "9" {
 		t.Fatalf("first event %s, want the acknowledgement tagged with subscription 9", first)
 	}
-	e.WriteConfig("[tools]\nread_file = false\n")
+	reconfigure(t, e, proc, "[tools]\nread_file = false\n")
 	for {
 		ev, ok := nextEvent(events, 20*time.Second)
 		if !ok {

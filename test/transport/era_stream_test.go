@@ -3,7 +3,9 @@
 package transport_e2e
 
 import (
+	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,15 +15,31 @@ import (
 // streamKinds are the line transports: stdio (clawd spawned by the test)
 // and the unix socket (a daemon, dialled directly). The revision's stdio
 // page says its framing and rules apply unchanged to such sockets.
+//
+// open also returns the clawd process, which a test sends SIGHUP after it
+// changed the config (see reconfigure).
 var streamKinds = []struct {
 	name string
-	open func(t *testing.T, e *env) *clawdtest.Client
+	open func(t *testing.T, e *env) (*clawdtest.Client, *os.Process)
 }{
-	{"stdio", func(t *testing.T, e *env) *clawdtest.Client { return e.Stdio().Client }},
-	{"unix", func(t *testing.T, e *env) *clawdtest.Client {
-		_, st := e.Daemon("unix_socket")
-		return clawdtest.DialUnix(t, st.Socket)
+	{"stdio", func(t *testing.T, e *env) (*clawdtest.Client, *os.Process) {
+		p := e.Stdio()
+		return p.Client, p.Cmd.Process
 	}},
+	{"unix", func(t *testing.T, e *env) (*clawdtest.Client, *os.Process) {
+		d, st := e.Daemon("unix_socket")
+		return clawdtest.DialUnix(t, st.Socket), d.Cmd.Process
+	}},
+}
+
+// reconfigure writes the config and has clawd re-read it at once (SIGHUP)
+// rather than waiting for its file poll.
+func reconfigure(t *testing.T, e *env, p *os.Process, config string) {
+	t.Helper()
+	e.WriteConfig(config)
+	if err := p.Signal(syscall.SIGHUP); err != nil {
+		t.Fatalf("SIGHUP: %v", err)
+	}
 }
 
 // TestEraStreamDiscoverThenInitialize is what a dual-era client does on
@@ -32,7 +50,7 @@ var streamKinds = []struct {
 func TestEraStreamDiscoverThenInitialize(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
-			c := k.open(t, newEnv(t))
+			c, _ := k.open(t, newEnv(t))
 			checkDiscover(t, result(t, c.Request("server/discover", params26(nil))))
 
 			init := result(t, c.Request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
@@ -61,7 +79,7 @@ func TestEraStreamDiscoverThenInitialize(t *testing.T) {
 func TestEraStreamVersionAndMeta(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
-			c := k.open(t, newEnv(t))
+			c, _ := k.open(t, newEnv(t))
 			old := params26(nil)
 			old["_meta"].(map[string]any)["io.modelcontextprotocol/protocolVersion"] = "1900-01-01"
 			checkUnsupported(t, c.Request("tools/list", old).Raw, "1900-01-01")
@@ -103,7 +121,7 @@ func TestEraStreamVersionAndMeta(t *testing.T) {
 func TestEraStreamResults(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
-			c := k.open(t, newEnv(t))
+			c, _ := k.open(t, newEnv(t))
 			first := result(t, c.Request("tools/list", params26(nil)))
 			if first["resultType"] != "complete" {
 				t.Errorf("tools/list resultType %v", first["resultType"])
@@ -143,11 +161,11 @@ func TestEraStreamSubscriptions(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
 			e := newEnv(t)
-			c := k.open(t, e)
+			c, proc := k.open(t, e)
 			checkDiscover(t, result(t, c.Request("server/discover", params26(nil))))
 
 			// No subscription: a change is not announced, but it is applied.
-			e.WriteConfig("[tools]\nread_file = false\n")
+			reconfigure(t, e, proc, "[tools]\nread_file = false\n")
 			if n, ok := c.NextNotification("notifications/tools/list_changed", 3*time.Second); ok {
 				t.Errorf("list_changed sent to a 2026-07-28 client that did not subscribe: %s", n.Raw)
 			}
@@ -174,7 +192,7 @@ func TestEraStreamSubscriptions(t *testing.T) {
 				}
 			}
 
-			e.WriteConfig("[tools]\nread_file = true\n")
+			reconfigure(t, e, proc, "[tools]\nread_file = true\n")
 			n, ok := c.NextNotification("notifications/tools/list_changed", 20*time.Second)
 			if !ok {
 				t.Fatal("no list_changed on the subscription within 20 s of a config change")
@@ -185,7 +203,7 @@ func TestEraStreamSubscriptions(t *testing.T) {
 
 			// The client ends the subscription (stdio: notifications/cancelled).
 			c.Cancel("sub-1")
-			e.WriteConfig("[tools]\nread_file = false\n")
+			reconfigure(t, e, proc, "[tools]\nread_file = false\n")
 			if n, ok := c.NextNotification("notifications/tools/list_changed", 3*time.Second); ok {
 				t.Errorf("list_changed after the subscription was cancelled: %s", n.Raw)
 			}
@@ -218,7 +236,7 @@ func TestEraStreamCancel(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
 			e := newEnv(t)
-			c := k.open(t, e)
+			c, _ := k.open(t, e)
 			c.Send(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params26(map[string]any{
 				"name": "bash", "arguments": map[string]any{"command": bashPIDs, "timeout_ms": 120000}})})
 			sh, child := readPIDs(t, e.WS)
