@@ -69,12 +69,7 @@ input-required-result-multi-round	sep-2322-multi-round-r1	Expected InputRequired
 input-required-result-tampered-state	sep-2322-reject-tampered-state	could not get initial InputRequiredResult	tool:test_input_required_result_tampered_state	needs the fixture tool test_input_required_result_tampered_state; clawd keeps no request state
 input-required-result-non-tool-request	sep-2322-non-tool-incomplete	method not found: prompts/get|-32601	-	needs the fixture prompt test_input_required_result_prompt; clawd has no prompts
 input-required-result-capability-check	sep-2322-respect-client-capabilities	unknown tool: test_input_required_result_capabilities	-	needs the fixture tool; clawd never asks the client for input
-input-required-result-result-type	sep-2322-result-type-included	unknown tool: test_mrtr_	-	needs the fixture tools test_mrtr_*; resultType on clawd's own results is checked by wire-schema-valid and test/transport
-http-custom-header-server-validation	sep-2243-server-custom-setup	x-mcp-header|test_custom_headers	-	needs the fixture tool test_custom_headers with x-mcp-header parameters; no clawd tool declares x-mcp-header
-http-custom-header-server-validation	sep-2243-server-decode-base64	custom-header validation setup failed	after:sep-2243-server-custom-setup	follows from the setup check above (no x-mcp-header tool)
-http-custom-header-server-validation	sep-2243-server-validate-param-match	custom-header validation setup failed	after:sep-2243-server-custom-setup	follows from the setup check above
-http-custom-header-server-validation	sep-2243-server-reject-invalid-param-chars	custom-header validation setup failed	after:sep-2243-server-custom-setup	follows from the setup check above
-http-custom-header-server-validation	sep-2243-server-reject-param-mismatch	custom-header validation setup failed	after:sep-2243-server-custom-setup	follows from the setup check above
+input-required-result-result-type	sep-2322-result-type-included	unknown tool: test_input_required_result_elicitation	-	needs the fixture tool test_input_required_result_elicitation; resultType on clawd's own results is checked by wire-schema-valid and test/transport
 tools-call-elicitation	tools-call-elicitation	unknown tool: test_elicitation	-	(2025-11-25 set) calls the fixture tool test_elicitation; clawd sends no elicitation requests
 tools-call-sampling	tools-call-sampling	unknown tool: test_sampling	-	(2025-11-25 set) calls the fixture tool test_sampling; clawd sends no sampling requests
 tools-call-with-logging	tools-call-with-logging	unknown tool: test_tool_with_logging	-	(2025-11-25 set) calls the fixture tool test_tool_with_logging
@@ -83,6 +78,41 @@ elicitation-sep1330-enums	elicitation-sep1330-general	unknown tool: test_elicita
 resources-subscribe	resources-subscribe	method not found: resources/subscribe	-	(2025-11-25 set) clawd exposes no resources and does not advertise resources.subscribe
 resources-unsubscribe	resources-unsubscribe	method not found: resources/(un)?subscribe	-	(2025-11-25 set) clawd exposes no resources and does not advertise resources.subscribe
 json-schema-2020-12	json-schema-2020-12-tool-found	Tool 'json_schema_2020_12_tool' not found	-	needs the fixture tool json_schema_2020_12_tool; clawd's own input schemas are checked by tools-list and wire-schema-valid
+http-custom-header-server-validation	sep-2243-server-no-xmcp-tool	exposes no tool with x-mcp-header annotations	-	needs a tool whose inputSchema declares x-mcp-header parameters (the suite's test_custom_headers); no clawd tool declares one, so there is no Mcp-Param-* header to validate
+http-custom-header-server-validation	sep-2243-server-decode-base64	exposes no tool with x-mcp-header annotations	after:sep-2243-server-no-xmcp-tool	follows from sep-2243-server-no-xmcp-tool (no x-mcp-header tool)
+http-custom-header-server-validation	sep-2243-server-validate-param-match	exposes no tool with x-mcp-header annotations	after:sep-2243-server-no-xmcp-tool	follows from sep-2243-server-no-xmcp-tool
+http-custom-header-server-validation	sep-2243-server-reject-invalid-param-chars	exposes no tool with x-mcp-header annotations	after:sep-2243-server-no-xmcp-tool	follows from sep-2243-server-no-xmcp-tool
+http-custom-header-server-validation	sep-2243-server-reject-param-mismatch	exposes no tool with x-mcp-header annotations	after:sep-2243-server-no-xmcp-tool	follows from sep-2243-server-no-xmcp-tool
+tasks-capability-negotiation	tasks-extension-advertised	capabilities.extensions MUST be advertised	-	the tasks extension (io.modelcontextprotocol/tasks): clawd does not implement or advertise it (the suite does not score extensions either)
+tasks-capability-negotiation	sep-2663-tasks-methods-non-declaring	tasks/get MUST return -32021; got -32601	-	the tasks extension (io.modelcontextprotocol/tasks): tasks/get, tasks/update and tasks/cancel do not exist in clawd, so -32601
+tasks-capability-negotiation	sep-2663-server-rejects-undeclared-client	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-capability-negotiation	tasks-per-request-meta-opt-in	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-dispatch-and-envelope	tasks-server-directed-creation-no-hint	unknown tool: failing_job	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool failing_job
+tasks-dispatch-and-envelope	sep-2663-legacy-task-param-ignored	unknown tool: greet	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool greet
+tasks-dispatch-and-envelope	tasks-immediate-result-shortcut	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-dispatch-and-envelope	tasks-result-type-complete-on-non-task-responses	unknown tool: greet	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool greet (resultType on clawd's results: wire-schema-valid, test/transport)
+tasks-dispatch-and-envelope	sep-2663-durable-create-strong-consistency	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-dispatch-and-envelope	sep-2663-tasks-get-invalid-task-id-32602	expected -32602; got -32601	-	the tasks extension (io.modelcontextprotocol/tasks): tasks/get does not exist in clawd, so -32601
+tasks-lifecycle	tasks-sync-tool-call	unknown tool: greet	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool greet
+tasks-lifecycle	sep-2663-result-type-task-on-create	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-lifecycle	sep-2663-tasks-get-status-working	no task was created by the preceding step	after:sep-2663-result-type-task-on-create	the tasks extension (io.modelcontextprotocol/tasks): follows from sep-2663-result-type-task-on-create
+tasks-lifecycle	sep-2663-tasks-get-status-completed	no task was created by the preceding step	after:sep-2663-result-type-task-on-create	the tasks extension (io.modelcontextprotocol/tasks): follows from sep-2663-result-type-task-on-create
+tasks-lifecycle	sep-2663-tool-error-uses-completed-status	unknown tool: failing_job	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool failing_job
+tasks-lifecycle	sep-2663-tasks-get-status-failed	unknown tool: protocol_error_job	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool protocol_error_job
+tasks-lifecycle	sep-2663-cancel-ack-empty-result	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-lifecycle	tasks-cancel-terminal-idempotent-ack	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-mrtr-composition	sep-2663-mrtr-synchronous-before-task-creation	unknown tool: test_tool_with_task	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool test_tool_with_task
+tasks-mrtr-input	sep-2663-tasks-get-status-input-required	unknown tool: confirm_delete	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool confirm_delete
+tasks-mrtr-input	tasks-mrtr-tasks-update-resumes	unknown tool: confirm_delete	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool confirm_delete
+tasks-mrtr-input	tasks-mrtr-partial-fulfillment	unknown tool: multi_input	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool multi_input
+tasks-request-headers	tasks-headers-tolerate-mcp-method-on-tools-call	unknown tool: greet	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool greet (clawd's own header rules: test/transport TestEraHTTPHeaders)
+tasks-request-headers	sep-2663-routing-headers-accepted-on-tasks-get	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-request-headers	sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get	fixture from Check 2 unavailable	after:sep-2663-routing-headers-accepted-on-tasks-get	the tasks extension (io.modelcontextprotocol/tasks): follows from sep-2663-routing-headers-accepted-on-tasks-get
+tasks-request-state-removal	tasks-request-state-removal-setup	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-required-task-error	sep-2663-server-returns-missing-capability-when-required	tools/call for failing_job returned error code -32602	tool:failing_job	the tasks extension (io.modelcontextprotocol/tasks), fixture tool failing_job (clawd answers an unknown tool with -32602)
+tasks-wire-fields	tasks-wire-field-renames	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
+tasks-wire-fields	tasks-no-early-ttl-expiry	no task was created by the preceding step	after:tasks-wire-field-renames	the tasks extension (io.modelcontextprotocol/tasks): follows from tasks-wire-field-renames
+tasks-wire-fields	tasks-no-related-task-meta-on-inlined-result	unknown tool: slow_compute	-	the tasks extension (io.modelcontextprotocol/tasks), fixture tool slow_compute
 EOF
 )
 

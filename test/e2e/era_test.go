@@ -110,7 +110,10 @@ func assertModernWire(t *testing.T, kind string, wire *clawdtest.Wire, cs *mcp.C
 		TTLMs             *int64         `json:"ttlMs"`
 		CacheScope        string         `json:"cacheScope"`
 		Meta              struct {
-			ServerInfo *struct{ Name, Version string } `json:"io.modelcontextprotocol/serverInfo"`
+			ServerInfo *struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"io.modelcontextprotocol/serverInfo"`
 		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(disc.Result, &dr, json.RejectUnknownMembers(false)); err != nil {
