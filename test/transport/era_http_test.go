@@ -6,9 +6,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -221,7 +223,9 @@ func nextEvent(ch <-chan string, d time.Duration) (string, bool) {
 
 // TestEraHTTPSubscription: subscriptions/listen answers with an SSE stream
 // that stays open; its first event is the acknowledgement tagged with the
-// request id; a change then arrives on it, tagged the same; no session.
+// request id; a change then arrives on it, tagged the same; no session;
+// when the daemon shuts down, the stream ends with the listen request's
+// result.
 func TestEraHTTPSubscription(t *testing.T) {
 	e := newEnv(t)
 	s, proc := httpDaemonProc(t, e)
@@ -255,11 +259,33 @@ func TestEraHTTPSubscription(t *testing.T) {
 			if id := metaOf(t, ev, "io.modelcontextprotocol/subscriptionId"); id != "9" {
 				t.Errorf("list_changed tagged %s, want 9: %s", id, ev)
 			}
-			return
+			break
 		}
 		if _, isResponse := m["id"]; isResponse {
 			t.Fatalf("the subscription ended on its own: %s", ev)
 		}
+	}
+	// Graceful closure (patterns/subscriptions): a server ending the
+	// subscription itself, here by shutting down, SHOULD answer the
+	// listen request with a complete result tagged with its id.
+	if err := proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, ok := nextEvent(events, 10*time.Second)
+		if !ok {
+			t.Fatal("the stream closed on shutdown without a response to subscriptions/listen")
+		}
+		m := object(t, ev)
+		if _, isResponse := m["id"]; !isResponse {
+			continue
+		}
+		res, _ := m["result"].(map[string]any)
+		meta, _ := res["_meta"].(map[string]any)
+		if m["id"] != float64(9) || res["resultType"] != "complete" || meta["io.modelcontextprotocol/subscriptionId"] != float64(9) {
+			t.Errorf("closing response %s, want id 9, resultType complete, _meta subscriptionId 9", ev)
+		}
+		return
 	}
 }
 
@@ -292,4 +318,96 @@ func TestEraHTTPCancelByClosing(t *testing.T) {
 	cancel()
 	<-done
 	waitDead(t, "after the client closed the request", sh, child)
+}
+
+// TestEraIdentityComesFromCredential is TestIdentityComesFromCredential
+// for 2026-07-28 requests: over the socket and HTTP, with each credential,
+// a request whose _meta clientInfo claims a name gets exactly the level
+// its credential allows, lowered by a claim of a lower kind and never
+// raised; tools/list follows that level (so it varies by caller, and says
+// cacheScope private); the audit row names the credential's entity and
+// keeps the claim.
+func TestEraIdentityComesFromCredential(t *testing.T) {
+	e := newIdentityEnv(t)
+	type want struct {
+		kind, claim string
+		level       int
+	}
+	wants := map[string]want{}
+	n := 0
+	for _, transport := range []string{"unix", "http"} {
+		for _, credKind := range []string{"", "cc", "oc", "local"} {
+			for _, claim := range []string{"claude-code", "opencode", "local", ""} {
+				n++
+				reqID := fmt.Sprintf("era-%s-%s-%d", transport, credKind, n)
+				kind := credKind
+				if kind == "" {
+					kind = "local"
+				}
+				level := kindLevels[kind]
+				if ck := claimKind(claim); ck != "" {
+					level = min(level, kindLevels[ck])
+				}
+				p := func(params map[string]any) map[string]any {
+					out := params26(params)
+					meta := out["_meta"].(map[string]any)
+					if claim == "" {
+						delete(meta, "io.modelcontextprotocol/clientInfo")
+					} else {
+						meta["io.modelcontextprotocol/clientInfo"] = map[string]any{"name": claim, "version": "1"}
+					}
+					return out
+				}
+				call := mustJSON(map[string]any{"jsonrpc": "2.0", "id": reqID, "method": "tools/call",
+					"params": p(map[string]any{"name": "read_file", "arguments": map[string]any{"path": "a.txt"}})})
+				list := mustJSON(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": p(nil)})
+				var callBody, listBody string
+				switch transport {
+				case "unix":
+					l := clawdtest.DialUnix(t, e.sock)
+					if credKind != "" {
+						if got := l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds[credKind] + `"}}`); !strings.Contains(got, `"kind":"`+credKind+`"`) {
+							t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
+						}
+					}
+					callBody, listBody = l.Call(call), l.Call(list)
+					l.Close()
+				case "http":
+					tok := e.wsToken
+					if credKind != "" {
+						tok = e.creds[credKind]
+					}
+					s := clawdtest.NewHTTP(t, e.addr, tok)
+					callBody = s.Do(call, headers26("tools/call", "read_file")).Body
+					listBody = s.Do(list, headers26("tools/list", "")).Body
+				}
+				if !strings.Contains(callBody, `"isError":false`) {
+					t.Errorf("%s claiming %q: read_file: %s", reqID, claim, callBody)
+				}
+				res := object(t, listBody)["result"].(map[string]any)
+				if got := len(toolNames26(t, res)); got != visibleAt(level) || res["cacheScope"] != "private" {
+					t.Errorf("%s (credential %q) claiming %q: tools/list shows %d tools (cacheScope %v), want %d (level %d), private",
+						transport, credKind, claim, got, res["cacheScope"], visibleAt(level), level)
+				}
+				wants[reqID] = want{kind: kind, claim: claim, level: level}
+			}
+		}
+	}
+	rows := e.auditByRequest(t)
+	for reqID, w := range wants {
+		r, ok := rows[reqID]
+		if !ok {
+			t.Errorf("%s: no audit row", reqID)
+			continue
+		}
+		if !strings.HasPrefix(r.EntityID, w.kind+":") {
+			t.Errorf("%s claiming %q: entity %s, want kind %s (the credential's)", reqID, w.claim, r.EntityID, w.kind)
+		}
+		if r.TrustLevel == nil || *r.TrustLevel != w.level {
+			t.Errorf("%s claiming %q: trust_level %v, want %d", reqID, w.claim, r.TrustLevel, w.level)
+		}
+		if w.claim != "" && (r.ClientClaim == nil || *r.ClientClaim != w.claim) {
+			t.Errorf("%s: client_claim %v, want %q", reqID, r.ClientClaim, w.claim)
+		}
+	}
 }
