@@ -91,7 +91,7 @@ func TestEraHTTPDiscoverAndLegacySession(t *testing.T) {
 // an unsupported version is 400 with -32022, an unimplemented (or removed)
 // method is 404 with -32601, a claim without clientCapabilities is 400
 // with -32602. Every error names the request's id; no answer mints a
-// session. The token is checked before any of this.
+// session. The token, Origin and size checks come before any of this.
 func TestEraHTTPHeaders(t *testing.T) {
 	e := newEnv(t)
 	s := httpDaemon(t, e)
@@ -139,12 +139,26 @@ func TestEraHTTPHeaders(t *testing.T) {
 			"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw-wire", "version": "1"}}), headers26("initialize", ""), 404, -32601},
 		{"logging/setLevel (removed)", body26(35, "logging/setLevel", map[string]any{"level": "info"}), headers26("logging/setLevel", ""), 404, -32601},
 		{"resources/subscribe (removed)", body26(36, "resources/subscribe", map[string]any{"uri": "file:///a.txt"}), headers26("resources/subscribe", ""), 404, -32601},
+		// "An Mcp-Session-Id header on a request: ignore it" (Earlier
+		// Streamable HTTP Revisions): no session is looked up for 2026-07-28.
+		{"unknown Mcp-Session-Id is ignored", read(21), with(ok, "Mcp-Session-Id", "0123456789abcdef0123456789abcdef"), 200, 0},
+		// clawd's own checks come first: a foreign Origin, or a body over
+		// max_message_bytes, is refused as such whatever the MCP headers say.
+		{"foreign Origin before the header rules", read(22), with(with(ok, "Mcp-Name", "write_file"), "Origin", "http://evil.example.com"), 403, 0},
+		{"oversized body before the header rules", body26(23, "tools/call", map[string]any{"name": "read_file",
+			"arguments": map[string]any{"path": strings.Repeat("a", 5<<20)}}), with(ok, "Mcp-Name", "write_file"), 413, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := s.Do(tt.body, tt.header)
 			noSession(t, tt.name, r)
 			if r.Status != tt.status {
 				t.Fatalf("HTTP %d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			if tt.code == 0 && tt.status != 200 {
+				if strings.Contains(r.Body, "-32020") {
+					t.Errorf("refused for its headers, not by clawd's own check first: %s", r.Body)
+				}
+				return
 			}
 			if tt.code == 0 {
 				if res := result(t, clawdtest.Decode(t, r.Body)); res["resultType"] != "complete" {

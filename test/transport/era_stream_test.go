@@ -155,8 +155,9 @@ func TestEraStreamResults(t *testing.T) {
 // subscription a 2026-07-28 client gets no list_changed; after
 // subscriptions/listen the first message of the subscription is the
 // acknowledgement, tagged with the request id and naming only what clawd
-// honours; a change then arrives tagged with that id; after the client
-// cancels the subscription nothing more comes for it.
+// honours; with two subscriptions open a change reaches each, tagged with
+// its own id; after the client cancels one, the next change reaches only
+// the other, and no response ever comes for either.
 func TestEraStreamSubscriptions(t *testing.T) {
 	for _, k := range streamKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -192,24 +193,51 @@ func TestEraStreamSubscriptions(t *testing.T) {
 				}
 			}
 
-			reconfigure(t, e, proc, "[tools]\nread_file = true\n")
-			n, ok := c.NextNotification("notifications/tools/list_changed", 20*time.Second)
-			if !ok {
-				t.Fatal("no list_changed on the subscription within 20 s of a config change")
-			}
-			if id := metaOf(t, n.Raw, "io.modelcontextprotocol/subscriptionId"); id != `"sub-1"` {
-				t.Errorf("list_changed tagged %s, want \"sub-1\": %s", id, n.Raw)
+			// A second, concurrent subscription on the same connection.
+			c.Send(map[string]any{"jsonrpc": "2.0", "id": "sub-2", "method": "subscriptions/listen", "params": params26(map[string]any{
+				"notifications": map[string]any{"toolsListChanged": true},
+			})})
+			if ack, ok := c.NextNotification("notifications/subscriptions/acknowledged", 10*time.Second); !ok ||
+				metaOf(t, ack.Raw, "io.modelcontextprotocol/subscriptionId") != `"sub-2"` {
+				t.Fatalf("second subscription: acknowledgement %q, want one tagged \"sub-2\"", ack.Raw)
 			}
 
-			// The client ends the subscription (stdio: notifications/cancelled).
+			// A change reaches each subscription once, tagged with its id.
+			reconfigure(t, e, proc, "[tools]\nread_file = true\n")
+			if got := changeTags(t, c, 2); !slices.Equal(got, []string{`"sub-1"`, `"sub-2"`}) {
+				t.Errorf("after a change, list_changed tagged %v, want one for \"sub-1\" and one for \"sub-2\"", got)
+			}
+
+			// The client ends sub-1 (stdio: notifications/cancelled). The
+			// next change reaches sub-2 only: the positive control that the
+			// change was announced at all.
 			c.Cancel("sub-1")
 			reconfigure(t, e, proc, "[tools]\nread_file = false\n")
-			if n, ok := c.NextNotification("notifications/tools/list_changed", 3*time.Second); ok {
+			if got := changeTags(t, c, 1); !slices.Equal(got, []string{`"sub-2"`}) {
+				t.Errorf("after cancelling sub-1, list_changed tagged %v, want only \"sub-2\"", got)
+			}
+			if n, ok := c.NextNotification("notifications/tools/list_changed", time.Second); ok {
 				t.Errorf("list_changed after the subscription was cancelled: %s", n.Raw)
 			}
-			waitTools(t, c, false) // fails the test on any response to sub-1 meanwhile
+			waitTools(t, c, false) // fails the test on any response to sub-1 or sub-2 meanwhile
 		})
 	}
+}
+
+// changeTags waits (20 s at most) for n list_changed notifications and
+// returns their subscription ids, sorted.
+func changeTags(t *testing.T, c *clawdtest.Client, n int) []string {
+	t.Helper()
+	var tags []string
+	for range n {
+		m, ok := c.NextNotification("notifications/tools/list_changed", 20*time.Second)
+		if !ok {
+			t.Fatalf("%d list_changed within 20 s of a config change, want %d", len(tags), n)
+		}
+		tags = append(tags, metaOf(t, m.Raw, "io.modelcontextprotocol/subscriptionId"))
+	}
+	slices.Sort(tags)
+	return tags
 }
 
 // waitTools polls 2026-07-28 tools/list until read_file is listed or not,
