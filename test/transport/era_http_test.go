@@ -425,3 +425,39 @@ func TestEraIdentityComesFromCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestEraHTTPProgress: over HTTP under 2026-07-28, a bash call with a
+// progressToken is answered as an SSE stream of that request alone
+// (streamable-http, Receiving Messages): progress notifications naming the
+// token, increasing, then the answer as the last event; no session.
+func TestEraHTTPProgress(t *testing.T) {
+	s := httpDaemon(t, newEnv(t))
+	p := params26(map[string]any{"name": "bash", "arguments": map[string]any{"command": "sleep 2.3", "timeout_ms": 60000}})
+	p["_meta"].(map[string]any)["progressToken"] = 77
+	resp := s.Open(context.Background(), mustJSON(map[string]any{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": p}), headers26("tools/call", "bash"))
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("HTTP %d %s, want 200 text/event-stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
+		t.Errorf("session id %q minted", id)
+	}
+	var progress []map[string]any
+	var answer map[string]any
+	for ev := range sseEvents(resp) {
+		if answer != nil {
+			t.Errorf("event after the answer: %s", ev)
+		}
+		m := object(t, ev)
+		if m["method"] == "notifications/progress" {
+			pp, _ := m["params"].(map[string]any)
+			progress = append(progress, pp)
+			continue
+		}
+		answer = m
+	}
+	if answer == nil || answer["id"] != float64(8) || answer["result"] == nil {
+		t.Fatalf("the stream ended without the answer to 8 (got %v)", answer)
+	}
+	checkProgress(t, progress, "77")
+}

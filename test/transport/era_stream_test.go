@@ -280,3 +280,96 @@ func TestEraStreamCancel(t *testing.T) {
 		})
 	}
 }
+
+// TestEraProgress (patterns/progress) on stdio and the unix socket, under
+// 2026-07-28 and after a legacy initialize: a bash call that carries a
+// progressToken gets notifications/progress naming that token, with a
+// progress value that increases, all before its answer and none after; a
+// call without a token gets none.
+func TestEraProgress(t *testing.T) {
+	for _, k := range streamKinds {
+		for _, era := range []string{v26, "2025-11-25"} {
+			t.Run(k.name+"/"+era, func(t *testing.T) {
+				c, _ := k.open(t, newEnv(t))
+				params := func(token any, command string) map[string]any {
+					p := map[string]any{"name": "bash", "arguments": map[string]any{"command": command, "timeout_ms": 60000}}
+					meta := map[string]any{}
+					if era == v26 {
+						p = params26(p)
+						meta = p["_meta"].(map[string]any)
+					} else {
+						p["_meta"] = meta
+					}
+					if token != nil {
+						meta["progressToken"] = token
+					}
+					return p
+				}
+				if era != v26 {
+					c.Initialize("raw-wire")
+				}
+				c.Send(map[string]any{"jsonrpc": "2.0", "id": "p1", "method": "tools/call", "params": params("tok-1", "sleep 2.3")})
+				progress := progressUntilAnswer(t, c, `"p1"`)
+				checkProgress(t, progress, `"tok-1"`)
+				c.Send(map[string]any{"jsonrpc": "2.0", "id": "p2", "method": "tools/call", "params": params(nil, "sleep 1.3")})
+				if got := progressUntilAnswer(t, c, `"p2"`); len(got) > 0 {
+					t.Errorf("a call without a progressToken got progress: %v", got)
+				}
+			})
+		}
+	}
+}
+
+// progressUntilAnswer reads messages until the response with id (JSON
+// text) and returns the progress notifications' params that came first;
+// then it waits a second more and fails the test on any late progress.
+func progressUntilAnswer(t *testing.T, c *clawdtest.Client, id string) []map[string]any {
+	t.Helper()
+	var got []map[string]any
+	deadline := time.Now().Add(30 * time.Second)
+	answered := false
+	for !answered || time.Now().Before(deadline) {
+		line, err := c.ReadLine(time.Until(deadline))
+		if err != nil {
+			if answered {
+				return got
+			}
+			t.Fatalf("no answer to %s within 30 s: %v", id, err)
+		}
+		m := object(t, string(line))
+		switch {
+		case m["method"] == "notifications/progress":
+			if answered {
+				t.Errorf("progress after the answer to %s: %s", id, line)
+			}
+			p, _ := m["params"].(map[string]any)
+			got = append(got, p)
+		case m["method"] == nil && mustJSON(m["id"]) == id:
+			answered = true
+			if res, ok := m["result"].(map[string]any); !ok || res["isError"] != false {
+				t.Fatalf("answer to %s: %s", id, line)
+			}
+			deadline = time.Now().Add(time.Second)
+		default:
+			t.Fatalf("unexpected message while waiting for %s: %s", id, line)
+		}
+	}
+	return got
+}
+
+// checkProgress: at least one notification, each naming token (JSON
+// text), progress strictly increasing.
+func checkProgress(t *testing.T, progress []map[string]any, token string) {
+	t.Helper()
+	if len(progress) == 0 {
+		t.Fatal("a 2.3 s bash call with a progressToken got no notifications/progress")
+	}
+	last := -1.0
+	for _, p := range progress {
+		v, ok := p["progress"].(float64)
+		if mustJSON(p["progressToken"]) != token || !ok || v <= last {
+			t.Errorf("progress %v: want token %s and a value above %v", p, token, last)
+		}
+		last = v
+	}
+}
