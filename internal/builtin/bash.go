@@ -273,6 +273,10 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 // `set -m` job control) is beyond a group kill; if it still holds a pipe,
 // reading stops pipeGrace after the group is gone and the call returns
 // without its remaining output. See internal/support/proc for the limits.
+// progressEvery is how often a running bash call reports progress to a
+// client that asked for it (a variable for tests).
+var progressEvery = time.Second
+
 func runCmd(ctx context.Context, c *proc.Cmd, timeout time.Duration) (*os.ProcessState, bool, error) {
 	p, err := proc.Start(c)
 	if err != nil {
@@ -280,14 +284,31 @@ func runCmd(ctx context.Context, c *proc.Cmd, timeout time.Duration) (*os.Proces
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	// A client that asked for progress hears every second how long the
+	// command has run, against its timeout (total); others cost no ticker.
+	var tick <-chan time.Time
+	if tools.Reporting(ctx) {
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		tick = t.C
+	}
+	start := time.Now()
 	timedOut := false
-	select {
-	case <-p.Exited():
-	case <-timer.C:
-		timedOut = true
-		p.Kill()
-	case <-ctx.Done():
-		p.Kill()
+wait:
+	for {
+		select {
+		case <-p.Exited():
+		case <-timer.C:
+			timedOut = true
+			p.Kill()
+		case <-ctx.Done():
+			p.Kill()
+		case <-tick:
+			s := time.Since(start).Round(progressEvery)
+			tools.ReportProgress(ctx, s.Seconds(), timeout.Seconds(), "running for "+s.String())
+			continue
+		}
+		break wait
 	}
 	state, err := p.Wait()
 	return state, timedOut, err

@@ -11,10 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -395,5 +398,39 @@ func TestBashSchemaStatesConfiguredTimeout(t *testing.T) {
 			t.Errorf("timeout %v: schema %s", timeout, schema)
 		}
 		timeout = 45 * time.Second
+	}
+}
+
+// progressLog is a tools.Reporter that keeps the progress reports.
+type progressLog struct {
+	mu    sync.Mutex
+	steps []float64
+	msgs  []string
+}
+
+func (p *progressLog) Progress(progress, total float64, message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.steps = append(p.steps, progress)
+	p.msgs = append(p.msgs, message)
+}
+func (p *progressLog) Log(string, string, any) {}
+
+// A client that asked for progress hears every second how long bash has
+// run; the reports increase.
+func TestBashReportsProgress(t *testing.T) {
+	_, tool := newBashWS(t, nil)
+	defer func(d time.Duration) { progressEvery = d }(progressEvery)
+	progressEvery = 100 * time.Millisecond
+	rep := &progressLog{}
+	ctx := tools.WithReporter(context.Background(), rep)
+	args, _ := json.Marshal(map[string]any{"command": "sleep 0.55"})
+	if _, err := tool.Call(ctx, args); err != nil {
+		t.Fatal(err)
+	}
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if len(rep.steps) < 2 || rep.steps[0] <= 0 || rep.steps[1] <= rep.steps[0] || !strings.HasPrefix(rep.msgs[0], "running for ") {
+		t.Errorf("progress reports %v %q, want increasing elapsed seconds", rep.steps, rep.msgs)
 	}
 }

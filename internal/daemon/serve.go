@@ -43,7 +43,7 @@ func (d *Daemon) Health() transport.Health {
 		Status:           "ok",
 		PID:              selfPID,
 		UptimeS:          int64(time.Since(d.Started) / time.Second),
-		MCPVersion:       mcp.LatestVersion,
+		MCPVersion:       mcp.NewestVersion(),
 		ActiveTools:      active,
 		LastPolicyEvalMS: -1,
 	}

@@ -49,8 +49,8 @@ func TestHealth(t *testing.T) {
 	d := newTestDaemon(t, "")
 	total := len(d.Server.Registry.All())
 	h := d.Health()
-	if h.Status != "ok" || h.PID != os.Getpid() || h.MCPVersion != mcp.LatestVersion || h.ActiveTools != total {
-		t.Errorf("health = %+v, want ok, pid %d, %s, %d tools", h, os.Getpid(), mcp.LatestVersion, total)
+	if h.Status != "ok" || h.PID != os.Getpid() || h.MCPVersion != mcp.NewestVersion() || h.ActiveTools != total {
+		t.Errorf("health = %+v, want ok, pid %d, %s, %d tools", h, os.Getpid(), mcp.NewestVersion(), total)
 	}
 	if h.UptimeS < 0 || h.UptimeS > 5 {
 		t.Errorf("uptime_s = %d for a daemon just started", h.UptimeS)

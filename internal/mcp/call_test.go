@@ -18,7 +18,7 @@ func TestAppendToolResultShapes(t *testing.T) {
 		&builtin.ReadFileResult{Content: "fn main() {\n\t\"x\"\n}\n" + strings.Repeat("é", 100), SizeBytes: 7, Encoding: "utf8"},
 		map[string]any{"exit_code": 0, "stdout": "a\"b\\c\n"},
 	} {
-		b, err := appendToolResult(jsonrpc.IDFromRaw([]byte(`"id-1"`)), res)
+		b, err := appendToolResult(jsonrpc.IDFromRaw([]byte(`"id-1"`)), res, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,11 +21,25 @@ func (s *Session) handleMessage(ctx context.Context, msg *jsonrpc.Message) []byt
 		s.handleNotification(msg)
 		return nil
 	}
+	if msg.Method == "server/discover" || claims(msg) {
+		// The stateless path: server/discover always (it needs _meta),
+		// and any request claiming a protocol version in _meta.
+		return s.srv.serveStateless(ctx, s.stateless(), msg)
+	}
 	result, rerr := s.dispatch(ctx, msg)
 	if rerr != nil {
 		return jsonrpc.AppendError(nil, msg.ID, rerr)
 	}
 	return jsonrpc.AppendResult(nil, msg.ID, result)
+}
+
+// claims reports whether a request claims a protocol version in _meta.
+func claims(msg *jsonrpc.Message) bool {
+	if len(msg.Params) == 0 {
+		return false
+	}
+	_, ok := ClaimedVersion(msg)
+	return ok
 }
 
 func (s *Session) handleNotification(msg *jsonrpc.Message) {
@@ -137,8 +151,8 @@ func (s *Session) initialize(params jsontext.Value) (jsontext.Value, *jsonrpc.Er
 	s.mu.Lock()
 	s.version = version
 	s.client = client
-	s.mu.Unlock()
 	s.caller.Resolve(client)
+	s.mu.Unlock()
 	return marshalResult(&initializeResult{
 		ProtocolVersion: version,
 		Capabilities: map[string]any{
@@ -166,6 +180,7 @@ func (s *Session) setLogLevel(params jsontext.Value) (jsontext.Value, *jsonrpc.E
 	s.mu.Lock()
 	s.logLevel = p.Level
 	s.mu.Unlock()
+	s.logSet.Store(true)
 	return jsontext.Value("{}"), nil
 }
 

@@ -15,10 +15,10 @@ import (
 // structuredContent and, for clients that read only content, as compact
 // JSON text. An upstream server's *tools.CallResult is not wrapped again:
 // appendCallResult writes it as it came.
-func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
+func appendToolResult(id jsonrpc.ID, res any, modern bool) ([]byte, error) {
 	const head = `{"jsonrpc":"2.0","id":`
 	if r, ok := res.(*tools.CallResult); ok {
-		return appendCallResult(id, r)
+		return appendCallResult(id, r, modern)
 	}
 	if a, ok := res.(tools.JSONAppender); ok {
 		// Encode the object once, straight into the response, as
@@ -28,7 +28,9 @@ func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
 		b := make([]byte, 0, a.JSONSizeHint()*9/4+len(head)+len(id.Raw())+128)
 		b = append(b, head...)
 		b = append(b, id.Raw()...)
-		b = append(b, `,"result":{"structuredContent":`...)
+		b = append(b, `,"result":{`...)
+		b = appendResultType(b, modern)
+		b = append(b, `"structuredContent":`...)
 		start := len(b)
 		b = a.AppendJSON(b)
 		obj := b[start:len(b):len(b)] // capped: appending to b never writes into obj
@@ -41,10 +43,12 @@ func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 2*len(obj)+len(obj)/8+96)
+	b := make([]byte, 0, 2*len(obj)+len(obj)/8+120)
 	b = append(b, head...)
 	b = append(b, id.Raw()...)
-	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b = append(b, `,"result":{`...)
+	b = appendResultType(b, modern)
+	b = append(b, `"content":[{"type":"text","text":`...)
 	b = jsonenc.AppendBytes(b, obj)
 	b = append(b, `}],"structuredContent":`...)
 	b = append(b, obj...)
@@ -53,11 +57,13 @@ func appendToolResult(id jsonrpc.ID, res any) ([]byte, error) {
 }
 
 // appendToolError encodes an isError result with a plain message.
-func appendToolError(id jsonrpc.ID, msg string) []byte {
-	b := make([]byte, 0, len(msg)+96)
+func appendToolError(id jsonrpc.ID, msg string, modern bool) []byte {
+	b := make([]byte, 0, len(msg)+120)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
-	b = append(b, `,"result":{"content":[{"type":"text","text":`...)
+	b = append(b, `,"result":{`...)
+	b = appendResultType(b, modern)
+	b = append(b, `"content":[{"type":"text","text":`...)
 	b = jsonenc.AppendStringChecked(b, msg)
 	b = append(b, `}],"isError":true}}`...)
 	return b
@@ -70,18 +76,20 @@ func appendToolError(id jsonrpc.ID, msg string) []byte {
 // hostile or broken server cannot end the result object early, add
 // members to the response, or put a newline into a stream transport's
 // line framing; the values themselves are passed through unchanged.
-func appendCallResult(id jsonrpc.ID, r *tools.CallResult) ([]byte, error) {
+func appendCallResult(id jsonrpc.ID, r *tools.CallResult, modern bool) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("the tool returned a nil result")
 	}
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
-	size := len(r.Content) + len(r.StructuredContent) + len(r.Meta) + len(id.Raw()) + 96
+	size := len(r.Content) + len(r.StructuredContent) + len(r.Meta) + len(id.Raw()) + 120
 	b := make([]byte, 0, size)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id.Raw()...)
-	b = append(b, `,"result":{"content":`...)
+	b = append(b, `,"result":{`...)
+	b = appendResultType(b, modern)
+	b = append(b, `"content":`...)
 	var err error
 	if b, err = jsontext.AppendFormat(b, r.Content); err != nil {
 		return nil, errors.New("upstream tool result: content: " + err.Error())
@@ -104,4 +112,13 @@ func appendCallResult(id jsonrpc.ID, r *tools.CallResult) ([]byte, error) {
 		}
 	}
 	return append(b, "}}"...), nil
+}
+
+// appendResultType writes the 2026-07-28 result's first member,
+// "resultType":"complete", followed by a comma; legacy results carry none.
+func appendResultType(b []byte, modern bool) []byte {
+	if !modern {
+		return b
+	}
+	return append(b, `"resultType":"complete",`...)
 }

@@ -21,7 +21,7 @@ func TestCallResultPassthrough(t *testing.T) {
 		StructuredContent: jsontext.Value(" {\"k\":\n [1, 2]} "),
 		Meta:              jsontext.Value(`null`),
 	}
-	b, err := appendToolResult(id, r)
+	b, err := appendToolResult(id, r, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestCallResultRefusesBrokenMembers(t *testing.T) {
 		{"duplicate names", &tools.CallResult{Content: jsontext.Value(`[]`), Meta: jsontext.Value(`{"a":1,"a":2}`)}, "_meta is not valid JSON"},
 		{"invalid UTF-8", &tools.CallResult{Content: jsontext.Value("[\"\xff\"]")}, "content is not valid JSON"},
 	} {
-		b, err := appendToolResult(id, tc.r)
+		b, err := appendToolResult(id, tc.r, false)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %s, %v; want an error mentioning %q", tc.name, b, err, tc.want)
 		}

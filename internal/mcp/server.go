@@ -23,10 +23,13 @@ import (
 // ServerName is serverInfo.name.
 const ServerName = "clawde-mcp"
 
-// Protocol versions this server speaks, newest first.
+// SupportedVersions are the legacy protocol versions this server
+// negotiates with initialize, newest first (ModernVersions are claimed per
+// request instead; era.go).
 var SupportedVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// LatestVersion is answered to a client asking for an unsupported version.
+// LatestVersion is answered to an initialize asking for an unsupported
+// version: the newest legacy version.
 var LatestVersion = SupportedVersions[0]
 
 // IsSupportedVersion reports whether v is one of SupportedVersions.
@@ -56,7 +59,9 @@ func Instructions(workspace string) string {
 }
 
 // MethodHandler serves an extension method (such as clawd/health). It
-// returns a result that marshals to JSON, or a JSON-RPC error.
+// returns a result that marshals to JSON, or a JSON-RPC error. s is the
+// session the request came on; it is nil for a stateless request on
+// Streamable HTTP, which has none.
 type MethodHandler func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error)
 
 // Server holds what every session shares.
@@ -88,6 +93,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
+
+	listenMu  sync.Mutex
+	listeners map[*listener]struct{} // open subscriptions/listen (listen.go)
 }
 
 func (srv *Server) logger() *slog.Logger {
@@ -149,8 +157,12 @@ func (srv *Server) watchRegistry() {
 }
 
 // NotifyToolsChanged sends notifications/tools/list_changed to every
-// initialized session that can receive server messages (stream transports).
+// initialized (legacy) session that can receive server messages (stream
+// transports), and, tagged with the subscription id, to every
+// subscriptions/listen that asked for it (every transport). A connection
+// that neither initialized nor subscribed gets nothing.
 func (srv *Server) NotifyToolsChanged() {
+	defer srv.notifyListeners()
 	srv.mu.Lock()
 	list := make([]*Session, 0, len(srv.sessions))
 	for s := range srv.sessions {

@@ -45,7 +45,8 @@ type Session struct {
 	state    atomic.Int32
 	mu       sync.Mutex // guards version, logLevel, client, authed
 	version  string
-	logLevel string
+	logLevel string      // set by logging/setLevel; "" sends no log messages
+	logSet   atomic.Bool // logLevel is set (read without the lock by each call)
 	client   string
 	authed   bool // clawd/authenticate succeeded
 
@@ -61,11 +62,10 @@ type Session struct {
 // (caller.AuthMethod set) or not (every tools/call is then refused -32001).
 func (srv *Server) NewSession(caller *chain.Caller, opts SessionOptions) *Session {
 	s := &Session{
-		srv:      srv,
-		caller:   caller,
-		opts:     opts,
-		logLevel: "info",
-		calls:    newInflight(opts.HoldPendingCancels),
+		srv:    srv,
+		caller: caller,
+		opts:   opts,
+		calls:  newInflight(opts.HoldPendingCancels),
 	}
 	srv.track(s)
 	return s
@@ -88,14 +88,38 @@ func (s *Session) ProtocolVersion() string {
 	return s.version
 }
 
-// ClientName returns clientInfo.name from initialize.
+// ClientName returns clientInfo.name from initialize ("" for a nil
+// session: an extension serving a stateless HTTP request gets none).
 func (s *Session) ClientName() string {
+	if s == nil {
+		return ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.client
 }
 
 func (s *Session) initialized() bool { return s.state.Load() == stateInitialized }
+
+// legacyLogLevel is the level logging/setLevel set ("" when it was never
+// called: no log messages then).
+func (s *Session) legacyLogLevel() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLevel
+}
+
+// baseCaller returns a copy of what the transport's credential says about
+// the caller (clawd/authenticate may have changed it), for a stateless
+// request to resolve with its own claim; the session's caller is left as
+// initialize set it.
+func (s *Session) baseCaller() chain.Caller {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := *s.caller
+	c.EntityID, c.Claim, c.ClaimKind = "", "", ""
+	return c
+}
 
 // push writes a server-initiated message on a session served over a
 // Connection; on other sessions (HTTP, which has no server push here) it is
@@ -145,7 +169,11 @@ func (s *Session) serve(ctx context.Context, conn jsonrpc.Connection, seen func(
 	}
 	defer st.workers.close() // runs after wg.Wait: every call has finished
 	defer st.wg.Wait()
-	return st.serve()
+	err := st.serve()
+	// The input ended: end this stream's subscriptions with their closing
+	// result (wg.Wait then waits for them to be written).
+	s.srv.endListeners(s, false)
+	return err
 }
 
 // Handle answers one message of an HTTP body (a single message or, for old
@@ -173,7 +201,7 @@ func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message) ([]byte, err
 
 // handleMessageSync handles any message, running tools/call inline.
 func (s *Session) handleMessageSync(ctx context.Context, msg *jsonrpc.Message) []byte {
-	if msg.Method == "tools/call" && !msg.IsNotification() && s.initialized() {
+	if msg.Method == "tools/call" && !msg.IsNotification() && !msg.IsResponse {
 		cctx, done, cancelled := s.calls.register(ctx, msg.ID.Key())
 		defer done()
 		return s.callTool(cctx, msg, cancelled)

@@ -232,7 +232,7 @@ func TestStreamProtocol(t *testing.T) {
 		{"parse error has null id", []string{`{"jsonrpc":"2.0","id":3,`}, jsonrpc.CodeParseError, `"id":null`},
 		{"invalid request keeps id", []string{`{"jsonrpc":"1.0","id":4,"method":"ping"}`}, jsonrpc.CodeInvalidRequest, `"id":4`},
 		{"unknown method", []string{`{"jsonrpc":"2.0","id":5,"method":"nope/nope"}`}, jsonrpc.CodeMethodNotFound, `nope/nope`},
-		{"server/discover is unknown", []string{`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}`}, jsonrpc.CodeMethodNotFound, `server/discover`},
+		{"server/discover needs _meta", []string{`{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}`}, jsonrpc.CodeInvalidParams, `io.modelcontextprotocol/protocolVersion`},
 		{"notification then ping", []string{`{"jsonrpc":"2.0","method":"notifications/whatever"}`, `{"jsonrpc":"2.0","id":6,"method":"ping"}`}, 0, `"id":6`},
 		{"stray response ignored", []string{`{"jsonrpc":"2.0","id":99,"result":{}}`, `{"jsonrpc":"2.0","id":7,"method":"ping"}`}, 0, `"id":7`},
 		{"blank lines ignored", []string{``, `   `, `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, 0, `"id":8`},

@@ -157,7 +157,21 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		}()
 		return true, false
 	}
-	if msg.Method != "tools/call" || msg.IsNotification() || !s.initialized() {
+	if msg.Method == "subscriptions/listen" && !msg.IsNotification() && !msg.IsResponse {
+		if _, claimed := ClaimedVersion(msg); claimed {
+			// A subscription runs until cancelled or the input ends; it is
+			// not counted as running, so calls may still run inline.
+			cctx, done, _ := s.calls.register(st.ctx, msg.ID.Key())
+			st.wg.Add(1)
+			go func() {
+				defer st.wg.Done()
+				defer done()
+				st.write(s.srv.serveStateless(cctx, s.stateless(), msg))
+			}()
+			return true, false
+		}
+	}
+	if msg.Method != "tools/call" || msg.IsNotification() || msg.IsResponse {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
 	// Register before the call starts, so a cancel read next always finds

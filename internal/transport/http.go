@@ -57,8 +57,9 @@ func (t *timeouts) fill() {
 	def(&t.write, writeTimeout)
 }
 
-// HTTPServer serves MCP Streamable HTTP (JSON responses only, no SSE) and
-// GET /health on a loopback listener. Every request passes, in this order:
+// HTTPServer serves MCP Streamable HTTP and GET /health on a loopback
+// listener, both protocol eras on one endpoint. Every request passes, in
+// this order:
 //
 //	peer not loopback                     403
 //	Host not 127.0.0.1/localhost/[::1]    403
@@ -68,12 +69,18 @@ func (t *timeouts) fill() {
 //	path not /mcp or /                    404
 //	method not POST/DELETE                405
 //	Content-Type not application/json     415
-//	MCP-Protocol-Version unsupported      400
 //	body over MaxBodyBytes                413
 //	body not JSON-RPC                     400
+//
+// Then a request mcp.IsStateless picks (its _meta claims a protocol
+// version, it is server/discover, or its MCP-Protocol-Version is not a
+// legacy version) is served without a session (http_stateless.go: the mirrored headers checked against the
+// body, 400 -32020 on a mismatch; the answer as JSON or a per-request SSE
+// stream). Any other takes the legacy session path:
+//
 //	no Mcp-Session-Id (not initialize)    400
 //	unknown or expired Mcp-Session-Id     404
-//	tools/call over max_concurrency       503 (the mcp.Server's limit, all sessions)
+//	tools/call over max_concurrency       503 (the mcp.Server's limit, all sessions and stateless calls)
 //
 // At most MaxConns connections are open. At the cap a new connection takes
 // the slot of one that matters less (httpRank: unauthenticated and idle
@@ -190,6 +197,7 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		case <-ctx.Done():
 			h.sessions.closeAll()
+			h.Server.EndSubscriptions() // each open subscriptions/listen gets its closing result
 			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 			err := srv.Shutdown(sctx)
 			cancel()
@@ -323,11 +331,6 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 			"unsupported media type: Content-Type must be application/json")
 		return
 	}
-	if v := r.Header.Get(HeaderProtocolVersion); v != "" && !mcp.IsSupportedVersion(v) {
-		h.reject(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest,
-			fmt.Sprintf("bad request: unsupported MCP-Protocol-Version %q; supported: %v", v, mcp.SupportedVersions))
-		return
-	}
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
@@ -346,6 +349,10 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 	case msg.Batch != nil && msg.Batch.Err != nil && msg.Batch.Err.Code == jsonrpc.CodeParseError:
 		writeJSON(w, http.StatusBadRequest, jsonrpc.AppendError(nil, jsonrpc.ID{},
 			jsonrpc.NewError(jsonrpc.CodeParseError, "parse error: the batch is not a valid JSON array")))
+		return
+	}
+	if mcp.IsStateless(&msg, r.Header.Get(HeaderProtocolVersion)) {
+		h.postStateless(w, r, ident, &msg)
 		return
 	}
 	sid := r.Header.Get(HeaderSessionID)
@@ -369,11 +376,23 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 		h.forbidSession(w)
 		return
 	}
-	resp, err := hs.s.Handle(r.Context(), &msg)
+	// A legacy call's progress and log messages (only those the client
+	// asked for) turn the answer into an SSE stream of this POST, as
+	// Streamable HTTP allows since 2025-03-26; otherwise it is JSON.
+	out := &sseWriter{w: w, h: h, accepts: acceptsSSE(r), legacy: true}
+	ctx := r.Context()
+	if out.accepts {
+		ctx = mcp.WithNotify(ctx, out.notify)
+	}
+	resp, err := hs.s.Handle(ctx, &msg)
 	var busy *mcp.BusyError
 	if errors.As(err, &busy) {
 		w.Header().Set("Retry-After", "1")
 		h.reject(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, busy.Error())
+		return
+	}
+	if out.begun() {
+		out.finish(resp, msg.ID)
 		return
 	}
 	h.respond(w, resp)

@@ -202,7 +202,6 @@ func TestHTTPChecks(t *testing.T) {
 		{"json with charset", req{body: ping, headers: withSID(map[string]string{"Content-Type": "application/json; charset=utf-8"})}, 200, "result"},
 		{"JSON in upper case", req{body: ping, headers: withSID(map[string]string{"Content-Type": "Application/JSON"})}, 200, "result"},
 		{"content type checked before size", req{body: big, headers: withSID(map[string]string{"Content-Type": "text/plain"})}, 415, "Content-Type"},
-		{"unsupported protocol version", req{body: ping, headers: withSID(map[string]string{HeaderProtocolVersion: "2023-01-01"})}, 400, "MCP-Protocol-Version"},
 		{"supported protocol version", req{body: ping, headers: withSID(map[string]string{HeaderProtocolVersion: "2025-06-18"})}, 200, "result"},
 		{"body over the limit", req{body: big, headers: withSID(nil)}, 413, "too large"},
 		{"size checked before session", req{body: big}, 413, "too large"},

@@ -24,17 +24,25 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.next.RoundTrip(r)
 }
 
+// sdkConnect connects the go-sdk client pinned to the legacy protocol
+// (initialize and a session); sdkConnectVersion with "" lets it choose
+// (server/discover first, then 2026-07-28 without a session).
 func sdkConnect(t *testing.T, f *httpFixture, tok string) (*sdk.ClientSession, error) {
+	t.Helper()
+	return sdkConnectVersion(t, f, tok, "2025-11-25", nil)
+}
+
+func sdkConnectVersion(t *testing.T, f *httpFixture, tok, version string, opts *sdk.ClientOptions) (*sdk.ClientSession, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Version: "1.0"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "claude-code", Version: "1.0"}, opts)
 	tr := &sdk.StreamableClientTransport{
 		Endpoint:   f.base + PathMCP,
 		HTTPClient: &http.Client{Transport: bearerRT{tok: tok, next: http.DefaultTransport}},
 		MaxRetries: -1,
 	}
-	return client.Connect(ctx, tr, nil)
+	return client.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: version})
 }
 
 // TestGoSDKStreamableClient drives the HTTP transport with the official

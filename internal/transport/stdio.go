@@ -2,8 +2,12 @@
 // loopback HTTP. A transport authenticates its peer (the chain's step 1
 // input), owns the framing (lines through jsonrpc.Stream, HTTP bodies) and
 // hands parsed messages to an mcp.Session; it knows nothing of tools. The
-// one MCP rule it applies is HTTP's: a session id is minted for initialize
-// only (mcp.OpensSession decides which message that is).
+// MCP rules it applies are HTTP's, and internal/mcp decides each from the
+// parsed message: a session id is minted for initialize only
+// (mcp.OpensSession); a request that claims a protocol version in _meta
+// (mcp.ClaimedVersion) is served without a session, after its
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers are compared with
+// what mcp.HeaderValues says the body implies (http_stateless.go).
 package transport
 
 import (
