@@ -2,7 +2,9 @@
 # Runs the official MCP conformance suite (npm @modelcontextprotocol/conformance) against a running
 # MCP server over Streamable HTTP, adding an Authorization header through a small local proxy (the suite
 # itself sends none). The proxy keeps Host and Origin as sent, so the DNS-rebinding scenario still tests
-# the server, not the proxy.
+# the server, not the proxy. This is the suite's 0.1.x line (2025-11-25 only) against a server you
+# started; bench/conformance-2026.sh runs the 0.2.x line's 2026-07-28 and 2025-11-25 requirement sets
+# against a clawd it starts itself.
 #
 # usage: bench/conformance.sh --url http://127.0.0.1:PORT/mcp [--token TOKEN | --token-file FILE]
 #            [--scenario NAME]... [--all] [--verbose]
@@ -27,7 +29,7 @@ while (($#)); do
     --scenario) scenarios+=("$2"); shift 2 ;;
     --all) all=1; shift ;;
     --verbose) verbose=--verbose; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run: unknown argument: $1" >&2; exit 2 ;;
   esac
 done

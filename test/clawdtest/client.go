@@ -210,6 +210,29 @@ func (c *Client) Await(id string) Response {
 	}
 }
 
+// NextNotification is WaitNotification that also returns the message.
+func (c *Client) NextNotification(method string, within time.Duration) (Response, bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		for i, n := range c.notes {
+			if n.Method == method {
+				c.notes = append(c.notes[:i], c.notes[i+1:]...)
+				return n, true
+			}
+		}
+		line, err := c.ReadLine(time.Until(deadline))
+		if err != nil {
+			return Response{}, false
+		}
+		r := Decode(c.t, string(line))
+		if r.Method == "" {
+			c.t.Fatalf("unexpected response %s while waiting for %s", line, method)
+		}
+		c.notes = append(c.notes, r)
+	}
+}
+
 // WaitNotification waits up to within for a message with the method
 // (already received ones count) and consumes it. It reports false on
 // timeout or EOF and fails the test on a response nobody waits for.

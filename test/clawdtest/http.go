@@ -77,6 +77,50 @@ func (s *HTTP) PostCtx(ctx context.Context, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// Reply is one HTTP answer: status, headers and body.
+type Reply struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Do POSTs body with the bearer token and exactly the extra headers given
+// (no session id or protocol version of its own), and returns the whole
+// answer: for tests of header rules. It fails the test if the exchange
+// fails or takes over HTTPTimeout.
+func (s *HTTP) Do(body string, header map[string]string) Reply {
+	s.t.Helper()
+	resp := s.Open(context.Background(), body, header)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatalf("reading the response: %v", err)
+	}
+	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: string(b)}
+}
+
+// Open is Do under ctx that returns the response unread, for streams (SSE)
+// the test reads as they come and closes to cancel. The caller closes the
+// body.
+func (s *HTTP) Open(ctx context.Context, body string, header map[string]string) *http.Response {
+	s.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.Base+"/mcp", strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	for k, v := range header {
+		req.Header[http.CanonicalHeaderKey(k)] = []string{v}
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
 // Initialize posts msg (an initialize request) and fails the test unless
 // it is answered 200 with a session id.
 func (s *HTTP) Initialize(msg string) {

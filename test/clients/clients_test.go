@@ -1,7 +1,9 @@
 // Package clients installs clawd into the real Claude Code and OpenCode
 // CLIs with `clawd install` and asks each client whether it connects
 // (`claude mcp list`, `opencode mcp list`, which health-check servers
-// without a network). The clients come from npm, cached in
+// without a network), and drives clawd with the official TypeScript SDK
+// v2 client in both protocol eras (tssdk_test.go). The clients come from
+// npm, cached in
 // $HOME/.cache/clawd-test-npm (.ci/run installs them there; see
 // npmPackages); without them the tests skip and say how to get them.
 package clients
@@ -23,7 +25,7 @@ import (
 )
 
 // npmPackages are the client versions the tests were written against.
-const npmPackages = "@anthropic-ai/claude-code@2.1.332 opencode-ai@1.18.33"
+const npmPackages = "@anthropic-ai/claude-code@2.1.332 opencode-ai@1.18.33 @modelcontextprotocol/client@2.4.0"
 
 var clawdBin string
 
@@ -33,17 +35,23 @@ func TestMain(m *testing.M) { os.Exit(clawdtest.Main(m, &clawdBin)) }
 // $HOME/.cache/clawd-test-npm)/node_modules/.bin and checks that it runs.
 func clientBin(t *testing.T, name string) string {
 	t.Helper()
-	dir := os.Getenv("CLAWD_TEST_NPM")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "clawd-test-npm")
-	}
+	dir := npmDir()
 	p := filepath.Join(dir, "node_modules", ".bin", name)
 	if out, err := exec.Command(p, "--version").CombinedOutput(); err != nil {
 		t.Skipf("%s is not installed or does not run here (%v %s); install with: npm install --prefix %s %s",
 			name, err, bytes.TrimSpace(out), dir, npmPackages)
 	}
 	return p
+}
+
+// npmDir is where the npm clients are: $CLAWD_TEST_NPM, default
+// $HOME/.cache/clawd-test-npm.
+func npmDir() string {
+	if dir := os.Getenv("CLAWD_TEST_NPM"); dir != "" {
+		return dir
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "clawd-test-npm")
 }
 
 // world is clawdtest's isolated user, with clawd and the clients on PATH

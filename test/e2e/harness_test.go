@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +28,21 @@ type env struct {
 	*clawdtest.Env
 	outside string
 	evil    string // <ws>_evil: shares the workspace's prefix
+	// server is the clawd process the last dial started (the stdio child
+	// or the daemon), for tests that signal it.
+	server *os.Process
+}
+
+// reload makes the clawd serving e re-read its config now (SIGHUP), so a
+// test does not depend on the one-second file poll noticing a change.
+func (e *env) reload() {
+	e.T.Helper()
+	if e.server == nil {
+		e.T.Fatal("reload: no clawd process started by a dial")
+	}
+	if err := e.server.Signal(syscall.SIGHUP); err != nil {
+		e.T.Fatalf("SIGHUP to clawd: %v", err)
+	}
 }
 
 func newEnv(t *testing.T) *env {
@@ -88,34 +104,92 @@ func (e *env) assertUnchanged(before map[string]string) {
 	}
 }
 
-// transport connects a go-sdk client session to a clawd serving e.
+// era is a protocol revision the go-sdk client is made to speak. The
+// default client (no pin) probes server/discover first and must end up on
+// 2026-07-28; pinned to 2025-11-25 it must do the legacy initialize
+// handshake. Every connection asserts what was negotiated, so a clawd that
+// silently falls back to the legacy protocol fails every table test.
+type era struct {
+	pin  string // ClientSessionOptions.ProtocolVersion ("" is the client's default)
+	want string // the protocol version the session must end up with
+}
+
+var eras = []era{{pin: "", want: "2026-07-28"}, {pin: "2025-11-25", want: "2025-11-25"}}
+
+// dial is how one test connects: the era, the client's options (nil for
+// the defaults) and, if set, a recorder of the wire.
+type dial struct {
+	era  era
+	opts *mcp.ClientOptions
+	wire *clawdtest.Wire
+}
+
+// kind is a way a client reaches clawd; its dial starts what it needs.
+type kind struct {
+	name string
+	dial func(t *testing.T, e *env, d dial) *mcp.ClientSession
+}
+
+// kinds are stdio here; daemon_test.go adds the unix socket and HTTP.
+var kinds = []kind{{name: "stdio", dial: dialStdio}}
+
+// transport is one (kind x era) cell of the table tests.
 type transport struct {
-	name    string
-	connect func(t *testing.T, e *env) *mcp.ClientSession
+	name string // "stdio/2026-07-28"
+	kind string
+	era  era
+	dial func(t *testing.T, e *env, d dial) *mcp.ClientSession
 }
 
-// transports are the ways a client reaches clawd; table tests run over all.
-var transports = []transport{
-	{name: "stdio", connect: connectStdio},
-}
-
-// connectStdio spawns `clawd serve` with the go-sdk's CommandTransport and
-// connects with the client's default options (it first probes
-// server/discover of protocol 2026-07-28, then falls back to initialize).
-func connectStdio(t *testing.T, e *env) *mcp.ClientSession {
+// connect dials with the client's default options.
+func (tr transport) connect(t *testing.T, e *env) *mcp.ClientSession {
 	t.Helper()
-	return sdkConnect(t, &mcp.CommandTransport{Command: e.Command("serve", "--client", "cc")})
+	return tr.dial(t, e, dial{era: tr.era})
 }
 
-func sdkConnect(t *testing.T, tr mcp.Transport) *mcp.ClientSession {
+// transports are every kind under every era; table tests run over all.
+func transports() []transport {
+	var out []transport
+	for _, k := range kinds {
+		for _, er := range eras {
+			out = append(out, transport{name: k.name + "/" + er.want, kind: k.name, era: er,
+				dial: func(t *testing.T, e *env, d dial) *mcp.ClientSession {
+					d.era = er
+					return k.dial(t, e, d)
+				}})
+		}
+	}
+	return out
+}
+
+// dialStdio spawns `clawd serve` with the go-sdk's CommandTransport.
+func dialStdio(t *testing.T, e *env, d dial) *mcp.ClientSession {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "e2e"}, nil)
+	cmd := e.Command("serve", "--client", "cc")
+	cs := sdkConnect(t, &mcp.CommandTransport{Command: cmd}, d)
+	e.server = cmd.Process
+	return cs
+}
+
+// sdkConnect connects the go-sdk client over tr (through d.wire when set)
+// and fails the test unless the session negotiated d.era.want.
+func sdkConnect(t *testing.T, tr mcp.Transport, d dial) *mcp.ClientSession {
+	t.Helper()
+	if d.wire != nil {
+		if _, isHTTP := tr.(*mcp.StreamableClientTransport); !isHTTP {
+			tr = d.wire.Stream(tr)
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "claude-code", Version: "e2e"}, d.opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := client.Connect(ctx, tr, nil)
+	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: d.era.pin})
 	if err != nil {
-		t.Fatalf("go-sdk client connect: %v", err)
+		t.Fatalf("go-sdk client connect (protocol %q): %v", d.era.want, err)
 	}
 	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != d.era.want {
+		t.Fatalf("the go-sdk client negotiated protocol %q, want %q", got, d.era.want)
+	}
 	return cs
 }

@@ -49,7 +49,7 @@ func Test_tools_list_returns_correct_schema(t *testing.T) {
 	if err := json.Unmarshal(data, &want); err != nil {
 		t.Fatal(err)
 	}
-	for _, tr := range transports {
+	for _, tr := range transports() {
 		t.Run(tr.name, func(t *testing.T) {
 			cs := tr.connect(t, newEnv(t))
 			res, err := cs.ListTools(context.Background(), nil)
@@ -137,7 +137,7 @@ func textOf(res *mcp.CallToolResult) string {
 // TestEveryTool calls each of the five tools through the official go-sdk
 // client, over every transport, and checks the spec's output objects.
 func TestEveryTool(t *testing.T) {
-	for _, tr := range transports {
+	for _, tr := range transports() {
 		t.Run(tr.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.Write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n")
@@ -218,7 +218,7 @@ func TestEveryTool(t *testing.T) {
 // (which sends notifications/cancelled) and checks that the command's
 // process group, backgrounded children included, is gone.
 func TestCancelKillsBash(t *testing.T) {
-	for _, tr := range transports {
+	for _, tr := range transports() {
 		t.Run(tr.name, func(t *testing.T) {
 			e := newEnv(t)
 			cs := tr.connect(t, e)
