@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,12 @@ type Daemon struct {
 	Logger      *slog.Logger
 
 	live atomic.Pointer[liveConfig]
+	// loadedFile is the config file as it was just before it was last
+	// read (New, Reload): what the watcher compares against, so a write
+	// between reading the file and the watcher's first look is not missed.
+	// reloadMu serializes Reload and guards it.
+	reloadMu   sync.Mutex
+	loadedFile fileState
 }
 
 // liveConfig is the configuration in force together with the chain options
@@ -74,6 +81,7 @@ func New(opts Options) (*Daemon, error) {
 	if cfgFile == "" {
 		cfgFile, required = paths.ConfigFile, false
 	}
+	loaded := statConfig(cfgFile) // before reading: a write after it is seen by the watcher
 	cfg, err := config.Load(cfgFile, required)
 	if err != nil {
 		return nil, err
@@ -95,6 +103,7 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		Paths:       paths,
 		ConfigFile:  cfgFile,
+		loadedFile:  loaded,
 		WS:          ws,
 		WorkspaceID: config.WorkspaceID(ws.Dir),
 		Started:     time.Now(),

@@ -25,23 +25,23 @@ const pollEvery = time.Second
 func (d *Daemon) WatchConfig(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	last := d.loadedState()
+	gen, _ := d.Store.Generation()
 	go func() {
 		defer signal.Stop(hup)
 		t := time.NewTicker(pollEvery)
 		defer t.Stop()
-		last := statConfig(d.ConfigFile)
-		gen, _ := d.Store.Generation()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-hup:
-				last = statConfig(d.ConfigFile)
 				d.Reload("SIGHUP")
+				last = d.loadedState()
 			case <-t.C:
 				if st := statConfig(d.ConfigFile); st.differs(last) {
-					last = st
 					d.Reload("the file changed")
+					last = st
 				}
 				if g, err := d.Store.Generation(); err == nil && g != gen {
 					gen = g
@@ -51,6 +51,13 @@ func (d *Daemon) WatchConfig(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// loadedState is the config file as it was when it was last read.
+func (d *Daemon) loadedState() fileState {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
+	return d.loadedFile
 }
 
 // fileState is what the poll compares: the file's identity (os.SameFile:
@@ -79,7 +86,10 @@ func (a fileState) differs(b fileState) bool {
 // transport, address, socket, token path and concurrency need a restart,
 // which the log says.
 func (d *Daemon) Reload(why string) error {
+	d.reloadMu.Lock()
+	defer d.reloadMu.Unlock()
 	required := d.ConfigFile != d.Paths.ConfigFile // --config names a file that must exist
+	d.loadedFile = statConfig(d.ConfigFile)
 	cfg, err := config.Load(d.ConfigFile, required)
 	if err != nil {
 		d.Logger.Error("config reload failed; the running configuration stays in effect", "why", why, "err", err)

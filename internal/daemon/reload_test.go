@@ -1,11 +1,13 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawde/clawd/test/clawdtest"
 )
@@ -65,5 +67,26 @@ func TestReload(t *testing.T) {
 	}
 	if d.Config().PolicyStubMode {
 		t.Error("defaults not restored after the file was removed")
+	}
+}
+
+// TestWatchConfigSeesAWriteBeforeItStarts: a config written after the
+// daemon read it but before the watcher took its first look is reloaded.
+// The watcher used to take that first look itself, so such a write (a test,
+// or a user saving right after `clawd serve` started) was never noticed.
+func TestWatchConfigSeesAWriteBeforeItStarts(t *testing.T) {
+	d, _, file := newReloadDaemon(t)
+	if err := os.WriteFile(file, []byte("[tools]\nbash = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.WatchConfig(ctx)
+	deadline := time.Now().Add(10 * pollEvery)
+	for !d.chainOptions().DisabledTools["bash"] {
+		if time.Now().After(deadline) {
+			t.Fatal("the config written before the watcher started was never reloaded")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
