@@ -182,12 +182,22 @@ func HeaderValues(msg *jsonrpc.Message) (method, name string, hasName bool) {
 
 // unsupportedVersion is the -32022 error for a claimed version clawd does
 // not speak per request.
+//
+// data.supported lists the versions this request could have claimed: every
+// version for an unknown one (a client may still fall back to initialize),
+// only the stateless ones when it claimed a legacy version, which this
+// path does not serve, so that the requested version never appears in the
+// list the error says it is missing from.
 func unsupportedVersion(requested string) *jsonrpc.Error {
+	supported := AllVersions()
+	if IsSupportedVersion(requested) {
+		supported = slices.Clone(ModernVersions)
+	}
 	return &jsonrpc.Error{
 		Code: CodeUnsupportedProtocolVersion,
 		Message: "unsupported protocol version " + quoteClip(requested) + ": claim one of " + joinVersions(ModernVersions) +
 			" in _meta, or use initialize for " + joinVersions(SupportedVersions),
-		Data: map[string]any{"supported": AllVersions(), "requested": requested},
+		Data: map[string]any{"supported": supported, "requested": requested},
 	}
 }
 

@@ -175,6 +175,10 @@ func TestModernErrors(t *testing.T) {
 		{"tools/call missing _meta member", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, jsonrpc.CodeInvalidParams, MetaClientCapabilities},
 		{"tools/call unsupported version", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, "2099-01-01"},
 		{"authenticate is stateful", modernReq("18", MethodAuthenticate, `"credential":"x"`, ""), jsonrpc.CodeMethodNotFound, MethodAuthenticate},
+		// A legacy claim on discover: the versions this path serves, not the
+		// requested one again.
+		{"discover with a legacy claim", `{"jsonrpc":"2.0","id":19,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, `"data":{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
+		{"unknown version lists every version", `{"jsonrpc":"2.0","id":20,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, `"supported":["2026-07-28","2025-11-25"`},
 	}
 	for _, c := range cases {
 		h.send(c.line)
@@ -185,7 +189,11 @@ func TestModernErrors(t *testing.T) {
 		}
 		if c.code == CodeUnsupportedProtocolVersion {
 			sup, _ := r.Error.Data["supported"].([]any)
-			if len(sup) != len(AllVersions()) || sup[0] != "2026-07-28" {
+			want := len(AllVersions())
+			if req, _ := r.Error.Data["requested"].(string); IsSupportedVersion(req) {
+				want = len(ModernVersions) // a legacy claim: only what this path serves
+			}
+			if len(sup) != want || sup[0] != "2026-07-28" || slices.Contains(sup, r.Error.Data["requested"]) {
 				t.Errorf("%s: data.supported = %v", c.name, r.Error.Data)
 			}
 		}
