@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -45,7 +46,7 @@ type MCPServer struct {
 	Builtin               bool
 	CreatedAt             string
 	UpdatedAt             string
-	LastStatus            string // StatusConnected, StatusDisconnected or StatusError
+	LastStatus            string // one of Statuses
 	LastError             string
 	LastConnectedAt       string // "" until the first successful connection
 	ToolCount             int
@@ -418,7 +419,7 @@ func (db *DB) DeleteServer(ctx context.Context, id int64) error {
 
 // ServerStatus is what the daemon records after a connection attempt.
 type ServerStatus struct {
-	Status string // StatusConnected, StatusDisconnected or StatusError
+	Status string // one of Statuses
 	// Error is the last error ("" clears it), cut to 4096 bytes. It is
 	// stored as given and masked (secrets.MaskText) when shown; the caller
 	// should not put resolved header or env values in it.
@@ -432,10 +433,8 @@ type ServerStatus struct {
 // RecordServerStatus writes a server's status columns. It does not raise
 // MCPServersGeneration: the writer is the daemon, which knows.
 func (db *DB) RecordServerStatus(ctx context.Context, id int64, st ServerStatus) error {
-	switch st.Status {
-	case StatusConnected, StatusDisconnected, StatusError:
-	default:
-		return invalid("status %q: use %s, %s or %s", printable(st.Status, 40), StatusConnected, StatusDisconnected, StatusError)
+	if !slices.Contains(Statuses, st.Status) {
+		return invalid("status %q: use one of %s", printable(st.Status, 40), strings.Join(Statuses, ", "))
 	}
 	msg := strings.ToValidUTF8(st.Error, "\uFFFD")
 	if len(msg) > maxLastError {

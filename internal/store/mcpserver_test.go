@@ -586,3 +586,22 @@ func TestWatchMCPServersSeesOtherProcessChanges(t *testing.T) {
 		t.Errorf("watch ended with %v", err)
 	}
 }
+
+// TestEveryStatusFitsTheTable: the Go list of statuses and the table's
+// CHECK constraint agree, so the daemon never has a status write refused.
+func TestEveryStatusFitsTheTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	s := mustInsert(t, db, NewStdioServer("fs", "/bin/true", nil))
+	for _, st := range Statuses {
+		if err := db.RecordServerStatus(ctx, s.ID, ServerStatus{Status: st, ToolCount: -1}); err != nil {
+			t.Errorf("status %s: %v", st, err)
+		}
+		if got, _ := db.MCPServer(ctx, s.ID); got.LastStatus != st {
+			t.Errorf("status %s stored as %s", st, got.LastStatus)
+		}
+	}
+	if _, err := raw(t, path).Exec(`UPDATE cd_mcp_server SET last_status = 'weird' WHERE id = ?`, s.ID); err == nil {
+		t.Error("the table accepted a status outside the list")
+	}
+}

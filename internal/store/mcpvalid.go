@@ -23,12 +23,21 @@ const (
 	TransportSSE     = "sse"
 )
 
-// Statuses of an MCP server row (last_status), as the daemon records them.
+// Statuses of an MCP server row (last_status), as the daemon records them
+// (docs/upstreams.md says what each means). A row the daemon has not
+// looked at yet is disconnected.
 const (
-	StatusConnected    = "connected"
 	StatusDisconnected = "disconnected"
+	StatusConnecting   = "connecting"
+	StatusConnected    = "connected"
+	StatusStale        = "stale"
+	StatusUnavailable  = "unavailable"
 	StatusError        = "error"
+	StatusDisabled     = "disabled"
 )
+
+// Statuses lists every status a row may hold, in the order above.
+var Statuses = []string{StatusDisconnected, StatusConnecting, StatusConnected, StatusStale, StatusUnavailable, StatusError, StatusDisabled}
 
 // Timeout bounds and defaults, in seconds.
 const (

@@ -129,7 +129,7 @@ CREATE TABLE cd_mcp_server (
 	builtin             INTEGER NOT NULL DEFAULT 0 CHECK (builtin IN (0, 1)),
 	created_at          TEXT NOT NULL,
 	updated_at          TEXT NOT NULL,
-	last_status         TEXT NOT NULL DEFAULT 'disconnected' CHECK (last_status IN ('connected', 'disconnected', 'error')),
+	last_status         TEXT NOT NULL DEFAULT 'disconnected' CHECK (last_status IN ('disconnected', 'connecting', 'connected', 'stale', 'unavailable', 'error', 'disabled')),
 	last_error          TEXT CHECK (length(last_error) <= 4096),
 	last_connected_at   TEXT,
 	tool_count          INTEGER NOT NULL DEFAULT 0 CHECK (tool_count >= 0),
