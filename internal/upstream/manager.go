@@ -157,15 +157,21 @@ type Manager struct {
 	reg  *tools.Registry
 	opts Options
 
-	mu      sync.Mutex
-	servers map[string]*server
-	closed  bool
-	names   nameTable // exposed names of every server's tools
+	mu        sync.Mutex
+	servers   map[string]*server
+	providers map[string]*provider // registered: enabled, valid servers
+	pending   map[string]ServerConfig // replacements being connected
+	closed    bool
+
+	renameMu sync.Mutex // serializes toolsChanged
+	namesMu  sync.RWMutex
+	names    map[toolKey]exposedName
 }
 
 // NewManager returns a manager adding its providers to reg.
 func NewManager(reg *tools.Registry, opts Options) *Manager {
-	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{}}
+	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}}
 }
 
 // ErrUnknownServer is returned for a name Apply was never given.
@@ -223,7 +229,7 @@ func (m *Manager) Refresh(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("upstream %q: %w", name, ErrUnknownServer)
 	}
-	return s.refresh(ctx)
+	return s.doRefresh(ctx)
 }
 
 // Test connects to cfg with a throwaway client (its own process for
