@@ -159,7 +159,7 @@ type Manager struct {
 
 	mu        sync.Mutex
 	servers   map[string]*server
-	providers map[string]*provider // registered: enabled, valid servers
+	providers map[string]*provider    // registered: enabled, valid servers
 	pending   map[string]ServerConfig // replacements being connected
 	closed    bool
 
