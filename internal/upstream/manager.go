@@ -229,6 +229,15 @@ func (m *Manager) Refresh(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("upstream %q: %w", name, ErrUnknownServer)
 	}
+	select {
+	case <-s.done: // no supervisor: disabled or an invalid configuration
+		st := s.status()
+		if st.State == StateDisabled {
+			return fmt.Errorf("upstream %q is disabled; enable it first", name)
+		}
+		return fmt.Errorf("upstream %q cannot start: %s", name, st.LastError)
+	default:
+	}
 	return s.doRefresh(ctx)
 }
 

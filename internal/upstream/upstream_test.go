@@ -559,3 +559,67 @@ func TestConfigValidation(t *testing.T) {
 		t.Errorf("valid config: %v", err)
 	}
 }
+
+// A disabled server has a status but no provider and no process; enabling
+// it connects it, disabling it again removes its tools.
+func TestDisabledAndInvalid(t *testing.T) {
+	t.Parallel()
+	m, reg := newTestManager(t, Options{})
+	off := fake("off")
+	off.Enabled = false
+	invalid := ServerConfig{Name: "inv", Transport: TransportStdio, Enabled: true}
+	m.Apply(context.Background(), []ServerConfig{off, invalid})
+	sts := m.Status()
+	if len(sts) != 2 || sts[1].State != StateDisabled || sts[0].State != StateUnavailable || !strings.Contains(sts[0].LastError, "needs a command") {
+		t.Fatalf("statuses %+v", sts)
+	}
+	for _, p := range reg.Providers() {
+		if p.ID() == "off" || p.ID() == "inv" {
+			t.Errorf("provider %s registered", p.ID())
+		}
+	}
+	ctx := context.Background()
+	if err := m.Refresh(ctx, "off"); err == nil || !strings.Contains(err.Error(), "disabled") {
+		t.Errorf("Refresh of a disabled server: %v", err)
+	}
+	if err := m.Refresh(ctx, "nope"); !errors.Is(err, ErrUnknownServer) {
+		t.Errorf("Refresh of an unknown server: %v", err)
+	}
+	off.Enabled = true
+	m.Apply(ctx, []ServerConfig{off})
+	pid := connected(t, m, "off").PID
+	callText(t, reg, "off__echo", `{}`)
+	off.Enabled = false
+	m.Apply(ctx, []ServerConfig{off})
+	waitFor(t, m, "off", 10*time.Second, "disabled", func(s Status) bool { return s.State == StateDisabled })
+	gone(t, pid, "a disabled server's process")
+	if _, ok := reg.Lookup("off__echo"); ok {
+		t.Error("a disabled server's tool is still offered")
+	}
+}
+
+// Test connects a throwaway client and reports the tools and latency;
+// nothing is registered and its process is gone after.
+func TestTestConnection(t *testing.T) {
+	t.Parallel()
+	m, reg := newTestManager(t, Options{})
+	n := len(reg.Names())
+	res, err := m.Test(context.Background(), fake("probe", "-banner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerName != "fake" || res.ProtocolVersion != clientProtocol || len(res.Tools) != 7 || res.Latency <= 0 {
+		t.Errorf("test result %+v", res)
+	}
+	if len(reg.Names()) != n || len(m.Status()) != 0 {
+		t.Error("Test registered something")
+	}
+	if _, err := m.Test(context.Background(), fake("bad", "-hang-init")); err == nil || !strings.Contains(err.Error(), "initialize") {
+		t.Errorf("Test of a hung server: %v", err)
+	}
+	bad := fake("nocmd")
+	bad.Command = "clawd-no-such-command-xyz"
+	if _, err := m.Test(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("Test of a missing command: %v", err)
+	}
+}
