@@ -251,6 +251,8 @@ func (m *Manager) report(s *server) {
 	if m.opts.OnStatus == nil {
 		return
 	}
+	m.reportMu.Lock()
+	defer m.reportMu.Unlock()
 	m.opts.OnStatus(s.status())
 }
 

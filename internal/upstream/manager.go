@@ -81,9 +81,19 @@ type TestResult struct {
 type Options struct {
 	Logger *slog.Logger
 	// OnStatus is called after a server's status changed (the daemon
-	// persists it). It runs in a goroutine of the manager, never with a
-	// lock held, and should not block for long.
+	// persists it). Calls are serialized and each carries the status as it
+	// is when the call is made, so the last call is the newest state. It
+	// runs in a goroutine of the manager and must not call back into it
+	// (Status, Apply...) nor block for long.
 	OnStatus func(Status)
+	// VerifyExecutable, if set, is asked before every spawn of a stdio
+	// server whether the resolved executable may run (the daemon can check
+	// the supply-chain allowlist here, so an unvetted binary never runs,
+	// not even to list its tools). An error makes the server unavailable
+	// with that error. Limit: the file is checked, then executed by path;
+	// a file swapped in between runs unchecked (the chain's per-call hash
+	// check sees the new file).
+	VerifyExecutable func(server, path string) error
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
 	// their own prefix (Claude Code: mcp__<name>__) may need less.
@@ -164,6 +174,7 @@ type Manager struct {
 	closed    bool
 
 	renameMu sync.Mutex // serializes toolsChanged
+	reportMu sync.Mutex // serializes OnStatus
 	namesMu  sync.RWMutex
 	names    map[toolKey]exposedName
 }

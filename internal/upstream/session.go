@@ -66,6 +66,12 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			cancel()
 			return nil, &errConfig{err}
 		}
+		if m.opts.VerifyExecutable != nil {
+			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
+				cancel()
+				return nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
+			}
+		}
 		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
 		if err != nil {
 			cancel()

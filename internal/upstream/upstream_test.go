@@ -623,3 +623,49 @@ func TestTestConnection(t *testing.T) {
 		t.Errorf("Test of a missing command: %v", err)
 	}
 }
+
+// VerifyExecutable refuses a binary before it ever runs; OnStatus hears
+// the states in order.
+func TestVerifyExecutableAndOnStatus(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var states []string
+	var mu = make(chan struct{}, 1)
+	mu <- struct{}{}
+	m, _ := newTestManager(t, Options{
+		VerifyExecutable: func(server, path string) error {
+			if server == "unvetted" {
+				return errors.New("sha256 not allowlisted")
+			}
+			return nil
+		},
+		OnStatus: func(s Status) {
+			<-mu
+			if s.Name == "vetted" && (len(states) == 0 || states[len(states)-1] != s.State) {
+				states = append(states, s.State)
+			}
+			mu <- struct{}{}
+		},
+	})
+	m.Apply(context.Background(), []ServerConfig{fake("unvetted", "-pid-file", filepath.Join(dir, "pid")), fake("vetted")})
+	st := waitFor(t, m, "unvetted", 10*time.Second, "unavailable", func(s Status) bool { return s.State == StateUnavailable })
+	if !strings.Contains(st.LastError, "not allowlisted") {
+		t.Errorf("last error %q", st.LastError)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pid")); err == nil {
+		t.Error("the refused binary ran")
+	}
+	connected(t, m, "vetted")
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		<-mu
+		got = strings.Join(states, ",")
+		mu <- struct{}{}
+		if strings.HasSuffix(got, StateConnected) {
+			break
+		}
+	}
+	if !strings.HasSuffix(got, StateConnected) || !strings.Contains(got, StateConnecting) {
+		t.Errorf("OnStatus states %q, want connecting ... connected", got)
+	}
+}
