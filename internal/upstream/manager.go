@@ -116,6 +116,12 @@ type Options struct {
 	MaxOutputBytes int
 	// StopGrace is each step of a stdio child's graceful stop (default 2 s).
 	StopGrace time.Duration
+	// OwnerToken, if set, is given to every stdio child as OwnerEnv=token;
+	// processes they start inherit it. After clawd was killed without
+	// cleanup, the next start calls SweepOrphans(token) to end whatever is
+	// left. The daemon keeps one random token per workspace, so daemons of
+	// other workspaces do not sweep each other's servers.
+	OwnerToken string
 	// LookupEnv resolves ${VAR} in Env and Headers (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
 }
@@ -179,11 +185,19 @@ type Manager struct {
 	names    map[toolKey]exposedName
 }
 
-// NewManager returns a manager adding its providers to reg.
+// NewManager returns a manager adding its providers to reg (a nil reg
+// gets a registry of its own, for tools that only test connections).
 func NewManager(reg *tools.Registry, opts Options) *Manager {
+	if reg == nil {
+		reg = tools.NewRegistry()
+	}
 	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
 		providers: map[string]*provider{}, pending: map[string]ServerConfig{}}
 }
+
+// OwnerEnv is the variable that marks the processes of clawd's stdio
+// upstreams (Options.OwnerToken).
+const OwnerEnv = "MCP_UPSTREAM_OWNER"
 
 // ErrUnknownServer is returned for a name Apply was never given.
 var ErrUnknownServer = errors.New("no upstream server of that name is configured")

@@ -77,6 +77,9 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			cancel()
 			return nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
+		if m.opts.OwnerToken != "" {
+			env[OwnerEnv] = m.opts.OwnerToken
+		}
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,

@@ -1,3 +1,5 @@
+//go:build unix
+
 package upstream
 
 import (
@@ -22,6 +24,10 @@ import (
 var fakeBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("UPSTREAM_HELPER_FAKE"); bin != "" { // TestKill9Sweep's stand-in for clawd
+		fakeBin = bin
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "upstream-fake")
 	if err != nil {
 		panic(err)
