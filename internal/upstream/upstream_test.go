@@ -675,3 +675,29 @@ func TestVerifyExecutableAndOnStatus(t *testing.T) {
 		t.Errorf("OnStatus states %q, want connecting ... connected", got)
 	}
 }
+
+// BenchmarkStdioCall is one tools/call through the provider to the fake
+// stdio server and back (the upstream's own work is nil).
+func BenchmarkStdioCall(b *testing.B) {
+	reg := tools.NewRegistry()
+	m := NewManager(reg, Options{StopGrace: 300 * time.Millisecond})
+	defer m.Close(context.Background())
+	m.Apply(context.Background(), []ServerConfig{fake("bench")})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st := m.Status(); len(st) == 1 && st[0].State == StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("not connected")
+		}
+	}
+	e, _ := reg.Lookup("bench__echo")
+	args := jsontext.Value(`{"x":"hello"}`)
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := e.Tool.Call(ctx, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
