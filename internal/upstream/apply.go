@@ -11,12 +11,21 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
+// applyPlan is what one Apply changes, decided under m.mu and carried out
+// after it is released.
+type applyPlan struct {
+	stopping  []*server
+	removed   []string // provider ids to take out of the registry
+	added     []*provider
+	started   []*server
+	replacing []ServerConfig
+}
+
 func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 	want := map[string]ServerConfig{}
-	var dupes []string
 	for _, c := range cfgs {
 		if _, dup := want[c.Name]; dup {
-			dupes = append(dupes, c.Name)
+			m.opts.Logger.Warn("upstream: a server name is configured twice; the first one is used", "server", c.Name)
 			continue
 		}
 		want[c.Name] = c
@@ -26,22 +35,51 @@ func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 		m.mu.Unlock()
 		return
 	}
-	var stopping []*server
-	var removed []string
+	plan := m.reconcileLocked(want)
+	m.mu.Unlock()
+
+	for _, name := range plan.removed {
+		m.reg.Remove(name)
+	}
+	for _, s := range plan.stopping {
+		go s.shutdown(context.WithoutCancel(ctx))
+	}
+	for _, p := range plan.added {
+		m.reg.Add(p)
+	}
+	for _, s := range plan.started {
+		go s.run(nil, nil)
+	}
+	for _, cfg := range plan.replacing {
+		go m.replace(ctx, cfg)
+	}
+	m.toolsChanged()
+	m.mu.Lock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		m.report(s)
+	}
+}
+
+// reconcileLocked updates m's maps to want and returns what to do about
+// it. m.mu is held.
+func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
+	var pl applyPlan
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
-			stopping = append(stopping, s)
+			pl.stopping = append(pl.stopping, s)
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
 				delete(m.providers, name)
-				removed = append(removed, name)
+				pl.removed = append(pl.removed, name)
 			}
 		}
 	}
-	var added []*provider
-	var started []*server
-	var replacing []ServerConfig
 	for name, cfg := range want {
 		old, ok := m.servers[name]
 		if ok && old.cfg.equal(cfg) {
@@ -55,60 +93,31 @@ func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
 			// Connect the new one first; swap only if it initializes.
 			m.pending[name] = cfg
-			replacing = append(replacing, cfg)
+			pl.replacing = append(pl.replacing, cfg)
 			continue
 		}
 		delete(m.pending, name)
 		s := m.newServerLocked(cfg)
 		if ok {
-			stopping = append(stopping, old)
+			pl.stopping = append(pl.stopping, old)
 		}
 		m.servers[name] = s
 		p, had := m.providers[name]
 		switch {
 		case runnable && had:
 			p.setServer(s)
-			started = append(started, s)
+			pl.started = append(pl.started, s)
 		case runnable:
 			p = &provider{name: name, srv: s}
 			m.providers[name] = p
-			added = append(added, p)
-			started = append(started, s)
+			pl.added = append(pl.added, p)
+			pl.started = append(pl.started, s)
 		case had:
 			delete(m.providers, name)
-			removed = append(removed, name)
+			pl.removed = append(pl.removed, name)
 		}
 	}
-	m.mu.Unlock()
-
-	for _, name := range dupes {
-		m.opts.Logger.Warn("upstream: a server name is configured twice; the first one is used", "server", name)
-	}
-	for _, name := range removed {
-		m.reg.Remove(name)
-	}
-	for _, s := range stopping {
-		go s.shutdown(context.WithoutCancel(ctx))
-	}
-	for _, p := range added {
-		m.reg.Add(p)
-	}
-	for _, s := range started {
-		go s.run(nil, nil)
-	}
-	for _, cfg := range replacing {
-		go m.replace(ctx, cfg)
-	}
-	m.toolsChanged()
-	m.mu.Lock()
-	var all []*server
-	for _, s := range m.servers {
-		all = append(all, s)
-	}
-	m.mu.Unlock()
-	for _, s := range all {
-		m.report(s)
-	}
+	return pl
 }
 
 // newServerLocked builds the server for cfg; a disabled or invalid one

@@ -94,14 +94,11 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 		}
 	}()
 	failures := 0
-	var reply chan error // a Refresh waiting for this attempt
-	for {
-		var sess *session
-		var ts []upstreamTool
-		var err error
-		if first != nil {
-			sess, ts, first = first, firstTools, nil
-		} else {
+	var reply chan error // a Refresh waiting for the next attempt
+	for ctx.Err() == nil {
+		sess, ts, err := first, firstTools, error(nil)
+		first = nil
+		if sess == nil {
 			s.setState(StateConnecting, "")
 			sess, ts, err = s.attempt(ctx)
 		}
@@ -109,89 +106,79 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 			reply <- err
 			reply = nil
 		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			failures++
-			var ce *errConfig
-			switch {
-			case errors.As(err, &ce):
-				s.fail(StateUnavailable, err)
-			case failures >= s.m.opts.MaxFailures:
-				s.fail(StateError, err)
-			default:
-				s.fail("", err)
-				if reply = s.wait(ctx, s.backoff(failures)); reply == nil && ctx.Err() != nil {
-					return
-				}
-				if reply != nil {
-					failures = 0
-				}
+		if err == nil {
+			s.install(sess, ts)
+			var lost bool
+			if lost, reply = s.serve(ctx, sess); !lost {
+				failures = 0 // a Refresh, or stop
 				continue
 			}
-			// unavailable or error: wait for a Refresh.
-			if reply = s.wait(ctx, -1); reply == nil {
-				return
+			if time.Since(sess.started) >= s.m.opts.StableAfter {
+				failures = 0
 			}
-			failures = 0
-			continue
+			err = exitError(sess)
 		}
-		s.install(sess, ts)
-		// Serve until the session ends, a Refresh, or stop.
-		var lost bool
-	serving:
-		for {
-			select {
-			case <-sess.done:
-				lost = true
-				break serving
-			case <-s.changed:
-				if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools); err == nil {
-					s.setTools(ts)
-				} else if ctx.Err() == nil {
-					s.noteErr(err)
-				}
-			case reply = <-s.refresh:
-				break serving
-			case <-ctx.Done():
-				s.uninstall(sess)
-				sess.close()
-				return
-			}
-		}
-		s.uninstall(sess)
-		sess.close()
-		if !lost {
-			failures = 0
-			continue
-		}
-		if time.Since(sess.started) >= s.m.opts.StableAfter {
-			failures = 0
-		}
-		failures++
-		err = errors.New("the connection was lost")
-		if sess.proc != nil {
-			if st, _ := sess.proc.Wait(); st != nil {
-				err = errors.New("the server exited (" + st.String() + ")")
-			}
-		}
-		if failures >= s.m.opts.MaxFailures {
-			s.fail(StateError, err)
-			if reply = s.wait(ctx, -1); reply == nil {
-				return
-			}
-			failures = 0
-			continue
-		}
-		s.fail(StateStale, err)
-		if reply = s.wait(ctx, s.backoff(failures)); reply == nil && ctx.Err() != nil {
+		if ctx.Err() != nil {
 			return
 		}
-		if reply != nil {
+		failures++
+		if reply = s.afterFailure(ctx, err, failures); reply != nil {
 			failures = 0
 		}
 	}
+}
+
+// serve keeps sess until it ends (lost), a Refresh comes (its reply
+// channel is returned) or the supervisor stops; then sess is closed.
+func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply chan error) {
+	defer func() {
+		s.uninstall(sess)
+		sess.close()
+	}()
+	for {
+		select {
+		case <-sess.done:
+			return true, nil
+		case <-s.changed:
+			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools); err == nil {
+				s.setTools(ts)
+			} else if ctx.Err() == nil {
+				s.noteErr(err)
+			}
+		case r := <-s.refresh:
+			return false, r
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
+}
+
+// afterFailure records err and waits: for a Refresh when the
+// configuration must change (unavailable) or after MaxFailures in a row
+// (error), else for the backoff. It returns a Refresh's reply channel if
+// one came.
+func (s *server) afterFailure(ctx context.Context, err error, failures int) chan error {
+	var ce *errConfig
+	switch {
+	case errors.As(err, &ce):
+		s.fail(StateUnavailable, err)
+		return s.wait(ctx, -1)
+	case failures >= s.m.opts.MaxFailures:
+		s.fail(StateError, err)
+		return s.wait(ctx, -1)
+	}
+	s.fail("", err)
+	return s.wait(ctx, s.backoff(failures))
+}
+
+// exitError says how a lost session ended.
+func exitError(sess *session) error {
+	if sess.proc != nil {
+		if st, _ := sess.proc.Wait(); st != nil {
+			return errors.New("the server exited (" + st.String() + ")")
+		}
+	}
+	return errors.New("the connection was lost")
 }
 
 // wait sleeps d (d < 0: until a Refresh) and returns a Refresh's reply

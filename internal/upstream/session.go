@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -58,60 +57,10 @@ type sessionHooks struct {
 func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring, hooks sessionHooks) (*session, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel}
-	var t mcp.Transport
-	switch cfg.Transport {
-	case TransportStdio:
-		path, err := resolveCommand(cfg.Command, cfg.Cwd)
-		if err != nil {
-			cancel()
-			return nil, &errConfig{err}
-		}
-		if m.opts.VerifyExecutable != nil {
-			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
-				cancel()
-				return nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
-			}
-		}
-		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
-		if err != nil {
-			cancel()
-			return nil, &errConfig{fmt.Errorf("env %w", err)}
-		}
-		if m.opts.OwnerToken != "" {
-			env[OwnerEnv] = m.opts.OwnerToken
-		}
-		ct := &captureTransport{inner: &stdioTransport{
-			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
-			grace: m.opts.StopGrace, logger: m.opts.Logger,
-			started: func(p *proc.Process) {
-				sess.proc = p
-				if hooks.started != nil {
-					hooks.started(p)
-				}
-			},
-		}}
-		t = ct
-		defer func() { sess.capture = ct.conn }()
-	case TransportHTTP, TransportSSE:
-		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
-		if err != nil {
-			cancel()
-			return nil, &errConfig{fmt.Errorf("header %w", err)}
-		}
-		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout())
-		if err != nil {
-			cancel()
-			return nil, &errConfig{err}
-		}
-		if cfg.Transport == TransportHTTP {
-			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}
-		} else {
-			t = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
-		}
-		t = &detachTransport{inner: t, life: life}
-	default:
+	t, ct, err := m.transport(cfg, sess, life, stderr, hooks)
+	if err != nil {
 		cancel()
-		return nil, &errConfig{fmt.Errorf("transport %q: use stdio, http or sse", cfg.Transport)}
+		return nil, err
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "clawd", Version: "1"}, &mcp.ClientOptions{
 		Logger:       m.opts.Logger,
@@ -138,8 +87,62 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	sess.cs = cs
+	if ct != nil {
+		sess.capture = ct.conn
+	}
 	go func() { cs.Wait(); close(sess.done) }()
 	return sess, nil
+}
+
+// transport builds cfg's transport: clawd's stdio transport (wrapped to
+// capture raw results) or the SDK's HTTP ones behind an origin-pinned
+// client. Errors are configuration errors (errConfig).
+func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Context, stderr *proc.Ring, hooks sessionHooks) (mcp.Transport, *captureTransport, error) {
+	switch cfg.Transport {
+	case TransportStdio:
+		path, err := resolveCommand(cfg.Command, cfg.Cwd)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		if m.opts.VerifyExecutable != nil {
+			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
+				return nil, nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
+			}
+		}
+		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
+		if err != nil {
+			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
+		}
+		if m.opts.OwnerToken != "" {
+			env[OwnerEnv] = m.opts.OwnerToken
+		}
+		ct := &captureTransport{inner: &stdioTransport{
+			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			grace: m.opts.StopGrace, logger: m.opts.Logger,
+			started: func(p *proc.Process) {
+				sess.proc = p
+				if hooks.started != nil {
+					hooks.started(p)
+				}
+			},
+		}}
+		return ct, ct, nil
+	case TransportHTTP, TransportSSE:
+		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
+		if err != nil {
+			return nil, nil, &errConfig{fmt.Errorf("header %w", err)}
+		}
+		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout())
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+		if cfg.Transport == TransportHTTP {
+			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}
+		}
+		return &detachTransport{inner: t, life: life}, nil, nil
+	}
+	return nil, nil, &errConfig{fmt.Errorf("transport %q: use stdio, http or sse", cfg.Transport)}
 }
 
 // detachTransport connects with a context that outlives Connect's: the
@@ -276,10 +279,6 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 	return out, page.NextCursor, nil
 }
 
-var errSessionGone = errors.New("session gone")
-
 // isSessionMissing: the HTTP server forgot the session (404 on a known
 // session id).
 func isSessionMissing(err error) bool { return errors.Is(err, mcp.ErrSessionMissing) }
-
-var _ = http.StatusNotFound
