@@ -344,7 +344,24 @@ func TestListChanged(t *testing.T) {
 	var events atomic.Int64
 	reg.Subscribe(func() { events.Add(1) })
 	m.Apply(context.Background(), []ServerConfig{fake("lc")})
-	connected(t, m, "lc")
+	pid := connected(t, m, "lc").PID
+
+	// tools/list is served from the cache: with the upstream frozen
+	// (SIGSTOP), listing still answers at once with its tools.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	for range 1000 {
+		if n := len(reg.All()); n < 8 {
+			t.Fatalf("%d tools listed while the upstream is stopped", n)
+		}
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("1000 listings took %v with the upstream stopped", d)
+	}
+	syscall.Kill(pid, syscall.SIGCONT)
+
 	before := events.Load()
 	callText(t, reg, "lc__change", `{}`)
 	deadline := time.Now().Add(10 * time.Second)
