@@ -27,6 +27,7 @@ var rules = []struct {
 	{"internal/transport", []string{"internal/builtin", "internal/store", "internal/daemon", "internal/cli/"}, "transports carry sessions; the daemon wires them"},
 	{"internal/builtin", []string{"internal/chain", "internal/mcp", "internal/transport", "internal/store", "internal/daemon"}, "a tool knows nothing of who calls it or how"},
 	{"internal/store", []string{"internal/mcp", "internal/transport", "internal/builtin", "internal/daemon"}, "the store is on the side of the chain"},
+	{"internal/upstream", []string{"internal/chain", "internal/mcp", "internal/transport", "internal/jsonrpc", "internal/builtin", "internal/store", "internal/daemon", "internal/config", "internal/cli/"}, "an upstream is a provider: it knows the tool contract, not who calls it; the daemon gives it its configuration"},
 	{"internal/daemon", []string{"internal/cli/"}, "the daemon must not import the CLI's client"},
 	{"internal/support/...", []string{"internal/chain", "internal/mcp", "internal/transport", "internal/tools", "internal/builtin", "internal/store", "internal/daemon", "internal/config", "internal/cli/", "internal/runstate", "internal/sandbox", "internal/jsonrpc"}, "support libraries are leaves"},
 }

@@ -93,6 +93,15 @@ type Cmd struct {
 	StdoutPipe bool
 	// PipeGrace overrides DefaultPipeGrace.
 	PipeGrace time.Duration
+	// ParentDeathKill asks the kernel to SIGKILL the child when clawd dies,
+	// even by kill -9 (Linux: PR_SET_PDEATHSIG; ignored elsewhere). Limits:
+	// it reaches the child only, not its group (a grandchild survives a
+	// killed clawd unless the child forwards the signal, which SIGKILL
+	// cannot); it fires when the OS thread that started the child exits,
+	// which the Go runtime does only for a goroutine that locked its
+	// thread and returned without unlocking, which clawd never does around
+	// Start; and it is not inherited across the child's own fork.
+	ParentDeathKill bool
 }
 
 // ErrClawdVar is returned by Start when Cmd.Env names one of clawd's own

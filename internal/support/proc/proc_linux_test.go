@@ -1,10 +1,13 @@
 package proc
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,5 +83,47 @@ func TestStdinNullDevice(t *testing.T) {
 	p.Wait()
 	if out.String() != "/dev/null\n" {
 		t.Errorf("stdin is %q, want /dev/null", out.String())
+	}
+}
+
+// ParentDeathKill: when the process that started a child is killed with
+// SIGKILL (no cleanup runs), the child with the option dies too; one
+// without it lives on (that is what the option is for).
+func TestParentDeathKill(t *testing.T) {
+	if os.Getenv("PROC_PDEATH_HELPER") == "1" {
+		sleep, err := exec.LookPath("sleep")
+		if err != nil {
+			os.Exit(2)
+		}
+		with, err1 := Start(&Cmd{Path: sleep, Args: []string{"1000"}, ParentDeathKill: true})
+		without, err2 := Start(&Cmd{Path: sleep, Args: []string{"1000"}})
+		if err1 != nil || err2 != nil {
+			os.Exit(3)
+		}
+		fmt.Printf("%d %d\n", with.Pid(), without.Pid())
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParentDeathKill$")
+	cmd.Env = append(os.Environ(), "PROC_PDEATH_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var with, without int
+	if _, err := fmt.Fscan(out, &with, &without); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("reading the helper's pids: %v", err)
+	}
+	defer syscall.Kill(without, syscall.SIGKILL)
+	defer syscall.Kill(with, syscall.SIGKILL)
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitGone(t, with)
+	if syscall.Kill(without, 0) != nil || isZombie(without) {
+		t.Error("the child without ParentDeathKill died too: the test proves nothing")
 	}
 }

@@ -37,6 +37,9 @@ func Start(c *Cmd) (*Process, error) {
 		return nil, err
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.ParentDeathKill {
+		setParentDeathKill(cmd.SysProcAttr)
+	}
 
 	p := &Process{c: c}
 	o := &osProc{cmd: cmd, done: make(chan struct{})}

@@ -1,0 +1,341 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// applyPlan is what one Apply changes, decided under m.mu and carried out
+// after it is released.
+type applyPlan struct {
+	stopping  []*server
+	removed   []string // provider ids to take out of the registry
+	added     []*provider
+	started   []*server
+	replacing []ServerConfig
+}
+
+func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
+	want := map[string]ServerConfig{}
+	for _, c := range cfgs {
+		if _, dup := want[c.Name]; dup {
+			m.opts.Logger.Warn("upstream: a server name is configured twice; the first one is used", "server", c.Name)
+			continue
+		}
+		want[c.Name] = c
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	plan := m.reconcileLocked(want)
+	m.mu.Unlock()
+
+	for _, name := range plan.removed {
+		m.reg.Remove(name)
+	}
+	for _, s := range plan.stopping {
+		go s.shutdown(context.WithoutCancel(ctx))
+	}
+	for _, p := range plan.added {
+		m.reg.Add(p)
+	}
+	for _, s := range plan.started {
+		go s.run(nil, nil)
+	}
+	for _, cfg := range plan.replacing {
+		go m.replace(ctx, cfg)
+	}
+	m.toolsChanged()
+	m.mu.Lock()
+	all := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	m.mu.Unlock()
+	for _, s := range all {
+		m.report(s)
+	}
+}
+
+// reconcileLocked updates m's maps to want and returns what to do about
+// it. m.mu is held.
+func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
+	var pl applyPlan
+	for name, s := range m.servers {
+		if _, ok := want[name]; !ok {
+			pl.stopping = append(pl.stopping, s)
+			delete(m.servers, name)
+			delete(m.pending, name)
+			if _, ok := m.providers[name]; ok {
+				delete(m.providers, name)
+				pl.removed = append(pl.removed, name)
+			}
+		}
+	}
+	for name, cfg := range want {
+		old, ok := m.servers[name]
+		if ok && old.cfg.equal(cfg) {
+			delete(m.pending, name)
+			continue
+		}
+		if p, ok := m.pending[name]; ok && p.equal(cfg) {
+			continue // this replacement is already being connected
+		}
+		runnable := cfg.Enabled && cfg.Validate() == nil
+		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
+			// Connect the new one first; swap only if it initializes.
+			m.pending[name] = cfg
+			pl.replacing = append(pl.replacing, cfg)
+			continue
+		}
+		delete(m.pending, name)
+		s := m.newServerLocked(cfg)
+		if ok {
+			pl.stopping = append(pl.stopping, old)
+		}
+		m.servers[name] = s
+		p, had := m.providers[name]
+		switch {
+		case runnable && had:
+			p.setServer(s)
+			pl.started = append(pl.started, s)
+		case runnable:
+			p = &provider{name: name, srv: s}
+			m.providers[name] = p
+			pl.added = append(pl.added, p)
+			pl.started = append(pl.started, s)
+		case had:
+			delete(m.providers, name)
+			pl.removed = append(pl.removed, name)
+		}
+	}
+	return pl
+}
+
+// newServerLocked builds the server for cfg; a disabled or invalid one
+// gets no supervisor (its done channel is closed at once). m.mu is held.
+func (m *Manager) newServerLocked(cfg ServerConfig) *server {
+	var ring = (*server)(nil)
+	if old, ok := m.servers[cfg.Name]; ok {
+		ring = old
+	}
+	s := newServer(m, cfg, nil)
+	if ring != nil && ring.cfg.Transport == TransportStdio && cfg.Transport == TransportStdio {
+		s.ring = ring.ring // keep the log across a restart
+	}
+	s.resolveOrigin()
+	if err := cfg.Validate(); err != nil {
+		s.state, s.lastErr = StateUnavailable, err.Error()
+		close(s.done)
+	} else if !cfg.Enabled {
+		s.state = StateDisabled
+		close(s.done)
+	}
+	return s
+}
+
+// replace connects cfg beside the running server and swaps it in if it
+// initializes and lists its tools; if not, the old one keeps serving and
+// its status says why the new configuration was not applied.
+func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
+	m.mu.Lock()
+	old := m.servers[cfg.Name]
+	ring := old.ring
+	m.mu.Unlock()
+	s := newServer(m, cfg, ring)
+	s.resolveOrigin()
+	sess, ts, err := s.attempt(context.WithoutCancel(ctx))
+	m.mu.Lock()
+	if p, ok := m.pending[cfg.Name]; !ok || !p.equal(cfg) || m.closed || m.servers[cfg.Name] != old {
+		m.mu.Unlock() // superseded meanwhile
+		if sess != nil {
+			sess.close()
+		}
+		return
+	}
+	delete(m.pending, cfg.Name)
+	if err != nil {
+		m.mu.Unlock()
+		old.noteErr(fmt.Errorf("the new configuration was not applied (still serving the previous one): %w", err))
+		return
+	}
+	m.servers[cfg.Name] = s
+	p := m.providers[cfg.Name]
+	m.mu.Unlock()
+	s.mu.Lock()
+	s.tools, s.hidden = ts, false
+	s.mu.Unlock()
+	p.setServer(s)
+	go s.run(sess, ts)
+	old.shutdown(context.WithoutCancel(ctx))
+}
+
+func (s *server) resolveOrigin() {
+	switch s.cfg.Transport {
+	case TransportStdio:
+		if path, err := resolveCommand(s.cfg.Command, s.cfg.Cwd); err == nil {
+			s.originV = tools.LocalOrigin(path)
+		} else {
+			s.originV = tools.LocalOrigin("")
+		}
+	case TransportHTTP, TransportSSE:
+		s.originV = tools.RemoteOrigin(s.cfg.URL)
+	}
+}
+
+func (s *server) origin() tools.Origin { return s.originV }
+
+// toolsChanged recomputes every exposed name (all servers at once, see
+// names.go) and hands each provider its list; providers whose list changed
+// signal the registry.
+func (m *Manager) toolsChanged() {
+	m.renameMu.Lock()
+	defer m.renameMu.Unlock()
+	m.mu.Lock()
+	provs := make(map[string]*provider, len(m.providers))
+	for k, v := range m.providers {
+		provs[k] = v
+	}
+	m.mu.Unlock()
+	var builtin []string
+	for _, p := range m.reg.Providers() {
+		if _, ours := p.(*provider); ours {
+			continue
+		}
+		for _, t := range p.Tools() {
+			if t != nil {
+				builtin = append(builtin, t.Spec().Name)
+			}
+		}
+	}
+	offered := map[string][]upstreamTool{}
+	var keys []toolKey
+	for name, p := range provs {
+		ts := p.server().offered()
+		offered[name] = ts
+		for _, t := range ts {
+			keys = append(keys, toolKey{name, t.Name})
+		}
+	}
+	names := assignNames(builtin, keys, m.opts.NameLimit)
+	m.namesMu.Lock()
+	m.names = names
+	m.namesMu.Unlock()
+	for name, p := range provs {
+		list := make([]tools.Tool, 0, len(offered[name]))
+		for _, t := range offered[name] {
+			n := names[toolKey{name, t.Name}]
+			list = append(list, &upTool{p: p, original: t.Name, spec: tools.Spec{
+				Name: n.name, Title: t.Title, Description: t.Description,
+				Permission: tools.PermUpstream, InputSchema: t.InputSchema,
+			}})
+		}
+		p.setList(list)
+	}
+}
+
+// namesOf returns server's exposed names by original tool name.
+func (m *Manager) namesOf(server string) map[string]exposedName {
+	m.namesMu.RLock()
+	defer m.namesMu.RUnlock()
+	out := map[string]exposedName{}
+	for k, v := range m.names {
+		if k.server == server {
+			out[k.tool] = v
+		}
+	}
+	return out
+}
+
+// report hands s's status to Options.OnStatus, outside every lock.
+func (m *Manager) report(s *server) {
+	if m.opts.OnStatus == nil {
+		return
+	}
+	m.reportMu.Lock()
+	defer m.reportMu.Unlock()
+	m.opts.OnStatus(s.status())
+}
+
+func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return TestResult{}, err
+	}
+	s := newServer(m, cfg, nil)
+	begin := time.Now()
+	sess, err := m.dial(ctx, cfg, s.ring, sessionHooks{})
+	if err != nil {
+		if log := strings.TrimSpace(string(s.logs())); log != "" {
+			err = fmt.Errorf("%w\nits stderr:\n%s", err, log)
+		}
+		return TestResult{}, errors.New(s.mask(err.Error()))
+	}
+	defer sess.close()
+	res := TestResult{Latency: time.Since(begin)}
+	if ir := sess.cs.InitializeResult(); ir != nil {
+		res.ProtocolVersion = ir.ProtocolVersion
+		if ir.ServerInfo != nil {
+			res.ServerName, res.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+		}
+	}
+	begin = time.Now()
+	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools)
+	res.ListLatency = time.Since(begin)
+	if err != nil {
+		return res, errors.New(s.mask(err.Error()))
+	}
+	var keys []toolKey
+	for _, t := range ts {
+		keys = append(keys, toolKey{cfg.Name, t.Name})
+	}
+	names := assignNames(nil, keys, m.opts.NameLimit)
+	for _, t := range ts {
+		n := names[toolKey{cfg.Name, t.Name}]
+		res.Tools = append(res.Tools, ToolInfo{Exposed: n.name, Note: n.note, Original: t.Name,
+			Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen})
+	}
+	return res, nil
+}
+
+func (m *Manager) close(ctx context.Context) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	var all []*server
+	for _, s := range m.servers {
+		all = append(all, s)
+	}
+	names := make([]string, 0, len(m.providers))
+	for n := range m.providers {
+		names = append(names, n)
+	}
+	m.providers = map[string]*provider{}
+	m.mu.Unlock()
+	for _, n := range names {
+		m.reg.Remove(n)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(all))
+	for i, s := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.shutdown(ctx); err != nil {
+				errs[i] = fmt.Errorf("upstream %s: %w", s.cfg.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,178 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+type helloIn struct {
+	Name string `json:"name"`
+}
+
+func helloServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "hello", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "hello", Description: "greets"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in helloIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+		})
+	return s
+}
+
+func httpCfg(name, url string) ServerConfig {
+	return ServerConfig{Name: name, Transport: TransportHTTP, URL: url, Enabled: true,
+		ConnectTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second}
+}
+
+// Streamable HTTP: configured headers (with ${VAR} resolved) reach the
+// server, the provider's origin is the URL, and when the server forgets
+// the session (a restart: 404 on the session id) the call re-initializes
+// once and is retried once instead of failing for good.
+func TestHTTPHeadersAndExpiredSession(t *testing.T) {
+	t.Parallel()
+	srv := helloServer()
+	var handler atomic.Pointer[http.Handler]
+	fresh := func() {
+		h := http.Handler(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		handler.Store(&h)
+	}
+	fresh()
+	var mu sync.Mutex
+	keys := map[string]bool{}
+	var inits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys[r.Header.Get("X-Api-Key")] = true
+		mu.Unlock()
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			inits.Add(1)
+		}
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+
+	m, reg := newTestManager(t, Options{LookupEnv: func(k string) (string, bool) {
+		if k == "HELLO_KEY" {
+			return "key-123", true
+		}
+		return "", false
+	}})
+	cfg := httpCfg("web", ts.URL)
+	cfg.Headers = map[string]string{"X-Api-Key": "${HELLO_KEY}"}
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "web")
+	e, _ := reg.Lookup("web__hello")
+	if o := e.Provider.Origin(); o.Kind != tools.OriginRemote || o.URL != ts.URL {
+		t.Errorf("origin %v, want remote:%s", o, ts.URL)
+	}
+	if got := callText(t, reg, "web__hello", `{"name":"a"}`); !strings.Contains(got, "hello a") {
+		t.Fatalf("call: %s", got)
+	}
+	mu.Lock()
+	if len(keys) != 1 || !keys["key-123"] {
+		t.Errorf("X-Api-Key values seen: %v, want only the resolved key-123", keys)
+	}
+	mu.Unlock()
+
+	fresh() // the server restarts and forgets every session
+	before := inits.Load()
+	if got := callText(t, reg, "web__hello", `{"name":"b"}`); !strings.Contains(got, "hello b") {
+		t.Fatalf("call after the session expired: %s", got)
+	}
+	if inits.Load() <= before {
+		t.Error("no new initialize after the session expired")
+	}
+}
+
+// A legacy SSE server's endpoint event pointing at another origin is
+// refused: nothing (and no configured header) is sent there.
+func TestSSEEndpointStaysOnOrigin(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		leaked.Store(r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(other.Close) // after the manager's Close (cleanups run last first)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/messages?s=1\n\n", other.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(evil.Close) // after the manager's Close (cleanups run last first)
+	m, _ := newTestManager(t, Options{MaxFailures: 1})
+	cfg := httpCfg("evil", evil.URL)
+	cfg.Transport = TransportSSE
+	cfg.Headers = map[string]string{"Authorization": "Bearer top-secret-token"}
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	st := waitFor(t, m, "evil", 20*time.Second, "in error", func(s Status) bool { return s.State == StateError })
+	if !strings.Contains(st.LastError, "another origin") {
+		t.Errorf("last error %q", st.LastError)
+	}
+	if strings.Contains(st.LastError, "top-secret-token") {
+		t.Error("the header value shows in the status")
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the other origin got %d requests (Authorization %q)", hits.Load(), leaked.Load())
+	}
+}
+
+// The legacy SSE session outlives the context its connect was bounded by
+// (the go-sdk client reads the stream with Connect's context).
+func TestSSESessionOutlivesConnectTimeout(t *testing.T) {
+	t.Parallel()
+	srv := helloServer()
+	ts := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	cfg := httpCfg("old", ts.URL)
+	cfg.Transport = TransportSSE
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "old")
+	time.Sleep(cfg.ConnectTimeout + 500*time.Millisecond)
+	if got := callText(t, reg, "old__hello", `{"name":"later"}`); !strings.Contains(got, "hello later") {
+		t.Fatalf("call after the connect timeout: %s", got)
+	}
+	if st := connected(t, m, "old"); st.LastError != "" {
+		t.Errorf("the session broke meanwhile: %q", st.LastError)
+	}
+}
+
+func TestOriginClient(t *testing.T) {
+	var got atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("X-K"))
+	}))
+	t.Cleanup(other.Close) // after the manager's Close (cleanups run last first)
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
+	}))
+	defer home.Close()
+	c, err := originClient(home.URL+"/mcp", map[string]string{"X-K": "v"}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(other.URL); err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("request to another origin: %v", err)
+	}
+	if _, err := c.Get(home.URL + "/mcp"); err == nil || !strings.Contains(err.Error(), "another origin") {
+		t.Errorf("redirect to another origin: %v", err)
+	}
+	if v := got.Load(); v != nil {
+		t.Errorf("the other origin received the header %q", v)
+	}
+}

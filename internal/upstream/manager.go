@@ -1,0 +1,294 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// Server states, as Status.State.
+const (
+	// StateConnecting: starting or connecting, no tools known yet.
+	StateConnecting = "connecting"
+	// StateConnected: initialized; its tools are listed and callable.
+	StateConnected = "connected"
+	// StateStale: the connection was lost and clawd is reconnecting; the
+	// cached tools stay listed, and a call fails with a tool error saying
+	// so until the server is back.
+	StateStale = "stale"
+	// StateUnavailable: the server cannot be started as configured (the
+	// command is not found, a ${VAR} is not set): fix the configuration.
+	StateUnavailable = "unavailable"
+	// StateError: it failed Options.MaxFailures times in a row; clawd has
+	// stopped retrying until Refresh or a new configuration. Its tools are
+	// hidden.
+	StateError = "error"
+	// StateDisabled: configured but not enabled.
+	StateDisabled = "disabled"
+)
+
+// Status is what clawd knows about one upstream server, for `clawd mcp
+// list` and the store.
+type Status struct {
+	Name      string
+	Transport Transport
+	State     string
+	// LastError is the most recent failure ("" if none); it may outlive a
+	// recovery.
+	LastError     string
+	ToolCount     int
+	LastConnected time.Time
+	// PID is the stdio child's process id while one runs (0 otherwise).
+	PID   int
+	Tools []ToolInfo
+}
+
+// ToolInfo is one cached upstream tool.
+type ToolInfo struct {
+	// Exposed is the name clients see ({server}__{tool}, or a hashed form;
+	// Note says why). Original is the upstream's own name, which clawd
+	// sends on tools/call.
+	Exposed, Original, Description string
+	InputSchema                    jsontext.Value
+	LastSeen                       time.Time
+	// Note says why Exposed is not the plain {server}__{tool} (too long,
+	// characters outside [A-Za-z0-9_-], a collision and with what), or why
+	// the tool is not offered.
+	Note string
+}
+
+// TestResult is what Test found.
+type TestResult struct {
+	// Latency is the time to start/connect and initialize; ListLatency the
+	// time of the tools/list that followed.
+	Latency, ListLatency time.Duration
+	ServerName           string // what the upstream calls itself
+	ServerVersion        string
+	ProtocolVersion      string
+	Tools                []ToolInfo
+}
+
+// Options configure a Manager. The zero value works.
+type Options struct {
+	Logger *slog.Logger
+	// OnStatus is called after a server's status changed (the daemon
+	// persists it). Calls are serialized and each carries the status as it
+	// is when the call is made, so the last call is the newest state. It
+	// runs in a goroutine of the manager and must not call back into it
+	// (Status, Apply...) nor block for long.
+	OnStatus func(Status)
+	// VerifyExecutable, if set, is asked before every spawn of a stdio
+	// server whether the resolved executable may run (the daemon can check
+	// the supply-chain allowlist here, so an unvetted binary never runs,
+	// not even to list its tools). An error makes the server unavailable
+	// with that error. Limit: the file is checked, then executed by path;
+	// a file swapped in between runs unchecked (the chain's per-call hash
+	// check sees the new file).
+	VerifyExecutable func(server, path string) error
+	// NameLimit is the longest exposed tool name (default 64, what Claude
+	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
+	// their own prefix (Claude Code: mcp__<name>__) may need less.
+	NameLimit int
+	// LogBytes is the size of each stdio child's stderr ring (default 64 KiB).
+	LogBytes int
+	// MaxFailures is how many failures in a row put a server in StateError
+	// (default 5). A connection that stayed up StableAfter (default 60 s)
+	// resets the count.
+	MaxFailures int
+	StableAfter time.Duration
+	// BackoffBase and BackoffMax bound the delay between reconnects
+	// (defaults 500 ms and 30 s); each delay is doubled and jittered.
+	BackoffBase, BackoffMax time.Duration
+	// MaxPages and MaxTools cap one tools/list walk (defaults 100 and
+	// 2000); a repeated cursor ends it with an error.
+	MaxPages, MaxTools int
+	// MaxOutputBytes caps one call's result (default 4 MiB); a bigger
+	// result is replaced by a marker the model can read.
+	MaxOutputBytes int
+	// StopGrace is each step of a stdio child's graceful stop (default 2 s).
+	StopGrace time.Duration
+	// OwnerToken, if set, is given to every stdio child as OwnerEnv=token;
+	// processes they start inherit it. After clawd was killed without
+	// cleanup, the next start calls SweepOrphans(token) to end whatever is
+	// left. The daemon keeps one random token per workspace, so daemons of
+	// other workspaces do not sweep each other's servers.
+	OwnerToken string
+	// LookupEnv resolves ${VAR} in Env and Headers (default os.LookupEnv).
+	LookupEnv func(string) (string, bool)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.NameLimit <= 0 {
+		o.NameLimit = 64
+	}
+	if o.LogBytes <= 0 {
+		o.LogBytes = 64 << 10
+	}
+	if o.MaxFailures <= 0 {
+		o.MaxFailures = 5
+	}
+	if o.StableAfter <= 0 {
+		o.StableAfter = 60 * time.Second
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = 500 * time.Millisecond
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = 30 * time.Second
+	}
+	if o.MaxPages <= 0 {
+		o.MaxPages = 100
+	}
+	if o.MaxTools <= 0 {
+		o.MaxTools = 2000
+	}
+	if o.MaxOutputBytes <= 0 {
+		o.MaxOutputBytes = 4 << 20
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 2 * time.Second
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	return o
+}
+
+// Manager owns every upstream server: their connections, processes,
+// providers in the registry and statuses. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	reg  *tools.Registry
+	opts Options
+
+	mu        sync.Mutex
+	servers   map[string]*server
+	providers map[string]*provider    // registered: enabled, valid servers
+	pending   map[string]ServerConfig // replacements being connected
+	closed    bool
+
+	renameMu sync.Mutex // serializes toolsChanged
+	reportMu sync.Mutex // serializes OnStatus
+	namesMu  sync.RWMutex
+	names    map[toolKey]exposedName
+}
+
+// NewManager returns a manager adding its providers to reg (a nil reg
+// gets a registry of its own, for tools that only test connections).
+func NewManager(reg *tools.Registry, opts Options) *Manager {
+	if reg == nil {
+		reg = tools.NewRegistry()
+	}
+	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}}
+}
+
+// OwnerEnv is the variable that marks the processes of clawd's stdio
+// upstreams (Options.OwnerToken).
+const OwnerEnv = "MCP_UPSTREAM_OWNER"
+
+// ErrUnknownServer is returned for a name Apply was never given.
+var ErrUnknownServer = errors.New("no upstream server of that name is configured")
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("the upstream manager is closed")
+
+// Apply makes the running set match cfgs: servers not in cfgs are stopped
+// and their tools removed; new ones are started; changed ones are replaced
+// (the new configuration is connected first and swapped in only if it
+// initializes; until then the old one keeps serving). Connecting happens
+// in the background, in parallel: Apply returns without waiting for any
+// server, and one that hangs blocks no other. An invalid configuration is
+// not started; its Status is unavailable with the validation error.
+func (m *Manager) Apply(ctx context.Context, cfgs []ServerConfig) {
+	m.apply(ctx, cfgs)
+}
+
+// Status returns every configured server's status, sorted by name.
+func (m *Manager) Status() []Status {
+	m.mu.Lock()
+	list := make([]*server, 0, len(m.servers))
+	for _, s := range m.servers {
+		list = append(list, s)
+	}
+	m.mu.Unlock()
+	out := make([]Status, 0, len(list))
+	for _, s := range list {
+		out = append(out, s.status())
+	}
+	slices.SortFunc(out, func(a, b Status) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Refresh drops name's connection and connects again (also out of the
+// error state), waiting until it is connected or failed, at most until ctx
+// ends. It returns the connect error, if any.
+func (m *Manager) Refresh(ctx context.Context, name string) error {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if !ok {
+		return fmt.Errorf("upstream %q: %w", name, ErrUnknownServer)
+	}
+	select {
+	case <-s.done: // no supervisor: disabled or an invalid configuration
+		st := s.status()
+		if st.State == StateDisabled {
+			return fmt.Errorf("upstream %q is disabled; enable it first", name)
+		}
+		return fmt.Errorf("upstream %q cannot start: %s", name, st.LastError)
+	default:
+	}
+	return s.doRefresh(ctx)
+}
+
+// Test connects to cfg with a throwaway client (its own process for
+// stdio), lists its tools and disconnects; nothing is registered. It is
+// bounded by cfg's ConnectTimeout and ReadTimeout and by ctx.
+func (m *Manager) Test(ctx context.Context, cfg ServerConfig) (TestResult, error) {
+	return m.test(ctx, cfg)
+}
+
+// Logs returns the recent stderr of name's stdio child (the current one or
+// the last one), at most Options.LogBytes, with what looks like a secret
+// masked (secrets.MaskText). Nil for an unknown or remote server.
+func (m *Manager) Logs(name string) []byte {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return s.logs()
+}
+
+// Close stops every server (graceful stop of each stdio child, in
+// parallel) and removes their providers; it waits until all are stopped or
+// ctx ends. Later calls do nothing.
+func (m *Manager) Close(ctx context.Context) error {
+	return m.close(ctx)
+}

@@ -1,0 +1,272 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// provider is one upstream server in the registry. It outlives a
+// replacement of the server's configuration (the server behind it is
+// swapped), so the registry keeps one entry per name.
+type provider struct {
+	name string
+
+	mu   sync.RWMutex
+	srv  *server
+	list []tools.Tool // exposed tools, set by Manager.toolsChanged
+
+	sig tools.ChangeSignal
+}
+
+func (p *provider) ID() string { return p.name }
+
+// Origin is the resolved executable of a stdio server (its SHA-256 must be
+// allowlisted for the chain to run its tools) or the URL of an http/sse one
+// (refused by the chain until an egress allowlist exists). It comes from
+// clawd's configuration, never from the upstream.
+func (p *provider) Origin() tools.Origin {
+	return p.server().origin()
+}
+
+// Tools returns the cached list; it never calls the upstream.
+func (p *provider) Tools() []tools.Tool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.list
+}
+
+// Start does nothing: Manager.Apply starts servers in the background, so
+// that one slow upstream never delays the daemon's start.
+func (p *provider) Start(context.Context) error { return nil }
+
+// Stop ends the server (its session, and for stdio its process group).
+func (p *provider) Stop(ctx context.Context) error { return p.server().shutdown(ctx) }
+
+func (p *provider) Health() tools.ProviderHealth {
+	st := p.server().status()
+	var err error
+	if st.LastError != "" {
+		err = errors.New(st.LastError)
+	}
+	switch st.State {
+	case StateConnected:
+		return tools.ProviderHealth{Status: tools.StatusReady, LastError: err}
+	case StateConnecting:
+		return tools.ProviderHealth{Status: tools.StatusStarting, LastError: err}
+	case StateStale:
+		return tools.ProviderHealth{Status: tools.StatusDegraded, LastError: err}
+	case StateDisabled:
+		return tools.ProviderHealth{Status: tools.StatusStopped, LastError: err}
+	}
+	return tools.ProviderHealth{Status: tools.StatusFailed, LastError: err}
+}
+
+func (p *provider) OnChange(notify func()) (stop func()) { return p.sig.Subscribe(notify) }
+
+func (p *provider) server() *server {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.srv
+}
+
+func (p *provider) setServer(s *server) {
+	p.mu.Lock()
+	p.srv = s
+	p.mu.Unlock()
+}
+
+// setList replaces the exposed tools and signals a change if they differ.
+func (p *provider) setList(list []tools.Tool) {
+	p.mu.Lock()
+	same := len(list) == len(p.list)
+	for i := 0; same && i < len(list); i++ {
+		a, b := list[i].(*upTool), p.list[i].(*upTool)
+		same = a.original == b.original && a.spec.Name == b.spec.Name && a.spec.Description == b.spec.Description &&
+			a.spec.Title == b.spec.Title && bytes.Equal(a.spec.InputSchema, b.spec.InputSchema)
+	}
+	p.list = list
+	p.mu.Unlock()
+	if !same {
+		p.sig.Notify()
+	}
+}
+
+// upTool is one upstream tool under its exposed name. original is the
+// upstream's name: the call is routed by this field, never by parsing the
+// exposed name.
+type upTool struct {
+	p        *provider
+	spec     tools.Spec
+	original string
+}
+
+func (t *upTool) Spec() *tools.Spec { return &t.spec }
+
+func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
+	return t.p.server().call(ctx, t.original, args)
+}
+
+// call forwards one tools/call. The result is the upstream's, raw
+// (*tools.CallResult), capped at Options.MaxOutputBytes. A call bounded by
+// the read timeout, or to a server that is not connected, or answered with
+// a JSON-RPC error, becomes a tool error the model can read; the caller's
+// cancellation is returned as ctx.Err() and reaches the upstream as
+// notifications/cancelled. An HTTP server that forgot the session (404) is
+// re-initialized once and the call retried once.
+func (s *server) call(ctx context.Context, name string, args jsontext.Value) (any, error) {
+	for try := 0; ; try++ {
+		sess, swapped, why := s.current()
+		if sess == nil {
+			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
+		}
+		res, err := s.callOnce(ctx, sess, name, args)
+		if err == nil || try > 0 || !isSessionMissing(err) || ctx.Err() != nil {
+			return res, err
+		}
+		// The session is gone on the server: end ours, let the supervisor
+		// reconnect, and retry once on the new session.
+		sess.cs.Close()
+		t := time.NewTimer(s.cfg.readTimeout())
+		select {
+		case <-swapped:
+			// uninstall; wait for install
+			s.mu.Lock()
+			next := s.swapped
+			s.mu.Unlock()
+			if cur, _, _ := s.current(); cur == nil {
+				select {
+				case <-next:
+				case <-t.C:
+				case <-ctx.Done():
+				}
+			}
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *server) callOnce(ctx context.Context, sess *session, name string, args jsontext.Value) (any, error) {
+	if len(args) == 0 {
+		args = jsontext.Value("{}")
+	}
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
+	defer cancel()
+	cctx, sl := withCapture(rctx)
+	res, err := sess.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	if ctx.Err() != nil {
+		if sess.capture != nil {
+			sess.capture.forget(sl)
+		}
+		return nil, ctx.Err()
+	}
+	if rctx.Err() != nil {
+		if sess.capture != nil {
+			sess.capture.forget(sl)
+		}
+		return nil, tools.Errorf("upstream server %s did not answer %s within %v (its read timeout)", s.cfg.Name, name, s.cfg.readTimeout())
+	}
+	raw := sl.get()
+	if raw == nil {
+		if err != nil {
+			if isSessionMissing(err) {
+				return nil, err
+			}
+			var we *jsonrpc.Error
+			if errors.As(err, &we) {
+				return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, name, s.mask(we.Message), we.Code)
+			}
+			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, name, s.mask(err.Error()))
+		}
+		// No raw copy (http/sse): the SDK's decoded result, encoded again.
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, name, merr)
+		}
+		raw = b
+	}
+	r, perr := tools.ParseCallResult(raw)
+	if perr != nil {
+		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %v", s.cfg.Name, name, perr)
+	}
+	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
+}
+
+// maxOutputItems caps the content items of one result.
+const maxOutputItems = 1000
+
+// capResult keeps content items in order while they fit in maxBytes and
+// maxItems, then adds a text item saying what was dropped; structuredContent
+// that does not fit in what is left is dropped too (and said so). A result
+// within both limits is returned as it is.
+func capResult(r *tools.CallResult, maxBytes, maxItems int) *tools.CallResult {
+	total := len(r.Content) + len(r.StructuredContent) + len(r.Meta)
+	if total <= maxBytes && countItems(r.Content) <= maxItems {
+		return r
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(r.Content))
+	dec.ReadToken() // '['
+	var kept []jsontext.Value
+	used, dropped := len(r.Meta), 0
+	for dec.PeekKind() != ']' && dec.PeekKind() != 0 {
+		v, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		if dropped == 0 && used+len(v) <= maxBytes && len(kept) < maxItems {
+			kept = append(kept, v.Clone())
+			used += len(v)
+		} else {
+			dropped++
+		}
+	}
+	out := &tools.CallResult{IsError: r.IsError, Meta: r.Meta}
+	note := fmt.Sprintf("[clawd: the upstream result was %d bytes; %d content item(s) over the limit of %d bytes / %d items were dropped", total, dropped, maxBytes, maxItems)
+	if len(r.StructuredContent) > 0 && used+len(r.StructuredContent) <= maxBytes {
+		out.StructuredContent = r.StructuredContent
+	} else if len(r.StructuredContent) > 0 {
+		note += "; structuredContent was dropped"
+	}
+	note += "]"
+	marker, _ := json.Marshal(map[string]string{"type": "text", "text": note})
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for _, v := range kept {
+		b.Write(v)
+		b.WriteByte(',')
+	}
+	b.Write(marker)
+	b.WriteByte(']')
+	out.Content = b.Bytes()
+	return out
+}
+
+func countItems(arr jsontext.Value) int {
+	dec := jsontext.NewDecoder(bytes.NewReader(arr))
+	if _, err := dec.ReadToken(); err != nil {
+		return 0
+	}
+	n := 0
+	for dec.PeekKind() != ']' && dec.PeekKind() != 0 {
+		if err := dec.SkipValue(); err != nil {
+			break
+		}
+		n++
+	}
+	return n
+}

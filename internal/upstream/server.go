@@ -1,0 +1,401 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/clawde/clawd/internal/support/proc"
+	"github.com/clawde/clawd/internal/support/secrets"
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// server is one configured upstream: its supervisor goroutine keeps at
+// most one session (for stdio: one process) alive, reconnecting with
+// backoff and jitter, and owns the tool cache.
+type server struct {
+	m       *Manager
+	cfg     ServerConfig
+	ring    *proc.Ring
+	originV tools.Origin
+
+	stop    chan struct{} // closed to end the supervisor
+	done    chan struct{} // closed when it has ended
+	refresh chan chan error
+	changed chan struct{} // cap 1: the upstream said its tools changed
+
+	mu            sync.Mutex
+	state         string
+	lastErr       string
+	lastConnected time.Time
+	pid           int
+	sess          *session
+	tools         []upstreamTool
+	hidden        bool          // tools not offered (error, unavailable, disabled)
+	swapped       chan struct{} // closed and replaced whenever sess changes
+	stopOnce      sync.Once
+}
+
+func newServer(m *Manager, cfg ServerConfig, ring *proc.Ring) *server {
+	if ring == nil {
+		ring = proc.NewRing(m.opts.LogBytes)
+	}
+	return &server{m: m, cfg: cfg, ring: ring, state: StateConnecting,
+		stop: make(chan struct{}), done: make(chan struct{}),
+		refresh: make(chan chan error), changed: make(chan struct{}, 1),
+		swapped: make(chan struct{}), hidden: true}
+}
+
+func (s *server) hooks() sessionHooks {
+	return sessionHooks{
+		listChanged: func() {
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+		},
+		started: func(p *proc.Process) {
+			s.mu.Lock()
+			s.pid = p.Pid()
+			s.mu.Unlock()
+		},
+	}
+}
+
+// attempt dials and lists tools once.
+func (s *server) attempt(ctx context.Context) (*session, []upstreamTool, error) {
+	sess, err := s.m.dial(ctx, s.cfg, s.ring, s.hooks())
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools)
+	if err != nil {
+		sess.close()
+		return nil, nil, err
+	}
+	return sess, ts, nil
+}
+
+// run is the supervisor. first, if not nil, is a session already
+// connected (a replacement that initialized before the swap).
+func (s *server) run(first *session, firstTools []upstreamTool) {
+	defer close(s.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	failures := 0
+	var reply chan error // a Refresh waiting for the next attempt
+	for ctx.Err() == nil {
+		sess, ts, err := first, firstTools, error(nil)
+		first = nil
+		if sess == nil {
+			s.setState(StateConnecting, "")
+			sess, ts, err = s.attempt(ctx)
+		}
+		if reply != nil {
+			reply <- err
+			reply = nil
+		}
+		if err == nil {
+			s.install(sess, ts)
+			var lost bool
+			if lost, reply = s.serve(ctx, sess); !lost {
+				failures = 0 // a Refresh, or stop
+				continue
+			}
+			if time.Since(sess.started) >= s.m.opts.StableAfter {
+				failures = 0
+			}
+			err = exitError(sess)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		failures++
+		if reply = s.afterFailure(ctx, err, failures); reply != nil {
+			failures = 0
+		}
+	}
+}
+
+// serve keeps sess until it ends (lost), a Refresh comes (its reply
+// channel is returned) or the supervisor stops; then sess is closed.
+func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply chan error) {
+	defer func() {
+		s.uninstall(sess)
+		sess.close()
+	}()
+	for {
+		select {
+		case <-sess.done:
+			return true, nil
+		case <-s.changed:
+			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools); err == nil {
+				s.setTools(ts)
+			} else if ctx.Err() == nil {
+				s.noteErr(err)
+			}
+		case r := <-s.refresh:
+			return false, r
+		case <-ctx.Done():
+			return false, nil
+		}
+	}
+}
+
+// afterFailure records err and waits: for a Refresh when the
+// configuration must change (unavailable) or after MaxFailures in a row
+// (error), else for the backoff. It returns a Refresh's reply channel if
+// one came.
+func (s *server) afterFailure(ctx context.Context, err error, failures int) chan error {
+	var ce *errConfig
+	switch {
+	case errors.As(err, &ce):
+		s.fail(StateUnavailable, err)
+		return s.wait(ctx, -1)
+	case failures >= s.m.opts.MaxFailures:
+		s.fail(StateError, err)
+		return s.wait(ctx, -1)
+	}
+	s.fail("", err)
+	return s.wait(ctx, s.backoff(failures))
+}
+
+// exitError says how a lost session ended.
+func exitError(sess *session) error {
+	if sess.proc != nil {
+		if st, _ := sess.proc.Wait(); st != nil {
+			return errors.New("the server exited (" + st.String() + ")")
+		}
+	}
+	return errors.New("the connection was lost")
+}
+
+// wait sleeps d (d < 0: until a Refresh) and returns a Refresh's reply
+// channel if one came, nil otherwise.
+func (s *server) wait(ctx context.Context, d time.Duration) chan error {
+	var timer <-chan time.Time
+	if d >= 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case r := <-s.refresh:
+		return r
+	case <-timer:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
+// backoff is BackoffBase doubled per failure, capped at BackoffMax, with
+// full jitter in its upper half (so servers that failed together do not
+// retry together).
+func (s *server) backoff(failures int) time.Duration {
+	d := s.m.opts.BackoffBase
+	for i := 1; i < failures && d < s.m.opts.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, s.m.opts.BackoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+func (s *server) install(sess *session, ts []upstreamTool) {
+	s.mu.Lock()
+	s.sess = sess
+	s.tools = ts
+	s.hidden = false
+	s.state = StateConnected
+	s.lastConnected = time.Now()
+	if sess.proc != nil {
+		s.pid = sess.proc.Pid()
+	}
+	close(s.swapped)
+	s.swapped = make(chan struct{})
+	s.mu.Unlock()
+	s.m.toolsChanged()
+	s.m.report(s)
+}
+
+func (s *server) uninstall(sess *session) {
+	s.mu.Lock()
+	if s.sess == sess {
+		s.sess = nil
+		s.pid = 0
+		close(s.swapped)
+		s.swapped = make(chan struct{})
+	}
+	s.mu.Unlock()
+}
+
+func (s *server) setTools(ts []upstreamTool) {
+	s.mu.Lock()
+	s.tools = ts
+	s.mu.Unlock()
+	s.m.toolsChanged()
+	s.m.report(s)
+}
+
+func (s *server) setState(state, lastErr string) {
+	s.mu.Lock()
+	changed := s.state != state
+	if !(state == StateConnecting && len(s.tools) > 0) {
+		s.state = state
+	} else {
+		s.state = StateStale
+	}
+	if lastErr != "" {
+		s.lastErr = lastErr
+	}
+	s.mu.Unlock()
+	if changed {
+		s.m.report(s)
+	}
+}
+
+func (s *server) noteErr(err error) {
+	s.mu.Lock()
+	s.lastErr = s.mask(err.Error())
+	s.mu.Unlock()
+	s.m.report(s)
+}
+
+// fail records err. state "" keeps the server stale when it has cached
+// tools and connecting otherwise; error and unavailable hide its tools.
+func (s *server) fail(state string, err error) {
+	hide := state == StateError || state == StateUnavailable
+	s.mu.Lock()
+	if state == "" {
+		state = StateConnecting
+		if len(s.tools) > 0 {
+			state = StateStale
+		}
+	}
+	wasHidden := s.hidden
+	s.hidden = s.hidden || hide
+	s.mu.Unlock()
+	// The tools go before the state says so: whoever sees the state sees
+	// the registry without them.
+	if hide && !wasHidden {
+		s.m.toolsChanged()
+	}
+	s.mu.Lock()
+	s.state = state
+	s.lastErr = s.mask(err.Error())
+	s.mu.Unlock()
+	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", err)
+	s.m.report(s)
+}
+
+// mask hides the resolved values of the server's env and headers, and
+// what looks like a secret, in text shown to users (errors, logs).
+func (s *server) mask(text string) string {
+	for _, m := range []map[string]string{s.cfg.Env, s.cfg.Headers} {
+		if r, err := expandMap(m, s.m.opts.LookupEnv); err == nil {
+			vals := make([]string, 0, len(r))
+			for _, v := range r {
+				vals = append(vals, v)
+			}
+			// Longest first, so a value containing another is masked whole.
+			sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+			for _, v := range vals {
+				if len(v) >= 4 {
+					text = strings.ReplaceAll(text, v, secrets.Masked)
+				}
+			}
+		}
+	}
+	return secrets.MaskText(text)
+}
+
+func (s *server) logs() []byte {
+	if s.cfg.Transport != TransportStdio {
+		return nil
+	}
+	return []byte(s.mask(s.ring.String()))
+}
+
+func (s *server) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.cfg.Name, Transport: s.cfg.Transport, State: s.state, LastError: s.lastErr,
+		LastConnected: s.lastConnected, PID: s.pid}
+	names := s.m.namesOf(s.cfg.Name)
+	for _, t := range s.tools {
+		ti := ToolInfo{Original: t.Name, Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen}
+		if n, ok := names[t.Name]; ok {
+			ti.Exposed, ti.Note = n.name, n.note
+		}
+		if s.hidden {
+			ti.Note = strings.TrimPrefix(ti.Note+"; not offered while the server is "+s.state, "; ")
+		}
+		st.Tools = append(st.Tools, ti)
+	}
+	st.ToolCount = len(st.Tools)
+	return st
+}
+
+// current returns the live session, or nil and why there is none.
+func (s *server) current() (*session, chan struct{}, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	why := s.state
+	if s.lastErr != "" {
+		why += " (" + s.lastErr + ")"
+	}
+	return s.sess, s.swapped, why
+}
+
+// offered returns the tools to offer: none while hidden.
+func (s *server) offered() []upstreamTool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hidden {
+		return nil
+	}
+	return s.tools
+}
+
+// doRefresh asks the supervisor to reconnect now and waits for the
+// attempt's outcome.
+func (s *server) doRefresh(ctx context.Context) error {
+	r := make(chan error, 1)
+	select {
+	case s.refresh <- r:
+	case <-s.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-r:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shutdown ends the supervisor and waits for it (it closes the session,
+// which stops a stdio child's whole group).
+func (s *server) shutdown(ctx context.Context) error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+var _ tools.Provider = (*provider)(nil)

@@ -1,0 +1,284 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/internal/support/proc"
+)
+
+// clientProtocol is the version clawd asks upstreams for. Asking for
+// 2026-07-28 would make the go-sdk client send server/discover first, and
+// a stdio server that does not know it may exit, leaving nothing to fall
+// back to; initialize with 2025-11-25 is understood by every server that
+// speaks 2025-11-25 or later, and older ones negotiate down.
+const clientProtocol = "2025-11-25"
+
+// errConfig marks failures the configuration must fix (command not found,
+// a ${VAR} not set): retrying will not help, the state is unavailable.
+type errConfig struct{ err error }
+
+func (e *errConfig) Error() string { return e.err.Error() }
+func (e *errConfig) Unwrap() error { return e.err }
+
+// session is one live client session with an upstream.
+type session struct {
+	cs      *mcp.ClientSession
+	capture *captureConn // stdio only: raw results
+	proc    *proc.Process
+	done    chan struct{} // closed when the session ended
+	started time.Time
+	cancel  context.CancelFunc // ends the connection's own context
+}
+
+func (s *session) close() {
+	s.cs.Close()
+	s.cancel()
+	if s.proc != nil {
+		s.proc.Wait()
+	}
+}
+
+// sessionHooks are what a session reports back.
+type sessionHooks struct {
+	listChanged func()
+	started     func(*proc.Process)
+}
+
+// dial starts or connects to cfg's server and initializes, bounded by its
+// ConnectTimeout and ctx.
+func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring, hooks sessionHooks) (*session, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel}
+	t, ct, err := m.transport(cfg, sess, life, stderr, hooks)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "clawd", Version: "1"}, &mcp.ClientOptions{
+		Logger:       m.opts.Logger,
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			if hooks.listChanged != nil {
+				hooks.listChanged()
+			}
+		},
+	})
+	cctx, ccancel := context.WithTimeout(ctx, cfg.connectTimeout())
+	defer ccancel()
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocol})
+	if err != nil {
+		cancel()
+		if sess.proc != nil {
+			// Connect closes the session it made on failure; a transport
+			// that failed before that leaves the child to us.
+			sess.proc.Stop(m.opts.StopGrace)
+		}
+		if cctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("no answer to initialize within %v (connect timeout): %w", cfg.connectTimeout(), err)
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	sess.cs = cs
+	if ct != nil {
+		sess.capture = ct.conn
+	}
+	go func() { cs.Wait(); close(sess.done) }()
+	return sess, nil
+}
+
+// transport builds cfg's transport: clawd's stdio transport (wrapped to
+// capture raw results) or the SDK's HTTP ones behind an origin-pinned
+// client. Errors are configuration errors (errConfig).
+func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Context, stderr *proc.Ring, hooks sessionHooks) (mcp.Transport, *captureTransport, error) {
+	switch cfg.Transport {
+	case TransportStdio:
+		path, err := resolveCommand(cfg.Command, cfg.Cwd)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		if m.opts.VerifyExecutable != nil {
+			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
+				return nil, nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
+			}
+		}
+		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
+		if err != nil {
+			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
+		}
+		if m.opts.OwnerToken != "" {
+			env[OwnerEnv] = m.opts.OwnerToken
+		}
+		ct := &captureTransport{inner: &stdioTransport{
+			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			grace: m.opts.StopGrace, logger: m.opts.Logger,
+			started: func(p *proc.Process) {
+				sess.proc = p
+				if hooks.started != nil {
+					hooks.started(p)
+				}
+			},
+		}}
+		return ct, ct, nil
+	case TransportHTTP, TransportSSE:
+		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
+		if err != nil {
+			return nil, nil, &errConfig{fmt.Errorf("header %w", err)}
+		}
+		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout())
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+		if cfg.Transport == TransportHTTP {
+			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}
+		}
+		return &detachTransport{inner: t, life: life}, nil, nil
+	}
+	return nil, nil, &errConfig{fmt.Errorf("transport %q: use stdio, http or sse", cfg.Transport)}
+}
+
+// detachTransport connects with a context that outlives Connect's: the
+// legacy SSE client reads its event stream with the context given to
+// Connect, so a connect timeout would otherwise end the session later. A
+// connect that is still running when ctx ends is abandoned (its context,
+// life, is the session's and is cancelled on failure).
+type detachTransport struct {
+	inner mcp.Transport
+	life  context.Context
+}
+
+func (t *detachTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	type res struct {
+		c   mcp.Connection
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		c, err := t.inner.Connect(t.life)
+		ch <- res{c, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.c, r.err
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// upstreamTool is one tool as the upstream listed it.
+type upstreamTool struct {
+	Name        string
+	Title       string
+	Description string
+	InputSchema jsontext.Value
+	Annotations jsontext.Value
+	LastSeen    time.Time
+}
+
+// listTools walks tools/list, bounded by timeout, at most maxPages pages
+// and maxTools tools; a cursor seen before ends the walk with an error (the
+// go-sdk iterator would loop forever).
+func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPages, maxTools int) ([]upstreamTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out []upstreamTool
+	seen := map[string]bool{}
+	cursor := ""
+	now := time.Now()
+	for page := 0; ; page++ {
+		if page >= maxPages {
+			return nil, fmt.Errorf("tools/list: more than %d pages; clawd stops there", maxPages)
+		}
+		cctx, sl := withCapture(ctx)
+		res, err := sess.cs.ListTools(cctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			if ctx.Err() == context.DeadlineExceeded {
+				return nil, fmt.Errorf("tools/list: no answer within %v (read timeout)", timeout)
+			}
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		ts, next, err := decodeToolsPage(sl.get(), res, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
+		if len(out) > maxTools {
+			return nil, fmt.Errorf("tools/list: more than %d tools; clawd stops there", maxTools)
+		}
+		if next == "" {
+			return out, nil
+		}
+		if seen[next] {
+			return nil, fmt.Errorf("tools/list: the server repeated cursor %q; stopped after %d pages", clip([]byte(next), 64), page+1)
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+// decodeToolsPage reads one page from the raw result when it was captured
+// (stdio: schemas kept byte for byte), else from the SDK's decoded one.
+// Tools without a name are dropped; a missing or non-object input schema
+// becomes {"type":"object"}.
+func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]upstreamTool, string, error) {
+	var page struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			Title       string         `json:"title"`
+			Description string         `json:"description"`
+			InputSchema jsontext.Value `json:"inputSchema"`
+			Annotations jsontext.Value `json:"annotations"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if raw != nil {
+		if err := jsonv2.Unmarshal(raw, &page); err != nil {
+			return nil, "", fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
+		}
+	} else {
+		b, err := json.Marshal(res)
+		if err == nil {
+			err = jsonv2.Unmarshal(b, &page)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("tools/list: %w", err)
+		}
+	}
+	out := make([]upstreamTool, 0, len(page.Tools))
+	for _, t := range page.Tools {
+		if t.Name == "" {
+			continue
+		}
+		schema := t.InputSchema
+		if len(schema) == 0 || schema.Kind() != '{' {
+			schema = jsontext.Value(`{"type":"object"}`)
+		} else {
+			schema = schema.Clone()
+			schema.Compact()
+		}
+		ann := t.Annotations
+		if len(ann) > 0 && ann.Kind() != '{' {
+			ann = nil
+		}
+		out = append(out, upstreamTool{Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: schema, Annotations: ann.Clone(), LastSeen: now})
+	}
+	return out, page.NextCursor, nil
+}
+
+// isSessionMissing: the HTTP server forgot the session (404 on a known
+// session id).
+func isSessionMissing(err error) bool { return errors.Is(err, mcp.ErrSessionMissing) }

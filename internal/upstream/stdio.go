@@ -1,0 +1,314 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/clawde/clawd/internal/support/proc"
+)
+
+// maxLine bounds one line of a stdio server's stdout; a longer line is
+// discarded (and logged) up to its newline instead of growing memory.
+const maxLine = 16 << 20
+
+// resolveCommand finds the executable a stdio server runs, as exec.LookPath
+// does (a name without a slash is searched in PATH, relative to cwd
+// otherwise), and returns its absolute path with symlinks resolved: the
+// path the supply-chain step hashes is the file that actually runs.
+func resolveCommand(command, cwd string) (string, error) {
+	path := command
+	if !filepath.IsAbs(path) && filepath.Base(path) != path && cwd != "" {
+		path = filepath.Join(cwd, path)
+	}
+	found, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("command %q not found: install it, or give its full path (%w)", command, err)
+	}
+	abs, err := filepath.Abs(found)
+	if err != nil {
+		return "", err
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return abs, nil
+}
+
+// stdioTransport is a go-sdk mcp.Transport that runs a server through
+// internal/support/proc instead of the SDK's CommandTransport, which kills
+// only the direct child (an npx-started server's node survives) and ends
+// the session on the first stdout line that is not JSON (a banner). Here
+// the child leads its own process group, gets the scrubbed environment
+// plus the server's resolved Env, dies with clawd on Linux
+// (proc.Cmd.ParentDeathKill), has its stderr kept in a bounded ring, and
+// Close stops the whole group (close stdin, SIGTERM, SIGKILL).
+type stdioTransport struct {
+	path    string   // resolved executable
+	args    []string // arguments
+	dir     string
+	env     []string // NAME=value, resolved
+	stderr  io.Writer
+	grace   time.Duration
+	logger  *slog.Logger
+	started func(*proc.Process) // called once the child runs
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := proc.Start(&proc.Cmd{
+		Path: t.path, Args: t.args, Dir: t.dir, Env: t.env,
+		StdinPipe: true, StdoutPipe: true, Stderr: t.stderr,
+		ParentDeathKill: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.path, err)
+	}
+	if t.started != nil {
+		t.started(p)
+	}
+	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr,
+		incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+	go c.readLoop()
+	go c.watchExit()
+	return c, nil
+}
+
+// envList turns the resolved env map into NAME=value entries, sorted so a
+// child's environment does not depend on map order.
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// stdioConn is the connection to one child: newline-delimited JSON-RPC on
+// its stdin and stdout.
+type stdioConn struct {
+	p      *proc.Process
+	grace  time.Duration
+	logger *slog.Logger
+	stderr io.Writer
+
+	writeMu sync.Mutex
+
+	incoming chan jsonrpc.Message
+	readErr  error // set before readDone closes
+	readDone chan struct{}
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// watchExit ends the session when the child exits, even if a grandchild
+// still holds its stdout open (so EOF would never come): Wait kills what
+// is left of the group and reaps the child, and if stdout is still open a
+// second later, the read is cut.
+func (c *stdioConn) watchExit() {
+	<-c.p.Exited()
+	c.p.Wait()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-c.readDone:
+	case <-t.C:
+		if f, ok := c.p.Stdout().(*os.File); ok {
+			f.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+// readLoop reads stdout line by line. A line that is not a JSON object or
+// array (a banner, a log line a server printed to the wrong stream) is
+// logged and skipped, as is a line too long or not JSON-RPC: a server's
+// noise must not end its session. Only EOF or a read error does.
+func (c *stdioConn) readLoop() {
+	defer close(c.readDone)
+	r := bufio.NewReaderSize(c.p.Stdout(), 64<<10)
+	for {
+		line, err := readLine(r)
+		if len(line) > 0 {
+			c.handleLine(line)
+		}
+		if err != nil {
+			if errors.Is(err, errLineTooLong) {
+				c.noise("a stdout line over 16 MiB was discarded")
+				continue
+			}
+			if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
+				err = io.EOF
+			}
+			c.readErr = err
+			return
+		}
+	}
+}
+
+func (c *stdioConn) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return
+	}
+	var msgs []jsonrpc.Message
+	switch line[0] {
+	case '{':
+		m, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			c.noise("a stdout line is not a JSON-RPC message: " + err.Error())
+			return
+		}
+		msgs = append(msgs, m)
+	case '[':
+		var batch []json.RawMessage
+		if err := json.Unmarshal(line, &batch); err != nil {
+			c.noise("a stdout line is not a JSON-RPC batch: " + err.Error())
+			return
+		}
+		for _, raw := range batch {
+			m, err := jsonrpc.DecodeMessage(raw)
+			if err != nil {
+				c.noise("a batch member is not a JSON-RPC message: " + err.Error())
+				continue
+			}
+			msgs = append(msgs, m)
+		}
+	default:
+		c.noise("skipped a non-JSON stdout line: " + string(clip(line, 200)))
+		return
+	}
+	for _, m := range msgs {
+		select {
+		case c.incoming <- m:
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+// noise records a skipped stdout line in the stderr ring (so `clawd mcp
+// logs` shows it) and the log.
+func (c *stdioConn) noise(msg string) {
+	c.logger.Debug("upstream stdout noise", "msg", msg)
+	if c.stderr != nil {
+		fmt.Fprintf(c.stderr, "[clawd] %s\n", msg)
+	}
+}
+
+func clip(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline. A line longer than
+// maxLine is consumed up to its newline and reported as errLineTooLong.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	tooLong := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > maxLine {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if tooLong && (err == nil || err == io.EOF) {
+			return nil, errLineTooLong
+		}
+		if err != nil {
+			return buf, err
+		}
+		return buf[:len(buf)-1], nil
+	}
+}
+
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.readDone:
+		// Drain what was queued before EOF is reported: none can be,
+		// incoming is unbuffered.
+		return nil, c.readErr
+	case <-c.closed:
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message for the upstream: %w", err)
+	}
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	// A child that stops reading fills the pipe; a deadline keeps the
+	// writer from blocking past the request's own bound.
+	if f, ok := c.p.Stdin().(*os.File); ok {
+		if dl, ok := ctx.Deadline(); ok {
+			f.SetWriteDeadline(dl)
+		} else {
+			f.SetWriteDeadline(time.Time{})
+		}
+	}
+	_, err = c.p.Stdin().Write(data)
+	return err
+}
+
+// Close stops the child and its whole process group (proc.Process.Stop:
+// close stdin, SIGTERM to the group, SIGKILL) and reaps it. It may be
+// called more than once; all calls wait for the stop.
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		// A write blocked on a full pipe returns when Stop closes stdin.
+		_, err := c.p.Stop(c.grace)
+		c.p.Stdout().Close()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			c.closeErr = err
+		}
+	})
+	return c.closeErr
+}

@@ -1,0 +1,77 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// kill -9 of clawd: the parent-death signal ends the stdio server itself;
+// the grandchild it started survives (it holds no tie to clawd), and the
+// next start's SweepOrphans with the same token ends it, while another
+// token's sweep leaves it alone.
+func TestKill9Sweep(t *testing.T) {
+	if os.Getenv("UPSTREAM_HELPER_FAKE") != "" {
+		kill9Helper()
+		return
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	token := fmt.Sprintf("test-%d-%d", os.Getpid(), time.Now().UnixNano())
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9Sweep$")
+	cmd.Env = append(os.Environ(), "UPSTREAM_HELPER_FAKE="+fakeBin, "UPSTREAM_HELPER_TOKEN="+token,
+		"UPSTREAM_HELPER_DIR="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var server, grand int
+	if _, err := fmt.Fscan(out, &server, &grand); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("reading the helper's pids: %v", err)
+	}
+	defer syscall.Kill(grand, syscall.SIGKILL)
+	cmd.Process.Kill() // kill -9 of "clawd"
+	cmd.Wait()
+	gone(t, server, "the stdio server after its clawd was killed")
+	if !alive(grand) {
+		t.Fatal("the grandchild died with clawd; the sweep below proves nothing")
+	}
+	if killed, err := SweepOrphans("some-other-workspace"); err != nil || slices.Contains(killed, grand) {
+		t.Fatalf("a sweep with another token killed %v (%v)", killed, err)
+	}
+	killed, err := SweepOrphans(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(killed, grand) {
+		t.Errorf("the sweep killed %v, not the orphaned grandchild %d", killed, grand)
+	}
+	gone(t, grand, "the orphaned grandchild after the sweep")
+}
+
+func kill9Helper() {
+	dir := os.Getenv("UPSTREAM_HELPER_DIR")
+	m := NewManager(nil, Options{OwnerToken: os.Getenv("UPSTREAM_HELPER_TOKEN")})
+	m.Apply(context.Background(), []ServerConfig{fake("k", "-grandchild", filepath.Join(dir, "g"))})
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st := m.Status(); len(st) == 1 && st[0].State == StateConnected {
+			g, err := os.ReadFile(filepath.Join(dir, "g"))
+			if err == nil && len(g) > 0 {
+				fmt.Printf("%d %s\n", st[0].PID, g)
+				time.Sleep(time.Minute)
+			}
+		}
+	}
+	os.Exit(1)
+}
