@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // Transport is how clawd reaches an upstream server.
@@ -170,40 +172,17 @@ func mapsEqual(a, b map[string]string) bool {
 	return true
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
-
-// expand resolves ${VAR} and $VAR in v from lookup. A reference to an
-// unset variable is an error naming it (a header "Bearer " with an empty
-// token would only fail later, and less clearly). "$$" is not special; a
-// '$' not followed by a name stays as it is.
-func expand(v string, lookup func(string) (string, bool)) (string, error) {
-	var missing []string
-	out := varRE.ReplaceAllStringFunc(v, func(m string) string {
-		sub := varRE.FindStringSubmatch(m)
-		name := sub[1]
-		if name == "" {
-			name = sub[2]
-		}
-		val, ok := lookup(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return val
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("environment variable %s is not set", strings.Join(missing, ", "))
-	}
-	return out, nil
-}
-
-// expandMap resolves every value of m (see expand); the error names the key.
+// expandMap resolves every value of m with secrets.ExpandRefs (the one
+// rule for references, shared with the store: an unset variable and one of
+// clawd's own are errors naming it, never an empty or secret value); the
+// error names the key.
 func expandMap(m map[string]string, lookup func(string) (string, bool)) (map[string]string, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
 	out := make(map[string]string, len(m))
 	for k, v := range m {
-		r, err := expand(v, lookup)
+		r, err := secrets.ExpandRefs(v, lookup)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
 		}
