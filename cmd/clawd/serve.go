@@ -107,7 +107,8 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 	signal.Ignore(syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	d.WatchConfig(ctx) // SIGHUP / file change -> reload; registry edits -> tools/list_changed
+	d.WatchConfig(ctx)    // SIGHUP / file change -> reload; registry edits -> tools/list_changed
+	d.StartUpstreams(ctx) // the servers of `clawd mcp add`, kept in step with the table
 	switch tr {
 	case config.TransportStdio:
 		d.RegisterHealth()

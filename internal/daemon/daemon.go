@@ -20,6 +20,7 @@ import (
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream"
 )
 
 // Version is clawd's semantic version (serverInfo.version).
@@ -46,6 +47,9 @@ type Daemon struct {
 	Logger      *slog.Logger
 
 	live atomic.Pointer[liveConfig]
+	// upstreams connects the servers of `clawd mcp add` (StartUpstreams);
+	// nil until then.
+	upstreams *upstream.Manager
 	// loadedFile is the config file as it was just before it was last
 	// read (New, Reload): what the watcher compares against, so a write
 	// between reading the file and the watcher's first look is not missed.
@@ -170,10 +174,10 @@ func (d *Daemon) checkTools(file string, cfg *config.Config) error {
 // Close stops the tool providers, commits the queued audit rows and
 // releases the database and the workspace.
 func (d *Daemon) Close() error {
-	var stop error
+	stop := d.closeUpstreams()
 	if d.Server != nil && d.Server.Registry != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		stop = d.Server.Registry.Stop(ctx)
+		stop = errors.Join(stop, d.Server.Registry.Stop(ctx))
 		cancel()
 	}
 	return errors.Join(stop, d.closeStore(), d.WS.Close())

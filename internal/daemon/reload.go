@@ -47,6 +47,7 @@ func (d *Daemon) WatchConfig(ctx context.Context) {
 					gen = g
 					d.Logger.Info("trust registry or allowlist changed; asking clients to re-list tools")
 					d.Server.NotifyToolsChanged()
+					d.retryUpstreams(ctx) // an upstream may be allowlisted now
 				}
 			}
 		}

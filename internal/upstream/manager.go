@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -196,8 +198,30 @@ func NewManager(reg *tools.Registry, opts Options) *Manager {
 }
 
 // OwnerEnv is the variable that marks the processes of clawd's stdio
-// upstreams (Options.OwnerToken).
+// upstreams: its value is Options.OwnerToken, a dot and the pid of the
+// clawd that started them (ownerMark), so a sweep can tell the processes
+// of a dead daemon from those of a live one of the same workspace (two
+// stdio sessions of one project each run their own upstreams).
 const OwnerEnv = "MCP_UPSTREAM_OWNER"
+
+// ownerMark is OwnerEnv's value for a daemon's children.
+func ownerMark(token string, pid int) string { return token + "." + strconv.Itoa(pid) }
+
+// orphaned reports whether a process marked with value belongs to token
+// and was started by a clawd that no longer runs (alive says whether a
+// pid exists). A process of this very clawd, or of another live one, is
+// not an orphan; a malformed mark is left alone.
+func orphaned(value, token string, self int, alive func(int) bool) bool {
+	rest, ok := strings.CutPrefix(value, token+".")
+	if !ok || token == "" {
+		return false
+	}
+	owner, err := strconv.Atoi(rest)
+	if err != nil || owner <= 0 || owner == self {
+		return false
+	}
+	return !alive(owner)
+}
 
 // ErrUnknownServer is returned for a name Apply was never given.
 var ErrUnknownServer = errors.New("no upstream server of that name is configured")

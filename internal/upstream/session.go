@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -114,7 +115,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
 		if m.opts.OwnerToken != "" {
-			env[OwnerEnv] = m.opts.OwnerToken
+			env[OwnerEnv] = ownerMark(m.opts.OwnerToken, os.Getpid())
 		}
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,

@@ -7,12 +7,15 @@ import (
 	"syscall"
 )
 
-// SweepOrphans kills every process of this user that carries
-// OwnerEnv=token in its environment: what stdio upstreams (and anything
-// they started, which inherits the variable) of an earlier clawd with this
-// token left behind when that clawd was killed without cleanup. The daemon
-// calls it at start, before Apply, with the token it persisted; it returns
-// the pids it killed.
+// SweepOrphans kills every process of this user whose environment marks
+// it as started under a clawd with this token that no longer runs
+// (OwnerEnv, orphaned): what stdio upstreams (and anything they started,
+// which inherits the variable) of an earlier clawd left behind when it was
+// killed without cleanup. Processes of a live clawd of the same workspace
+// are left alone. The daemon calls it at start, before Apply, with the
+// token it persisted; it returns the pids it killed. Limit: if the dead
+// clawd's pid has been reused by a live process, its orphans are kept
+// until a later sweep.
 //
 // Limits: a process that cleared or rewrote its environment (env -i, a
 // setuid program) is not found; /proc/PID/environ is the environment at
@@ -27,7 +30,11 @@ func SweepOrphans(token string) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	mark := []byte(OwnerEnv + "=" + token)
+	prefix := []byte(OwnerEnv + "=")
+	alive := func(pid int) bool {
+		err := syscall.Kill(pid, 0)
+		return err == nil || err == syscall.EPERM
+	}
 	self := os.Getpid()
 	var killed []int
 	for _, e := range ents {
@@ -40,7 +47,7 @@ func SweepOrphans(token string) ([]int, error) {
 			continue
 		}
 		for _, kv := range bytes.Split(b, []byte{0}) {
-			if bytes.Equal(kv, mark) {
+			if v, ok := bytes.CutPrefix(kv, prefix); ok && orphaned(string(v), token, self, alive) {
 				if syscall.Kill(pid, syscall.SIGKILL) == nil {
 					killed = append(killed, pid)
 				}

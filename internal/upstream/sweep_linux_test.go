@@ -75,3 +75,31 @@ func kill9Helper() {
 	}
 	os.Exit(1)
 }
+
+// TestOrphanedOnlyUnderADeadOwner: a mark names its token and the pid of
+// the clawd that started it; only a dead owner's processes are orphans, so
+// two live daemons of one workspace never sweep each other's servers.
+func TestOrphanedOnlyUnderADeadOwner(t *testing.T) {
+	alive := func(pid int) bool { return pid == 100 }
+	for _, c := range []struct {
+		value string
+		want  bool
+	}{
+		{"tok.200", true},       // owner gone
+		{"tok.100", false},      // owner alive: another daemon's server
+		{"tok.42", false},       // our own (self = 42)
+		{"other.200", false},    // another workspace
+		{"tok", false},          // malformed
+		{"tok.x", false},        // malformed
+		{"tok.-5", false},       // malformed
+		{"tok.200.300", false},  // malformed
+		{"tokextra.200", false}, // a token that only shares a prefix
+	} {
+		if got := orphaned(c.value, "tok", 42, alive); got != c.want {
+			t.Errorf("orphaned(%q) = %v, want %v", c.value, got, c.want)
+		}
+	}
+	if orphaned("x.200", "", 42, alive) {
+		t.Error("an empty token matched")
+	}
+}

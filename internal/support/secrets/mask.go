@@ -30,7 +30,8 @@ var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential
 //   - the credentials after "Bearer" or "Basic";
 //   - the password of user:password@ in a URL;
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
-//     4 letters and no slash (hex digests, base64 keys).
+//     4 letters and no slash (hex digests, base64 keys), except a SHA-256
+//     digest the text names as one ("sha256 <64 hex>", namedDigest).
 //
 // It is best effort, not a proof that nothing secret remains: a short
 // secret with an innocent name (`mysql -p hunter2`), a secret split across
@@ -52,12 +53,35 @@ func MaskText(s string) string {
 	if !hasLongWord(s) {
 		return s
 	}
-	return secretWord.ReplaceAllStringFunc(s, func(w string) string {
-		if looksRandom(w) {
-			return "***"
+	var b strings.Builder
+	last := 0
+	for _, m := range secretWord.FindAllStringIndex(s, -1) {
+		w := s[m[0]:m[1]]
+		if !looksRandom(w) || namedDigest(s[:m[0]], w) {
+			continue
 		}
-		return w
-	})
+		b.WriteString(s[last:m[0]])
+		b.WriteString("***")
+		last = m[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// namedDigest: w is a SHA-256 digest (64 lowercase hex digits) that the
+// text right before it names as one ("sha256 ", "sha256=", "sha256: ",
+// "--sha256 "), as clawd's own supply-chain messages do. A digest is not
+// a secret, and masking it would hide the `clawd mcp allow` line a user
+// must copy. Limit: a 64-hex secret that someone labels sha256 is shown.
+func namedDigest(before, w string) bool {
+	if len(w) != 64 || strings.Trim(w, "0123456789abcdef") != "" {
+		return false
+	}
+	before = strings.TrimRight(before, " =:")
+	return len(before) >= 6 && strings.EqualFold(before[len(before)-6:], "sha256")
 }
 
 // hasLongWord reports whether s has a run of 32 characters secretWord

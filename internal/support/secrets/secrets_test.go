@@ -91,6 +91,12 @@ func TestMaskText(t *testing.T) {
 		{"mysql --password hunter2 db", "--password *** db", "hunter2"},
 		{"git clone https://bob:pa55word@example.com/r.git", "https://bob:***@example.com/r.git", "pa55word"},
 		{"echo 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "echo ***", "9f86d081"},
+		// A digest named as such is shown: clawd's allowlist hints must be copyable.
+		{"(sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08) x", "(sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08) x", "***"},
+		{"clawd mcp allow --sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "--sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "***"},
+		// ...but not a digest-shaped run after another word, nor a longer run.
+		{"id 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "id ***", "9f86d081"},
+		{"sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08ff", "sha256 ***", "9f86d081"},
 		// Long words that do not look random stay.
 		{"ls /usr/local/lib/python3.12/site-packages/some_module_name", "/usr/local/lib/python3.12/site-packages/some_module_name", "***"},
 		{"echo abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh", "***"},

@@ -1,0 +1,187 @@
+package daemon
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/upstream"
+)
+
+// StartUpstreams connects the upstream MCP servers configured with `clawd
+// mcp add` and keeps them in step with the table until ctx ends: a change
+// made by any process (add, rm, enable, disable) is applied within about a
+// second, without a restart. Each server's status and tools are written
+// back to its row, which is what `clawd mcp list` and `mcp tools` show.
+//
+// Before anything starts, processes a previous daemon of this workspace
+// left behind (it was killed without cleanup) are ended: every stdio
+// upstream and what it starts carries this workspace's owner token in its
+// environment (docs/upstreams.md). A stdio server's executable must be on
+// the supply-chain allowlist before it is started at all, not only before
+// its tools are called; until then the server is unavailable and its last
+// error says which `clawd mcp allow` line approves it. It returns at once.
+//
+// A clawd that runs under another clawd's upstream (its environment
+// carries upstream.OwnerEnv, which every process an upstream starts
+// inherits) starts no upstreams of its own: clawd added as its own
+// upstream, or two daemons listing each other, would otherwise start
+// clawds without end.
+func (d *Daemon) StartUpstreams(ctx context.Context) {
+	if os.Getenv(upstream.OwnerEnv) != "" {
+		d.Logger.Info("running as an upstream server of another clawd: its upstream servers are not started here, so a loop of clawds cannot start")
+		return
+	}
+	token, err := d.upstreamOwnerToken()
+	if err != nil {
+		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
+	} else if pids, err := upstream.SweepOrphans(token); err != nil {
+		d.Logger.Warn("upstream servers: looking for processes a killed daemon left behind failed", "err", err)
+	} else if len(pids) > 0 {
+		d.Logger.Info("upstream servers: ended processes a previous daemon left behind", "pids", pids)
+	}
+	var hashes chain.HashCache
+	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
+		Logger:     d.Logger.With("component", "upstream"),
+		OnStatus:   d.recordUpstreamStatus,
+		OwnerToken: token,
+		VerifyExecutable: func(server, path string) error {
+			return d.verifyUpstream(&hashes, server, path)
+		},
+	})
+	go func() {
+		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
+			d.upstreams.Apply(ctx, upstreamConfigs(rows))
+		})
+		if err != nil {
+			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
+		}
+	}()
+}
+
+// upstreamConfigs turns the table's rows into the manager's configuration;
+// the built-in row (clawd's own tools) is not an upstream.
+func upstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
+	out := make([]upstream.ServerConfig, 0, len(rows))
+	for _, r := range rows {
+		if r.Builtin {
+			continue
+		}
+		out = append(out, upstream.ServerConfig{
+			Name:           r.Name,
+			Transport:      upstream.Transport(r.Transport),
+			Command:        r.Command,
+			Args:           r.Args,
+			Cwd:            r.Cwd,
+			Env:            r.Env,
+			URL:            r.URL,
+			Headers:        r.Headers,
+			ConnectTimeout: time.Duration(r.ConnectTimeoutSeconds) * time.Second,
+			ReadTimeout:    time.Duration(r.ReadTimeoutSeconds) * time.Second,
+			Enabled:        r.Enabled,
+		})
+	}
+	return out
+}
+
+// recordUpstreamStatus writes a server's status, and its tools when it is
+// connected, to its row. It runs on the manager's status goroutine, one
+// call at a time, newest last.
+func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	row, err := d.Store.MCPServerByName(ctx, st.Name)
+	if err != nil {
+		return // removed meanwhile
+	}
+	if err := d.Store.RecordServerStatus(ctx, row.ID, store.ServerStatus{
+		Status: st.State, Error: st.LastError, ConnectedAt: st.LastConnected, ToolCount: -1,
+	}); err != nil {
+		d.Logger.Warn("upstream servers: recording a status failed", "server", st.Name, "err", err)
+		return
+	}
+	if st.State != upstream.StateConnected {
+		return
+	}
+	list := make([]store.MCPTool, 0, len(st.Tools))
+	for _, t := range st.Tools {
+		list = append(list, store.MCPTool{Name: t.Exposed, Description: t.Description, InputSchema: []byte(t.InputSchema)})
+	}
+	if err := d.Store.ReplaceServerTools(ctx, row.ID, list, time.Now()); err != nil {
+		d.Logger.Warn("upstream servers: caching the tool list failed", "server", st.Name, "err", err)
+	}
+}
+
+// verifyUpstream refuses to start an executable whose SHA-256 is not on the
+// supply-chain allowlist for this server, with the line that approves it.
+func (d *Daemon) verifyUpstream(hashes *chain.HashCache, server, path string) error {
+	sum, err := hashes.Sum(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
+	}
+	ok, err := d.Store.ServerAllowed(server, sum)
+	if err != nil {
+		return fmt.Errorf("the supply-chain allowlist could not be read: %v", err)
+	}
+	if !ok {
+		return fmt.Errorf("the executable %s (sha256 %s) is not on the supply-chain allowlist, so it was not started; if you trust it: clawd mcp allow --server %s --sha256 %s", path, sum, server, sum)
+	}
+	return nil
+}
+
+// retryUpstreams asks servers that could not start to try again: the
+// allowlist or the environment they lacked may be there now.
+func (d *Daemon) retryUpstreams(ctx context.Context) {
+	if d.upstreams == nil {
+		return
+	}
+	for _, st := range d.upstreams.Status() {
+		if st.State == upstream.StateUnavailable || st.State == upstream.StateError {
+			if err := d.upstreams.Refresh(ctx, st.Name); err != nil {
+				d.Logger.Debug("upstream servers: retry refused", "server", st.Name, "err", err)
+			}
+		}
+	}
+}
+
+// upstreamOwnerToken is this workspace's random token that marks the
+// processes of its stdio upstreams, kept in the data directory (0600) so a
+// restarted daemon recognises what its killed predecessor left behind.
+func (d *Daemon) upstreamOwnerToken() (string, error) {
+	path := filepath.Join(d.Paths.DataDir, "upstream-owner-"+d.WorkspaceID)
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); len(t) == 32 {
+			return t, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(b[:])
+	if err := fileutil.WriteAtomic(path, []byte(t+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return t, nil
+}
+
+// closeUpstreams stops every upstream server and its processes.
+func (d *Daemon) closeUpstreams() error {
+	if d.upstreams == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return d.upstreams.Close(ctx)
+}
