@@ -172,20 +172,7 @@ for _ in $(seq 150); do
 done
 [[ -n $url && -s $tokfile ]] || { echo "conformance-2026: clawd did not start:" >&2; cat "$work/clawd.log" >&2; exit 2; }
 
-MCP_TARGET=$url MCP_TOKEN=$(tr -d '\r\n' <"$tokfile") "$node" -e '
-  const http = require("http");
-  const t = new URL(process.env.MCP_TARGET);
-  const srv = http.createServer((req, res) => {
-    const headers = { ...req.headers, authorization: "Bearer " + process.env.MCP_TOKEN };
-    const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: t.pathname + (req.url === "/" ? "" : req.url.replace(/^\/mcp/, "")), headers }, (r) => {
-      res.writeHead(r.statusCode, r.headers); r.pipe(res);
-    });
-    up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
-    res.on("close", () => up.destroy());
-    req.pipe(up);
-  });
-  srv.listen(0, "127.0.0.1", () => { require("fs").writeFileSync(process.argv[1], String(srv.address().port)); });
-' "$work/proxy.port" &
+MCP_TARGET=$url MCP_TOKEN=$(tr -d '\r\n' <"$tokfile") "$node" "$repo/bench/authproxy.js" "$work/proxy.port" &
 proxy_pid=$!
 for _ in $(seq 50); do [[ -s $work/proxy.port ]] && break; sleep 0.1; done
 [[ -s $work/proxy.port ]] || { echo "conformance-2026: the token proxy did not start" >&2; exit 2; }

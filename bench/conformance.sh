@@ -50,19 +50,7 @@ cleanup() { [[ -n $proxy_pid ]] && kill "$proxy_pid" 2>/dev/null; true; }
 trap cleanup EXIT
 if [[ -n $token ]]; then
   portfile=$(mktemp)
-  MCP_TARGET=$url MCP_TOKEN=$token "$node" -e '
-    const http = require("http");
-    const t = new URL(process.env.MCP_TARGET);
-    const srv = http.createServer((req, res) => {
-      const headers = { ...req.headers, authorization: "Bearer " + process.env.MCP_TOKEN };
-      const up = http.request({ host: t.hostname, port: t.port, method: req.method, path: t.pathname + (req.url === "/" ? "" : req.url.replace(/^\/mcp/, "")), headers }, (r) => {
-        res.writeHead(r.statusCode, r.headers); r.pipe(res);
-      });
-      up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
-      req.pipe(up);
-    });
-    srv.listen(0, "127.0.0.1", () => { require("fs").writeFileSync(process.argv[1], String(srv.address().port)); });
-  ' "$portfile" &
+  MCP_TARGET=$url MCP_TOKEN=$token "$node" "$(cd "$(dirname "$0")" && pwd)/authproxy.js" "$portfile" &
   proxy_pid=$!
   for _ in $(seq 50); do [[ -s $portfile ]] && break; sleep 0.1; done
   [[ -s $portfile ]] || { echo "run: the token proxy did not start" >&2; exit 1; }

@@ -238,24 +238,8 @@ func (c *Client) NextNotification(method string, within time.Duration) (Response
 // timeout or EOF and fails the test on a response nobody waits for.
 func (c *Client) WaitNotification(method string, within time.Duration) bool {
 	c.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		for i, n := range c.notes {
-			if n.Method == method {
-				c.notes = append(c.notes[:i], c.notes[i+1:]...)
-				return true
-			}
-		}
-		line, err := c.ReadLine(time.Until(deadline))
-		if err != nil {
-			return false
-		}
-		r := Decode(c.t, string(line))
-		if r.Method == "" {
-			c.t.Fatalf("unexpected response %s while waiting for %s", line, method)
-		}
-		c.notes = append(c.notes, r)
-	}
+	_, ok := c.NextNotification(method, within)
+	return ok
 }
 
 // Initialize performs the handshake (protocol 2025-06-18) as clientName:

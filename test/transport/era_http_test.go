@@ -409,20 +409,7 @@ func TestEraIdentityComesFromCredential(t *testing.T) {
 	}
 	rows := e.auditByRequest(t)
 	for reqID, w := range wants {
-		r, ok := rows[reqID]
-		if !ok {
-			t.Errorf("%s: no audit row", reqID)
-			continue
-		}
-		if !strings.HasPrefix(r.EntityID, w.kind+":") {
-			t.Errorf("%s claiming %q: entity %s, want kind %s (the credential's)", reqID, w.claim, r.EntityID, w.kind)
-		}
-		if r.TrustLevel == nil || *r.TrustLevel != w.level {
-			t.Errorf("%s claiming %q: trust_level %v, want %d", reqID, w.claim, r.TrustLevel, w.level)
-		}
-		if w.claim != "" && (r.ClientClaim == nil || *r.ClientClaim != w.claim) {
-			t.Errorf("%s: client_claim %v, want %q", reqID, r.ClientClaim, w.claim)
-		}
+		checkIdentityRow(t, rows, reqID, w.kind, w.claim, w.level)
 	}
 }
 

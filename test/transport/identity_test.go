@@ -111,6 +111,28 @@ type auditRow struct {
 	CredentialID *string `json:"credential_id"`
 }
 
+// checkIdentityRow checks the audit row of one request: its entity has the
+// credential's kind, its trust level is want's, and the client's claim is
+// recorded. It reports false when the request has no row.
+func checkIdentityRow(t *testing.T, rows map[string]auditRow, reqID, kind, claim string, level int) (auditRow, bool) {
+	t.Helper()
+	r, ok := rows[reqID]
+	if !ok {
+		t.Errorf("%s: no audit row", reqID)
+		return r, false
+	}
+	if !strings.HasPrefix(r.EntityID, kind+":") {
+		t.Errorf("%s claiming %q: entity %s, want kind %s (the credential's)", reqID, claim, r.EntityID, kind)
+	}
+	if r.TrustLevel == nil || *r.TrustLevel != level {
+		t.Errorf("%s claiming %q: trust_level %v, want %d", reqID, claim, r.TrustLevel, level)
+	}
+	if claim != "" && (r.ClientClaim == nil || *r.ClientClaim != claim) {
+		t.Errorf("%s: client_claim %v, want %q", reqID, r.ClientClaim, claim)
+	}
+	return r, true
+}
+
 func (e *identityEnv) auditByRequest(t *testing.T) map[string]auditRow {
 	t.Helper()
 	out, errOut, code := e.Run("audit", "--json", "--limit", "0")
@@ -192,19 +214,9 @@ func TestIdentityComesFromCredential(t *testing.T) {
 	}
 	rows := e.auditByRequest(t)
 	for reqID, w := range wants {
-		r, ok := rows[reqID]
+		r, ok := checkIdentityRow(t, rows, reqID, w.kind, w.claim, w.level)
 		if !ok {
-			t.Errorf("%s: no audit row", reqID)
 			continue
-		}
-		if !strings.HasPrefix(r.EntityID, w.kind+":") {
-			t.Errorf("%s claiming %q: entity %s, want kind %s (the credential's)", reqID, w.claim, r.EntityID, w.kind)
-		}
-		if r.TrustLevel == nil || *r.TrustLevel != w.level {
-			t.Errorf("%s claiming %q: trust_level %v, want %d", reqID, w.claim, r.TrustLevel, w.level)
-		}
-		if w.claim != "" && (r.ClientClaim == nil || *r.ClientClaim != w.claim) {
-			t.Errorf("%s: client_claim %v, want %q", reqID, r.ClientClaim, w.claim)
 		}
 		if (w.cred != "") != (r.CredentialID != nil) {
 			t.Errorf("%s: credential_id %v with credential %q", reqID, r.CredentialID, w.cred)
