@@ -44,10 +44,6 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	token, err := d.upstreamOwnerToken()
 	if err != nil {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
-	} else if pids, err := upstream.SweepOrphans(token); err != nil {
-		d.Logger.Warn("upstream servers: looking for processes a killed daemon left behind failed", "err", err)
-	} else if len(pids) > 0 {
-		d.Logger.Info("upstream servers: ended processes a previous daemon left behind", "pids", pids)
 	}
 	var hashes chain.HashCache
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
@@ -58,7 +54,16 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 			return d.verifyUpstream(&hashes, server, path)
 		},
 	})
+	// Off the startup path: reading every process's environment takes
+	// milliseconds a client waiting for initialize should not.
 	go func() {
+		if token != "" {
+			if pids, err := upstream.SweepOrphans(token); err != nil {
+				d.Logger.Debug("upstream servers: looking for processes a killed daemon left behind failed", "err", err)
+			} else if len(pids) > 0 {
+				d.Logger.Info("upstream servers: ended processes a previous daemon left behind", "pids", pids)
+			}
+		}
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
 			d.upstreams.Apply(ctx, upstreamConfigs(rows))
 		})
