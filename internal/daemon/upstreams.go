@@ -67,7 +67,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
 			d.upstreams.Apply(ctx, upstreamConfigs(rows))
 		})
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
 		}
 	}()

@@ -177,7 +177,7 @@ func TestModernErrors(t *testing.T) {
 		{"authenticate is stateful", modernReq("18", MethodAuthenticate, `"credential":"x"`, ""), jsonrpc.CodeMethodNotFound, MethodAuthenticate},
 		// A legacy claim on discover: the versions this path serves, not the
 		// requested one again.
-		{"discover with a legacy claim", `{"jsonrpc":"2.0","id":19,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, `"data":{"supported":["2026-07-28"],"requested":"2025-11-25"}`},
+		{"discover with a legacy claim", `{"jsonrpc":"2.0","id":19,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, `"supported":["2026-07-28"]`},
 		{"unknown version lists every version", `{"jsonrpc":"2.0","id":20,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}`, CodeUnsupportedProtocolVersion, `"supported":["2026-07-28","2025-11-25"`},
 	}
 	for _, c := range cases {

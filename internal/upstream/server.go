@@ -233,6 +233,11 @@ func (s *server) uninstall(sess *session) {
 	if s.sess == sess {
 		s.sess = nil
 		s.pid = 0
+		// No session is no longer connected, in the same step: a status
+		// read now must not say connected while calls find no session.
+		if s.state == StateConnected {
+			s.state = StateStale
+		}
 		close(s.swapped)
 		s.swapped = make(chan struct{})
 	}
