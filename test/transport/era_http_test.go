@@ -378,20 +378,11 @@ func TestEraIdentityComesFromCredential(t *testing.T) {
 				var callBody, listBody string
 				switch transport {
 				case "unix":
-					l := clawdtest.DialUnix(t, e.sock)
-					if credKind != "" {
-						if got := l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds[credKind] + `"}}`); !strings.Contains(got, `"kind":"`+credKind+`"`) {
-							t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
-						}
-					}
+					l := e.socketAs(t, credKind)
 					callBody, listBody = l.Call(call), l.Call(list)
 					l.Close()
 				case "http":
-					tok := e.wsToken
-					if credKind != "" {
-						tok = e.creds[credKind]
-					}
-					s := clawdtest.NewHTTP(t, e.addr, tok)
+					s := e.httpAs(t, credKind)
 					callBody = s.Do(call, headers26("tools/call", "read_file")).Body
 					listBody = s.Do(list, headers26("tools/list", "")).Body
 				}

@@ -111,6 +111,31 @@ type auditRow struct {
 	CredentialID *string `json:"credential_id"`
 }
 
+// socketAs connects to the unix socket and, unless credKind is "",
+// presents that kind's credential with clawd/authenticate.
+func (e *identityEnv) socketAs(t *testing.T, credKind string) *clawdtest.Client {
+	t.Helper()
+	l := clawdtest.DialUnix(t, e.sock)
+	if credKind != "" {
+		got := l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds[credKind] + `"}}`)
+		if !strings.Contains(got, `"kind":"`+credKind+`"`) {
+			t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
+		}
+	}
+	return l
+}
+
+// httpAs is an HTTP client with credKind's credential as its bearer, or
+// the workspace token when credKind is "".
+func (e *identityEnv) httpAs(t *testing.T, credKind string) *clawdtest.HTTP {
+	t.Helper()
+	tok := e.wsToken
+	if credKind != "" {
+		tok = e.creds[credKind]
+	}
+	return clawdtest.NewHTTP(t, e.addr, tok)
+}
+
 // checkIdentityRow checks the audit row of one request: its entity has the
 // credential's kind, its trust level is want's, and the client's claim is
 // recorded. It reports false when the request has no row.
@@ -179,23 +204,13 @@ func TestIdentityComesFromCredential(t *testing.T) {
 				var callBody, listBody string
 				switch transport {
 				case "unix":
-					l := clawdtest.DialUnix(t, e.sock)
-					if credKind != "" {
-						got := l.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + e.creds[credKind] + `"}}`)
-						if !strings.Contains(got, `"kind":"`+credKind+`"`) {
-							t.Fatalf("clawd/authenticate with the %s credential: %s", credKind, got)
-						}
-					}
+					l := e.socketAs(t, credKind)
 					l.Call(initWithClaim(claim))
 					callBody = l.Call(readCall(reqID))
 					listBody = l.Call(toolsListMsg)
 					l.Close()
 				case "http":
-					tok := e.wsToken
-					if credKind != "" {
-						tok = e.creds[credKind]
-					}
-					s := clawdtest.NewHTTP(t, e.addr, tok)
+					s := e.httpAs(t, credKind)
 					if code, body := s.Post(initWithClaim(claim)); code != 200 {
 						t.Fatalf("%s: initialize: HTTP %d %s", reqID, code, body)
 					}
