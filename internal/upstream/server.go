@@ -211,11 +211,17 @@ func (s *server) backoff(failures int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
+// install makes sess the live session. The tools are published (and the
+// registry re-indexed) before the state says connected, so whoever sees
+// "connected" also finds the tools.
 func (s *server) install(sess *session, ts []upstreamTool) {
 	s.mu.Lock()
 	s.sess = sess
 	s.tools = ts
 	s.hidden = false
+	s.mu.Unlock()
+	s.m.toolsChanged()
+	s.mu.Lock()
 	s.state = StateConnected
 	s.lastConnected = time.Now()
 	if sess.proc != nil {
@@ -224,7 +230,6 @@ func (s *server) install(sess *session, ts []upstreamTool) {
 	close(s.swapped)
 	s.swapped = make(chan struct{})
 	s.mu.Unlock()
-	s.m.toolsChanged()
 	s.m.report(s)
 }
 

@@ -454,8 +454,15 @@ func TestCrashReconnectThenError(t *testing.T) {
 		t.Fatalf("Refresh: %v", err)
 	}
 	connected(t, m, "crash")
-	if _, ok := reg.Lookup("crash__image"); !ok {
-		t.Error("Refresh did not bring the tools back")
+	// The registry re-indexes on the provider's change signal, sent just
+	// after the status turns connected: give it a moment.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, ok := reg.Lookup("crash__image"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Refresh did not bring the tools back")
+		}
 	}
 }
 
