@@ -20,7 +20,7 @@ func newMCPCmd() *cobra.Command {
 			"Tools of an upstream MCP server run only if the SHA-256 of the server's binary is allowlisted for\n"+
 			"its server id (allow, disallow, allowlist). A refused call (-32004 supply_chain_denied) names both\n"+
 			"in its error data.")
-	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(),
+	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(), newMCPTestCmd(),
 		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(),
 		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
 	return cmd

@@ -45,14 +45,11 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	if err != nil {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
 	}
-	var hashes chain.HashCache
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
-		Logger:     d.Logger.With("component", "upstream"),
-		OnStatus:   d.recordUpstreamStatus,
-		OwnerToken: token,
-		VerifyExecutable: func(server, path string) error {
-			return d.verifyUpstream(&hashes, server, path)
-		},
+		Logger:           d.Logger.With("component", "upstream"),
+		OnStatus:         d.recordUpstreamStatus,
+		OwnerToken:       token,
+		VerifyExecutable: VerifyUpstream(d.Store),
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -65,7 +62,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 			}
 		}
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
-			d.upstreams.Apply(ctx, upstreamConfigs(rows))
+			d.upstreams.Apply(ctx, UpstreamConfigs(rows))
 		})
 		if err != nil && ctx.Err() == nil {
 			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
@@ -73,9 +70,10 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	}()
 }
 
-// upstreamConfigs turns the table's rows into the manager's configuration;
-// the built-in row (clawd's own tools) is not an upstream.
-func upstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
+// UpstreamConfigs turns the table's rows into the manager's configuration;
+// the built-in row (clawd's own tools) is not an upstream. `clawd mcp test`
+// uses it too, so it tests exactly what the daemon would run.
+func UpstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
 	out := make([]upstream.ServerConfig, 0, len(rows))
 	for _, r := range rows {
 		if r.Builtin {
@@ -126,21 +124,26 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 	}
 }
 
-// verifyUpstream refuses to start an executable whose SHA-256 is not on the
-// supply-chain allowlist for this server, with the line that approves it.
-func (d *Daemon) verifyUpstream(hashes *chain.HashCache, server, path string) error {
-	sum, err := hashes.Sum(path)
-	if err != nil {
-		return fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
+// VerifyUpstream returns the check a stdio server's executable must pass
+// before it is started (upstream.Options.VerifyExecutable): its SHA-256
+// must be on the supply-chain allowlist for the server, else the error
+// gives the line that approves it. The daemon and `clawd mcp test` use it.
+func VerifyUpstream(db *store.DB) func(server, path string) error {
+	var hashes chain.HashCache
+	return func(server, path string) error {
+		sum, err := hashes.Sum(path)
+		if err != nil {
+			return fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
+		}
+		ok, err := db.ServerAllowed(server, sum)
+		if err != nil {
+			return fmt.Errorf("the supply-chain allowlist could not be read: %v", err)
+		}
+		if !ok {
+			return fmt.Errorf("the executable %s (sha256 %s) is not on the supply-chain allowlist, so it was not started; if you trust it: clawd mcp allow --server %s --sha256 %s", path, sum, server, sum)
+		}
+		return nil
 	}
-	ok, err := d.Store.ServerAllowed(server, sum)
-	if err != nil {
-		return fmt.Errorf("the supply-chain allowlist could not be read: %v", err)
-	}
-	if !ok {
-		return fmt.Errorf("the executable %s (sha256 %s) is not on the supply-chain allowlist, so it was not started; if you trust it: clawd mcp allow --server %s --sha256 %s", path, sum, server, sum)
-	}
-	return nil
 }
 
 // retryUpstreams asks servers that could not start to try again: the

@@ -118,7 +118,8 @@ type Options struct {
 	MaxOutputBytes int
 	// StopGrace is each step of a stdio child's graceful stop (default 2 s).
 	StopGrace time.Duration
-	// OwnerToken, if set, is given to every stdio child as OwnerEnv=token;
+	// OwnerToken, if set, is given to every stdio child in OwnerEnv (a
+	// child is marked even without one, with "-");
 	// processes they start inherit it. After clawd was killed without
 	// cleanup, the next start calls SweepOrphans(token) to end whatever is
 	// left. The daemon keeps one random token per workspace, so daemons of

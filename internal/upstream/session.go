@@ -114,9 +114,14 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
-		if m.opts.OwnerToken != "" {
-			env[OwnerEnv] = ownerMark(m.opts.OwnerToken, os.Getpid())
+		// Every stdio child is marked, with or without a token: a clawd
+		// started as an upstream sees the mark and starts no upstreams of
+		// its own (no loops, even from `clawd mcp test`).
+		owner := m.opts.OwnerToken
+		if owner == "" {
+			owner = "-"
 		}
+		env[OwnerEnv] = ownerMark(owner, os.Getpid())
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,

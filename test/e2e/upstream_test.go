@@ -126,3 +126,42 @@ func processesWith(s string) []string {
 	}
 	return out
 }
+
+// TestMCPTestCommand: `clawd mcp test NAME` connects once without a daemon,
+// behind the same allowlist check the daemon applies, and prints what it
+// found; it registers and records nothing.
+func TestMCPTestCommand(t *testing.T) {
+	e := clawdtest.NewEnv(t, clawdBin)
+	e.Init()
+	inner := filepath.Join(e.Base, "inner")
+	os.Mkdir(inner, 0o755)
+	e.MustRun("mcp", "add", "inner", "--stdio", "--disabled", "--", clawdBin, "serve", "--transport", "stdio", "--client", "cc", "--workspace", inner)
+
+	b, _ := os.ReadFile(clawdBin)
+	sum := sha256.Sum256(b)
+	hexSum := hex.EncodeToString(sum[:])
+	_, errOut, code := e.Run("mcp", "test", "inner")
+	if code != 1 || !strings.Contains(errOut, "clawd mcp allow --server inner --sha256 "+hexSum) {
+		t.Fatalf("test before allow: exit %d, stderr %q; want 1 and the allow line", code, errOut)
+	}
+	e.MustRun("mcp", "allow", "--server", "inner", "--sha256", hexSum)
+	out := e.MustRun("mcp", "test", "inner")
+	if !strings.Contains(out, "inner: clawde-mcp") || !strings.Contains(out, "connected in") || !strings.Contains(out, "inner__read_file") {
+		t.Errorf("mcp test output:\n%s", out)
+	}
+	res := mustJSON[map[string]any](t, e.MustRun("mcp", "test", "inner", "--json"))
+	if tools, _ := res["tools"].([]any); len(tools) != 5 || res["server_name"] != "clawde-mcp" {
+		t.Errorf("mcp test --json: %v", res)
+	}
+	// Nothing recorded: the server is still disabled and never connected.
+	row := mustJSON[map[string]any](t, e.MustRun("mcp", "show", "inner", "--json"))
+	if row["enabled"] != false || row["last_status"] != "disconnected" {
+		t.Errorf("mcp test changed the stored server: %v", row)
+	}
+	if _, _, code := e.Run("mcp", "test", "clawd"); code != 2 {
+		t.Errorf("mcp test of the built-in server: exit %d, want 2", code)
+	}
+	if _, _, code := e.Run("mcp", "test", "nosuch"); code != 1 {
+		t.Errorf("mcp test of an unknown server: exit %d, want 1", code)
+	}
+}
