@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/lines"
 )
 
 // Stream is a Connection over newline-delimited JSON (stdio, the unix
@@ -54,7 +56,7 @@ func (s *Stream) Read(_ context.Context) (Message, error) {
 		if s.closed.Load() {
 			return Message{}, ErrClosed
 		}
-		line, tooLong, err := readLine(s.br, s.max, s.buf[:0])
+		line, tooLong, err := lines.Read(s.br, s.max, s.buf[:0])
 		s.buf = line
 		if err != nil {
 			if s.closed.Load() {
@@ -109,40 +111,6 @@ func (s *Stream) Close() error {
 
 // SessionID implements Connection: a stream has no session id.
 func (s *Stream) SessionID() string { return "" }
-
-// readLine reads one line without its newline (and a trailing CR). A line
-// whose content is longer than max is consumed and reported as tooLong,
-// holding no data; at most max+2 bytes of it are ever buffered.
-func readLine(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
-	for {
-		frag, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(frag) > max+2 { // +2: room for "\r\n"
-				tooLong = true
-				buf = buf[:0]
-			} else {
-				buf = append(buf, frag...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if tooLong {
-			return buf[:0], true, err
-		}
-		n := len(buf)
-		if n > 0 && buf[n-1] == '\n' {
-			n--
-			if n > 0 && buf[n-1] == '\r' {
-				n--
-			}
-		}
-		if n > max { // the +2 above let a line end in LF alone through
-			return buf[:0], true, err
-		}
-		return buf[:n], false, err
-	}
-}
 
 func isBlank(b []byte) bool {
 	for _, c := range b {

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawde/clawd/internal/support/lines"
 	"github.com/clawde/clawd/internal/support/proc"
 )
 
@@ -148,15 +149,13 @@ func (c *stdioConn) readLoop() {
 	defer close(c.readDone)
 	r := bufio.NewReaderSize(c.p.Stdout(), 64<<10)
 	for {
-		line, err := readLine(r)
-		if len(line) > 0 {
+		line, tooLong, err := lines.Read(r, maxLine, nil) // a fresh buffer: handleLine may keep it
+		if tooLong {
+			c.noise("a stdout line over 16 MiB was discarded")
+		} else if len(line) > 0 {
 			c.handleLine(line)
 		}
 		if err != nil {
-			if errors.Is(err, errLineTooLong) {
-				c.noise("a stdout line over 16 MiB was discarded")
-				continue
-			}
 			if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 				err = io.EOF
 			}
@@ -221,35 +220,6 @@ func clip(b []byte, n int) []byte {
 		return b[:n]
 	}
 	return b
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its newline. A line longer than
-// maxLine is consumed up to its newline and reported as errLineTooLong.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	tooLong := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(chunk) > maxLine {
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if tooLong && (err == nil || err == io.EOF) {
-			return nil, errLineTooLong
-		}
-		if err != nil {
-			return buf, err
-		}
-		return buf[:len(buf)-1], nil
-	}
 }
 
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
