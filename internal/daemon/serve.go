@@ -184,6 +184,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		Health:       d.Health,
 		Logger:       d.Logger,
 		MaxBodyBytes: int64(cfg.MaxMessageBytes),
+		API:          d.restAPI(),
 	}
 	return srv.Serve(ctx, ln)
 }
