@@ -19,25 +19,27 @@ import (
 // server's process in the running daemon (a ring of 64 KiB, secrets
 // masked by the daemon).
 func newMCPLogsCmd() *cobra.Command {
-	var f daemonFlags
+	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "logs NAME",
 		Short: "Print the recent stderr of an upstream server's process in the running daemon",
 		Long: "Print what upstream server NAME's process (the current one, or the last) wrote to stderr, as the\n" +
 			"workspace's running daemon kept it: the last 64 KiB, with its configured env and header values and\n" +
 			"what looks like a secret masked. Control characters are shown escaped. Only stdio servers have a\n" +
-			"log. It reaches the daemon through its REST API on loopback HTTP with the workspace token.",
+			"log. It reaches the daemon through its REST API: on its unix socket, else on loopback HTTP with\n" +
+			"the workspace token.",
 		Args: exactArgs(1, "the server's NAME", "clawd mcp logs NAME [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkName(args[0]); err != nil {
 				return err
 			}
-			c, err := f.api()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			c, err := daemonAPI(ctx, &f)
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
+			defer c.Close()
 			id, err := findServer(ctx, c, args[0])
 			if err != nil {
 				return err

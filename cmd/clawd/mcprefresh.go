@@ -13,42 +13,26 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/cli/client"
+	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/restapi"
-	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/store"
 )
 
-// daemonFlags locate the workspace's daemon for the commands that act on
-// it through its REST API (refresh, logs): its connections and processes
+// daemonAPI finds the workspace's running daemon (its unix socket first,
+// then loopback HTTP, as `clawd tools` does) and returns a client of its
+// REST API: the connections and stderr rings that refresh and logs act on
 // live there, not in the database.
-type daemonFlags struct {
-	workspace  string
-	configFile string
-	port       int
-	json       bool
-}
-
-func (f *daemonFlags) register(cmd *cobra.Command) {
-	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
-	fl.IntVar(&f.port, "port", -1, "loopback TCP port of the daemon (default: from its state file)")
-	fl.BoolVar(&f.json, "json", false, "print JSON for machines")
-}
-
-// api finds the daemon on loopback HTTP and returns a client of its API.
-func (f *daemonFlags) api() (*client.REST, error) {
-	if f.port > 65535 || f.port < -1 {
-		return nil, usageError("--port %d: use 0..65535", f.port)
-	}
-	o := runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: f.port}
-	ws, err := runstate.ResolveWorkspace(o)
+func daemonAPI(ctx context.Context, f *clientFlags) (client.API, error) {
+	t, err := f.find()
 	if err != nil {
-		return nil, runtimeError("%v", err)
+		return nil, err
 	}
-	t, err := runstate.FindHTTP(ws, o)
-	if err != nil {
-		return nil, runtimeError("%v", err)
+	if t.Unix != "" {
+		c, err := client.Dial(ctx, t, daemon.Version)
+		if err != nil {
+			return nil, runtimeError("%s: %v", t, err)
+		}
+		return &client.SocketAPI{Conn: c}, nil
 	}
 	c, err := client.DialREST(t)
 	if err != nil {
@@ -70,7 +54,7 @@ func apiError(what string, err error) error {
 // findServer returns the id of the server named name (without regard to
 // case), as the daemon's table has it. The built-in server is a usage
 // error: it is not an upstream.
-func findServer(ctx context.Context, c *client.REST, name string) (int64, error) {
+func findServer(ctx context.Context, c client.API, name string) (int64, error) {
 	raw, err := c.Do(ctx, "GET", restapi.Prefix+"?name="+url.QueryEscape(name), nil)
 	if err != nil {
 		return 0, apiError("looking up "+name, err)
@@ -117,14 +101,14 @@ type refreshResult struct {
 // connects again now (also a server in the error state) and lists its
 // tools anew; the command prints how each ended.
 func newMCPRefreshCmd() *cobra.Command {
-	var f daemonFlags
+	var f clientFlags
 	cmd := &cobra.Command{
 		Use:   "refresh [NAME]",
 		Short: "Reconnect an upstream server (or all) in the running daemon now and list its tools anew",
 		Long: "Ask the workspace's running daemon to drop the connection of upstream server NAME (without NAME:\n" +
 			"of every enabled one, in parallel), connect again now, also out of the error state, and list its\n" +
-			"tools anew. Prints each server's status and tool count. It reaches the daemon through its REST API\n" +
-			"on loopback HTTP with the workspace token (clawd serve --transport tcp_loopback).\n" +
+			"tools anew. Prints each server's status and tool count. It reaches the daemon through its REST API:\n" +
+			"on its unix socket, else on loopback HTTP with the workspace token.\n" +
 			"Exit 1 when no daemon runs or a server did not connect.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
@@ -138,14 +122,15 @@ func newMCPRefreshCmd() *cobra.Command {
 					return err
 				}
 			}
-			c, err := f.api()
-			if err != nil {
-				return err
-			}
 			// The daemon bounds each server by its own timeouts (at most
 			// 300 s + 300 s); this bounds the command should it not answer.
 			ctx, cancel := context.WithTimeout(context.Background(), 11*time.Minute)
 			defer cancel()
+			c, err := daemonAPI(ctx, &f)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
 			if len(args) == 0 {
 				return refreshAll(ctx, cmd, c, &f)
 			}
@@ -172,7 +157,7 @@ func newMCPRefreshCmd() *cobra.Command {
 	return cmd
 }
 
-func refreshAll(ctx context.Context, cmd *cobra.Command, c *client.REST, f *daemonFlags) error {
+func refreshAll(ctx context.Context, cmd *cobra.Command, c client.API, f *clientFlags) error {
 	raw, err := c.Do(ctx, "POST", restapi.Prefix+"/refresh", nil)
 	if err != nil {
 		return apiError("refresh", err)

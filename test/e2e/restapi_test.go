@@ -36,7 +36,7 @@ func TestRESTAPIAndDaemonCommands(t *testing.T) {
 	// usage error.
 	for _, args := range [][]string{{"mcp", "refresh"}, {"mcp", "refresh", "inner"}, {"mcp", "logs", "inner"}} {
 		_, errOut, code := e.Run(args...)
-		if code != 1 || !strings.Contains(errOut, "no running clawd daemon") || !strings.Contains(errOut, "clawd serve --transport tcp_loopback") {
+		if code != 1 || !strings.Contains(errOut, "no running clawd daemon") || !strings.Contains(errOut, "clawd serve --transport") {
 			t.Errorf("%v without a daemon: exit %d, %q", args, code, errOut)
 		}
 	}
@@ -175,4 +175,52 @@ func regexpLine(out string, words ...string) bool {
 func mustQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestDaemonCommandsOverTheSocket: with the workspace's daemon on the unix
+// socket (no HTTP, so no /api/), refresh and logs reach it through the
+// clawd/api method, with the same answers and the same caller rule.
+func TestDaemonCommandsOverTheSocket(t *testing.T) {
+	e := clawdtest.NewEnv(t, clawdBin)
+	e.Init()
+	inner := filepath.Join(e.Base, "inner")
+	os.Mkdir(inner, 0o755)
+	b, _ := os.ReadFile(clawdBin)
+	sum := sha256.Sum256(b)
+	e.MustRun("mcp", "add", "inner", "--stdio", "--", clawdBin, "serve", "--transport", "stdio", "--client", "cc", "--workspace", inner)
+	e.MustRun("mcp", "allow", "--server", "inner", "--sha256", hex.EncodeToString(sum[:]))
+	_, st := e.Daemon("unix_socket")
+	waitServer(t, e, "inner", func(s map[string]any) bool { return s["last_status"] == "connected" })
+
+	res := mustJSON[map[string]any](t, e.MustRun("mcp", "refresh", "inner", "--json"))
+	if res["ok"] != true || res["status"] != "connected" || res["toolCount"] != float64(5) {
+		t.Errorf("mcp refresh inner --json over the socket: %v", res)
+	}
+	if out := e.MustRun("mcp", "refresh"); !regexpLine(out, "inner", "connected", "5") {
+		t.Errorf("mcp refresh over the socket:\n%s", out)
+	}
+	if logs := e.MustRun("mcp", "logs", "inner"); !strings.Contains(logs, "clawd: serving MCP on stdio") {
+		t.Errorf("mcp logs over the socket:\n%s", logs)
+	}
+	if _, errOut, code := e.Run("mcp", "refresh", "nosuch"); code != 1 || !strings.Contains(errOut, "no MCP server named nosuch") {
+		t.Errorf("refresh nosuch: exit %d, %q", code, errOut)
+	}
+
+	// A socket session that presented a per-client credential (as `clawd
+	// connect --client cc` does) is refused, like on HTTP.
+	cred := strings.TrimSpace(e.MustRun("token", "issue", "--client", "cc", "--label", "api test"))
+	c := clawdtest.DialUnix(t, st.Socket)
+	defer c.Close()
+	if got := c.Call(`{"jsonrpc":"2.0","id":0,"method":"clawd/authenticate","params":{"credential":"` + cred + `"}}`); !strings.Contains(got, `"kind":"cc"`) {
+		t.Fatalf("clawd/authenticate: %s", got)
+	}
+	c.Initialize("api-test")
+	r := c.Request("clawd/api", map[string]any{"method": "POST", "path": "/api/v1/mcp/servers",
+		"body": map[string]any{"name": "evil", "command": "/bin/sh"}})
+	if r.Error != nil || !strings.Contains(r.Raw, `"status":403`) || !strings.Contains(r.Raw, "credential_not_allowed") {
+		t.Errorf("clawd/api with a per-client credential: %s", r)
+	}
+	if rows := mustJSON[[]map[string]any](t, e.MustRun("mcp", "list", "--json")); len(rows) != 2 {
+		t.Errorf("a refused request stored a server: %v", rows)
+	}
 }

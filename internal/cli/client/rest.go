@@ -110,3 +110,57 @@ func (c *REST) Do(ctx context.Context, method, path string, body any) (jsontext.
 		return nil, ae
 	}
 }
+
+// API is a client of the daemon's REST API over whichever transport the
+// daemon serves: *REST on loopback HTTP, *SocketAPI on the unix socket.
+type API interface {
+	Do(ctx context.Context, method, path string, body any) (jsontext.Value, error)
+	Close() error
+}
+
+// Close releases idle connections.
+func (c *REST) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// SocketAPI carries REST API requests over a unix-socket session as the
+// daemon's clawd/api method (the socket speaks JSON-RPC, not HTTP); the
+// answers are the same as over HTTP.
+type SocketAPI struct{ Conn Conn }
+
+// APIMethod is the daemon's method for it (daemon.APIMethod).
+const APIMethod = "clawd/api"
+
+// Do implements API.
+func (s *SocketAPI) Do(ctx context.Context, method, path string, body any) (jsontext.Value, error) {
+	params := map[string]any{"method": method, "path": path}
+	if body != nil {
+		params["body"] = body
+	}
+	raw, err := s.Conn.Call(ctx, APIMethod, params)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Status int            `json:"status"`
+		Body   jsontext.Value `json:"body"`
+	}
+	if err := json.Unmarshal(raw, &res, json.RejectUnknownMembers(false)); err != nil || res.Status == 0 {
+		return nil, fmt.Errorf("%s: unexpected answer %.200q", APIMethod, raw)
+	}
+	if res.Status >= 200 && res.Status < 300 {
+		if res.Body.Kind() == 'n' {
+			return nil, nil
+		}
+		return res.Body, nil
+	}
+	ae := &APIError{Status: res.Status}
+	if json.Unmarshal(res.Body, ae, json.RejectUnknownMembers(false)) != nil || ae.Message == "" {
+		return nil, fmt.Errorf("status %d from the daemon: %.200q", res.Status, res.Body)
+	}
+	return nil, ae
+}
+
+// Close ends the session.
+func (s *SocketAPI) Close() error { return s.Conn.Close() }
