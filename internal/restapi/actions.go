@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -78,9 +79,14 @@ func (a *API) test(_ context.Context, rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if len(rq.body) != 0 {
-		return 0, nil, fail(http.StatusBadRequest, "bad_body", "test takes no body; it tests the stored configuration (change it first with PUT %s/%d)", Prefix, s.ID)
+	if !emptyBody(rq.body) {
+		return 0, nil, fail(http.StatusBadRequest, "bad_body", "test takes no body (or {}); it tests the stored configuration (change it first with PUT %s/%d)", Prefix, s.ID)
 	}
+	release, err := a.action()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
 	cfg := a.Configs([]store.MCPServer{s})[0]
 	cfg.Enabled = true
 	ctx, cancel := context.WithTimeout(ctx, bound(s))
@@ -128,10 +134,18 @@ func (a *API) refreshOne(_ context.Context, rq *request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	if !emptyBody(rq.body) {
+		return 0, nil, fail(http.StatusBadRequest, "bad_body", "refresh takes no body (or {})")
+	}
 	if !s.Enabled {
 		return 0, nil, fail(http.StatusConflict, "server_disabled",
 			"%s is disabled, so there is no connection to refresh; enable it (PUT %s/%d/toggle?enabled=true), or test it as it is (POST %s/%d/test)", s.Name, Prefix, s.ID, Prefix, s.ID)
 	}
+	release, err := a.action()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
 	res := a.refresh(ctx, rq, s)
 	if !res.OK {
 		return 0, nil, fail(http.StatusBadGateway, "refresh_failed", "%s: %s (status %s)", s.Name, res.Error, res.Status)
@@ -146,9 +160,14 @@ func (a *API) refreshAll(_ context.Context, rq *request) (int, any, error) {
 	if a.Upstreams == nil {
 		return 0, nil, noUpstreams()
 	}
-	if len(rq.body) != 0 {
-		return 0, nil, fail(http.StatusBadRequest, "bad_body", "refresh takes no body")
+	if !emptyBody(rq.body) {
+		return 0, nil, fail(http.StatusBadRequest, "bad_body", "refresh takes no body (or {})")
 	}
+	release, err := a.action() // one slot for the whole set: it is one request
+	if err != nil {
+		return 0, nil, err
+	}
+	defer release()
 	rctx, cancel := context.WithTimeout(ctx, DefaultTimeout)
 	rows, err := a.DB.MCPServers(rctx)
 	cancel()
@@ -270,4 +289,17 @@ func (a *API) logs(ctx context.Context, rq *request) (int, any, error) {
 		out.Note = "its process has written nothing to stderr since the daemon started it"
 	}
 	return http.StatusOK, out, nil
+}
+
+// emptyBody: no body, or an empty JSON object (what many HTTP clients
+// send with every POST).
+func emptyBody(b []byte) bool {
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return true
+	}
+	if t[0] != '{' || t[len(t)-1] != '}' {
+		return false
+	}
+	return strings.TrimSpace(t[1:len(t)-1]) == ""
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -82,6 +83,33 @@ type API struct {
 	// ApplyWait is how long refresh waits for a server the daemon has not
 	// picked up yet (just added); default 3 s.
 	ApplyWait time.Duration
+	// MaxActions bounds the tests and refreshes running at once (each may
+	// start a process); more get 503. Default DefaultMaxActions.
+	MaxActions int
+
+	once    sync.Once
+	actions chan struct{}
+}
+
+// DefaultMaxActions is the default of API.MaxActions.
+const DefaultMaxActions = 4
+
+// action takes a slot for a test or refresh, or refuses with 503.
+func (a *API) action() (release func(), err error) {
+	a.once.Do(func() {
+		n := a.MaxActions
+		if n <= 0 {
+			n = DefaultMaxActions
+		}
+		a.actions = make(chan struct{}, n)
+	})
+	select {
+	case a.actions <- struct{}{}:
+		return func() { <-a.actions }, nil
+	default:
+		return nil, fail(http.StatusServiceUnavailable, "busy",
+			"%d tests or refreshes are running already (each may start a process); retry when they are done", cap(a.actions))
+	}
 }
 
 func (a *API) maxBody() int64 {
@@ -164,9 +192,15 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.writeError(w, err)
 		return
 	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPut || r.Method == http.MethodPatch {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		if rq.body, err = a.readBody(w, r); err != nil {
 			a.writeError(w, err)
+			return
+		}
+	default:
+		if r.ContentLength != 0 { // the transport closes the connection after this answer: the body stays unread
+			a.writeError(w, fail(http.StatusBadRequest, "bad_body", "%s takes no body", r.Method))
 			return
 		}
 	}

@@ -81,6 +81,7 @@ type env struct {
 	db   *store.DB
 	base string
 	m    *upstream.Manager
+	api  *restapi.API
 }
 
 // newEnv serves the API as the daemon does: a real SQLite database on
@@ -134,7 +135,7 @@ func newEnv(t *testing.T) *env {
 		m.Close(cctx)
 		db.Close()
 	})
-	return &env{t: t, db: db, base: "http://" + ln.Addr().String(), m: m}
+	return &env{t: t, db: db, base: "http://" + ln.Addr().String(), m: m, api: api}
 }
 
 type reply struct {
@@ -358,6 +359,7 @@ func TestStrictInput(t *testing.T) {
 		t.Errorf("Allow %q", r.header.Get("Allow"))
 	}
 	e.want(e.do("GET", restapi.Prefix+"?nme=x", ""), 400, "unknown_parameter")
+	e.want(e.do("GET", restapi.Prefix, `{"x":1}`), 400, "bad_body")
 }
 
 func TestBuiltinServerIsFixed(t *testing.T) {
@@ -588,10 +590,17 @@ func TestTestRefreshAndLogs(t *testing.T) {
 // not never.
 func TestSlowUpstreamIsBounded(t *testing.T) {
 	e := newEnv(t)
+	e.api.MaxActions = 1
 	id := e.create(`{"name":"hang","command":` + jsonString(fakeBin) + `,"argsJson":["--hang-init"],"connectTimeoutSeconds":5,"readTimeoutSeconds":5}`)
 	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
 	start := time.Now()
-	r := e.want(e.do("POST", p+"/test", ""), 502, "test_failed")
+	busy := make(chan reply, 1)
+	go func() {
+		time.Sleep(time.Second) // while the test below hangs in initialize
+		busy <- e.do("POST", p+"/test", "{}")
+	}()
+	r := e.want(e.do("POST", p+"/test", "{}"), 502, "test_failed")
+	e.want(<-busy, 503, "busy")
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("test took %v", el)
 	}
