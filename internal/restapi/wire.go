@@ -123,62 +123,64 @@ func decodePatch(body []byte) (store.MCPServerPatch, error) {
 		if v.Kind() == 'n' {
 			return p, fail(http.StatusBadRequest, "invalid_field", "field %q is null: leave a field out to keep its value, or send a value", clip(k, 60))
 		}
-		var err error
-		switch k {
-		case "name":
-			p.Name, err = str(k, v)
-		case "description":
-			p.Description, err = str(k, v)
-		case "transport":
-			p.Transport, err = str(k, v)
-		case "command":
-			p.Command, err = str(k, v)
-		case "cwd":
-			p.Cwd, err = str(k, v)
-		case "url":
-			p.URL, err = str(k, v)
-		case "argsJson":
-			var args []string
-			if err = embedded(k, v, &args, "a JSON array of strings, e.g. [\"-y\", \"@modelcontextprotocol/server-everything\"]"); err == nil {
-				if args == nil {
-					args = []string{}
-				}
-				p.Args = &args
-			}
-		case "envJson", "headersJson":
-			var m map[string]string
-			if err = embedded(k, v, &m, "a JSON object of string values, e.g. {\"API_KEY\": \"${API_KEY}\"}"); err == nil {
-				err = refuseMasked(k, m)
-				sm := store.SecretMap(m)
-				if k == "envJson" {
-					p.Env = &sm
-				} else {
-					p.Headers = &sm
-				}
-			}
-		case "connectTimeoutSeconds":
-			p.ConnectTimeoutSeconds, err = integer(k, v)
-		case "readTimeoutSeconds":
-			p.ReadTimeoutSeconds, err = integer(k, v)
-		case "enabled":
-			var b bool
-			if v.Kind() != 't' && v.Kind() != 'f' {
-				err = fail(http.StatusBadRequest, "invalid_field", "field enabled must be true or false")
-			} else {
-				b = v.Kind() == 't'
-				p.Enabled = &b
-			}
-		default:
-			if slices.Contains(readOnlyFields, k) {
-				return p, fail(http.StatusBadRequest, "read_only_field", "field %q is read-only (the daemon or the database sets it); leave it out. Fields a request may set: %s", k, strings.Join(writableFields, ", "))
-			}
-			return p, fail(http.StatusBadRequest, "unknown_field", "unknown field %q (names are case-sensitive); fields a request may set: %s", clip(k, 60), strings.Join(writableFields, ", "))
-		}
-		if err != nil {
+		if err := decodeField(&p, k, v); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
+}
+
+// decodeField sets one field of p from its JSON value.
+func decodeField(p *store.MCPServerPatch, k string, v jsontext.Value) (err error) {
+	switch k {
+	case "name":
+		p.Name, err = str(k, v)
+	case "description":
+		p.Description, err = str(k, v)
+	case "transport":
+		p.Transport, err = str(k, v)
+	case "command":
+		p.Command, err = str(k, v)
+	case "cwd":
+		p.Cwd, err = str(k, v)
+	case "url":
+		p.URL, err = str(k, v)
+	case "argsJson":
+		var args []string
+		if err = embedded(k, v, &args, "a JSON array of strings, e.g. [\"-y\", \"@modelcontextprotocol/server-everything\"]"); err == nil {
+			if args == nil {
+				args = []string{}
+			}
+			p.Args = &args
+		}
+	case "envJson", "headersJson":
+		var m map[string]string
+		if err = embedded(k, v, &m, "a JSON object of string values, e.g. {\"API_KEY\": \"${API_KEY}\"}"); err == nil {
+			err = refuseMasked(k, m)
+			sm := store.SecretMap(m)
+			if k == "envJson" {
+				p.Env = &sm
+			} else {
+				p.Headers = &sm
+			}
+		}
+	case "connectTimeoutSeconds":
+		p.ConnectTimeoutSeconds, err = integer(k, v)
+	case "readTimeoutSeconds":
+		p.ReadTimeoutSeconds, err = integer(k, v)
+	case "enabled":
+		if v.Kind() != 't' && v.Kind() != 'f' {
+			return fail(http.StatusBadRequest, "invalid_field", "field enabled must be true or false")
+		}
+		b := v.Kind() == 't'
+		p.Enabled = &b
+	default:
+		if slices.Contains(readOnlyFields, k) {
+			return fail(http.StatusBadRequest, "read_only_field", "field %q is read-only (the daemon or the database sets it); leave it out. Fields a request may set: %s", k, strings.Join(writableFields, ", "))
+		}
+		return fail(http.StatusBadRequest, "unknown_field", "unknown field %q (names are case-sensitive); fields a request may set: %s", clip(k, 60), strings.Join(writableFields, ", "))
+	}
+	return err
 }
 
 func str(k string, v jsontext.Value) (*string, error) {
