@@ -244,8 +244,12 @@ func TestCredentialChecksComeFirst(t *testing.T) {
 	// object, not the JSON-RPC error /mcp answers.
 	for _, tok := range []string{"", "Bearer wrong"} {
 		r := e.want(e.do("GET", restapi.Prefix, "", "Authorization", tok), 401, "unauthorized")
-		if !strings.HasPrefix(r.header.Get("WWW-Authenticate"), "Bearer") {
-			t.Errorf("no Bearer challenge: %v", r.header)
+		want := `Bearer realm="clawd", error="invalid_token"`
+		if tok == "" {
+			want = `Bearer realm="clawd"`
+		}
+		if got := r.header.Get("WWW-Authenticate"); got != want {
+			t.Errorf("challenge %q, want %q", got, want)
 		}
 		if !strings.Contains(r.str("message"), "clawd token show") {
 			t.Errorf("the message does not say where the token is: %s", r.body)

@@ -70,7 +70,11 @@ func (h *HTTPServer) refuseAPI(w http.ResponseWriter, status int, code, msg stri
 // refuseAPICredential answers an API request whose credential was refused:
 // 401 with a Bearer challenge (RFC 6750), which REST clients expect.
 func (h *HTTPServer) refuseAPICredential(w http.ResponseWriter, reason string) {
-	w.Header().Set("WWW-Authenticate", `Bearer realm="clawd", error="invalid_token"`)
+	challenge := `Bearer realm="clawd"`
+	if reason != "missing_bearer_token" { // RFC 6750 3.1: no error code when no token was sent
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
 	h.refuseAPI(w, http.StatusUnauthorized, "unauthorized",
 		"unauthorized: "+unauthorizedWhy(reason)+"; send Authorization: Bearer <token> with the workspace token (clawd token show prints it)")
 }

@@ -9,7 +9,7 @@ import (
 // TestRefreshReturnsOnceConnected: when Refresh returns nil, Status already
 // says connected with the tools listed (the REST API and `clawd mcp
 // refresh` report that status right after). Before the fix the reply
-// overtook installing the new session, and Status still said connecting.
+// overtook installing the new session, and Status still said stale.
 func TestRefreshReturnsOnceConnected(t *testing.T) {
 	m, _ := newTestManager(t, Options{})
 	m.Apply(context.Background(), []ServerConfig{fake("fake")})
