@@ -21,7 +21,7 @@ func newMCPCmd() *cobra.Command {
 			"its server id (allow, disallow, allowlist). A refused call (-32004 supply_chain_denied) names both\n"+
 			"in its error data.")
 	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(), newMCPTestCmd(),
-		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(),
+		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(), newMCPRefreshCmd(), newMCPLogsCmd(),
 		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
 	return cmd
 }

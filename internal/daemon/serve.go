@@ -75,6 +75,7 @@ func (d *Daemon) TokenPath() string { return runstate.TokenPath(d.Config(), d.Pa
 // ServeUnix serves the unix socket transport until ctx ends.
 func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io.Writer) error {
 	d.RegisterHealth()
+	d.registerAPIMethod() // the REST API for `clawd mcp refresh` and `mcp logs` (restapi.go)
 	path := d.SocketPath(socketOverride)
 	if socketOverride != "" {
 		d.protectSocket(path)
@@ -184,6 +185,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		Health:       d.Health,
 		Logger:       d.Logger,
 		MaxBodyBytes: int64(cfg.MaxMessageBytes),
+		API:          d.restAPI(),
 	}
 	return srv.Serve(ctx, ln)
 }

@@ -66,6 +66,7 @@ func (t *timeouts) fill() {
 //	Origin present and not such a host    403
 //	(GET /health stops here: no token needed)
 //	bearer token missing or wrong         403  (JSON-RPC -32001 unauthorized; see authenticate)
+//	path under /api/                      the API handler (http_api.go; refusals above are 401/403 JSON objects there)
 //	path not /mcp or /                    404
 //	method not POST/DELETE                405
 //	Content-Type not application/json     415
@@ -96,6 +97,9 @@ type HTTPServer struct {
 	Subject string // the workspace id
 	Health  func() Health
 	Logger  *slog.Logger
+	// API, if set, serves the REST API under /api/ (http_api.go) after the
+	// same peer, Host, Origin and credential checks as /mcp.
+	API http.Handler
 
 	MaxBodyBytes int64         // default Server.MessageLimit() (max_message_bytes)
 	MaxSessions  int           // default DefaultMaxSessions
@@ -257,20 +261,20 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// otherwise grow the log by a line per request.
 	if !loopbackPeer(r.RemoteAddr) {
 		h.checkLog.addDetail(0, "http: refused a non-loopback peer", "peer", r.RemoteAddr)
-		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "forbidden: only loopback peers may connect")
+		h.refuse(w, r, http.StatusForbidden, "forbidden_peer", "forbidden: only loopback peers may connect", jsonrpc.CodeInvalidRequest)
 		return
 	}
 	if !allowedHost(r.Host) {
 		h.checkLog.addDetail(1, "http: refused a request for a foreign Host (DNS rebinding?)", "host", r.Host)
-		h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
-			"forbidden: the Host header must be 127.0.0.1, localhost or [::1] (with an optional port)")
+		h.refuse(w, r, http.StatusForbidden, "forbidden_host",
+			"forbidden: the Host header must be 127.0.0.1, localhost or [::1] (with an optional port)", jsonrpc.CodeInvalidRequest)
 		return
 	}
 	for _, o := range r.Header.Values("Origin") {
 		if !allowedOrigin(o) {
 			h.checkLog.addDetail(2, "http: refused a cross-origin request", "origin", o)
-			h.reject(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest,
-				"forbidden: requests from web pages are not accepted (Origin must be a loopback origin)")
+			h.refuse(w, r, http.StatusForbidden, "forbidden_origin",
+				"forbidden: requests from web pages are not accepted (Origin must be a loopback origin)", jsonrpc.CodeInvalidRequest)
 			return
 		}
 	}
@@ -284,6 +288,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil && !tc.authed.Load() {
 		tc.authed.Store(true) // the connection now keeps its slot while its requests run
+	}
+	if isAPI(r) {
+		h.serveAPI(w, r, ident)
+		return
 	}
 	switch r.URL.Path {
 	case PathMCP, "/":

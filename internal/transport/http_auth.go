@@ -57,6 +57,10 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 		kind = 0
 	}
 	h.authLog.addDetail(kind, "http: refused a request for its credential", "reason", reason, "peer", r.RemoteAddr)
+	if isAPI(r) {
+		h.refuseAPICredential(w, reason)
+		return Identity{}, false
+	}
 	body := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{
 		Code: chain.CodeUnauthorized,
 		Message: "unauthorized: " + unauthorizedWhy(reason) +

@@ -102,12 +102,14 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 			s.setState(StateConnecting, "")
 			sess, ts, err = s.attempt(ctx)
 		}
-		if reply != nil {
+		if err == nil {
+			s.install(sess, ts)
+		}
+		if reply != nil { // after install: a Refresh that returned nil finds the server connected
 			reply <- err
 			reply = nil
 		}
 		if err == nil {
-			s.install(sess, ts)
 			var lost bool
 			if lost, reply = s.serve(ctx, sess); !lost {
 				failures = 0 // a Refresh, or stop

@@ -29,6 +29,8 @@ var rules = []struct {
 	{"internal/store", []string{"internal/mcp", "internal/transport", "internal/builtin", "internal/daemon"}, "the store is on the side of the chain"},
 	{"internal/upstream", []string{"internal/chain", "internal/mcp", "internal/transport", "internal/jsonrpc", "internal/builtin", "internal/store", "internal/daemon", "internal/config", "internal/cli/"}, "an upstream is a provider: it knows the tool contract, not who calls it; the daemon gives it its configuration"},
 	{"internal/daemon", []string{"internal/cli/"}, "the daemon must not import the CLI's client"},
+	{"internal/restapi", []string{"internal/transport", "internal/mcp", "internal/builtin", "internal/daemon", "internal/cli/"}, "the REST API works on the store and the upstream manager; the transport in front of it and the daemon that mounts it stay out"},
+	{"internal/transport", []string{"internal/restapi", "internal/upstream"}, "the transport serves the API the daemon hands it, without knowing what it does"},
 	{"internal/support/...", []string{"internal/chain", "internal/mcp", "internal/transport", "internal/tools", "internal/builtin", "internal/store", "internal/daemon", "internal/config", "internal/cli/", "internal/runstate", "internal/sandbox", "internal/jsonrpc"}, "support libraries are leaves"},
 }
 

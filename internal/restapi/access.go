@@ -1,0 +1,96 @@
+package restapi
+
+// Who may use the API, and the audit rows of what they did.
+//
+// The rule (docs/upstreams.md, "Who may call it"): only the workspace
+// token, never a per-client credential, and the token's entity must have a
+// trust level of at least 1 to read and 2 to change anything, test or
+// refresh. Why: adding or editing a stdio server chooses a command clawd
+// runs, and an HTTP server's headers may name ${VAR}s of clawd's
+// environment that clawd then sends to the URL; either is as strong as
+// running a command. Per-client credentials are issued to give a client
+// less than the user (and a paired phone will hold its own), so none of
+// them reaches this API, whatever its kind. The workspace token is a 0600
+// file of the user's, whose holder could run `clawd mcp add` as well; the
+// level check lets a user who lowered that entity to read-only keep it so
+// here too.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/support/secrets"
+)
+
+type access int
+
+const (
+	accessRead   access = iota // list, get, logs: level 1
+	accessChange               // create, update, delete, toggle, test, refresh: level 2
+)
+
+// authorize returns the caller's trust level or the refusal.
+func (a *API) authorize(c Caller, need access) (int, error) {
+	if c.CredentialID != "" {
+		return chain.NoTrustLevel, fail(http.StatusForbidden, "credential_not_allowed",
+			"forbidden: the REST API takes only the workspace token (clawd token show), not a per-client credential (%s, kind %s): those are for MCP clients and get no say over which servers clawd runs",
+			c.CredentialID, c.Kind)
+	}
+	e, ok, err := a.DB.Lookup(c.Entity)
+	if err != nil {
+		return chain.NoTrustLevel, fmt.Errorf("reading the trust registry: %w", err)
+	}
+	want := 1
+	what := "read the server list"
+	if need == accessChange {
+		want, what = 2, "change, test or refresh servers (they start processes and connect)"
+	}
+	if !ok {
+		return chain.NoTrustLevel, fail(http.StatusForbidden, "unknown_entity",
+			"forbidden: %s has no trust registry row; to %s it needs level %d: clawd trust set %s %d", c.Entity, what, want, c.Entity, want)
+	}
+	if e.Level < want {
+		return e.Level, fail(http.StatusForbidden, "trust_level_too_low",
+			"forbidden: to %s %s needs trust level %d, it has %d (row %s); raise it with clawd trust set %s %d", what, c.Entity, want, e.Level, e.Entity, e.Entity, want)
+	}
+	return e.Level, nil
+}
+
+// audit records one event about a server (Step "upstream", Transport
+// "rest"): reason is "<event>: <detail>". A failure to record is logged:
+// the change itself is already committed.
+func (a *API) audit(rq *request, server, result, reason string) {
+	if a.Audit == nil {
+		return
+	}
+	rec := &chain.AuditRecord{
+		Time:         time.Now(),
+		EntityID:     rq.caller.Entity,
+		ToolID:       "mcp:" + server,
+		TrustLevel:   rq.level,
+		Result:       result,
+		Reason:       clip(secrets.MaskText(reason), 500),
+		Step:         "upstream",
+		Transport:    "rest",
+		RequestID:    rq.r.Method + " " + clip(rq.r.URL.Path, 200),
+		CredentialID: rq.caller.CredentialID,
+	}
+	if _, err := a.Audit.Record(rec); err != nil {
+		a.logger().Error("rest api: writing the audit row failed", "server", server, "reason", rec.Reason, "err", err)
+	}
+}
+
+// auditRefusal records a refused change: which server it was about (the
+// collection when none) and why.
+func (a *API) auditRefusal(ctx context.Context, rq *request, err error) {
+	server := "*"
+	if rq.id != 0 {
+		if s, e := a.DB.MCPServer(ctx, rq.id); e == nil {
+			server = s.Name
+		}
+	}
+	a.audit(rq, server, chain.ResultDeny, "refuse: "+rq.r.Method+" "+rq.r.URL.Path+": "+err.Error())
+}

@@ -1,0 +1,258 @@
+package restapi
+
+// The table endpoints: list, get, create, update (PATCH semantics),
+// delete, toggle. The store validates (the same validator as `clawd mcp
+// add`) and a running daemon applies each change as it applies the CLI's.
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/store"
+)
+
+type listJSON struct {
+	Servers []serverJSON `json:"servers"`
+}
+
+// list answers every server, the built-in one first; ?name= picks one by
+// name (without regard to case), as the CLI finds a server's id.
+func (a *API) list(ctx context.Context, rq *request) (int, any, error) {
+	q := rq.r.URL.Query()
+	for k := range q {
+		if k != "name" {
+			return 0, nil, fail(http.StatusBadRequest, "unknown_parameter", "unknown query parameter %q; the list takes only ?name=NAME", clip(k, 60))
+		}
+	}
+	rows, err := a.DB.MCPServers(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := listJSON{Servers: []serverJSON{}}
+	name, byName := q["name"]
+	for _, s := range rows {
+		if byName && !strings.EqualFold(s.Name, name[0]) {
+			continue
+		}
+		out.Servers = append(out.Servers, toJSON(s))
+	}
+	return http.StatusOK, out, nil
+}
+
+// get answers one server with its tools cache.
+func (a *API) get(ctx context.Context, rq *request) (int, any, error) {
+	s, err := a.DB.MCPServer(ctx, rq.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := toJSON(s)
+	out.Tools = []toolJSON{}
+	if !s.Builtin {
+		list, err := a.DB.MCPTools(ctx, s.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, t := range list {
+			schema := t.InputSchema
+			if len(schema) == 0 {
+				schema = []byte("{}")
+			}
+			out.Tools = append(out.Tools, toolJSON{Name: t.Name, Description: t.Description, InputSchema: jsontext.Value(schema), LastSeenAt: t.LastSeenAt})
+		}
+	}
+	return http.StatusOK, out, nil
+}
+
+// create adds a server: name is required; transport defaults to stdio,
+// the timeouts to 30 and 60 s, enabled to true.
+func (a *API) create(ctx context.Context, rq *request) (int, any, error) {
+	p, err := decodePatch(rq.body)
+	if err != nil {
+		return 0, nil, err
+	}
+	if p.Name == nil {
+		return 0, nil, fail(http.StatusBadRequest, "invalid_field", "field name is required: 1-128 letters, digits, '-' or '_' (tools are exposed as NAME__TOOL)")
+	}
+	s := store.MCPServer{Transport: store.TransportStdio, Enabled: true,
+		ConnectTimeoutSeconds: store.DefaultConnectTimeout, ReadTimeoutSeconds: store.DefaultReadTimeout}
+	if p.Transport != nil {
+		t, err := store.ParseTransport(*p.Transport)
+		if err != nil {
+			return 0, nil, err
+		}
+		s.Transport = t
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&s.Name, p.Name)
+	set(&s.Description, p.Description)
+	set(&s.Command, p.Command)
+	set(&s.Cwd, p.Cwd)
+	set(&s.URL, p.URL)
+	if p.Args != nil {
+		s.Args = *p.Args
+	}
+	if p.Env != nil {
+		s.Env = *p.Env
+	}
+	if p.Headers != nil {
+		s.Headers = *p.Headers
+	}
+	if p.ConnectTimeoutSeconds != nil {
+		s.ConnectTimeoutSeconds = *p.ConnectTimeoutSeconds
+	}
+	if p.ReadTimeoutSeconds != nil {
+		s.ReadTimeoutSeconds = *p.ReadTimeoutSeconds
+	}
+	if p.Enabled != nil {
+		s.Enabled = *p.Enabled
+	}
+	if strings.EqualFold(s.Name, store.BuiltinServerName) {
+		return 0, nil, fail(http.StatusConflict, "name_taken", "the name %q is the built-in server's (clawd's own tools); pick another name", s.Name)
+	}
+	row, err := a.DB.InsertServer(ctx, s)
+	if err != nil {
+		return 0, nil, err
+	}
+	what := row.Transport + " server"
+	if row.Transport == store.TransportStdio {
+		what += " running " + row.Command
+	} else {
+		what += " at " + row.View().URL
+	}
+	if !row.Enabled {
+		what += " (disabled)"
+	}
+	a.audit(rq, row.Name, chain.ResultAllow, "configure: added "+what)
+	rq.w.Header().Set("Location", Prefix+"/"+strconv.FormatInt(row.ID, 10))
+	return http.StatusCreated, toJSON(row), nil
+}
+
+// update applies the fields sent and keeps the others (PUT and PATCH).
+func (a *API) update(ctx context.Context, rq *request) (int, any, error) {
+	p, err := decodePatch(rq.body)
+	if err != nil {
+		return 0, nil, err
+	}
+	before, err := a.DB.MCPServer(ctx, rq.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if before.Builtin {
+		return 0, nil, builtinRefusal()
+	}
+	row, err := a.DB.UpdateServer(ctx, rq.id, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	changed := changedFields(before, row)
+	detail := "nothing changed"
+	if len(changed) > 0 {
+		detail = "changed " + strings.Join(changed, ", ")
+	}
+	if before.Name != row.Name {
+		detail += " (renamed from " + before.Name + ")"
+	}
+	a.audit(rq, row.Name, chain.ResultAllow, "configure: "+detail)
+	return http.StatusOK, toJSON(row), nil
+}
+
+// changedFields names (never shows) what differs between two rows.
+func changedFields(a, b store.MCPServer) []string {
+	var out []string
+	add := func(cond bool, name string) {
+		if cond {
+			out = append(out, name)
+		}
+	}
+	add(a.Name != b.Name, "name")
+	add(a.Description != b.Description, "description")
+	add(a.Transport != b.Transport, "transport")
+	add(a.Command != b.Command, "command")
+	add(!slices.Equal(a.Args, b.Args), "argsJson")
+	add(a.Cwd != b.Cwd, "cwd")
+	add(!mapsEqual(a.Env, b.Env), "envJson")
+	add(a.URL != b.URL, "url")
+	add(!mapsEqual(a.Headers, b.Headers), "headersJson")
+	add(a.ConnectTimeoutSeconds != b.ConnectTimeoutSeconds, "connectTimeoutSeconds")
+	add(a.ReadTimeoutSeconds != b.ReadTimeoutSeconds, "readTimeoutSeconds")
+	add(a.Enabled != b.Enabled, "enabled")
+	return out
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// delete removes a server and its tools cache.
+func (a *API) delete(ctx context.Context, rq *request) (int, any, error) {
+	s, err := a.DB.MCPServer(ctx, rq.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.Builtin {
+		return 0, nil, builtinRefusal()
+	}
+	if err := a.DB.DeleteServer(ctx, rq.id); err != nil {
+		return 0, nil, err
+	}
+	a.audit(rq, s.Name, chain.ResultAllow, "configure: removed")
+	return http.StatusNoContent, nil, nil
+}
+
+// toggle enables or disables a server: ?enabled=true|false, nothing else.
+func (a *API) toggle(ctx context.Context, rq *request) (int, any, error) {
+	q := rq.r.URL.Query()
+	vals, ok := q["enabled"]
+	if !ok || len(vals) != 1 || len(q) != 1 || len(rq.body) != 0 {
+		return 0, nil, fail(http.StatusBadRequest, "bad_parameter", "toggle takes exactly one query parameter and no body: ?enabled=true or ?enabled=false")
+	}
+	var on bool
+	switch vals[0] {
+	case "true":
+		on = true
+	case "false":
+	default:
+		return 0, nil, fail(http.StatusBadRequest, "bad_parameter", "enabled=%q: use true or false", clip(vals[0], 40))
+	}
+	s, err := a.DB.MCPServer(ctx, rq.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if s.Builtin {
+		return 0, nil, builtinRefusal()
+	}
+	changed, err := a.DB.SetServerEnabled(ctx, rq.id, on)
+	if err != nil {
+		return 0, nil, err
+	}
+	if changed {
+		word := "disabled"
+		if on {
+			word = "enabled"
+		}
+		a.audit(rq, s.Name, chain.ResultAllow, "configure: "+word)
+	}
+	row, err := a.DB.MCPServer(ctx, rq.id)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, toJSON(row), nil
+}
