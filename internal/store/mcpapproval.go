@@ -37,6 +37,9 @@ type ToolApproval struct {
 	ApprovedDef    json.RawMessage `json:"approved_definition,omitempty"`
 	ApprovedAt     string          `json:"approved_at,omitempty"`
 	ApprovedBy     string          `json:"approved_by,omitempty"`
+	// PreviousSHA256 is, in what ApproveTools returns, the definition
+	// approved before (empty for a new tool).
+	PreviousSHA256 string `json:"-"`
 }
 
 // State is approved, new or changed.
@@ -250,6 +253,7 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 				stamp, req.By, srv.ID, a.Tool, a.SeenSHA256); err != nil {
 				return err
 			}
+			a.PreviousSHA256 = a.ApprovedSHA256
 			a.ApprovedSHA256, a.ApprovedDef, a.ApprovedAt, a.ApprovedBy = a.SeenSHA256, a.SeenDef, stamp, req.By
 			out = append(out, a)
 		}
