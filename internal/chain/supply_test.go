@@ -103,7 +103,9 @@ type pinnedTool struct {
 	changed, unapproved bool
 }
 
-func (p *pinnedTool) DefinitionUnapproved() (string, bool, bool) { return "fs", p.changed, p.unapproved }
+func (p *pinnedTool) DefinitionUnapproved() (string, bool, bool) {
+	return "fs", p.changed, p.unapproved
+}
 
 // TestSupplyRefusesUnapprovedDefinitions: a tool whose definition is new
 // or changed is refused at the supply-chain step (-32004, audited with the
