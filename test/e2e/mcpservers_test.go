@@ -189,7 +189,7 @@ func TestMCPAddValidationErrors(t *testing.T) {
 		{[]string{"mcp", "disable", "clawd"}, "cannot be removed, disabled or changed"},
 		{[]string{"mcp", "tools", "a", "b"}, "at most one NAME"},
 		{[]string{"mcp", "list", "x"}, "unexpected argument"},
-		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, disable, disallow, enable, list, rm, show, test, tools"},
+		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, approve, diff, disable, disallow, enable, list, rm, show, test, tools"},
 	}
 	for _, c := range cases {
 		_, errs, code := e.Run(c.args...)
