@@ -121,6 +121,24 @@ func unapproved(t *testing.T, reg *tools.Registry, name string) (changed, pendin
 	return changed, pending
 }
 
+// waitRegistry polls the registry until name's entry is (un)approved as
+// wanted: the registry is what tools/list and the chain read.
+func waitRegistry(t *testing.T, reg *tools.Registry, name string, wantPending bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if e, ok := reg.Lookup(name); ok {
+			if _, _, pending := e.Tool.(chain.Unapproved).DefinitionUnapproved(); pending == wantPending {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never became pending=%v in the registry", name, wantPending)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func waitApproval(t *testing.T, m *Manager, server, tool string, want Approval) Status {
 	t.Helper()
 	return waitFor(t, m, server, 15*time.Second, "with "+tool+" "+string(want), func(s Status) bool {
@@ -146,7 +164,10 @@ func TestRugPullWhileConnected(t *testing.T) {
 			m, reg := newTestManager(t, Options{CheckTools: ap.check})
 			cfg := fake("rp", "-rugpull", mode)
 			m.Apply(context.Background(), []ServerConfig{cfg})
-			st := connected(t, m, "rp")
+			st := waitFor(t, m, "rp", 20*time.Second, "connected with its tools evaluated", func(s Status) bool {
+				return s.State == StateConnected && len(s.Tools) > 0 && s.Tools[0].SHA256 != ""
+			})
+			waitRegistry(t, reg, "rp__echo", true)
 			for _, ti := range st.Tools {
 				if ti.Approval != ApprovalNew || !strings.Contains(ti.Note, "clawd mcp approve rp") {
 					t.Fatalf("before any approval %s is %s (%q), want new with the fix", ti.Original, ti.Approval, ti.Note)
@@ -161,16 +182,23 @@ func TestRugPullWhileConnected(t *testing.T) {
 			ap.approveAll()
 			m.Apply(context.Background(), []ServerConfig{cfg}) // what the daemon does when an approval is stored
 			waitApproval(t, m, "rp", "echo", ApprovalApproved)
-			if _, pending := unapproved(t, reg, "rp__echo"); pending {
-				t.Fatal("approved, yet still withheld")
-			}
+			waitRegistry(t, reg, "rp__echo", false)
 			before := reg.Names()
+			// A notification counts only if, when it arrives, the registry
+			// already withholds echo: that is the one clients act on.
 			var notified sync.Once
 			got := make(chan struct{})
-			stop := reg.Subscribe(func() { notified.Do(func() { close(got) }) })
+			stop := reg.Subscribe(func() {
+				if e, ok := reg.Lookup("rp__echo"); ok {
+					if _, _, pending := e.Tool.(chain.Unapproved).DefinitionUnapproved(); pending {
+						notified.Do(func() { close(got) })
+					}
+				}
+			})
 			defer stop()
 			callText(t, reg, "rp__mutate", `{}`)
 			waitApproval(t, m, "rp", "echo", ApprovalChanged)
+			waitRegistry(t, reg, "rp__echo", true)
 			if changed, pending := unapproved(t, reg, "rp__echo"); !pending || !changed {
 				t.Fatalf("after the rug pull: changed %v pending %v, want both", changed, pending)
 			}
@@ -191,6 +219,7 @@ func TestRugPullWhileConnected(t *testing.T) {
 			ap.approveAll()
 			m.Apply(context.Background(), []ServerConfig{cfg})
 			waitApproval(t, m, "rp", "echo", ApprovalApproved)
+			waitRegistry(t, reg, "rp__echo", false)
 			if out := callText(t, reg, "rp__echo", `{"x":"1"}`); !strings.Contains(out, `\"x\":\"1\"`) {
 				t.Errorf("the approved tool answered %s", out)
 			}
