@@ -88,3 +88,18 @@ func (s *server) offeredTools() ([]upstreamTool, bool) {
 	}
 	return s.tools, false
 }
+
+// listsDefinition reports whether the server's current list has tool name
+// with exactly the definition sha256: a call made between a new listing
+// and the re-evaluation of approvals (or a replacement of the server) is
+// refused rather than sent under the approval of an older definition.
+func (s *server) listsDefinition(name, sha256 string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.tools {
+		if s.tools[i].Name == name {
+			return s.tools[i].Def.SHA256 == sha256
+		}
+	}
+	return false
+}

@@ -254,3 +254,20 @@ func TestDescriptionsCleaned(t *testing.T) {
 		}
 	}
 }
+
+// A tool approved for one definition is not called once the server lists
+// another, even before the approvals are looked at again.
+func TestCallRefusedWhenListedDefinitionMoved(t *testing.T) {
+	m := NewManager(nil, Options{})
+	s := newServer(m, fake("u"), nil)
+	s.tools = []upstreamTool{{Name: "a", Def: ToolDefinition{Tool: "a", SHA256: "new"}}}
+	p := &provider{name: "u", srv: s}
+	tl := &upTool{p: p, original: "a", approval: ApprovalApproved, sha256: "old", spec: tools.Spec{Name: "u__a"}}
+	if _, err := tl.Call(context.Background(), jsontext.Value(`{}`)); err == nil || !strings.Contains(err.Error(), "changed since it was approved") {
+		t.Fatalf("call under a stale approval: %v", err)
+	}
+	tl.sha256 = "new"
+	if _, err := tl.Call(context.Background(), jsontext.Value(`{}`)); err == nil || !strings.Contains(err.Error(), "not connected") {
+		t.Fatalf("call with the listed definition should reach the (unconnected) server: %v", err)
+	}
+}

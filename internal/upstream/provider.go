@@ -124,7 +124,14 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 		return nil, tools.Errorf("the definition of %s is not approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
 			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
 	}
-	return t.p.server().call(ctx, t.original, args)
+	srv := t.p.server()
+	if !srv.listsDefinition(t.original, t.sha256) {
+		// The server listed another definition (or was replaced) since
+		// this tool was approved; toolsChanged is about to withhold it.
+		return nil, tools.Errorf("the definition of %s changed since it was approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
+			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
+	}
+	return srv.call(ctx, t.original, args)
 }
 
 // call forwards one tools/call. The result is the upstream's, raw
