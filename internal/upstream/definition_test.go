@@ -271,3 +271,40 @@ func TestCallRefusedWhenListedDefinitionMoved(t *testing.T) {
 		t.Fatalf("call with the listed definition should reach the (unconnected) server: %v", err)
 	}
 }
+
+// FuzzCleanSchema: a schema stays valid JSON, no prose string in it keeps
+// a character safetext removes, and cleaning twice changes nothing.
+func FuzzCleanSchema(f *testing.F) {
+	f.Add(`{"description":"a\u001b[31mb","properties":{"x":{"title":"\u202eT","enum":["\u200b"]}}}`)
+	f.Add(`{"$comment":"` + "\U000E0041" + `","items":[{"description":"ok"}]}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		v := jsontext.Value(in)
+		if !v.IsValid() || v.Kind() != '{' {
+			return
+		}
+		out := cleanSchema(v)
+		if !out.IsValid() {
+			t.Fatalf("cleanSchema(%s) = %s: invalid JSON", in, out)
+		}
+		dec := jsontext.NewDecoder(strings.NewReader(string(out)))
+		for {
+			tok, err := dec.ReadToken()
+			if err != nil {
+				break
+			}
+			if tok.Kind() != '"' {
+				continue
+			}
+			if k, n := dec.StackIndex(dec.StackDepth()); k == '{' && n%2 == 0 && proseKeys[dec.StackPointer().LastToken()] {
+				for _, r := range tok.String() {
+					if safetext.Forbidden(r) {
+						t.Fatalf("cleanSchema(%s) keeps %U in prose: %s", in, r, out)
+					}
+				}
+			}
+		}
+		if again := cleanSchema(out); string(again) != string(out) {
+			t.Fatalf("not idempotent: %s -> %s -> %s", in, out, again)
+		}
+	})
+}
