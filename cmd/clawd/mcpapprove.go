@@ -169,6 +169,9 @@ func newMCPDiffCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
+			if s.Builtin {
+				return usageError("%s is clawd's own tools: they are compiled in and need no approval", s.Name)
+			}
 			list, err := db.ToolApprovals(context.Background(), s.ID)
 			if err != nil {
 				return runtimeError("reading the tool definitions: %v", err)
