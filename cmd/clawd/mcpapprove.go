@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -155,8 +156,9 @@ func newMCPDiffCmd() *cobra.Command {
 		Long: "For each tool of NAME that is not approved (or only TOOL, or with --all every tool): its\n" +
 			"state (new, changed), the SHA-256 approved and the one seen now, and per field what changed.\n" +
 			"Schema and annotation changes are shown per leaf (annotations/destructiveHint: false -> true).\n" +
-			"Values are JSON with escapes and invisible characters written out (\\u001b, \\u202e,\n" +
-			"\\U000e0049), so nothing in them can act on your terminal or hide from you.",
+			"Values are JSON with escapes and invisible characters written out (\\u001b, \\u202e; text\n" +
+			"spelled in invisible tag characters as [hidden tag text: \"...\"]), so nothing in them can act\n" +
+			"on your terminal or hide from you.",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
 				return usageError("mcp diff takes the server's NAME and optionally one TOOL\nusage: clawd mcp diff NAME [TOOL] [--all] [--json]")
@@ -316,12 +318,27 @@ func unescapeJSON(v json.RawMessage) string {
 }
 
 // visible writes every control, format or other invisible character of s
-// as an escape (\u001b, \u202e, \U000e0049) and invalid UTF-8 as \x..:
-// what a reviewer reads is every character there is.
+// as an escape (\u001b, \u202e) and invalid UTF-8 as \x..: what a
+// reviewer reads is every character there is. A run of Unicode tag
+// characters, which spell ASCII invisibly, is decoded and shown as
+// [hidden tag text: "..."].
 func visible(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
+		if r >= 0xE0000 && r <= 0xE007F {
+			var hidden strings.Builder
+			for i < len(s) {
+				r, n = utf8.DecodeRuneInString(s[i:])
+				if r < 0xE0000 || r > 0xE007F {
+					break
+				}
+				hidden.WriteRune(r - 0xE0000)
+				i += n
+			}
+			fmt.Fprintf(&b, "[hidden tag text: %s]", strconv.QuoteToASCII(hidden.String()))
+			continue
+		}
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			fmt.Fprintf(&b, "\\x%02x", s[i])

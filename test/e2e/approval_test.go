@@ -133,6 +133,8 @@ func TestToolDefinitionApproval(t *testing.T) {
 		t.Fatalf("calling the changed tool: %s", r)
 	}
 	diff := e.MustRun("mcp", "diff", "rp")
+	t.Logf("clawd mcp diff rp:\n%s", diff)
+	t.Logf("clawd mcp tools rp:\n%s", e.MustRun("mcp", "tools", "rp"))
 	for _, want := range []string{"rp__echo (upstream name echo): changed", "~ annotations/destructiveHint:", "was: false", "now: true"} {
 		if !strings.Contains(diff, want) {
 			t.Errorf("mcp diff lacks %q:\n%s", want, diff)
