@@ -55,7 +55,7 @@ func TestToolDefinitionApproval(t *testing.T) {
 		t.Fatalf("changed b: states %v changes %+v", states, changes)
 	}
 	list, _ := db.ToolApprovals(ctx, srv.ID)
-	if len(list) != 2 || string(list[1].ApprovedDef) != `{"name":"b"}` || string(list[1].SeenDef) != b2.Canonical2() {
+	if len(list) != 2 || string(list[1].ApprovedDef) != `{"name":"b"}` || string(list[1].SeenDef) != string(b2.Canonical) {
 		t.Fatalf("rows: %+v", list)
 	}
 	// A reviewed hash that is no longer the one seen is refused.
@@ -95,6 +95,3 @@ func TestToolDefinitionApproval(t *testing.T) {
 		t.Fatalf("approvals outlived their server: %+v", list)
 	}
 }
-
-// Canonical2 is the definition as stored.
-func (s SeenDefinition) Canonical2() string { return string(s.Canonical) }

@@ -59,8 +59,8 @@ func (s *server) setApprovals(a map[string]Approval) {
 	s.mu.Unlock()
 }
 
-// approvalOf is t's state as last evaluated (ApprovalNew before that).
-// s.mu is held.
+// approvalOfLocked is the tool's state as last evaluated (ApprovalNew
+// before that). s.mu is held.
 func (s *server) approvalOfLocked(name string) Approval {
 	if a, ok := s.approval[name]; ok {
 		return a
