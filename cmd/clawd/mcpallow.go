@@ -19,10 +19,13 @@ func newMCPCmd() *cobra.Command {
 			"in clawd's database, with or without a running daemon (docs/upstreams.md).\n\n"+
 			"Tools of an upstream MCP server run only if the SHA-256 of the server's binary is allowlisted for\n"+
 			"its server id (allow, disallow, allowlist). A refused call (-32004 supply_chain_denied) names both\n"+
-			"in its error data.")
+			"in its error data.\n\n"+
+			"Each upstream tool is offered only while its definition is one you approved: a new or changed\n"+
+			"tool is hidden and refused until clawd mcp approve NAME [TOOL]; clawd mcp diff NAME shows what\n"+
+			"changed.")
 	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(), newMCPTestCmd(),
 		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(), newMCPRefreshCmd(), newMCPLogsCmd(),
-		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
+		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd(), newMCPApproveCmd(), newMCPDiffCmd())
 	return cmd
 }
 

@@ -298,6 +298,10 @@ type mcpToolJSON struct {
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	LastSeenAt  string          `json:"last_seen_at,omitempty"`
+	// Approval is the state of an upstream tool's definition: approved
+	// (offered), new or changed (hidden until clawd mcp approve), or
+	// unknown (the daemon has not recorded it); built-in for clawd's own.
+	Approval string `json:"approval"`
 }
 
 func newMCPToolsCmd() *cobra.Command {
@@ -324,9 +328,9 @@ func newMCPToolsCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tTOOL\tLAST SEEN\tDESCRIPTION")
+			fmt.Fprintln(tw, "SERVER\tTOOL\tAPPROVAL\tLAST SEEN\tDESCRIPTION")
 			for _, t := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Server, oneLine(t.Name, 0), orNone(t.LastSeenAt), oneLine(firstLine(t.Description), 70))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Server, oneLine(t.Name, 0), t.Approval, orNone(t.LastSeenAt), oneLine(firstLine(t.Description), 70))
 			}
 			tw.Flush()
 			return nil
@@ -355,7 +359,7 @@ func mcpTools(args []string) ([]mcpToolJSON, error) {
 	if len(args) == 0 || only.Builtin {
 		for _, t := range builtin.Builtin(&builtin.Env{}).Tools() {
 			sp := t.Spec()
-			out = append(out, mcpToolJSON{Server: store.BuiltinServerName, Name: sp.Name, Description: sp.Description, InputSchema: json.RawMessage(sp.InputSchema)})
+			out = append(out, mcpToolJSON{Server: store.BuiltinServerName, Name: sp.Name, Description: sp.Description, InputSchema: json.RawMessage(sp.InputSchema), Approval: "built-in"})
 		}
 		if only.Builtin {
 			return out, nil
@@ -365,8 +369,16 @@ func mcpTools(args []string) ([]mcpToolJSON, error) {
 	if err != nil {
 		return nil, runtimeError("reading the tools cache: %v", err)
 	}
+	approvals, err := mcpApprovalStates(db, only.ID)
+	if err != nil {
+		return nil, err
+	}
 	for _, t := range cached {
-		out = append(out, mcpToolJSON{Server: t.Server, Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, LastSeenAt: t.LastSeenAt})
+		st, ok := approvals[[2]string{t.Server, t.Name}]
+		if !ok {
+			st = "unknown"
+		}
+		out = append(out, mcpToolJSON{Server: t.Server, Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, LastSeenAt: t.LastSeenAt, Approval: st})
 	}
 	return out, nil
 }

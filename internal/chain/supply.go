@@ -24,6 +24,9 @@ import (
 //     chosen URLs does not exist yet, so every remote tool fails closed.
 //   - anything else, the zero Origin included: refused (unknown_origin).
 //
+// Before any of these, a tool whose definition is not approved (an
+// upstream tool, new or changed: Unapproved) is refused.
+//
 // The hash is of the file at the path now; an upstream server's process may
 // have been started from an earlier file. The upstream provider therefore
 // also checks at spawn time, and this per-call check catches a binary
@@ -31,6 +34,10 @@ import (
 func (c *Chain) supply(e tools.Entry) *Decision {
 	if e.Provider == nil {
 		return deny(CodeSupplyChainDenied, StepSupply, "no_provider", nil)
+	}
+	// Whatever its origin, an upstream tool runs only as approved.
+	if d := definition(e); d != nil {
+		return d
 	}
 	switch o := e.Provider.Origin(); o.Kind {
 	case tools.OriginBuiltin:
@@ -49,6 +56,39 @@ func (c *Chain) supply(e tools.Entry) *Decision {
 			"server": e.Provider.ID(), "origin": o.Kind.String(),
 		})
 	}
+}
+
+// Unapproved is a tool whose current definition the user has not approved:
+// an upstream tool that is new, or changed since it was approved
+// (docs/upstreams.md, "Tool definitions need approval"). The supply-chain
+// step refuses it, so it is also missing from tools/list (Visible) and
+// from /health's active tools.
+type Unapproved interface {
+	// DefinitionUnapproved returns the tool's upstream server, whether an
+	// earlier definition was approved (this one is a change), and whether
+	// the current one is unapproved.
+	DefinitionUnapproved() (server string, changed, unapproved bool)
+}
+
+// definition refuses a tool whose definition is not approved.
+func definition(e tools.Entry) *Decision {
+	u, ok := e.Tool.(Unapproved)
+	if !ok {
+		return nil
+	}
+	server, changed, unapproved := u.DefinitionUnapproved()
+	if !unapproved {
+		return nil
+	}
+	reason := "definition_unapproved"
+	if changed {
+		reason = "definition_changed"
+	}
+	name := e.Tool.Spec().Name
+	return deny(CodeSupplyChainDenied, StepSupply, reason, map[string]any{
+		"server": server, "tool": name,
+		"hint": "see it with clawd mcp diff " + server + "; if you trust it: clawd mcp approve " + server + " " + name,
+	})
 }
 
 // supplyLocal checks a local executable's SHA-256 against the allowlist.

@@ -96,3 +96,55 @@ func TestActive(t *testing.T) {
 		t.Errorf("Active allocates %.0f times for a built-in tool, want 0", n)
 	}
 }
+
+// pinnedTool is an upstream tool whose definition may be unapproved.
+type pinnedTool struct {
+	testTool
+	changed, unapproved bool
+}
+
+func (p *pinnedTool) DefinitionUnapproved() (string, bool, bool) {
+	return "fs", p.changed, p.unapproved
+}
+
+// TestSupplyRefusesUnapprovedDefinitions: a tool whose definition is new
+// or changed is refused at the supply-chain step (-32004, audited with the
+// reason) and hidden from tools/list, even from an allowlisted binary;
+// once approved it passes.
+func TestSupplyRefusesUnapprovedDefinitions(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fs-server")
+	writeExe(t, bin, "echo v1")
+	c, audit := newTestChain(t, Options{})
+	sum, _ := c.hashes.Sum(bin)
+	c.Allow = memAllow{"fs " + sum: true}
+	for _, tc := range []struct {
+		changed, unapproved bool
+		reason, msg         string
+	}{
+		{false, true, "definition_unapproved", "the definition of fs__read (upstream server fs) has not been approved"},
+		{true, true, "definition_changed", "the definition of fs__read (upstream server fs) changed since you approved it"},
+		{true, false, "", ""},
+	} {
+		tool := &pinnedTool{testTool{tools.Spec{Name: "fs__read", Permission: tools.PermUpstream}}, tc.changed, tc.unapproved}
+		e := tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.LocalOrigin(bin)}, Tool: tool}
+		d := c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: e})
+		if tc.reason == "" {
+			if !d.Allowed() || !c.Visible(caller("cc:ws"), e) {
+				t.Fatalf("an approved definition was refused: %+v", d.Err)
+			}
+			continue
+		}
+		if d.Allowed() || d.Err.Code != CodeSupplyChainDenied || d.Reason != tc.reason || !strings.Contains(d.Err.Message, tc.msg) {
+			t.Fatalf("decision %+v, want -32004 %s %q", d.Err, tc.reason, tc.msg)
+		}
+		if h, _ := d.Err.Data.(map[string]any)["hint"].(string); !strings.Contains(h, "clawd mcp diff fs") || !strings.Contains(h, "clawd mcp approve fs fs__read") {
+			t.Errorf("hint %q", h)
+		}
+		if r := audit.rows[len(audit.rows)-1]; r.Result != ResultDeny || r.Reason != tc.reason {
+			t.Errorf("audit row %+v", r)
+		}
+		if c.Visible(caller("cc:ws"), e) || c.Active(e) {
+			t.Error("an unapproved tool is listed")
+		}
+	}
+}

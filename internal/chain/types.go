@@ -252,6 +252,12 @@ func describe(code int, reason string, data map[string]any) string {
 		case "binary_unreadable":
 			return "the binary of upstream server " + str("server") + " (" + str("path") +
 				") cannot be read to check its SHA-256; see clawd's log"
+		case "definition_changed":
+			return "the definition of " + str("tool") + " (upstream server " + str("server") +
+				") changed since you approved it, so it is withheld until you approve the new one; " + str("hint")
+		case "definition_unapproved":
+			return "the definition of " + str("tool") + " (upstream server " + str("server") +
+				") has not been approved, so it is withheld; " + str("hint")
 		case "binary_not_allowlisted":
 			return "the binary of upstream server " + str("server") + " (" + str("path") + ", sha256 " + str("sha256") +
 				") is not on the allowlist; " + str("hint")

@@ -50,6 +50,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OnStatus:         d.recordUpstreamStatus,
 		OwnerToken:       token,
 		VerifyExecutable: VerifyUpstream(d.Store),
+		CheckTools:       d.checkUpstreamTools,
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.

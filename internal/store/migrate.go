@@ -171,6 +171,36 @@ INSERT INTO cd_mcp_server (name, description, transport, builtin, enabled, last_
 VALUES ('clawd', 'clawd''s own tools: bash, read_file, write_file, list_dir, search', 'builtin', 1, 1, 'connected', 5,
 	strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
 `,
+	// Version 5 (tool-definition approval): per upstream tool, the
+	// definition the daemon last saw and the one the user approved
+	// (canonical JSON and SHA-256), so a new or changed tool stays hidden
+	// until `clawd mcp approve` and `clawd mcp diff` can show what
+	// changed. An approval raises the servers' change counter, so a
+	// running daemon offers the tool within its poll; the daemon's own
+	// "seen" writes do not. Rows go with their server.
+	`
+CREATE TABLE cd_mcp_tool_approval (
+	server_id       INTEGER NOT NULL REFERENCES cd_mcp_server (id) ON DELETE CASCADE,
+	tool            TEXT NOT NULL CHECK (length(tool) BETWEEN 1 AND 1024),
+	exposed         TEXT NOT NULL DEFAULT '',
+	present         INTEGER NOT NULL DEFAULT 1 CHECK (present IN (0, 1)),
+	seen_sha256     TEXT NOT NULL CHECK (length(seen_sha256) = 64),
+	seen_def        TEXT NOT NULL CHECK (json_valid(seen_def)),
+	seen_at         TEXT NOT NULL,
+	approved_sha256 TEXT CHECK (approved_sha256 IS NULL OR length(approved_sha256) = 64),
+	approved_def    TEXT CHECK (approved_def IS NULL OR json_valid(approved_def)),
+	approved_at     TEXT,
+	approved_by     TEXT,
+	CHECK ((approved_sha256 IS NULL) = (approved_def IS NULL)),
+	PRIMARY KEY (server_id, tool)
+) STRICT;
+
+CREATE TRIGGER cd_mcp_tool_approval_ai AFTER INSERT ON cd_mcp_tool_approval WHEN new.approved_sha256 IS NOT NULL
+	BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_tool_approval_au AFTER UPDATE OF approved_sha256 ON cd_mcp_tool_approval
+	WHEN old.approved_sha256 IS NOT new.approved_sha256
+	BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

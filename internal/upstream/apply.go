@@ -217,15 +217,23 @@ func (m *Manager) toolsChanged() {
 		}
 	}
 	offered := map[string][]upstreamTool{}
+	approval := map[string]map[string]Approval{}
 	var keys []toolKey
+	hidden := map[string]bool{}
 	for name, p := range provs {
-		ts := p.server().offered()
-		offered[name] = ts
+		ts, h := p.server().offeredTools()
+		offered[name], hidden[name] = ts, h
 		for _, t := range ts {
 			keys = append(keys, toolKey{name, t.Name})
 		}
 	}
 	names := assignNames(builtin, keys, m.opts.NameLimit)
+	for name, p := range provs {
+		if !hidden[name] {
+			approval[name] = m.approvals(name, offered[name], names)
+			p.server().setApprovals(approval[name])
+		}
+	}
 	m.namesMu.Lock()
 	m.names = names
 	m.namesMu.Unlock()
@@ -233,10 +241,11 @@ func (m *Manager) toolsChanged() {
 		list := make([]tools.Tool, 0, len(offered[name]))
 		for _, t := range offered[name] {
 			n := names[toolKey{name, t.Name}]
-			list = append(list, &upTool{p: p, original: t.Name, spec: tools.Spec{
-				Name: n.name, Title: t.Title, Description: t.Description,
-				Permission: tools.PermUpstream, InputSchema: t.InputSchema,
-			}})
+			list = append(list, &upTool{p: p, original: t.Name, approval: approval[name][t.Name], sha256: t.Def.SHA256,
+				spec: tools.Spec{
+					Name: n.name, Title: t.Title, Description: t.Description,
+					Permission: tools.PermUpstream, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+				}})
 		}
 		p.setList(list)
 	}
@@ -283,7 +292,7 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 	if ir := sess.cs.InitializeResult(); ir != nil {
 		res.ProtocolVersion = ir.ProtocolVersion
 		if ir.ServerInfo != nil {
-			res.ServerName, res.ServerVersion = ir.ServerInfo.Name, ir.ServerInfo.Version
+			res.ServerName, res.ServerVersion = displayName(ir.ServerInfo.Name), displayName(ir.ServerInfo.Version)
 		}
 	}
 	begin = time.Now()
@@ -299,8 +308,8 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 	names := assignNames(nil, keys, m.opts.NameLimit)
 	for _, t := range ts {
 		n := names[toolKey{cfg.Name, t.Name}]
-		res.Tools = append(res.Tools, ToolInfo{Exposed: n.name, Note: n.note, Original: t.Name,
-			Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen})
+		res.Tools = append(res.Tools, ToolInfo{Exposed: n.name, Note: n.note, Original: displayName(t.Name),
+			Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen, SHA256: t.Def.SHA256})
 	}
 	return res, nil
 }

@@ -66,6 +66,11 @@ type ToolInfo struct {
 	// characters outside [A-Za-z0-9_-], a collision and with what), or why
 	// the tool is not offered.
 	Note string
+	// SHA256 is the hash of the tool's pinned definition (ToolDefinition);
+	// Approval says whether the user approved it. Only an approved tool is
+	// offered.
+	SHA256   string
+	Approval Approval
 }
 
 // TestResult is what Test found.
@@ -96,6 +101,18 @@ type Options struct {
 	// a file swapped in between runs unchecked (the chain's per-call hash
 	// check sees the new file).
 	VerifyExecutable func(server, path string) error
+	// CheckTools, if set, decides which of a server's tools may be
+	// offered: it gets the definition of every tool the server lists
+	// (canonical JSON and its SHA-256, see ToolDefinition) each time the
+	// tools are looked at again (a new list, a reconnect, every Apply) and
+	// returns each tool's approval state by name (a name left out is
+	// ApprovalNew). Tools not ApprovalApproved are listed to no client and
+	// refused when called (the chain's supply-chain step, see
+	// chain.Unapproved) until approved. An error withholds all of the
+	// server's tools. Nil approves every tool (Test, tests). It runs on the
+	// manager's goroutines, one call at a time, and must not call back into
+	// the manager.
+	CheckTools func(server string, defs []ToolDefinition) (map[string]Approval, error)
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
 	// their own prefix (Claude Code: mcp__<name>__) may need less.

@@ -93,7 +93,8 @@ func (p *provider) setList(list []tools.Tool) {
 	for i := 0; same && i < len(list); i++ {
 		a, b := list[i].(*upTool), p.list[i].(*upTool)
 		same = a.original == b.original && a.spec.Name == b.spec.Name && a.spec.Description == b.spec.Description &&
-			a.spec.Title == b.spec.Title && bytes.Equal(a.spec.InputSchema, b.spec.InputSchema)
+			a.spec.Title == b.spec.Title && bytes.Equal(a.spec.InputSchema, b.spec.InputSchema) &&
+			bytes.Equal(a.spec.OutputSchema, b.spec.OutputSchema) && a.approval == b.approval && a.sha256 == b.sha256
 	}
 	p.list = list
 	p.mu.Unlock()
@@ -109,12 +110,28 @@ type upTool struct {
 	p        *provider
 	spec     tools.Spec
 	original string
+	// approval is the state of the definition this tool was built from
+	// (sha256); only an approved one may run (DefinitionUnapproved).
+	approval Approval
+	sha256   string
 }
 
 func (t *upTool) Spec() *tools.Spec { return &t.spec }
 
 func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
-	return t.p.server().call(ctx, t.original, args)
+	if t.approval != ApprovalApproved {
+		// The chain refuses these first; this holds for any other caller.
+		return nil, tools.Errorf("the definition of %s is not approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
+			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
+	}
+	srv := t.p.server()
+	if !srv.listsDefinition(t.original, t.sha256) {
+		// The server listed another definition (or was replaced) since
+		// this tool was approved; toolsChanged is about to withhold it.
+		return nil, tools.Errorf("the definition of %s changed since it was approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
+			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
+	}
+	return srv.call(ctx, t.original, args)
 }
 
 // call forwards one tools/call. The result is the upstream's, raw

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/support/proc"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -35,8 +36,9 @@ type server struct {
 	pid           int
 	sess          *session
 	tools         []upstreamTool
-	hidden        bool          // tools not offered (error, unavailable, disabled)
-	swapped       chan struct{} // closed and replaced whenever sess changes
+	hidden        bool                // tools not offered (error, unavailable, disabled)
+	approval      map[string]Approval // by upstream tool name, set by toolsChanged
+	swapped       chan struct{}       // closed and replaced whenever sess changes
 	stopOnce      sync.Once
 }
 
@@ -311,7 +313,9 @@ func (s *server) fail(state string, err error) {
 }
 
 // mask hides the resolved values of the server's env and headers, and
-// what looks like a secret, in text shown to users (errors, logs).
+// what looks like a secret, in text shown to users (errors, logs), and
+// strips the terminal escapes and invisible characters an upstream may
+// have put in it (safetext).
 func (s *server) mask(text string) string {
 	for _, m := range []map[string]string{s.cfg.Env, s.cfg.Headers} {
 		if r, err := expandMap(m, s.m.opts.LookupEnv); err == nil {
@@ -328,7 +332,7 @@ func (s *server) mask(text string) string {
 			}
 		}
 	}
-	return secrets.MaskText(text)
+	return safetext.Clean(secrets.MaskText(text))
 }
 
 func (s *server) logs() []byte {
@@ -345,9 +349,16 @@ func (s *server) status() Status {
 		LastConnected: s.lastConnected, PID: s.pid}
 	names := s.m.namesOf(s.cfg.Name)
 	for _, t := range s.tools {
-		ti := ToolInfo{Original: t.Name, Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen}
+		ti := ToolInfo{Original: displayName(t.Name), Description: t.Description, InputSchema: t.InputSchema, LastSeen: t.LastSeen,
+			SHA256: t.Def.SHA256, Approval: s.approvalOfLocked(t.Name)}
 		if n, ok := names[t.Name]; ok {
 			ti.Exposed, ti.Note = n.name, n.note
+		}
+		switch ti.Approval {
+		case ApprovalInvalid:
+			ti.Note = strings.TrimPrefix(ti.Note+"; not offered: "+t.DefErr, "; ")
+		case ApprovalNew, ApprovalChanged:
+			ti.Note = strings.TrimPrefix(ti.Note+"; not offered until approved (clawd mcp approve "+s.cfg.Name+" "+ti.Exposed+")", "; ")
 		}
 		if s.hidden {
 			ti.Note = strings.TrimPrefix(ti.Note+"; not offered while the server is "+s.state, "; ")

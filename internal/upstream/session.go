@@ -186,12 +186,19 @@ func (t *detachTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 // upstreamTool is one tool as the upstream listed it.
 type upstreamTool struct {
-	Name        string
-	Title       string
-	Description string
-	InputSchema jsontext.Value
-	Annotations jsontext.Value
-	LastSeen    time.Time
+	Name string
+	// Title, Description and the prose in the schemas are cleaned for
+	// display (forDisplay); Def is the hash of what the upstream sent.
+	Title        string
+	Description  string
+	InputSchema  jsontext.Value
+	OutputSchema jsontext.Value
+	Annotations  jsontext.Value
+	LastSeen     time.Time
+	Def          ToolDefinition
+	// DefErr says why the definition could not be pinned; such a tool is
+	// never offered.
+	DefErr string
 }
 
 // listTools walks tools/list, bounded by timeout, at most maxPages pages
@@ -241,14 +248,8 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 // becomes {"type":"object"}.
 func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]upstreamTool, string, error) {
 	var page struct {
-		Tools []struct {
-			Name        string         `json:"name"`
-			Title       string         `json:"title"`
-			Description string         `json:"description"`
-			InputSchema jsontext.Value `json:"inputSchema"`
-			Annotations jsontext.Value `json:"annotations"`
-		} `json:"tools"`
-		NextCursor string `json:"nextCursor"`
+		Tools      []jsontext.Value `json:"tools"`
+		NextCursor string           `json:"nextCursor"`
 	}
 	if raw != nil {
 		if err := jsonv2.Unmarshal(raw, &page); err != nil {
@@ -264,7 +265,18 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 		}
 	}
 	out := make([]upstreamTool, 0, len(page.Tools))
-	for _, t := range page.Tools {
+	for _, raw := range page.Tools {
+		var t struct {
+			Name         string         `json:"name"`
+			Title        string         `json:"title"`
+			Description  string         `json:"description"`
+			InputSchema  jsontext.Value `json:"inputSchema"`
+			OutputSchema jsontext.Value `json:"outputSchema"`
+			Annotations  jsontext.Value `json:"annotations"`
+		}
+		if err := jsonv2.Unmarshal(raw, &t); err != nil {
+			return nil, "", fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
+		}
 		if t.Name == "" {
 			continue
 		}
@@ -279,8 +291,17 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 		if len(ann) > 0 && ann.Kind() != '{' {
 			ann = nil
 		}
-		out = append(out, upstreamTool{Name: t.Name, Title: t.Title, Description: t.Description,
-			InputSchema: schema, Annotations: ann.Clone(), LastSeen: now})
+		outSchema := t.OutputSchema
+		if len(outSchema) > 0 && outSchema.Kind() != '{' {
+			outSchema = nil
+		}
+		def, derr := canonicalDefinition(raw)
+		ut := upstreamTool{Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: schema, OutputSchema: outSchema.Clone(), Annotations: ann.Clone(), LastSeen: now, Def: def}
+		if derr != nil {
+			ut.DefErr = derr.Error()
+		}
+		out = append(out, ut.forDisplay())
 	}
 	return out, page.NextCursor, nil
 }

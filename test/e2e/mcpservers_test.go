@@ -189,7 +189,16 @@ func TestMCPAddValidationErrors(t *testing.T) {
 		{[]string{"mcp", "disable", "clawd"}, "cannot be removed, disabled or changed"},
 		{[]string{"mcp", "tools", "a", "b"}, "at most one NAME"},
 		{[]string{"mcp", "list", "x"}, "unexpected argument"},
-		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, disable, disallow, enable, list, logs, refresh, rm, show, test, tools"},
+		{[]string{"mcp", "approve"}, "usage: clawd mcp approve NAME [TOOL]"},
+		{[]string{"mcp", "approve", "a", "b", "c"}, "usage: clawd mcp approve NAME [TOOL]"},
+		{[]string{"mcp", "approve", "taken", "--sha256", "zz"}, "--sha256"},
+		{[]string{"mcp", "approve", "taken", "--sha256", strings.Repeat("a", 64)}, "name the TOOL too"},
+		{[]string{"mcp", "approve", "taken"}, "has not seen the tools of taken yet"},
+		{[]string{"mcp", "approve", "clawd"}, "clawd's own tools: they need no approval"},
+		{[]string{"mcp", "diff"}, "usage: clawd mcp diff NAME [TOOL]"},
+		{[]string{"mcp", "diff", "clawd"}, "compiled in and need no approval"},
+		{[]string{"mcp", "diff", "taken", "nosuchtool"}, `taken has no tool "nosuchtool"`},
+		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, approve, diff, disable, disallow, enable, list, logs, refresh, rm, show, test, tools"},
 	}
 	for _, c := range cases {
 		_, errs, code := e.Run(c.args...)
@@ -200,7 +209,8 @@ func TestMCPAddValidationErrors(t *testing.T) {
 	if got := listNames(t, e); !slices.Equal(got, []string{"clawd", "taken"}) {
 		t.Errorf("refused commands stored something: %v", got)
 	}
-	for _, args := range [][]string{{"mcp", "show", "nope"}, {"mcp", "rm", "nope"}, {"mcp", "enable", "nope"}, {"mcp", "tools", "nope"}} {
+	for _, args := range [][]string{{"mcp", "show", "nope"}, {"mcp", "rm", "nope"}, {"mcp", "enable", "nope"}, {"mcp", "tools", "nope"},
+		{"mcp", "approve", "nope"}, {"mcp", "diff", "nope"}} {
 		_, errs, code := e.Run(args...)
 		if code != 1 || !strings.Contains(errs, "no such MCP server: nope") {
 			t.Errorf("clawd %q: exit %d %q; want exit 1", args, code, errs)

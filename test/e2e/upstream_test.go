@@ -18,7 +18,7 @@ import (
 // parts: `clawd mcp add` stores a stdio upstream (another clawd, serving a
 // second workspace), a running `clawd serve` picks it up without a restart,
 // refuses to start it until its executable is allowlisted, then starts it,
-// lists its tools as inner__*, answers a call through the chain with the
+// offers its tools once approved (clawd mcp approve) as inner__*, answers a call through the chain with the
 // upstream's result, records status and tools for `clawd mcp list`, and
 // leaves no upstream process behind when it exits.
 func TestUpstreamThroughTheDaemon(t *testing.T) {
@@ -53,10 +53,15 @@ func TestUpstreamThroughTheDaemon(t *testing.T) {
 	if n, _ := row["tool_count"].(float64); n != 5 {
 		t.Errorf("tool_count %v, want the inner clawd's 5 tools", row["tool_count"])
 	}
-	if !c.WaitNotification("notifications/tools/list_changed", 10*time.Second) {
-		t.Error("no tools/list_changed after the upstream connected")
+	// Connected, but its tools are new: offered only once approved.
+	if names := c.ToolNames(); slices.Contains(names, "inner__read_file") {
+		t.Fatalf("tools offered before their definitions were approved: %v", names)
 	}
-	names := c.ToolNames()
+	e.MustRun("mcp", "approve", "inner")
+	if !c.WaitNotification("notifications/tools/list_changed", 10*time.Second) {
+		t.Error("no tools/list_changed after the upstream's tools were approved")
+	}
+	names := waitTools(t, c, "listed inner__read_file", func(n []string) bool { return slices.Contains(n, "inner__read_file") })
 	for _, want := range []string{"inner__read_file", "inner__bash", "read_file"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list %v lacks %s", names, want)

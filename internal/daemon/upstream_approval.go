@@ -1,0 +1,65 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/safetext"
+	"github.com/clawde/clawd/internal/upstream"
+)
+
+// checkUpstreamTools is upstream.Options.CheckTools: it records the
+// definitions a server lists now (so `clawd mcp diff` and `approve` see
+// them), audits each one that has just become unapproved
+// (definition_changed), and says which are approved. Only those are
+// offered; docs/upstreams.md describes the approval workflow.
+func (d *Daemon) checkUpstreamTools(server string, defs []upstream.ToolDefinition) (map[string]upstream.Approval, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	seen := make([]store.SeenDefinition, len(defs))
+	for i, def := range defs {
+		seen[i] = store.SeenDefinition{Tool: def.Tool, Exposed: def.Exposed, SHA256: def.SHA256, Canonical: def.Canonical}
+	}
+	states, changes, err := d.Store.RecordToolDefinitions(ctx, server, seen, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		d.auditUpstream(chain.AuditRecord{
+			EntityID: "clawd", ToolID: "mcp:" + server + "/" + safetext.Line(c.Tool), Result: chain.ResultDeny,
+			Reason: definitionChangeReason(server, c),
+		})
+		d.Logger.Warn("upstream tool withheld until its definition is approved", "server", server, "tool", c.Exposed,
+			"state", c.State, "sha256", c.Now)
+	}
+	out := make(map[string]upstream.Approval, len(states))
+	for tool, st := range states {
+		out[tool] = upstream.Approval(st)
+	}
+	return out, nil
+}
+
+// definitionChangeReason is the audit reason of a tool that became
+// unapproved.
+func definitionChangeReason(server string, c store.DefinitionChange) string {
+	fix := "; withheld until clawd mcp approve " + server + " " + c.Exposed
+	if c.State == store.DefinitionNew {
+		return "definition_changed: new tool, sha256 " + c.Now + fix
+	}
+	return "definition_changed: sha256 " + c.Approved + " -> " + c.Now + " (clawd mcp diff " + server + ")" + fix
+}
+
+// auditUpstream writes one upstream event row (Step "upstream", Transport
+// "daemon"); a failure is logged, the event goes on.
+func (d *Daemon) auditUpstream(r chain.AuditRecord) {
+	w, err := d.Store.Audit()
+	if err == nil {
+		r.Time, r.Step, r.Transport, r.TrustLevel = time.Now(), "upstream", "daemon", chain.NoTrustLevel
+		_, err = w.Record(&r)
+	}
+	if err != nil {
+		d.Logger.Warn("upstream servers: writing an audit row failed", "tool", r.ToolID, "reason", r.Reason, "err", err)
+	}
+}

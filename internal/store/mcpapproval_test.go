@@ -1,0 +1,97 @@
+package store
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func seen(tool, exposed, hashChar, def string) SeenDefinition {
+	return SeenDefinition{Tool: tool, Exposed: exposed, SHA256: strings.Repeat(hashChar, 64), Canonical: []byte(def)}
+}
+
+// The life of a pinned definition: new until approved, changed when the
+// upstream lists another one (reported once), approved again when it
+// comes back identical after being removed; approving raises the servers'
+// change counter (a daemon applies it), the daemon's own records do not.
+func TestToolDefinitionApproval(t *testing.T) {
+	db := openTest(t, "")
+	srv := mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", By: "local:cli"}, at); err == nil || !IsValidation(err) {
+		t.Fatalf("approving before any tool was seen: %v, want a validation error", err)
+	}
+	a1 := seen("a", "up__a", "1", `{"name":"a"}`)
+	b1 := seen("b", "up__b", "2", `{"name":"b"}`)
+	g0 := mcpGen(t, db)
+	states, changes, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b1}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if states["a"] != DefinitionNew || states["b"] != DefinitionNew || len(changes) != 2 {
+		t.Fatalf("first listing: states %v changes %v", states, changes)
+	}
+	if g := mcpGen(t, db); g != g0 {
+		t.Errorf("recording what was seen raised the change counter (%d -> %d): the daemon would apply its own writes", g0, g)
+	}
+	if _, changes, _ = db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b1}, at); len(changes) != 0 {
+		t.Errorf("the same listing again reported %v", changes)
+	}
+	got, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", By: "local:cli"}, at)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("approve all: %v %v", got, err)
+	}
+	if g := mcpGen(t, db); g == g0 {
+		t.Error("approving did not raise the change counter: a running daemon would not notice")
+	}
+	states, _, _ = db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b1}, at)
+	if states["a"] != DefinitionApproved || states["b"] != DefinitionApproved {
+		t.Fatalf("after approve: %v", states)
+	}
+	// b changes.
+	b2 := seen("b", "up__b", "3", `{"name":"b","description":"now evil"}`)
+	states, changes, _ = db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b2}, at)
+	if states["b"] != DefinitionChanged || len(changes) != 1 || changes[0].Approved != b1.SHA256 || changes[0].Now != b2.SHA256 {
+		t.Fatalf("changed b: states %v changes %+v", states, changes)
+	}
+	list, _ := db.ToolApprovals(ctx, srv.ID)
+	if len(list) != 2 || string(list[1].ApprovedDef) != `{"name":"b"}` || string(list[1].SeenDef) != string(b2.Canonical) {
+		t.Fatalf("rows: %+v", list)
+	}
+	// A reviewed hash that is no longer the one seen is refused.
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "up__b", SHA256: b1.SHA256, By: "x"}, at); err == nil || !strings.Contains(err.Error(), "changed since you looked") {
+		t.Fatalf("approve with a stale hash: %v", err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "nope", By: "x"}, at); err == nil || !strings.Contains(err.Error(), "clawd mcp tools up") {
+		t.Fatalf("approve an unknown tool: %v", err)
+	}
+	got, err = db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "up__b", SHA256: b2.SHA256, By: "x"}, at)
+	if err != nil || len(got) != 1 || got[0].Tool != "b" {
+		t.Fatalf("approve b by its exposed name: %v %v", got, err)
+	}
+	// a is removed, then comes back identical: approved without asking;
+	// coming back different: changed.
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{b2}, at); err != nil {
+		t.Fatal(err)
+	}
+	list, _ = db.ToolApprovals(ctx, srv.ID)
+	if list[0].Present {
+		t.Error("a removed tool is still present")
+	}
+	states, changes, _ = db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b2}, at)
+	if states["a"] != DefinitionApproved || len(changes) != 0 {
+		t.Fatalf("a back identical: %v %v", states, changes)
+	}
+	a2 := seen("a", "up__a", "4", `{"name":"a","annotations":{"destructiveHint":true}}`)
+	db.RecordToolDefinitions(ctx, "up", []SeenDefinition{b2}, at)
+	if states, _, _ = db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a2, b2}, at); states["a"] != DefinitionChanged {
+		t.Fatalf("a back changed: %v", states)
+	}
+	// Removing the server removes its approvals.
+	if err := db.DeleteServer(ctx, srv.ID); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ = db.ToolApprovals(ctx, 0); len(list) != 0 {
+		t.Fatalf("approvals outlived their server: %+v", list)
+	}
+}
