@@ -14,7 +14,9 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // Server states, as Status.State.
@@ -127,6 +129,13 @@ type Options struct {
 	OwnerToken string
 	// LookupEnv resolves ${VAR} in Env and Headers (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Identity signs the caller's identity for servers in signed mode
+	// (ServerConfig.Identity); nil forwards meta mode and refuses every
+	// call of a signed-mode server.
+	Identity *identity.Forwarder
+	// Audit, if set, receives the upstream audit rows the manager writes
+	// itself (identity_refused).
+	Audit chain.AuditLog
 }
 
 func (o Options) withDefaults() Options {

@@ -29,6 +29,8 @@ var (
 	cancelFile     = flag.String("cancel-file", "", "append the id of every cancelled slow call here")
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
+	paramsFile     = flag.String("params-file", "", "append the params of every tools/call, one JSON line each, here")
+	echoParams     = flag.Bool("echo-params", false, "echo answers with the whole params (name, arguments, _meta), not only the arguments")
 )
 
 var (
@@ -180,6 +182,12 @@ func callTool(id, params json.RawMessage) {
 		fmt.Fprintln(os.Stderr, "crashing as asked")
 		os.Exit(2)
 	}
+	if *paramsFile != "" {
+		if f, err := os.OpenFile(*paramsFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Write(append(append([]byte(nil), params...), '\n'))
+			f.Close()
+		}
+	}
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -190,6 +198,10 @@ func callTool(id, params json.RawMessage) {
 	}
 	switch p.Name {
 	case "echo":
+		if *echoParams {
+			result(id, text(string(params)))
+			break
+		}
 		result(id, text(string(p.Arguments)))
 	case "image":
 		outMu.Lock()
