@@ -22,7 +22,7 @@ func newMCPCmd() *cobra.Command {
 			"in its error data.")
 	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(), newMCPTestCmd(),
 		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(),
-		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd())
+		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd(), newMCPSetCmd(), newMCPIdentityKeyCmd())
 	return cmd
 }
 
