@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	josejwt "github.com/go-jose/go-jose/v4/jwt"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
@@ -23,6 +26,16 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
+
+// readTool stands for a built-in read tool.
+type readTool struct{}
+
+func (readTool) Spec() *tools.Spec {
+	return &tools.Spec{Name: "read_file", Permission: tools.PermRead, InputSchema: jsontext.Value(`{"type":"object"}`)}
+}
+func (readTool) Call(context.Context, jsontext.Value) (any, error) {
+	return map[string]bool{"ok": true}, nil
+}
 
 // memAudit keeps audit rows in memory.
 type memAudit struct {
@@ -86,7 +99,7 @@ func newGateway(t *testing.T, ident identity.Config, rows ...chain.TrustEntry) *
 		t.Fatal(err)
 	}
 	reg := tools.NewRegistry(&tools.StaticProvider{Name: "builtin", Source: tools.BuiltinOrigin(),
-		List: []tools.Tool{staticTool("read_file")}})
+		List: []tools.Tool{readTool{}}})
 	g.m = NewManager(reg, Options{StopGrace: 300 * time.Millisecond, Audit: g.audit,
 		Identity: &identity.Forwarder{Issuer: identity.Issuer("ws"), KeyPath: g.keyPath}})
 	t.Cleanup(func() {
@@ -300,5 +313,59 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	}
 	if refused != 3 {
 		t.Errorf("the calls' own rows: %d outcomes identity_refused, want 3 (%v)", refused, g.audit.out)
+	}
+}
+
+func toolNames(t *testing.T, s *mcp.Session) []string {
+	t.Helper()
+	r := rpc(t, s, `{"jsonrpc":"2.0","id":99,"method":"tools/list"}`)
+	res, _ := r["result"].(map[string]any)
+	list, _ := res["tools"].([]any)
+	var out []string
+	for _, x := range list {
+		out = append(out, x.(map[string]any)["name"].(string))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestBindingsPerEntityToolsList: two clients of different entities on the
+// same server see different upstream tools, decided by their bindings, and
+// a call to a tool the caller does not see is refused before it reaches the
+// upstream. Unbinding takes effect on the next list and call.
+func TestBindingsPerEntityToolsList(t *testing.T) {
+	g := newGateway(t, identity.Config{},
+		chain.TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"idf__echo": chain.PermBind}},
+		chain.TrustEntry{Entity: "oc:*", Level: 3},
+		chain.TrustEntry{Entity: "local:*", Level: 2, Perms: map[string]string{"idf__*": chain.PermBind, "idf__env": chain.PermDeny}})
+	cc, oc, local := g.session(t, "cc"), g.session(t, "oc"), g.session(t, "local")
+	all := toolNames(t, oc)
+	if len(all) != 8 || !slices.Contains(all, "idf__image") || !slices.Contains(all, "read_file") {
+		t.Fatalf("oc (level 3, no bindings) sees %v; want read_file and the 7 fake tools", all)
+	}
+	if got := toolNames(t, cc); !slices.Equal(got, []string{"idf__echo", "read_file"}) {
+		t.Errorf("cc (bound to idf__echo) sees %v", got)
+	}
+	want := slices.DeleteFunc(slices.Clone(all), func(n string) bool { return n == "idf__env" })
+	if got := toolNames(t, local); !slices.Equal(got, want) {
+		t.Errorf("local (level 2, bound to idf__* but denied idf__env) sees %v, want %v", got, want)
+	}
+	_, before := g.received(t)
+	r := rpc(t, cc, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"idf__image","arguments":{}}}`)
+	e, _ := r["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if e == nil || e["code"] != float64(chain.CodePolicyDenied) || data["reason"] != chain.ReasonNotBound {
+		t.Errorf("cc calling an unbound tool: %v", r)
+	}
+	if _, n := g.received(t); n != before {
+		t.Error("the refused call reached the upstream")
+	}
+	if r := rpc(t, cc, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"idf__echo","arguments":{}}}`); r["error"] != nil {
+		t.Errorf("cc calling its bound tool: %v", r)
+	}
+	// Unbound: cc's level decides again.
+	g.srv.Chain.(*chain.Chain).Trust = chain.NewMemoryTrust(chain.TrustEntry{Entity: "cc:*", Level: 3})
+	if got := toolNames(t, cc); !slices.Equal(got, all) {
+		t.Errorf("after unbinding, cc sees %v, want %v", got, all)
 	}
 }
