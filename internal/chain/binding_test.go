@@ -21,7 +21,7 @@ func upTool(name string) tools.Entry {
 // and bindings restrict upstream tools only.
 func TestBindingsDecideListAndCall(t *testing.T) {
 	rows := []TrustEntry{
-		{Entity: "cc:*", Level: 3},                                                      // no bindings: every upstream tool
+		{Entity: "cc:*", Level: 3}, // no bindings: every upstream tool
 		{Entity: "cc:bound", Level: 3, Perms: map[string]string{"gh__issues": PermBind}}, // one tool
 		{Entity: "oc:*", Level: 3, Perms: map[string]string{"fs__*": PermBind, "fs__write": PermDeny}},
 		{Entity: "local:*", Level: 2, Perms: map[string]string{"gh__issues": PermBind}}, // binding grants below level 3
