@@ -82,3 +82,29 @@ func TestValidatePermKey(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEvaluate: a built-in tool under a row with bindings costs what
+// it did without (the bindings are only read for upstream tools); an
+// upstream tool pays one pass over the row's permissions.
+func BenchmarkEvaluate(b *testing.B) {
+	row := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"gh__issues": PermBind, "fs__*": PermBind, "bash": PermDeny}}
+	for _, bc := range []struct {
+		name string
+		spec *tools.Spec
+	}{
+		{"builtin", &tools.Spec{Name: "read_file", Permission: tools.PermRead}},
+		{"builtin-nobindings", &tools.Spec{Name: "read_file", Permission: tools.PermRead}},
+		{"upstream-pattern", &tools.Spec{Name: "fs__read", Permission: tools.PermUpstream}},
+		{"upstream-unbound", &tools.Spec{Name: "web__get", Permission: tools.PermUpstream}},
+	} {
+		r := row
+		if bc.name == "builtin-nobindings" {
+			r = TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"bash": PermDeny}}
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				Evaluate(r, bc.spec)
+			}
+		})
+	}
+}
