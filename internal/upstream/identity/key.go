@@ -59,7 +59,7 @@ func (e *KeyError) Error() string {
 	fix := ""
 	switch e.Problem {
 	case "missing":
-		fix = "create it with `clawd mcp identity-key` and give its public key to the servers that verify tokens"
+		fix = "create it with `clawd mcp identity-key` run in that workspace (or with --workspace DIR) and give its public key to the servers that verify tokens"
 	case "mode":
 		fix = "it must be readable by you alone: chmod 600 " + e.Path + " (then check nobody copied it, or replace it)"
 	case "owner":
