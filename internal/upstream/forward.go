@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/support/secrets"
@@ -53,6 +54,22 @@ func (s *server) forward(ctx context.Context, tool string, args jsontext.Value) 
 	s.m.opts.Logger.Warn("upstream call refused: the caller's identity cannot be forwarded", "server", s.cfg.Name, "tool", tool, "err", err)
 	s.auditRefusal(entity, tool, err.Error())
 	return nil, nil, err
+}
+
+// setIdentityMeta makes params._meta["clawd/identity"] clawd's value, or
+// removes it when nothing is forwarded: a _meta filled from elsewhere (a
+// client's, once one is passed on) can never carry its own.
+func setIdentityMeta(params *mcp.CallToolParams, ident map[string]any) {
+	if params.Meta != nil {
+		delete(params.Meta, identity.MetaKey)
+	}
+	if ident == nil {
+		return
+	}
+	if params.Meta == nil {
+		params.Meta = mcp.Meta{}
+	}
+	params.Meta[identity.MetaKey] = ident
 }
 
 // auditRefusal writes the identity_refused row (docs/upstreams.md lists

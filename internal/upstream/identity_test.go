@@ -18,6 +18,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	josejwt "github.com/go-jose/go-jose/v4/jwt"
 	"github.com/go-json-experiment/json/jsontext"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
@@ -367,5 +368,18 @@ func TestBindingsPerEntityToolsList(t *testing.T) {
 	g.srv.Chain.(*chain.Chain).Trust = chain.NewMemoryTrust(chain.TrustEntry{Entity: "cc:*", Level: 3})
 	if got := toolNames(t, cc); !slices.Equal(got, all) {
 		t.Errorf("after unbinding, cc sees %v, want %v", got, all)
+	}
+}
+
+func TestSetIdentityMetaOverwrites(t *testing.T) {
+	p := &sdkmcp.CallToolParams{Meta: sdkmcp.Meta{identity.MetaKey: "forged", "progressToken": 3}}
+	setIdentityMeta(p, nil)
+	if _, ok := p.Meta[identity.MetaKey]; ok || p.Meta["progressToken"] != 3 {
+		t.Errorf("off: %v", p.Meta)
+	}
+	p.Meta[identity.MetaKey] = map[string]any{"entity": "cc:admin"}
+	setIdentityMeta(p, map[string]any{"entity": "cc:ws"})
+	if m, _ := p.Meta[identity.MetaKey].(map[string]any); m["entity"] != "cc:ws" || p.Meta["progressToken"] != 3 {
+		t.Errorf("on: %v", p.Meta)
 	}
 }

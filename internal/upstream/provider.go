@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/tools"
-	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // provider is one upstream server in the registry. It outlives a
@@ -175,9 +174,7 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	defer cancel()
 	cctx, sl := withCapture(rctx)
 	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
-	if ident != nil {
-		params.Meta = mcp.Meta{identity.MetaKey: ident}
-	}
+	setIdentityMeta(params, ident) // last: whatever else fills _meta cannot set clawd/identity
 	res, err := sess.cs.CallTool(cctx, params)
 	if ctx.Err() != nil {
 		if sess.capture != nil {
