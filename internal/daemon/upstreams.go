@@ -52,7 +52,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OwnerToken:       token,
 		VerifyExecutable: VerifyUpstream(d.Store),
 		Identity:         d.identityForwarder(),
-		Audit:            d.Chain.Audit,
+		Audit:            d.auditUpstream,
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -187,6 +187,20 @@ func (d *Daemon) upstreamOwnerToken() (string, error) {
 		return "", err
 	}
 	return t, nil
+}
+
+// auditUpstream writes an event of the upstream manager as an audit row:
+// step "upstream", result Deny, transport "daemon".
+func (d *Daemon) auditUpstream(ev upstream.AuditEvent) {
+	if d.Chain == nil || d.Chain.Audit == nil {
+		return
+	}
+	if _, err := d.Chain.Audit.Record(&chain.AuditRecord{
+		Time: ev.Time, EntityID: ev.Entity, ToolID: ev.Tool, TrustLevel: chain.NoTrustLevel,
+		Result: chain.ResultDeny, Step: "upstream", Transport: "daemon", Reason: ev.Reason,
+	}); err != nil {
+		d.Logger.Error("upstream servers: an audit row could not be written", "tool", ev.Tool, "reason", ev.Reason, "err", err)
+	}
 }
 
 // identityForwarder signs this workspace's identity tokens with the key

@@ -8,7 +8,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/upstream/identity"
@@ -82,11 +81,6 @@ func (s *server) auditRefusal(entity, tool, detail string) {
 	if entity == "" {
 		entity = "clawd"
 	}
-	if _, err := a.Record(&chain.AuditRecord{
-		Time: time.Now(), EntityID: entity, ToolID: "mcp:" + s.cfg.Name + "/" + tool, TrustLevel: chain.NoTrustLevel,
-		Result: chain.ResultDeny, Step: "upstream", Transport: "daemon",
-		Reason: "identity_refused: " + secrets.MaskText(detail),
-	}); err != nil {
-		s.m.opts.Logger.Error("upstream: the identity_refused audit row could not be written", "server", s.cfg.Name, "err", err)
-	}
+	a(AuditEvent{Time: time.Now(), Entity: entity, Tool: "mcp:" + s.cfg.Name + "/" + tool,
+		Reason: "identity_refused: " + secrets.MaskText(detail)})
 }

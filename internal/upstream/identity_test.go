@@ -61,6 +61,12 @@ func (a *memAudit) RecordOutcome(id int64, o chain.Outcome) {
 	a.out[id] = o
 }
 
+// event records an upstream event as the daemon does (auditUpstream).
+func (a *memAudit) event(ev AuditEvent) {
+	a.Record(&chain.AuditRecord{Time: ev.Time, EntityID: ev.Entity, ToolID: ev.Tool, TrustLevel: chain.NoTrustLevel,
+		Result: chain.ResultDeny, Step: "upstream", Transport: "daemon", Reason: ev.Reason})
+}
+
 func (a *memAudit) find(reasonPrefix string) []chain.AuditRecord {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -101,7 +107,7 @@ func newGateway(t *testing.T, ident identity.Config, rows ...chain.TrustEntry) *
 	}
 	reg := tools.NewRegistry(&tools.StaticProvider{Name: "builtin", Source: tools.BuiltinOrigin(),
 		List: []tools.Tool{readTool{}}})
-	g.m = NewManager(reg, Options{StopGrace: 300 * time.Millisecond, Audit: g.audit,
+	g.m = NewManager(reg, Options{StopGrace: 300 * time.Millisecond, Audit: g.audit.event,
 		Identity: &identity.Forwarder{Issuer: identity.Issuer("ws"), KeyPath: g.keyPath}})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
