@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -21,14 +22,17 @@ const DefaultTTL = 60 * time.Second
 type Forwarder struct {
 	// Issuer is the tokens' iss (Issuer(workspaceID)).
 	Issuer string
-	// KeyPath is the signing key (KeyPath). It is read on every signed
-	// call, so a key removed, chmod'ed open or replaced by garbage stops
-	// signing at once; "" refuses signed mode.
+	// KeyPath is the signing key (KeyPath). It is opened and checked on
+	// every signed call (and read again when the file changed), so a key
+	// removed, chmod'ed open or replaced by garbage stops signing at once;
+	// "" refuses signed mode.
 	KeyPath string
 	// TTL is the tokens' lifetime (DefaultTTL when zero).
 	TTL time.Duration
 	// Now is the clock (time.Now when nil); tests set it.
 	Now func() time.Time
+
+	cache atomic.Pointer[cachedKey] // the parsed key of the file's current version
 }
 
 // Refused is the error of a call clawd would not forward: signed mode
@@ -108,7 +112,7 @@ func (f *Forwarder) Sign(subject, audience string) (string, error) {
 	if f.Issuer == "" {
 		return "", errors.New("no issuer is configured")
 	}
-	k, err := LoadKey(f.KeyPath)
+	k, err := loadKey(f.KeyPath, &f.cache)
 	if err != nil {
 		return "", err
 	}

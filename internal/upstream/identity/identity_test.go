@@ -369,3 +369,62 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	}
 	os.Chmod(to, mode)
 }
+
+// BenchmarkApply: what forwarding adds to one upstream call, per mode
+// (signed reads and parses the key file each time, then signs).
+func BenchmarkApply(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "k.key")
+	if _, _, err := EnsureKey(path); err != nil {
+		b.Fatal(err)
+	}
+	f := &Forwarder{Issuer: "urn:clawd:workspace:w", KeyPath: path}
+	args := jsontext.Value(`{"path":"src/main.go","limit":100}`)
+	for _, m := range []Mode{ModeOff, ModeMeta, ModeSigned} {
+		b.Run(string(m), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.Apply(Config{Mode: m}, "orders", "cc:w", args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestForwarderNoticesKeyChanges: the parsed key is reused only for the
+// same file: a replaced key signs from the next call, a key opened to
+// others or removed refuses the next call.
+func TestForwarderNoticesKeyChanges(t *testing.T) {
+	path, k1 := newKeyFile(t)
+	f := &Forwarder{Issuer: "urn:clawd:workspace:w", KeyPath: path}
+	kidOf := func() string {
+		tok, err := f.Sign("cc:w", "s")
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		p, err := josejwt.ParseSigned(tok, []jose.SignatureAlgorithm{jose.EdDSA})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Headers[0].KeyID
+	}
+	if got := kidOf(); got != k1.KID {
+		t.Fatalf("kid %s, want %s", got, k1.KID)
+	}
+	other, k2 := newKeyFile(t)
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if got := kidOf(); got != k2.KID {
+		t.Errorf("after the key was replaced: kid %s, want the new %s", got, k2.KID)
+	}
+	os.Chmod(path, 0o640)
+	if got := kidOf(); !strings.Contains(got, "readable by others") && runtime.GOOS != "windows" {
+		t.Errorf("after chmod 640: %s", got)
+	}
+	os.Chmod(path, 0o600)
+	os.Remove(path)
+	if got := kidOf(); !strings.Contains(got, "missing") {
+		t.Errorf("after removal: %s", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
 )
@@ -95,6 +96,29 @@ const maxKeyFile = 16 << 10
 // never creates a key: a key that vanished is an error, not a new key the
 // servers do not know.
 func LoadKey(path string) (*Key, error) {
+	return loadKey(path, nil)
+}
+
+// keyVersion identifies one version of the key file (device, inode, size,
+// modification and change times where the platform has them): a cached
+// key is reused only for the same version, after the file's checks passed
+// again.
+type keyVersion struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+type cachedKey struct {
+	path string
+	ver  keyVersion
+	key  *Key
+}
+
+// loadKey is LoadKey; with cache, the parsed key of the same file version
+// is reused instead of read and parsed again. The file is opened and its
+// type, mode and owner checked on every call either way.
+func loadKey(path string, cache *atomic.Pointer[cachedKey]) (*Key, error) {
 	f, err := openNoFollow(path)
 	if err != nil {
 		switch {
@@ -119,6 +143,12 @@ func LoadKey(path string) (*Key, error) {
 	if err := checkOwner(fi); err != nil {
 		return nil, &KeyError{Path: path, Problem: "owner", Detail: err.Error()}
 	}
+	ver := versionOf(fi)
+	if cache != nil {
+		if c := cache.Load(); c != nil && c.path == path && c.ver == ver {
+			return c.key, nil
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, &KeyError{Path: path, Problem: "unreadable", Detail: err.Error()}
@@ -126,7 +156,11 @@ func LoadKey(path string) (*Key, error) {
 	if len(b) > maxKeyFile {
 		return nil, &KeyError{Path: path, Problem: "corrupt", Detail: "larger than a key file can be"}
 	}
-	return parseKey(path, b)
+	k, err := parseKey(path, b)
+	if err == nil && cache != nil {
+		cache.Store(&cachedKey{path: path, ver: ver, key: k})
+	}
+	return k, err
 }
 
 func parseKey(path string, b []byte) (*Key, error) {

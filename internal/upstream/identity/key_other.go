@@ -31,3 +31,7 @@ const modeChecked = false
 // checkOwner: the file's ACL is set by fileutil.MakePrivate when clawd
 // writes it; ownership is not checked on this platform.
 func checkOwner(os.FileInfo) error { return nil }
+
+func versionOf(fi os.FileInfo) keyVersion {
+	return keyVersion{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+}

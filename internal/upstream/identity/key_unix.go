@@ -35,3 +35,12 @@ func checkOwner(fi os.FileInfo) error {
 	}
 	return nil
 }
+
+func versionOf(fi os.FileInfo) keyVersion {
+	v := keyVersion{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		v.dev, v.ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // types differ by platform
+		v.ctime = changeTime(st)
+	}
+	return v
+}
