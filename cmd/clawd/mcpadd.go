@@ -27,6 +27,7 @@ type mcpAddFlags struct {
 	httpURL, cwd, description    string
 	env, headers                 []string
 	connect, read                int
+	identity                     identityFlags
 }
 
 func newMCPAddCmd() *cobra.Command {
@@ -59,6 +60,9 @@ func newMCPAddCmd() *cobra.Command {
 			if err != nil {
 				return mcpStoreError(err, "adding "+s.Name)
 			}
+			if err := signingKeyNote(cmd.ErrOrStderr(), got); err != nil {
+				return err
+			}
 			if f.asJSON {
 				return writeJSON(cmd.OutOrStdout(), got)
 			}
@@ -78,6 +82,7 @@ func newMCPAddCmd() *cobra.Command {
 	fl.IntVar(&f.read, "read-timeout", store.DefaultReadTimeout, "seconds to wait for any one answer (5-300)")
 	fl.BoolVar(&f.disabled, "disabled", false, "store the server without connecting to it (clawd mcp enable NAME later)")
 	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
+	f.identity.register(cmd)
 	fl.BoolVar(&f.asJSON, "json", false, "print the stored server as JSON")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := flagProblem(c, err)
@@ -150,7 +155,7 @@ func (f *mcpAddFlags) server(cmd *cobra.Command, args []string) (store.MCPServer
 	s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds = f.connect, f.read
 	s.Enabled = !f.disabled
 	s.Description = f.description
-	return s, nil
+	return s, f.identity.apply(cmd, &s)
 }
 
 // stdioServer reads COMMAND [ARGS...] after --, --cwd and --env.

@@ -25,7 +25,8 @@ func newMCPCmd() *cobra.Command {
 			"changed.")
 	cmd.AddCommand(newMCPAddCmd(), newMCPListCmd(), newMCPShowCmd(), newMCPRmCmd(), newMCPTestCmd(),
 		newMCPEnableCmd(true), newMCPEnableCmd(false), newMCPToolsCmd(), newMCPRefreshCmd(), newMCPLogsCmd(),
-		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd(), newMCPApproveCmd(), newMCPDiffCmd())
+		newMCPAllowCmd(), newMCPAllowlistCmd(), newMCPDisallowCmd(), newMCPApproveCmd(), newMCPDiffCmd(),
+		newMCPSetCmd(), newMCPIdentityKeyCmd())
 	return cmd
 }
 

@@ -136,6 +136,7 @@ func printServer(w io.Writer, s store.MCPServer) {
 	}
 	if !v.Builtin {
 		line("timeouts", fmt.Sprintf("connect %d s, read %d s", v.ConnectTimeoutSeconds, v.ReadTimeoutSeconds))
+		line("identity", identityText(s))
 	}
 	line("enabled", yesNo(v.Enabled))
 	line("status", v.LastStatus)

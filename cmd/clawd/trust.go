@@ -64,8 +64,9 @@ func newTrustCmd() *cobra.Command {
 			"cc (Claude Code), oc (OpenCode), local (other clients) or device (a paired device), and a\n"+
 			"workspace or device id; KIND:* matches every entity of that kind. Each row has a trust level:\n"+
 			"  0 nothing   1 read tools   2 adds write and execute (write_file, bash)   3 adds upstream tools\n"+
-			"and optional per-tool permissions that override the level.")
-	cmd.AddCommand(newTrustListCmd(), newTrustSetCmd(), newTrustRmCmd())
+			"and optional per-tool permissions that override the level, and bindings (bind, unbind) that make\n"+
+			"a set of upstream tools the only ones an entity lists and calls.")
+	cmd.AddCommand(newTrustListCmd(), newTrustSetCmd(), newTrustRmCmd(), newTrustBindCmd(), newTrustUnbindCmd())
 	return cmd
 }
 
@@ -117,21 +118,23 @@ func printTrust(w io.Writer, rows []store.TrustRow) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTITY\tLEVEL\tALLOW\tDENY\tUPDATED")
+	fmt.Fprintln(tw, "ENTITY\tLEVEL\tALLOW\tDENY\tBOUND\tUPDATED")
 	for _, r := range rows {
 		allow, deny := permLists(r.Perms)
-		fmt.Fprintf(tw, "%s\t%d (%s)\t%s\t%s\t%s\n", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny), r.UpdatedAt)
+		fmt.Fprintf(tw, "%s\t%d (%s)\t%s\t%s\t%s\t%s\n", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny),
+			orDash(boundTools(r.Perms)), r.UpdatedAt)
 	}
 	tw.Flush()
 }
 
 func permLists(perms map[string]string) (allow, deny []string) {
 	for t, p := range perms {
-		if p == chain.PermAllow {
+		switch p {
+		case chain.PermAllow:
 			allow = append(allow, t)
-		} else {
+		case chain.PermDeny:
 			deny = append(deny, t)
-		}
+		} // bind: boundTools
 	}
 	sort.Strings(allow)
 	sort.Strings(deny)
@@ -152,8 +155,9 @@ func newTrustSetCmd() *cobra.Command {
 		Use:   "set ENTITY LEVEL",
 		Short: "Create or replace an entity's row",
 		Long: "Create or replace ENTITY's row: its trust LEVEL (0-3) and exactly the per-tool permissions given\n" +
-			"(an earlier row's --allow/--deny are dropped). --allow TOOL lets the entity call TOOL whatever its\n" +
-			"level; --deny TOOL refuses it. Both repeat, or take a comma-separated list.\n\n" +
+			"(an earlier row's --allow/--deny are dropped; its bindings are kept, see trust bind). --allow TOOL\n" +
+			"lets the entity call TOOL whatever its level; --deny TOOL refuses it. Both repeat, or take a\n" +
+			"comma-separated list; SERVER__* names every tool of an upstream server.\n\n" +
 			"Example: clawd trust set device:phone1 1 --deny search",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
@@ -171,11 +175,27 @@ func newTrustSetCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			if err := db.SetTrust(context.Background(), e); err != nil {
+			// The bindings of the entity's own row are kept, unless the
+			// tool is given --allow or --deny now.
+			err = db.UpdateTrust(context.Background(), e.Entity, func(cur chain.TrustEntry, from string) (chain.TrustEntry, error) {
+				if from == e.Entity {
+					for t, p := range cur.Perms {
+						if _, given := e.Perms[t]; p == chain.PermBind && !given {
+							e.Perms[t] = p
+						}
+					}
+				}
+				return e, nil
+			})
+			if store.IsValidation(err) {
+				return usageError("%v", err)
+			}
+			if err != nil {
 				return runtimeError("writing the trust registry: %v", err)
 			}
 			a, d := permLists(e.Perms)
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: level %d (%s); allow: %s; deny: %s\n", e.Entity, e.Level, levelMeaning[e.Level], orDash(a), orDash(d))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: level %d (%s); allow: %s; deny: %s; bound: %s\n", e.Entity, e.Level, levelMeaning[e.Level], orDash(a), orDash(d),
+				orDash(boundTools(e.Perms)))
 			return nil
 		},
 	}
@@ -200,7 +220,7 @@ func parseTrustArgs(entity, level string, allow, deny []string) (chain.TrustEntr
 		perm  string
 	}{{allow, chain.PermAllow}, {deny, chain.PermDeny}} {
 		for _, t := range list.tools {
-			if err := chain.ValidateToolName(t); err != nil {
+			if err := chain.ValidatePermKey(t); err != nil {
 				return e, usageError("--%s: %v", list.perm, err)
 			}
 			if p, dup := e.Perms[t]; dup && p != list.perm {

@@ -59,11 +59,36 @@ func nameChars(s string) bool {
 	return true
 }
 
-// Permission values in a trust registry row's per-tool JSON.
+// Permission values in a trust registry row's per-tool JSON. bind is
+// written by `clawd trust bind`: it allows the tool and, for upstream
+// tools, makes the row's bindings the entity's whole set (Evaluate).
 const (
 	PermAllow = "allow"
 	PermDeny  = "deny"
+	PermBind  = "bind"
 )
+
+// ServerPatternSuffix ends a permission key that names every tool of one
+// upstream server: "SERVER__*".
+const ServerPatternSuffix = "__*"
+
+// ValidatePermKey checks a key of a row's per-tool permissions: a tool name
+// (ValidateToolName) or SERVER__* for every tool of an upstream server,
+// with SERVER an upstream server name (letters, digits, '_' and '-',
+// without "__").
+func ValidatePermKey(k string) error {
+	server, ok := strings.CutSuffix(k, ServerPatternSuffix)
+	if !ok {
+		if strings.Contains(k, "*") {
+			return fmt.Errorf("tool %q: the only pattern is SERVER__* (every tool of one upstream server)", k)
+		}
+		return ValidateToolName(k)
+	}
+	if server == "" || len(server) > maxNameLen || strings.Contains(server, "__") || strings.HasSuffix(server, "_") || !nameChars(server) || strings.Contains(server, ".") {
+		return fmt.Errorf("pattern %q: SERVER__* needs an upstream server's name before __* (letters, digits, '_' or '-')", k)
+	}
+	return nil
+}
 
 // ValidateServerID checks a provider (MCP server) id for the supply-chain
 // allowlist: 1-128 letters, digits, '.', '_' or '-'.

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -15,6 +16,11 @@ const (
 	ReasonLevelAllow    = "trust_level_default_allow"
 	ReasonLevelTooLow   = "trust_level_too_low"
 	ReasonUnknownHint   = "unknown_permission_hint"
+	// ReasonBound: the tool is bound to the entity (clawd trust bind).
+	ReasonBound = "bound_tool"
+	// ReasonNotBound: the entity has bindings and this upstream tool is
+	// not among them.
+	ReasonNotBound = "tool_not_bound"
 )
 
 // Policy is step 3 for a known entity. A tool switched off in config is
@@ -33,17 +39,36 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 	return Evaluate(e, spec)
 }
 
-// Evaluate is the deny-by-default policy engine (step 3 of the chain):
-// an explicit per-tool permission in the entity's row decides; otherwise the
-// trust-level table by the tool's permission hint (level 1 read; 2 adds
-// write and execute; 3 adds upstream; 0 nothing). A hint the table does not
-// know is refused unless explicitly allowed.
+// Evaluate is the deny-by-default policy engine (step 3 of the chain), and
+// the one function that decides both whether tools/list shows a tool to a
+// caller (Chain.Visible) and whether a call may run (Chain.decide), so the
+// two cannot disagree. In order:
+//
+//  1. a permission for exactly this tool in the entity's row: allow, deny,
+//     or bind (allowed: the tool is bound to the entity);
+//  2. for an upstream tool (permission hint upstream), a SERVER__* pattern
+//     of the row matching its exposed name: deny wins over bind and allow;
+//     and when the row binds any tool (clawd trust bind), an upstream tool
+//     neither bound nor allowed is refused (tool_not_bound): the bindings
+//     are then the entity's whole set of upstream tools;
+//  3. the trust-level table by the tool's permission hint (level 1 read; 2
+//     adds write and execute; 3 adds upstream; 0 nothing). A hint the table
+//     does not know is refused unless explicitly allowed.
+//
+// Built-in tools never reach step 2: their cost is the map lookup of step 1.
 func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 	switch e.Perms[spec.Name] {
 	case PermAllow:
 		return true, ReasonExplicitAllow
 	case PermDeny:
 		return false, ReasonExplicitDeny
+	case PermBind:
+		return true, ReasonBound
+	}
+	if spec.Permission == tools.PermUpstream && len(e.Perms) > 0 {
+		if allow, reason, decided := evaluateUpstream(e.Perms, spec.Name); decided {
+			return allow, reason
+		}
 	}
 	need, ok := RequiredLevel(spec.Permission)
 	if !ok {
@@ -53,6 +78,33 @@ func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 		return true, ReasonLevelAllow
 	}
 	return false, ReasonLevelTooLow
+}
+
+// evaluateUpstream is step 2 of Evaluate for an upstream tool's exposed
+// name: the row's SERVER__* patterns, then its bindings.
+func evaluateUpstream(perms map[string]string, name string) (allow bool, reason string, decided bool) {
+	var matched string // the strongest pattern permission that matches
+	binds := false
+	for key, p := range perms {
+		binds = binds || p == PermBind
+		if server, ok := strings.CutSuffix(key, ServerPatternSuffix); ok && strings.HasPrefix(name, server) &&
+			strings.HasPrefix(name[len(server):], "__") {
+			if p == PermDeny || matched == "" || matched == PermAllow && p == PermBind {
+				matched = p
+			}
+		}
+	}
+	switch {
+	case matched == PermDeny:
+		return false, ReasonExplicitDeny, true
+	case matched == PermBind:
+		return true, ReasonBound, true
+	case matched == PermAllow:
+		return true, ReasonExplicitAllow, true
+	case binds:
+		return false, ReasonNotBound, true
+	}
+	return false, "", false
 }
 
 // RequiredLevel is the trust level a permission hint needs by default; ok
@@ -93,6 +145,9 @@ func PolicySentence(entity string, e TrustEntry, spec *tools.Spec, reason string
 	case ReasonLevelTooLow:
 		return fmt.Sprintf("%s needs level %d (%s), %s is level %d%s (`clawd trust set %s %d` raises it, `clawd trust set %s %d --allow %s` allows only this tool)",
 			spec.Name, need, spec.Permission, entity, e.Level, row, entity, need, entity, e.Level, spec.Name)
+	case ReasonNotBound:
+		return fmt.Sprintf("%s is not among the tools bound to %s (row %s); `clawd trust bind %s %s` binds it, `clawd trust unbind %s` removes every binding",
+			spec.Name, entity, rowName, rowName, spec.Name, rowName)
 	case ReasonUnknownHint:
 		if !known {
 			return fmt.Sprintf("%s has the permission hint %q, which no trust level covers; only an explicit allow lets %s call it (`clawd trust set %s %d --allow %s`)",

@@ -91,12 +91,20 @@ func (c *Chain) Run(ctx context.Context, call *Call, next Next) Answer {
 // AuditOutcome method says (a bash timeout); error/result_encoding_failed
 // for an *EncodeError; sandbox_violation (answered -32005) when os.Root
 // refused a path while the tool ran; tool_error otherwise, with detail
-// invalid_arguments or handler_panic when those apply.
+// invalid_arguments, handler_panic or the error's own AuditDetail when
+// those apply. A tools.CallerAware tool gets the caller's entity in its
+// context (tools.CallerEntity).
 func Execute(ctx context.Context, call *Call, next Next, log *slog.Logger) (Answer, Outcome) {
 	start := time.Now()
 	if ctx.Err() != nil {
 		// Cancelled while the chain decided: the tool never starts.
 		return Answer{Kind: AnswerCancelled}, Outcome{Result: OutcomeCancelled, Duration: time.Since(start)}
+	}
+	if _, ok := call.Entry.Tool.(tools.CallerAware); ok && call.Caller != nil {
+		// Only a tool that forwards its caller (an upstream server set to
+		// receive the identity) is told who calls: the entity the chain
+		// authorized, never the client's own claim.
+		ctx = tools.WithCaller(ctx, call.Caller.EntityID)
 	}
 	res, err := callNext(ctx, next)
 	o := Outcome{Result: OutcomeOK, Duration: time.Since(start)}
@@ -133,12 +141,23 @@ func Execute(ctx context.Context, call *Call, next Next, log *slog.Logger) (Answ
 		return Answer{Kind: AnswerToolError, Message: "internal error in the tool handler; the server logged the details"}, o
 	}
 	o.Result = OutcomeToolError
-	var ae *tools.ArgError
-	if errors.As(err, &ae) {
+	var (
+		ae *tools.ArgError
+		ad auditDetailer
+	)
+	switch {
+	case errors.As(err, &ae):
 		o.Detail = "invalid_arguments"
+	case errors.As(err, &ad):
+		o.Detail = ad.AuditDetail() // e.g. identity_refused
 	} // otherwise the outcome, tool_error, says it all
 	return Answer{Kind: AnswerToolError, Message: err.Error()}, o
 }
+
+// auditDetailer is an error that names its own outcome detail (an upstream
+// call refused because the caller's identity could not be signed says
+// identity_refused).
+type auditDetailer interface{ AuditDetail() string }
 
 // auditOutcomer is a result that ended otherwise than ok while still being
 // a normal answer (tools.BashResult after a timeout says "timeout").

@@ -27,7 +27,7 @@ func (d *Daemon) checkUpstreamTools(server string, defs []upstream.ToolDefinitio
 		return nil, err
 	}
 	for _, c := range changes {
-		d.auditUpstream(chain.AuditRecord{
+		d.recordUpstreamEvent(chain.AuditRecord{
 			EntityID: "clawd", ToolID: "mcp:" + server + "/" + safetext.Line(c.Tool), Result: chain.ResultDeny,
 			Reason: definitionChangeReason(server, c),
 		})
@@ -51,15 +51,17 @@ func definitionChangeReason(server string, c store.DefinitionChange) string {
 	return "definition_changed: sha256 " + c.Approved + " -> " + c.Now + " (clawd mcp diff " + server + ")" + fix
 }
 
-// auditUpstream writes one upstream event row (Step "upstream", Transport
-// "daemon"); a failure is logged, the event goes on.
-func (d *Daemon) auditUpstream(r chain.AuditRecord) {
-	w, err := d.Store.Audit()
-	if err == nil {
-		r.Time, r.Step, r.Transport, r.TrustLevel = time.Now(), "upstream", "daemon", chain.NoTrustLevel
-		_, err = w.Record(&r)
+// recordUpstreamEvent writes one upstream event row (Step "upstream",
+// Transport "daemon"); a failure is logged, the event goes on.
+func (d *Daemon) recordUpstreamEvent(r chain.AuditRecord) {
+	if d.Chain == nil || d.Chain.Audit == nil {
+		return
 	}
-	if err != nil {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	r.Step, r.Transport, r.TrustLevel = "upstream", "daemon", chain.NoTrustLevel
+	if _, err := d.Chain.Audit.Record(&r); err != nil {
 		d.Logger.Warn("upstream servers: writing an audit row failed", "tool", r.ToolID, "reason", r.Reason, "err", err)
 	}
 }

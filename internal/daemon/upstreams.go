@@ -15,6 +15,7 @@ import (
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/upstream"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // StartUpstreams connects the upstream MCP servers configured with `clawd
@@ -51,6 +52,8 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OwnerToken:       token,
 		VerifyExecutable: VerifyUpstream(d.Store),
 		CheckTools:       d.checkUpstreamTools,
+		Identity:         d.identityForwarder(),
+		Audit:            d.auditUpstream,
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -92,6 +95,8 @@ func UpstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
 			ConnectTimeout: time.Duration(r.ConnectTimeoutSeconds) * time.Second,
 			ReadTimeout:    time.Duration(r.ReadTimeoutSeconds) * time.Second,
 			Enabled:        r.Enabled,
+			Identity: identity.Config{Mode: identity.Mode(r.IdentityMode), Arg: r.IdentityArg,
+				Audience: r.IdentityAudience},
 		})
 	}
 	return out
@@ -183,6 +188,24 @@ func (d *Daemon) upstreamOwnerToken() (string, error) {
 		return "", err
 	}
 	return t, nil
+}
+
+// auditUpstream writes an event of the upstream manager (a refusal, such
+// as identity_refused) as a Deny row of step "upstream".
+func (d *Daemon) auditUpstream(ev upstream.AuditEvent) {
+	d.recordUpstreamEvent(chain.AuditRecord{Time: ev.Time, EntityID: ev.Entity, ToolID: ev.Tool, Result: chain.ResultDeny, Reason: ev.Reason})
+}
+
+// identityForwarder signs this workspace's identity tokens with the key
+// `clawd mcp identity-key` (or adding a signed-mode server) created in the
+// data directory. The daemon never creates the key itself: a key that is
+// gone is refused (identity_refused), not silently replaced by one the
+// servers do not know.
+func (d *Daemon) identityForwarder() *identity.Forwarder {
+	return &identity.Forwarder{
+		Issuer:  identity.Issuer(d.WorkspaceID),
+		KeyPath: identity.KeyPath(d.Paths.DataDir, d.WorkspaceID),
+	}
 }
 
 // closeUpstreams stops every upstream server and its processes.

@@ -50,6 +50,11 @@ type MCPServer struct {
 	LastError             string
 	LastConnectedAt       string // "" until the first successful connection
 	ToolCount             int
+	// IdentityMode is off, meta or signed; IdentityArg and
+	// IdentityAudience are "" for the defaults (docs/upstreams.md).
+	IdentityMode     string
+	IdentityArg      string
+	IdentityAudience string
 }
 
 // MCPServerView is a row as every output shows it (`clawd mcp list --json`,
@@ -78,6 +83,9 @@ type MCPServerView struct {
 	LastError             string            `json:"last_error"`
 	LastConnectedAt       string            `json:"last_connected_at"`
 	ToolCount             int               `json:"tool_count"`
+	IdentityMode          string            `json:"identity_mode"`
+	IdentityArg           string            `json:"identity_arg"`
+	IdentityAudience      string            `json:"identity_audience"`
 }
 
 // View is the masked form of s.
@@ -93,7 +101,8 @@ func (s MCPServer) View() MCPServerView {
 		ConnectTimeoutSeconds: s.ConnectTimeoutSeconds, ReadTimeoutSeconds: s.ReadTimeoutSeconds,
 		Enabled: s.Enabled, Builtin: s.Builtin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 		LastStatus: s.LastStatus, LastError: secrets.MaskText(s.LastError), LastConnectedAt: s.LastConnectedAt,
-		ToolCount: s.ToolCount,
+		ToolCount:    s.ToolCount,
+		IdentityMode: s.IdentityMode, IdentityArg: s.IdentityArg, IdentityAudience: s.IdentityAudience,
 	}
 }
 
@@ -116,31 +125,34 @@ func (s MCPServer) LogValue() slog.Value { return slog.AnyValue(s.View()) }
 // (enabled, 30 s connect and 60 s read timeouts) for InsertServer.
 func NewStdioServer(name, command string, args []string) MCPServer {
 	return MCPServer{Name: name, Transport: TransportStdio, Command: command, Args: args, Enabled: true,
-		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout}
+		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout, IdentityMode: IdentityOff}
 }
 
 // NewHTTPServer: transport is TransportHTTP or TransportSSE.
 func NewHTTPServer(name, transport, url string) MCPServer {
 	return MCPServer{Name: name, Transport: transport, URL: url, Enabled: true,
-		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout}
+		ConnectTimeoutSeconds: DefaultConnectTimeout, ReadTimeoutSeconds: DefaultReadTimeout, IdentityMode: IdentityOff}
 }
 
 const serverColumns = `id, name, description, transport, command, args, cwd, env, url, headers,
 	connect_timeout_s, read_timeout_s, enabled, builtin, created_at, updated_at,
-	last_status, last_error, last_connected_at, tool_count`
+	last_status, last_error, last_connected_at, tool_count,
+	identity_mode, identity_arg, identity_audience`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scanServer(r rowScanner) (MCPServer, error) {
 	var s MCPServer
-	var command, cwd, url, lastErr, lastConn sql.NullString
+	var command, cwd, url, lastErr, lastConn, idArg, idAud sql.NullString
 	var args, env, headers string
 	err := r.Scan(&s.ID, &s.Name, &s.Description, &s.Transport, &command, &args, &cwd, &env, &url, &headers,
 		&s.ConnectTimeoutSeconds, &s.ReadTimeoutSeconds, &s.Enabled, &s.Builtin, &s.CreatedAt, &s.UpdatedAt,
-		&s.LastStatus, &lastErr, &lastConn, &s.ToolCount)
+		&s.LastStatus, &lastErr, &lastConn, &s.ToolCount,
+		&s.IdentityMode, &idArg, &idAud)
 	if err != nil {
 		return s, err
 	}
+	s.IdentityArg, s.IdentityAudience = idArg.String, idAud.String
 	s.Command, s.Cwd, s.URL, s.LastError, s.LastConnectedAt = command.String, cwd.String, url.String, lastErr.String, lastConn.String
 	if err := json.Unmarshal([]byte(args), &s.Args); err != nil {
 		return s, fmt.Errorf("MCP server %s: args: %w", s.Name, err)
@@ -248,10 +260,12 @@ func (db *DB) InsertServer(ctx context.Context, s MCPServer) (MCPServer, error) 
 		}
 		t := now()
 		res, err := tx.ExecContext(ctx, `INSERT INTO cd_mcp_server (name, description, transport, command, args, cwd, env, url, headers,
-			connect_timeout_s, read_timeout_s, enabled, builtin, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)`,
+			connect_timeout_s, read_timeout_s, enabled, builtin, created_at, updated_at,
+			identity_mode, identity_arg, identity_audience)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)`,
 			s.Name, s.Description, s.Transport, nullIfEmpty(s.Command), args, nullIfEmpty(s.Cwd), env, nullIfEmpty(s.URL), headers,
-			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, t, t)
+			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, t, t,
+			s.IdentityMode, nullIfEmpty(s.IdentityArg), nullIfEmpty(s.IdentityAudience))
 		if err != nil {
 			return err
 		}
@@ -296,6 +310,9 @@ type MCPServerPatch struct {
 	ConnectTimeoutSeconds *int
 	ReadTimeoutSeconds    *int
 	Enabled               *bool
+	IdentityMode          *string
+	IdentityArg           *string // "" restores the mode's default
+	IdentityAudience      *string // "" restores the server's name
 }
 
 // apply returns s with p applied.
@@ -338,6 +355,9 @@ func (p MCPServerPatch) apply(s MCPServer) (MCPServer, error) {
 	if p.Enabled != nil {
 		s.Enabled = *p.Enabled
 	}
+	set(&s.IdentityMode, p.IdentityMode)
+	set(&s.IdentityArg, p.IdentityArg)
+	set(&s.IdentityAudience, p.IdentityAudience)
 	return s, nil
 }
 
@@ -368,10 +388,12 @@ func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCP
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET name = ?, description = ?, transport = ?, command = ?, args = ?,
-			cwd = ?, env = ?, url = ?, headers = ?, connect_timeout_s = ?, read_timeout_s = ?, enabled = ?, updated_at = ?
+			cwd = ?, env = ?, url = ?, headers = ?, connect_timeout_s = ?, read_timeout_s = ?, enabled = ?, updated_at = ?,
+			identity_mode = ?, identity_arg = ?, identity_audience = ?
 			WHERE id = ?`,
 			s.Name, s.Description, s.Transport, nullIfEmpty(s.Command), args, nullIfEmpty(s.Cwd), env, nullIfEmpty(s.URL), headers,
-			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, now(), id)
+			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, now(),
+			s.IdentityMode, nullIfEmpty(s.IdentityArg), nullIfEmpty(s.IdentityAudience), id)
 		return err
 	})
 	if err != nil {

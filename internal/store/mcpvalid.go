@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clawde/clawd/internal/support/secrets"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // Transports of an MCP server row. The built-in row (clawd's own tools)
@@ -310,6 +311,12 @@ func validateServer(s *MCPServer) error {
 	if err := ValidateTimeout("read timeout", s.ReadTimeoutSeconds); err != nil {
 		return err
 	}
+	if s.IdentityMode == "" {
+		s.IdentityMode = IdentityOff
+	}
+	if err := ValidateIdentity(s.IdentityMode, s.IdentityArg, s.IdentityAudience); err != nil {
+		return err
+	}
 	switch s.Transport {
 	case TransportStdio:
 		if s.URL != "" || len(s.Headers) > 0 {
@@ -332,6 +339,25 @@ func validateServer(s *MCPServer) error {
 	}
 	_, err := ParseTransport(s.Transport)
 	return err
+}
+
+// Identity forwarding modes (identity_mode).
+const (
+	IdentityOff    = string(identity.ModeOff)
+	IdentityMeta   = string(identity.ModeMeta)
+	IdentitySigned = string(identity.ModeSigned)
+)
+
+// ValidateIdentity checks a server's identity forwarding setting.
+func ValidateIdentity(mode, arg, audience string) error {
+	c := identity.Config{Mode: identity.Mode(mode), Arg: arg, Audience: audience}
+	if mode == "" {
+		return invalid("identity mode \"\": use off, meta or signed")
+	}
+	if err := c.Validate(); err != nil {
+		return invalid("%v", err)
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]string) []string {

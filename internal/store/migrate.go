@@ -201,6 +201,19 @@ CREATE TRIGGER cd_mcp_tool_approval_au AFTER UPDATE OF approved_sha256 ON cd_mcp
 	WHEN old.approved_sha256 IS NOT new.approved_sha256
 	BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
 `,
+	// Version 6: identity forwarding per upstream server (docs/upstreams.md, "Identity
+	// forwarding"): off by default; meta or signed. NULL argument and
+	// audience mean the mode's default argument and the server's name. A
+	// change raises the servers' counter, so a daemon applies it live.
+	`
+ALTER TABLE cd_mcp_server ADD COLUMN identity_mode TEXT NOT NULL DEFAULT 'off' CHECK (identity_mode IN ('off', 'meta', 'signed'));
+ALTER TABLE cd_mcp_server ADD COLUMN identity_arg TEXT CHECK (length(identity_arg) BETWEEN 1 AND 64 AND identity_arg NOT GLOB '*[^A-Za-z0-9_]*');
+ALTER TABLE cd_mcp_server ADD COLUMN identity_audience TEXT CHECK (length(identity_audience) BETWEEN 1 AND 256);
+CREATE TRIGGER cd_mcp_server_identity_au AFTER UPDATE OF identity_mode, identity_arg, identity_audience ON cd_mcp_server
+	BEGIN UPDATE cd_mcp_server_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_identity_builtin_bu BEFORE UPDATE OF identity_mode, identity_arg, identity_audience ON cd_mcp_server
+	WHEN old.builtin = 1 BEGIN SELECT RAISE(ABORT, 'the built-in server cannot be changed'); END;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -129,8 +129,9 @@ func readTrust(ctx context.Context, q querier) ([]TrustRow, error) {
 	return out, rows.Err()
 }
 
-// parsePerms reads a permissions object. Values are "allow" or "deny";
-// anything else (a hand edit) counts as "deny". Nil means unreadable.
+// parsePerms reads a permissions object. Values are "allow", "deny" or
+// "bind" (clawd trust bind); anything else (a hand edit) counts as "deny".
+// Nil means unreadable.
 func parsePerms(s string) map[string]string {
 	var raw map[string]any
 	if err := json.Unmarshal([]byte(s), &raw); err != nil || raw == nil {
@@ -138,9 +139,13 @@ func parsePerms(s string) map[string]string {
 	}
 	out := make(map[string]string, len(raw))
 	for tool, v := range raw {
-		if str, ok := v.(string); ok && strings.ToLower(str) == chain.PermAllow {
+		str, _ := v.(string)
+		switch strings.ToLower(str) {
+		case chain.PermAllow:
 			out[tool] = chain.PermAllow
-		} else {
+		case chain.PermBind:
+			out[tool] = chain.PermBind
+		default:
 			out[tool] = chain.PermDeny
 		}
 	}
@@ -190,11 +195,11 @@ func ValidateTrust(e chain.TrustEntry) error {
 	}
 	sort.Strings(names)
 	for _, t := range names {
-		if err := chain.ValidateToolName(t); err != nil {
+		if err := chain.ValidatePermKey(t); err != nil {
 			return err
 		}
-		if p := e.Perms[t]; p != chain.PermAllow && p != chain.PermDeny {
-			return fmt.Errorf("tool %s: permission %q must be allow or deny", t, p)
+		if p := e.Perms[t]; p != chain.PermAllow && p != chain.PermDeny && p != chain.PermBind {
+			return fmt.Errorf("tool %s: permission %q must be allow, deny or bind", t, p)
 		}
 	}
 	return nil

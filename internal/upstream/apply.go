@@ -84,10 +84,12 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		old, ok := m.servers[name]
 		if ok && old.cfg.equal(cfg) {
 			delete(m.pending, name)
+			old.setIdentity(cfg.Identity) // not part of the connection
 			continue
 		}
 		if p, ok := m.pending[name]; ok && p.equal(cfg) {
-			continue // this replacement is already being connected
+			m.pending[name] = cfg // the newest identity setting
+			continue              // this replacement is already being connected
 		}
 		runnable := cfg.Enabled && cfg.Validate() == nil
 		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
@@ -154,7 +156,8 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 	s.resolveOrigin()
 	sess, ts, err := s.attempt(context.WithoutCancel(ctx))
 	m.mu.Lock()
-	if p, ok := m.pending[cfg.Name]; !ok || !p.equal(cfg) || m.closed || m.servers[cfg.Name] != old {
+	latest, ok := m.pending[cfg.Name]
+	if !ok || !latest.equal(cfg) || m.closed || m.servers[cfg.Name] != old {
 		m.mu.Unlock() // superseded meanwhile
 		if sess != nil {
 			sess.close()
@@ -167,6 +170,7 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 		old.noteErr(fmt.Errorf("the new configuration was not applied (still serving the previous one): %w", err))
 		return
 	}
+	s.setIdentity(latest.Identity)
 	m.servers[cfg.Name] = s
 	p := m.providers[cfg.Name]
 	m.mu.Unlock()

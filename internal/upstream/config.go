@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/support/secrets"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // Transport is how clawd reaches an upstream server.
@@ -70,6 +71,11 @@ type ServerConfig struct {
 	ConnectTimeout, ReadTimeout time.Duration
 
 	Enabled bool
+
+	// Identity says whether each call carries the caller's identity
+	// (docs/upstreams.md). It is not part of the connection: changing it
+	// applies to the next call without reconnecting.
+	Identity identity.Config
 }
 
 // validServerName: 1-128 of [A-Za-z0-9 ._-] (the store is stricter:
@@ -136,6 +142,9 @@ func (c ServerConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("server %q: %s %v: use 5-300 seconds", c.Name, t.name, t.d))
 		}
 	}
+	if err := c.Identity.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("server %q: %w", c.Name, err))
+	}
 	return errors.Join(errs...)
 }
 
@@ -154,7 +163,8 @@ func (c ServerConfig) readTimeout() time.Duration {
 }
 
 // equal reports whether a and b describe the same connection (so Apply
-// keeps the running client).
+// keeps the running client). Identity is not compared: Apply hands a new
+// setting to the running server.
 func (a ServerConfig) equal(b ServerConfig) bool {
 	return a.Name == b.Name && a.Transport == b.Transport && a.Command == b.Command &&
 		slicesEqual(a.Args, b.Args) && a.Cwd == b.Cwd && mapsEqual(a.Env, b.Env) &&

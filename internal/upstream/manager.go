@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // Server states, as Status.State.
@@ -144,6 +145,27 @@ type Options struct {
 	OwnerToken string
 	// LookupEnv resolves ${VAR} in Env and Headers (default os.LookupEnv).
 	LookupEnv func(string) (string, bool)
+	// Identity signs the caller's identity for servers in signed mode
+	// (ServerConfig.Identity); nil forwards meta mode and refuses every
+	// call of a signed-mode server.
+	Identity *identity.Forwarder
+	// Audit, if set, receives the events the manager puts on record itself
+	// (identity_refused); the daemon writes them as audit rows. It is
+	// called on the calling goroutine and should not block for long.
+	Audit func(AuditEvent)
+}
+
+// AuditEvent is one upstream event for the audit log: the daemon turns it
+// into a row with step "upstream" and result Deny (docs/upstreams.md).
+type AuditEvent struct {
+	Time time.Time
+	// Entity is the caller the event concerns, or "clawd" for the
+	// daemon's own action.
+	Entity string
+	// Tool is "mcp:<server>" or "mcp:<server>/<upstream tool name>".
+	Tool string
+	// Reason is "<event>: <detail>", masked.
+	Reason string
 }
 
 func (o Options) withDefaults() Options {

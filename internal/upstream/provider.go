@@ -139,15 +139,20 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 // the read timeout, or to a server that is not connected, or answered with
 // a JSON-RPC error, becomes a tool error the model can read; the caller's
 // cancellation is returned as ctx.Err() and reaches the upstream as
-// notifications/cancelled. An HTTP server that forgot the session (404) is
+// notifications/cancelled. The arguments are first rewritten for the
+// server's identity setting (forward); a refusal there sends nothing. An HTTP server that forgot the session (404) is
 // re-initialized once and the call retried once.
 func (s *server) call(ctx context.Context, name string, args jsontext.Value) (any, error) {
+	args, meta, err := s.forward(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
 	for try := 0; ; try++ {
 		sess, swapped, why := s.current()
 		if sess == nil {
 			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
 		}
-		res, err := s.callOnce(ctx, sess, name, args)
+		res, err := s.callOnce(ctx, sess, name, args, meta)
 		if err == nil || try > 0 || !isSessionMissing(err) || ctx.Err() != nil {
 			return res, err
 		}
@@ -178,14 +183,16 @@ func (s *server) call(ctx context.Context, name string, args jsontext.Value) (an
 	}
 }
 
-func (s *server) callOnce(ctx context.Context, sess *session, name string, args jsontext.Value) (any, error) {
+func (s *server) callOnce(ctx context.Context, sess *session, name string, args jsontext.Value, ident map[string]any) (any, error) {
 	if len(args) == 0 {
 		args = jsontext.Value("{}")
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
 	defer cancel()
 	cctx, sl := withCapture(rctx)
-	res, err := sess.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	setIdentityMeta(params, ident) // last: whatever else fills _meta cannot set clawd/identity
+	res, err := sess.cs.CallTool(cctx, params)
 	if ctx.Err() != nil {
 		if sess.capture != nil {
 			sess.capture.forget(sl)

@@ -7,12 +7,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawde/clawd/internal/support/proc"
 	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // server is one configured upstream: its supervisor goroutine keeps at
@@ -23,6 +25,7 @@ type server struct {
 	cfg     ServerConfig
 	ring    *proc.Ring
 	originV tools.Origin
+	ident   atomic.Pointer[identity.Config] // nil: cfg.Identity
 
 	stop    chan struct{} // closed to end the supervisor
 	done    chan struct{} // closed when it has ended

@@ -17,7 +17,7 @@ import (
 // mcpServerKeys are the members of one server in `clawd mcp list --json`,
 // `show --json` and `add --json`: the contract scripts rely on.
 var mcpServerKeys = []string{"args", "builtin", "command", "connect_timeout_seconds", "created_at", "cwd", "description", "enabled",
-	"env", "headers", "id", "last_connected_at", "last_error", "last_status", "name", "read_timeout_seconds", "tool_count",
+	"env", "headers", "id", "identity_arg", "identity_audience", "identity_mode", "last_connected_at", "last_error", "last_status", "name", "read_timeout_seconds", "tool_count",
 	"transport", "updated_at", "url"}
 
 func keysOf(m map[string]any) []string {
@@ -198,7 +198,7 @@ func TestMCPAddValidationErrors(t *testing.T) {
 		{[]string{"mcp", "diff"}, "usage: clawd mcp diff NAME [TOOL]"},
 		{[]string{"mcp", "diff", "clawd"}, "compiled in and need no approval"},
 		{[]string{"mcp", "diff", "taken", "nosuchtool"}, `taken has no tool "nosuchtool"`},
-		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, approve, diff, disable, disallow, enable, list, logs, refresh, rm, show, test, tools"},
+		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, approve, diff, disable, disallow, enable, identity-key, list, logs, refresh, rm, set, show, test, tools"},
 	}
 	for _, c := range cases {
 		_, errs, code := e.Run(c.args...)

@@ -32,6 +32,8 @@ var (
 	rugpull        = flag.String("rugpull", "", "add a tool `mutate` that changes echo's definition while connected, then sends list_changed: "+
 		"description (a visible instruction and escapes), hidden (only invisible tag characters) or annotations (destructiveHint false -> true)")
 	evil = flag.Bool("evil-text", false, "describe echo with terminal escapes, an OSC 8 link, tag characters and an RTL override")
+	paramsFile     = flag.String("params-file", "", "append the params of every tools/call, one JSON line each, here")
+	echoParams     = flag.Bool("echo-params", false, "echo answers with the whole params (name, arguments, _meta), not only the arguments")
 )
 
 var (
@@ -221,6 +223,12 @@ func callTool(id, params json.RawMessage) {
 		fmt.Fprintln(os.Stderr, "crashing as asked")
 		os.Exit(2)
 	}
+	if *paramsFile != "" {
+		if f, err := os.OpenFile(*paramsFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Write(append(append([]byte(nil), params...), '\n'))
+			f.Close()
+		}
+	}
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -231,6 +239,10 @@ func callTool(id, params json.RawMessage) {
 	}
 	switch p.Name {
 	case "echo":
+		if *echoParams {
+			result(id, text(string(params)))
+			break
+		}
 		result(id, text(string(p.Arguments)))
 	case "image":
 		outMu.Lock()

@@ -1,0 +1,36 @@
+package daemon
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/upstream"
+)
+
+type rowsAudit struct{ rows []chain.AuditRecord }
+
+func (a *rowsAudit) Record(r *chain.AuditRecord) (int64, error) {
+	a.rows = append(a.rows, *r)
+	return int64(len(a.rows)), nil
+}
+func (a *rowsAudit) RecordOutcome(int64, chain.Outcome) {}
+
+// TestAuditUpstreamEvent: an event of the upstream manager becomes the
+// upstream audit row the shared conventions describe.
+func TestAuditUpstreamEvent(t *testing.T) {
+	a := &rowsAudit{}
+	d := &Daemon{Chain: &chain.Chain{Audit: a}, Logger: slog.New(slog.DiscardHandler)}
+	at := time.Now()
+	d.auditUpstream(upstream.AuditEvent{Time: at, Entity: "cc:ws", Tool: "mcp:orders/find", Reason: "identity_refused: x"})
+	if len(a.rows) != 1 {
+		t.Fatalf("%d rows", len(a.rows))
+	}
+	r := a.rows[0]
+	if r.EntityID != "cc:ws" || r.ToolID != "mcp:orders/find" || r.Step != "upstream" || r.Result != chain.ResultDeny ||
+		r.Transport != "daemon" || r.Reason != "identity_refused: x" || !r.Time.Equal(at) || r.TrustLevel != chain.NoTrustLevel {
+		t.Errorf("row %+v", r)
+	}
+	(&Daemon{Chain: &chain.Chain{}}).auditUpstream(upstream.AuditEvent{}) // no audit log: nothing, no panic
+}
