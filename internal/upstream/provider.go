@@ -168,7 +168,14 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
 	defer cancel()
 	cctx, sl := withCapture(rctx)
-	res, err := sess.cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)})
+	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	if tools.WantsProgress(ctx) {
+		// A token of clawd's own, never the client's (progress.go).
+		tok, stop := sess.progress.open(ctx)
+		defer stop()
+		params.SetProgressToken(tok)
+	}
+	res, err := sess.cs.CallTool(cctx, params)
 	if ctx.Err() != nil {
 		if sess.capture != nil {
 			sess.capture.forget(sl)

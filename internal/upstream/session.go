@@ -37,6 +37,9 @@ type session struct {
 	done    chan struct{} // closed when the session ended
 	started time.Time
 	cancel  context.CancelFunc // ends the connection's own context
+	// progress routes the upstream's notifications/progress to the calls
+	// that asked for them (progress.go).
+	progress *progressRoutes
 }
 
 func (s *session) close() {
@@ -57,7 +60,7 @@ type sessionHooks struct {
 // ConnectTimeout and ctx.
 func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring, hooks sessionHooks) (*session, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel}
+	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel, progress: newProgressRoutes()}
 	t, ct, err := m.transport(cfg, sess, life, stderr, hooks)
 	if err != nil {
 		cancel()
@@ -70,6 +73,9 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			if hooks.listChanged != nil {
 				hooks.listChanged()
 			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			sess.progress.deliver(req.Params)
 		},
 	})
 	cctx, ccancel := context.WithTimeout(ctx, cfg.connectTimeout())

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -29,13 +30,15 @@ var (
 	cancelFile     = flag.String("cancel-file", "", "append the id of every cancelled slow call here")
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
+	daemonize      = flag.String("daemonize", "", "double-fork a `sleep 1000` into a session of its own (a daemon whose parent exited) and write its pid to this file")
+	daemonStage    = flag.String("daemon-stage", "", "internal: the middle process of -daemonize")
 )
 
 var (
 	outMu   sync.Mutex
 	out     = bufio.NewWriter(os.Stdout)
 	toolsMu sync.Mutex
-	names   = []string{"echo", "image", "slow", "change", "big", "env", "Upper.Case!"}
+	names   = []string{"echo", "image", "slow", "change", "big", "env", "progress", "Upper.Case!"}
 	slowMu  sync.Mutex
 	slow    = map[string]chan struct{}{}
 	calls   int
@@ -59,6 +62,17 @@ func result(id json.RawMessage, res any) {
 
 func main() {
 	flag.Parse()
+	if *daemonStage != "" {
+		// The middle process: start the daemon in a session of its own,
+		// say its pid, and exit, leaving it to whoever adopts orphans.
+		cmd := exec.Command("sleep", "1000")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			os.Exit(1)
+		}
+		os.WriteFile(*daemonStage, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		os.Exit(0)
+	}
 	for i := 0; i < *nTools; i++ {
 		names = append(names, "t"+strconv.Itoa(i))
 	}
@@ -87,6 +101,14 @@ func main() {
 			os.Exit(1)
 		}
 		os.WriteFile(*grandchild, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+	}
+	if *daemonize != "" {
+		self, _ := os.Executable()
+		cmd := exec.Command(self, "-daemon-stage", *daemonize)
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "daemonize:", err)
+			os.Exit(1)
+		}
 	}
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -183,6 +205,9 @@ func callTool(id, params json.RawMessage) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
 	}
 	json.Unmarshal(params, &p)
 	text := func(s string) map[string]any {
@@ -221,6 +246,37 @@ func callTool(id, params json.RawMessage) {
 		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 	case "big":
 		result(id, text(strings.Repeat("b", 1<<20)))
+	case "progress":
+		// Reports progress under the token it was given, interleaved with
+		// reports clawd must drop: other tokens, a decrease, and one after
+		// the answer. The answer names the token it got.
+		var a struct {
+			Tag string `json:"tag"`
+			N   int    `json:"n"`
+		}
+		json.Unmarshal(p.Arguments, &a)
+		tok := p.Meta.ProgressToken
+		prog := func(tok json.RawMessage, n int, msg string) {
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress",
+				"params": map[string]any{"progressToken": tok, "progress": n, "total": a.N, "message": msg}})
+		}
+		go func() {
+			prog(json.RawMessage(`"not-a-clawd-token"`), 1, a.Tag+" forged")
+			prog(json.RawMessage(`7`), 1, a.Tag+" forged")
+			for i := 1; i <= a.N; i++ {
+				if len(tok) > 0 {
+					prog(tok, i, fmt.Sprintf("%s %d", a.Tag, i))
+					if i == 2 {
+						prog(tok, 1, a.Tag+" backwards")
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			result(id, text("token="+string(tok)))
+			if len(tok) > 0 {
+				prog(tok, a.N+1, a.Tag+" late")
+			}
+		}()
 	case "env":
 		var a struct {
 			X string `json:"x"`
