@@ -63,7 +63,7 @@ func callWith(t *testing.T, reg *tools.Registry, rep tools.Reporter, args string
 // not ask for progress sends none.
 func TestProgressRewrittenAndRouted(t *testing.T) {
 	m, reg := newTestManager(t, Options{})
-	m.Apply(context.Background(), []ServerConfig{fake("fake")})
+	m.Apply(context.Background(), []ServerConfig{fake("fake", "-progress")})
 	connected(t, m, "fake")
 
 	a, b := &progressLog{wants: true}, &progressLog{wants: true}

@@ -636,7 +636,7 @@ func TestTestConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ServerName != "fake" || res.ProtocolVersion != clientProtocol || len(res.Tools) != 8 || res.Latency <= 0 {
+	if res.ServerName != "fake" || res.ProtocolVersion != clientProtocol || len(res.Tools) != 7 || res.Latency <= 0 {
 		t.Errorf("test result %+v", res)
 	}
 	if len(reg.Names()) != n || len(m.Status()) != 0 {

@@ -30,6 +30,7 @@ var (
 	cancelFile     = flag.String("cancel-file", "", "append the id of every cancelled slow call here")
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
+	withProgress   = flag.Bool("progress", false, "also offer the tool progress")
 	daemonize      = flag.String("daemonize", "", "double-fork a `sleep 1000` into a session of its own (a daemon whose parent exited) and write its pid to this file")
 	daemonStage    = flag.String("daemon-stage", "", "internal: the middle process of -daemonize")
 )
@@ -38,7 +39,7 @@ var (
 	outMu   sync.Mutex
 	out     = bufio.NewWriter(os.Stdout)
 	toolsMu sync.Mutex
-	names   = []string{"echo", "image", "slow", "change", "big", "env", "progress", "Upper.Case!"}
+	names   = []string{"echo", "image", "slow", "change", "big", "env", "Upper.Case!"}
 	slowMu  sync.Mutex
 	slow    = map[string]chan struct{}{}
 	calls   int
@@ -72,6 +73,9 @@ func main() {
 		}
 		os.WriteFile(*daemonStage, []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 		os.Exit(0)
+	}
+	if *withProgress {
+		names = append(names, "progress")
 	}
 	for i := 0; i < *nTools; i++ {
 		names = append(names, "t"+strconv.Itoa(i))
