@@ -42,9 +42,8 @@ func TestReapAdoptedSparesOurChildren(t *testing.T) {
 	// setsid -f forks, the forked one writes its own pid and becomes sleep:
 	// an orphan in a session of its own once sh has exited.
 	sh := start(t, &Cmd{Path: lookPath(t, "sh"), Args: []string{"-c", setsid + " -f sh -c 'echo $$ > " + pidFile + "; exec sleep 30' </dev/null >/dev/null 2>&1"}})
-	if st, err := sh.Wait(); err != nil || !st.Success() {
-		t.Fatalf("sh: %v %v", st, err)
-	}
+	// The pid is written after setsid: only then does sh's end (which
+	// kills its group) spare it.
 	orphan := 0
 	deadline := time.Now().Add(10 * time.Second)
 	for orphan == 0 {
@@ -55,6 +54,9 @@ func TestReapAdoptedSparesOurChildren(t *testing.T) {
 			t.Fatal("no pid from sh")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	if st, err := sh.Wait(); err != nil || !st.Success() {
+		t.Fatalf("sh: %v %v", st, err)
 	}
 	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL); ReapAdopted() })
 
