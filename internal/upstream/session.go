@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -127,16 +128,21 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if owner == "" {
 			owner = "-"
 		}
-		env[OwnerEnv] = ownerMark(owner, os.Getpid())
+		// The spawn id traces an orphan the server leaves to this spawn
+		// (procs.go).
+		spawn := spawnSeq.Add(1)
+		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p
+				m.spawnStarted(spawn, cfg.Name, p)
 				if hooks.started != nil {
 					hooks.started(p)
 				}
 			},
+			ended: func() { m.spawnEnded(spawn) },
 		}}
 		return ct, ct, nil
 	case TransportHTTP, TransportSSE:

@@ -67,6 +67,7 @@ type stdioTransport struct {
 	grace   time.Duration
 	logger  *slog.Logger
 	started func(*proc.Process) // called once the child runs
+	ended   func()              // called once it has been reaped
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -84,7 +85,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.started != nil {
 		t.started(p)
 	}
-	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr,
+	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended,
 		incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	go c.readLoop()
 	go c.watchExit()
@@ -109,6 +110,7 @@ type stdioConn struct {
 	grace  time.Duration
 	logger *slog.Logger
 	stderr io.Writer
+	ended  func()
 
 	writeMu sync.Mutex
 
@@ -130,6 +132,9 @@ func (c *stdioConn) SessionID() string { return "" }
 func (c *stdioConn) watchExit() {
 	<-c.p.Exited()
 	c.p.Wait()
+	if c.ended != nil {
+		c.ended()
+	}
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {

@@ -54,13 +54,3 @@ func parseStat(pid int, s string) (Stat, error) {
 	}
 	return st, nil
 }
-
-// BootID identifies this boot of the machine (start times count from it):
-// a record of a pid and start time from another boot names no process.
-func BootID() string {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(b))
-}
