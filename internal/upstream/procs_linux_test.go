@@ -51,7 +51,10 @@ func TestDaemonizedGrandchildEnded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	watched := make(chan struct{})
 	token := fmt.Sprintf("adopt-%d", time.Now().UnixNano())
-	go func() { proc.WatchAdopted(ctx, 50*time.Millisecond, func(p []int) { EndAdopted(p, token) }); close(watched) }()
+	go func() {
+		proc.WatchAdopted(ctx, 50*time.Millisecond, func(p []int) { EndAdopted(p, token) })
+		close(watched)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		<-watched
