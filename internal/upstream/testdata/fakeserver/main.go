@@ -33,7 +33,16 @@ var (
 	withProgress   = flag.Bool("progress", false, "also offer the tool progress")
 	daemonize      = flag.String("daemonize", "", "double-fork a `sleep 1000` into a session of its own (a daemon whose parent exited) and write its pid to this file")
 	daemonStage    = flag.String("daemon-stage", "", "internal: the middle process of -daemonize")
+	sleeper        = flag.Bool("sleep", false, "internal: sleep 1000 s (the grandchildren, so their command line names this binary)")
+	noPdeath       = flag.Bool("no-pdeath", false, "clear the parent-death signal clawd asked for (Linux), so a kill -9 of clawd does not end us")
+	hideMark       = flag.Bool("hide-mark", false, "re-exec without MCP_UPSTREAM_OWNER in the environment (same pid), so only clawd's pid record can find us")
 )
+
+// sleeperCmd is a grandchild: this binary, sleeping.
+func sleeperCmd() *exec.Cmd {
+	self, _ := os.Executable()
+	return exec.Command(self, "-sleep")
+}
 
 var (
 	outMu   sync.Mutex
@@ -63,10 +72,25 @@ func result(id json.RawMessage, res any) {
 
 func main() {
 	flag.Parse()
+	if *sleeper {
+		time.Sleep(1000 * time.Second)
+		os.Exit(0)
+	}
+	if *hideMark {
+		if _, ok := os.LookupEnv("MCP_UPSTREAM_OWNER"); ok {
+			os.Unsetenv("MCP_UPSTREAM_OWNER")
+			self, _ := os.Executable()
+			syscall.Exec(self, os.Args, os.Environ())
+			os.Exit(1)
+		}
+	}
+	if *noPdeath {
+		clearParentDeathSignal()
+	}
 	if *daemonStage != "" {
 		// The middle process: start the daemon in a session of its own,
 		// say its pid, and exit, leaving it to whoever adopts orphans.
-		cmd := exec.Command("sleep", "1000")
+		cmd := sleeperCmd()
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			os.Exit(1)
@@ -98,7 +122,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "the end: API_KEY=sk-abcdefghijklmnop0123456789")
 	}
 	if *grandchild != "" {
-		cmd := exec.Command("sleep", "1000")
+		cmd := sleeperCmd()
 		cmd.Stdout = os.Stdout
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
