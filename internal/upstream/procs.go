@@ -75,6 +75,7 @@ func (m *Manager) spawnEnded(id uint64) {
 	spawns.mu.Unlock()
 	if r != nil {
 		m.persistProcs()
+		proc.Rescan() // what it left to clawd may be ended now
 	}
 }
 

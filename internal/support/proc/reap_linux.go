@@ -148,8 +148,19 @@ func ReapAdopted() (living []int) {
 	return living
 }
 
-// WatchAdopted reaps adopted orphans until ctx ends: after every SIGCHLD
-// and at least every period, it calls ReapAdopted and hands the living
+var rescan = make(chan struct{}, 1)
+
+// Rescan asks WatchAdopted for a round now (a caller knows that what it
+// keeps has changed: a server whose orphans may now be ended has exited).
+func Rescan() {
+	select {
+	case rescan <- struct{}{}:
+	default:
+	}
+}
+
+// WatchAdopted reaps adopted orphans until ctx ends: after every SIGCHLD,
+// every Rescan and at least every period, it calls ReapAdopted and hands the living
 // adopted children to onAdopted (if not nil), which decides which of them
 // to end (ending one makes it exit, and the next round reaps it). A
 // process is adopted without a signal to its new parent, so the period
@@ -168,6 +179,7 @@ func WatchAdopted(ctx context.Context, period time.Duration, onAdopted func([]in
 		case <-ctx.Done():
 			return
 		case <-sig:
+		case <-rescan:
 		case <-t.C:
 		}
 	}

@@ -24,6 +24,9 @@ func BecomeSubreaper() error {
 // IsSubreaper is false outside Linux.
 func IsSubreaper() bool { return false }
 
+// Rescan does nothing outside Linux.
+func Rescan() {}
+
 // ReapAdopted does nothing outside Linux.
 func ReapAdopted() []int { return nil }
 
