@@ -40,22 +40,31 @@ type captureConn struct {
 	mcp.Connection
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*slot
+	routes  map[jsonrpc.ID]*progressRoute // closed when the answer is read
 }
 
 func newCaptureConn(c mcp.Connection) *captureConn {
-	return &captureConn{Connection: c, pending: map[jsonrpc.ID]*slot{}}
+	return &captureConn{Connection: c, pending: map[jsonrpc.ID]*slot{}, routes: map[jsonrpc.ID]*progressRoute{}}
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if s, _ := ctx.Value(captureKey{}).(*slot); s != nil {
+		s, _ := ctx.Value(captureKey{}).(*slot)
+		rt, _ := ctx.Value(routeKey{}).(*progressRoute)
+		if s != nil || rt != nil {
 			c.mu.Lock()
-			c.pending[req.ID] = s
+			if s != nil {
+				c.pending[req.ID] = s
+			}
+			if rt != nil {
+				c.routes[req.ID] = rt
+			}
 			c.mu.Unlock()
 			err := c.Connection.Write(ctx, msg)
 			if err != nil {
 				c.mu.Lock()
 				delete(c.pending, req.ID)
+				delete(c.routes, req.ID)
 				c.mu.Unlock()
 			}
 			return err
@@ -70,7 +79,12 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.mu.Lock()
 		s := c.pending[resp.ID]
 		delete(c.pending, resp.ID)
+		rt := c.routes[resp.ID]
+		delete(c.routes, resp.ID)
 		c.mu.Unlock()
+		if rt != nil {
+			rt.close()
+		}
 		if s != nil && resp.Error == nil {
 			s.mu.Lock()
 			s.raw = append([]byte(nil), resp.Result...)
@@ -87,6 +101,7 @@ func (c *captureConn) forget(s *slot) {
 	for id, x := range c.pending {
 		if x == s {
 			delete(c.pending, id)
+			delete(c.routes, id)
 		}
 	}
 	c.mu.Unlock()

@@ -55,6 +55,7 @@ type progressNote struct {
 
 type progressRoute struct {
 	mu     sync.Mutex
+	closed bool // the upstream's answer was read: later reports are dropped
 	latest *progressNote
 	last   float64
 	seen   bool
@@ -65,15 +66,15 @@ type progressRoute struct {
 
 // open hands out a fresh token whose reports go to ctx's reporter until
 // the returned stop is called; stop waits until no report can follow.
-func (r *progressRoutes) open(ctx context.Context) (token string, stop func()) {
-	rt := &progressRoute{kick: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+func (r *progressRoutes) open(ctx context.Context) (token string, rt *progressRoute, stop func()) {
+	rt = &progressRoute{kick: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
 	r.mu.Lock()
 	r.next++
 	token = r.prefix + strconv.FormatUint(r.next, 10)
 	r.routes[token] = rt
 	r.mu.Unlock()
 	go rt.forward(ctx)
-	return token, func() {
+	return token, rt, func() {
 		r.mu.Lock()
 		delete(r.routes, token)
 		r.mu.Unlock()
@@ -102,9 +103,9 @@ func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 		msg = strings.ToValidUTF8(msg[:maxProgressMessage], "") + "…"
 	}
 	rt.mu.Lock()
-	if rt.seen && p.Progress <= rt.last {
+	if rt.closed || (rt.seen && p.Progress <= rt.last) {
 		rt.mu.Unlock()
-		return // progress must increase
+		return // progress must increase, and ends with the answer
 	}
 	rt.seen, rt.last = true, p.Progress
 	rt.latest = &progressNote{progress: p.Progress, total: p.Total, message: msg}
@@ -131,4 +132,24 @@ func (rt *progressRoute) forward(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// close drops every report that comes after it. The stdio connection calls
+// it when it reads the upstream's answer to the call (captureConn.Read), so
+// a report the upstream sent after its answer is dropped even though the
+// SDK hands notifications to their handler on another goroutine, in no
+// fixed order with the answer. (HTTP upstreams: stop, when the call
+// returns, ends the route; a report read in between still reaches the
+// client, before clawd's answer.)
+func (rt *progressRoute) close() {
+	rt.mu.Lock()
+	rt.closed = true
+	rt.mu.Unlock()
+}
+
+type routeKey struct{}
+
+// withRoute marks the context of the request whose answer closes rt.
+func withRoute(ctx context.Context, rt *progressRoute) context.Context {
+	return context.WithValue(ctx, routeKey{}, rt)
 }

@@ -171,9 +171,10 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
 	if tools.WantsProgress(ctx) {
 		// A token of clawd's own, never the client's (progress.go).
-		tok, stop := sess.progress.open(ctx)
+		tok, rt, stop := sess.progress.open(ctx)
 		defer stop()
 		params.SetProgressToken(tok)
+		cctx = withRoute(cctx, rt)
 	}
 	res, err := sess.cs.CallTool(cctx, params)
 	if ctx.Err() != nil {
