@@ -201,7 +201,8 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 			}
 			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, name, s.mask(err.Error()))
 		}
-		// No raw copy (http/sse): the SDK's decoded result, encoded again.
+		// No raw copy (legacy sse, or an answer over the capture limit):
+		// the SDK's decoded result, encoded again.
 		b, merr := json.Marshal(res)
 		if merr != nil {
 			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, name, merr)

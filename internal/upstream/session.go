@@ -154,6 +154,9 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
+		if cfg.Transport == TransportHTTP {
+			hc.Transport = &captureRoundTripper{inner: hc.Transport} // raw results (capture_http.go)
+		}
 		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
 		if cfg.Transport == TransportHTTP {
 			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}
