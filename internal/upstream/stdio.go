@@ -111,6 +111,7 @@ type stdioConn struct {
 	logger *slog.Logger
 	stderr io.Writer
 	ended  func()
+	endOne sync.Once
 
 	writeMu sync.Mutex
 
@@ -132,9 +133,7 @@ func (c *stdioConn) SessionID() string { return "" }
 func (c *stdioConn) watchExit() {
 	<-c.p.Exited()
 	c.p.Wait()
-	if c.ended != nil {
-		c.ended()
-	}
+	c.reaped()
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
@@ -271,6 +270,15 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// reaped reports, once, that the child has been reaped (its record can go).
+func (c *stdioConn) reaped() {
+	c.endOne.Do(func() {
+		if c.ended != nil {
+			c.ended()
+		}
+	})
+}
+
 // Close stops the child and its whole process group (proc.Process.Stop:
 // close stdin, SIGTERM to the group, SIGKILL) and reaps it. It may be
 // called more than once; all calls wait for the stop.
@@ -279,6 +287,7 @@ func (c *stdioConn) Close() error {
 		close(c.closed)
 		// A write blocked on a full pipe returns when Stop closes stdin.
 		_, err := c.p.Stop(c.grace)
+		c.reaped() // before Close returns, so a stopped manager leaves no record
 		c.p.Stdout().Close()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
