@@ -38,13 +38,14 @@ func withCapture(ctx context.Context) (context.Context, *slot) {
 // captureConn wraps a connection to fill the slots.
 type captureConn struct {
 	mcp.Connection
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]*slot
-	routes  map[jsonrpc.ID]*progressRoute // closed when the answer is read
+	progress *progressRoutes // reports are delivered as they are read
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]*slot
+	routes   map[jsonrpc.ID]*progressRoute // closed when the answer is read
 }
 
-func newCaptureConn(c mcp.Connection) *captureConn {
-	return &captureConn{Connection: c, pending: map[jsonrpc.ID]*slot{}, routes: map[jsonrpc.ID]*progressRoute{}}
+func newCaptureConn(c mcp.Connection, progress *progressRoutes) *captureConn {
+	return &captureConn{Connection: c, progress: progress, pending: map[jsonrpc.ID]*slot{}, routes: map[jsonrpc.ID]*progressRoute{}}
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -75,6 +76,9 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
+		c.progress.deliverRaw(req.Params)
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		s := c.pending[resp.ID]
@@ -108,8 +112,9 @@ func (c *captureConn) forget(s *slot) {
 }
 
 type captureTransport struct {
-	inner mcp.Transport
-	conn  *captureConn // set by Connect
+	inner    mcp.Transport
+	progress *progressRoutes
+	conn     *captureConn // set by Connect
 }
 
 func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -117,6 +122,6 @@ func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.conn = newCaptureConn(c)
+	t.conn = newCaptureConn(c, t.progress)
 	return t.conn, nil
 }

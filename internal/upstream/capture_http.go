@@ -17,7 +17,9 @@ import (
 // at the answers of requests whose context carries a capture slot, and
 // fills the slot with the raw result of the first JSON-RPC response it
 // reads there, before handing those bytes on to the SDK: by the time the
-// SDK has decoded the response, the raw copy is in the slot.
+// SDK has decoded the response, the raw copy is in the slot. The same
+// moment closes the call's progress route (progress.go), as the stdio
+// connection does.
 //
 // Limits: the legacy SSE transport answers every request on one long-lived
 // stream, not tied to the request, so its results are still the SDK's
@@ -27,7 +29,10 @@ import (
 // maxCapture bounds the bytes kept to find one raw result.
 const maxCapture = 64 << 20
 
-type captureRoundTripper struct{ inner http.RoundTripper }
+type captureRoundTripper struct {
+	inner    http.RoundTripper
+	progress *progressRoutes // the session's: reports delivered as read
+}
 
 func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.inner.RoundTrip(req)
@@ -35,15 +40,16 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 		return resp, err
 	}
 	s, _ := req.Context().Value(captureKey{}).(*slot)
-	if s == nil || resp.Body == nil || resp.StatusCode != http.StatusOK {
+	rt, _ := req.Context().Value(routeKey{}).(*progressRoute)
+	if (s == nil && rt == nil) || resp.Body == nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s}
+		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress}
 	case "text/event-stream":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, sse: true}
+		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress, sse: true}
 	}
 	return resp, err
 }
@@ -51,8 +57,10 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 // captureBody passes the body through and parses it on the way.
 type captureBody struct {
 	io.ReadCloser
-	slot *slot
-	sse  bool
+	slot     *slot          // nil: no raw copy wanted
+	route    *progressRoute // nil: no progress asked for; closed at the answer
+	progress *progressRoutes
+	sse      bool
 
 	buf  []byte // JSON: the body so far; SSE: the current, unfinished line
 	data []byte // SSE: the data lines of the current event
@@ -118,12 +126,21 @@ func (b *captureBody) offer(msg []byte) {
 	if err != nil {
 		return
 	}
+	if req, ok := m.(*jsonrpc.Request); ok {
+		if !req.IsCall() && req.Method == "notifications/progress" {
+			b.progress.deliverRaw(req.Params)
+		}
+		return
+	}
 	resp, ok := m.(*jsonrpc.Response)
 	if !ok {
 		return
 	}
 	b.done = true
-	if resp.Error == nil {
+	if b.route != nil {
+		b.route.close() // progress the upstream sends after its answer is dropped
+	}
+	if resp.Error == nil && b.slot != nil {
 		b.slot.mu.Lock()
 		b.slot.raw = append([]byte(nil), resp.Result...)
 		b.slot.mu.Unlock()

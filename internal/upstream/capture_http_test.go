@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -35,6 +37,9 @@ func rawHTTPServer(t *testing.T) *httptest.Server {
 			Params struct {
 				Name            string `json:"name"`
 				ProtocolVersion string `json:"protocolVersion"`
+				Meta            struct {
+					ProgressToken json.RawMessage `json:"progressToken"`
+				} `json:"_meta"`
 			} `json:"params"`
 		}
 		json.Unmarshal(body, &req)
@@ -47,10 +52,24 @@ func rawHTTPServer(t *testing.T) *httptest.Server {
 			w.Header().Set("Mcp-Session-Id", "s1")
 			answer(`{"protocolVersion":"` + req.Params.ProtocolVersion + `","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
 		case "tools/list":
-			answer(`{"tools":[{"name":"sse","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"}}}},{"name":"json","inputSchema":{"type":"object"}}]}`)
+			answer(`{"tools":[{"name":"prog","inputSchema":{"type":"object"}},{"name":"sse","inputSchema":{"type":"object","properties":{"z":{"type":"string"},"a":{"type":"number"}}}},{"name":"json","inputSchema":{"type":"object"}}]}`)
 		case "tools/call":
 			if req.Params.Name == "json" {
 				answer(imageResultRaw)
+				return
+			}
+			if req.Params.Name == "prog" {
+				// Progress under a made-up token, under ours, the answer,
+				// then more under ours: only 1 and 2 may reach the client.
+				w.Header().Set("Content-Type", "text/event-stream")
+				note := func(tok json.RawMessage, n int) {
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":%s,\"progress\":%d,\"message\":\"step %d\"}}\n\n", tok, n, n)
+				}
+				note(json.RawMessage(`"clawd-forged-1"`), 1)
+				note(req.Params.Meta.ProgressToken, 1)
+				note(req.Params.Meta.ProgressToken, 2)
+				fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]}}\n\n", req.ID, string(req.Params.Meta.ProgressToken))
+				note(req.Params.Meta.ProgressToken, 3)
 				return
 			}
 			w.Header().Set("Content-Type", "text/event-stream")
@@ -131,6 +150,38 @@ func TestCaptureBodyChunks(t *testing.T) {
 		}
 		if got := string(s.get()); got != "{\"ok\":true}" {
 			t.Fatalf("chunk %d: captured %q", size, got)
+		}
+	}
+}
+
+// Progress from a Streamable HTTP upstream: asked for under clawd's token,
+// forwarded while the call runs, and what the server sends after its
+// answer (on the same stream) is dropped.
+func TestHTTPProgressEndsWithTheAnswer(t *testing.T) {
+	t.Parallel()
+	ts := rawHTTPServer(t)
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("raw", ts.URL)})
+	connected(t, m, "raw")
+	e, ok := reg.Lookup("raw__prog")
+	if !ok {
+		t.Fatalf("raw__prog not listed: %v", reg.Names())
+	}
+	for range 5 {
+		log := &progressLog{wants: true}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := e.Tool.Call(tools.WithReporter(ctx, log), jsontext.Value(`{}`))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := string(res.(*tools.CallResult).Content); !strings.Contains(text, `\"clawd-`) {
+			t.Errorf("the upstream got %s, want a token of clawd's", text)
+		}
+		time.Sleep(50 * time.Millisecond)
+		got, _ := log.snapshot()
+		if len(got) == 0 || slices.Contains(got, 3) || got[len(got)-1] > 2 {
+			t.Errorf("progress %v: want 1 and 2 (or the newest of them), nothing after the answer", got)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,6 +84,21 @@ func (r *progressRoutes) open(ctx context.Context) (token string, rt *progressRo
 	}
 }
 
+// deliverRaw routes a notifications/progress the connection has just read
+// (raw params), in the order the upstream sent it: a report read before
+// the call's answer reaches the call even if the SDK's handler, which runs
+// on another goroutine, gets to it only after the answer closed the route.
+// The handler's copy of the same report is then dropped as not increasing.
+func (r *progressRoutes) deliverRaw(params []byte) {
+	if r == nil {
+		return
+	}
+	var p mcp.ProgressNotificationParams
+	if json.Unmarshal(params, &p) == nil {
+		r.deliver(&p)
+	}
+}
+
 // deliver routes one notifications/progress from the upstream.
 func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 	if p == nil {
@@ -116,31 +132,40 @@ func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 	}
 }
 
+// forward writes the newest report each time one comes; when the call
+// ends it writes the one still waiting, so the last report the upstream
+// sent before its answer always reaches the client (before clawd's answer).
 func (rt *progressRoute) forward(ctx context.Context) {
 	defer close(rt.ended)
+	send := func() {
+		rt.mu.Lock()
+		n := rt.latest
+		rt.latest = nil
+		rt.mu.Unlock()
+		if n != nil {
+			tools.ReportProgress(ctx, n.progress, n.total, n.message)
+		}
+	}
 	for {
 		select {
 		case <-rt.kick:
-			rt.mu.Lock()
-			n := rt.latest
-			rt.latest = nil
-			rt.mu.Unlock()
-			if n != nil {
-				tools.ReportProgress(ctx, n.progress, n.total, n.message)
-			}
+			send()
 		case <-rt.done:
+			send()
 			return
 		}
 	}
 }
 
-// close drops every report that comes after it. The stdio connection calls
-// it when it reads the upstream's answer to the call (captureConn.Read), so
-// a report the upstream sent after its answer is dropped even though the
-// SDK hands notifications to their handler on another goroutine, in no
-// fixed order with the answer. (HTTP upstreams: stop, when the call
-// returns, ends the route; a report read in between still reaches the
-// client, before clawd's answer.)
+// close drops every report that comes after it. The stdio connection
+// (captureConn.Read) and the Streamable HTTP client (captureBody) deliver
+// reports as they read them (deliverRaw) and call close when they read the
+// upstream's answer to the call, so what the upstream sent before its
+// answer is forwarded and what it sent after is dropped, although the SDK
+// hands notifications to their handler on another goroutine, in no fixed
+// order with the answer. (Legacy SSE upstreams: only the handler delivers,
+// and stop, when the call returns, ends the route; a report read in
+// between still reaches the client, before clawd's answer.)
 func (rt *progressRoute) close() {
 	rt.mu.Lock()
 	rt.closed = true

@@ -80,8 +80,8 @@ func TestProgressRewrittenAndRouted(t *testing.T) {
 		log       *progressLog
 	}{{"A", ta, a}, {"B", tb, b}} {
 		got, msgs := c.log.snapshot()
-		if len(got) == 0 {
-			t.Errorf("client %s got no progress", c.tag)
+		if len(got) == 0 || got[len(got)-1] != 6 {
+			t.Errorf("client %s got progress %v, want it to end with the last report before the answer (6)", c.tag, got)
 		}
 		for i, msg := range msgs {
 			if !strings.HasPrefix(msg, c.tag+" ") || strings.Contains(msg, "forged") || strings.Contains(msg, "backwards") || strings.Contains(msg, "late") {

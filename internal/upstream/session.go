@@ -143,7 +143,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 				}
 			},
 			ended: func() { m.spawnEnded(spawn) },
-		}}
+		}, progress: sess.progress}
 		return ct, ct, nil
 	case TransportHTTP, TransportSSE:
 		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
@@ -155,7 +155,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 			return nil, nil, &errConfig{err}
 		}
 		if cfg.Transport == TransportHTTP {
-			hc.Transport = &captureRoundTripper{inner: hc.Transport} // raw results (capture_http.go)
+			hc.Transport = &captureRoundTripper{inner: hc.Transport, progress: sess.progress} // raw results (capture_http.go)
 		}
 		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
 		if cfg.Transport == TransportHTTP {

@@ -108,8 +108,8 @@ func TestUpstreamProgressPerClient(t *testing.T) {
 
 				for tag, p := range seen {
 					notes := p.get()
-					if len(notes) == 0 {
-						t.Errorf("client %s got no progress", tag)
+					if len(notes) == 0 || notes[len(notes)-1] != "same|"+tag+" 6" {
+						t.Errorf("client %s got %v, want it to end with the last report before the answer", tag, notes)
 					}
 					for _, n := range notes {
 						if !strings.HasPrefix(n, "same|"+tag+" ") || strings.Contains(n, "forged") || strings.Contains(n, "backwards") || strings.Contains(n, "late") {

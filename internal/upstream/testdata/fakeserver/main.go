@@ -298,7 +298,9 @@ func callTool(id, params json.RawMessage) {
 						prog(tok, 1, a.Tag+" backwards")
 					}
 				}
-				time.Sleep(20 * time.Millisecond)
+				if i < a.N {
+					time.Sleep(20 * time.Millisecond) // the last report goes right before the answer
+				}
 			}
 			result(id, text("token="+string(tok)))
 			if len(tok) > 0 {
