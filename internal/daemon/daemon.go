@@ -50,6 +50,9 @@ type Daemon struct {
 	// upstreams connects the servers of `clawd mcp add` (StartUpstreams);
 	// nil until then.
 	upstreams *upstream.Manager
+	// upstreamToken marks the processes of its stdio servers
+	// (upstream.OwnerEnv); "" when it could not be read.
+	upstreamToken string
 	// loadedFile is the config file as it was just before it was last
 	// read (New, Reload): what the watcher compares against, so a write
 	// between reading the file and the watcher's first look is not missed.

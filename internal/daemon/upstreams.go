@@ -14,6 +14,7 @@ import (
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/proc"
 	"github.com/clawde/clawd/internal/upstream"
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
@@ -46,6 +47,8 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	if err != nil {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
 	}
+	d.upstreamToken = token
+	procDir := filepath.Join(d.Paths.DataDir, "upstream-procs-"+d.WorkspaceID)
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
 		Logger:           d.Logger.With("component", "upstream"),
 		OnStatus:         d.recordUpstreamStatus,
@@ -54,10 +57,17 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		CheckTools:       d.checkUpstreamTools,
 		Identity:         d.identityForwarder(),
 		Audit:            d.auditUpstream,
+		ProcFile:         upstream.ProcFileFor(procDir, os.Getpid()),
 	})
+	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
 	go func() {
+		if pids, err := upstream.SweepRecorded(procDir); err != nil {
+			d.Logger.Debug("upstream servers: reading what a killed daemon recorded failed", "err", err)
+		} else if len(pids) > 0 {
+			d.Logger.Info("upstream servers: ended recorded servers of a previous daemon", "pids", pids)
+		}
 		if token != "" {
 			if pids, err := upstream.SweepOrphans(token); err != nil {
 				d.Logger.Debug("upstream servers: looking for processes a killed daemon left behind failed", "err", err)
@@ -208,12 +218,36 @@ func (d *Daemon) identityForwarder() *identity.Forwarder {
 	}
 }
 
-// closeUpstreams stops every upstream server and its processes.
+// adoptOrphans makes clawd the child subreaper of what its upstreams start
+// (Linux): a daemon a server double-forked, or a grandchild whose parent
+// was killed, becomes clawd's child instead of init's, is ended once its
+// server has exited (upstream.EndAdopted) and is reaped; adopted children
+// without an upstream's mark (a built-in tool's background process) are
+// only reaped. Elsewhere orphans go to init as before.
+func (d *Daemon) adoptOrphans(ctx context.Context, token string) {
+	if err := proc.BecomeSubreaper(); err != nil {
+		d.Logger.Debug("upstream servers: not adopting orphaned processes", "err", err)
+		return
+	}
+	go proc.WatchAdopted(ctx, time.Second, func(pids []int) {
+		if ended := upstream.EndAdopted(pids, token); len(ended) > 0 {
+			d.Logger.Info("upstream servers: ended processes a stopped server left behind", "pids", ended)
+		}
+	})
+}
+
+// closeUpstreams stops every upstream server and its processes, then ends
+// what they left to clawd (adopted orphans carrying their mark).
 func (d *Daemon) closeUpstreams() error {
 	if d.upstreams == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return d.upstreams.Close(ctx)
+	err := d.upstreams.Close(ctx)
+	if proc.IsSubreaper() {
+		upstream.EndAdopted(proc.ReapAdopted(), d.upstreamToken)
+		proc.ReapAdopted()
+	}
+	return err
 }

@@ -45,6 +45,9 @@ func newReporter(token jsontext.Value, level string, send func([]byte)) *reporte
 	return &reporter{token: token, minLevel: min, send: send}
 }
 
+// WantsProgress: the request carried a progressToken (tools.WantsProgress).
+func (r *reporter) WantsProgress() bool { return r.token != nil }
+
 func (r *reporter) Progress(progress, total float64, message string) {
 	if r.token == nil {
 		return

@@ -48,3 +48,23 @@ func Reporting(ctx context.Context) bool {
 	_, ok := ctx.Value(reporterKey{}).(Reporter)
 	return ok
 }
+
+// progressWanter is implemented by a Reporter that can say whether its
+// client asked for progress (a reporter may carry log messages only).
+type progressWanter interface{ WantsProgress() bool }
+
+// WantsProgress reports whether the call's client asked for progress (its
+// request carried a progressToken). A provider that relays progress from
+// elsewhere (an upstream MCP server) asks for it only then, under a token
+// of its own, and hands each report to ReportProgress: the client's token
+// never leaves clawd, and reports reach only the client of this call.
+func WantsProgress(ctx context.Context) bool {
+	r, ok := ctx.Value(reporterKey{}).(Reporter)
+	if !ok {
+		return false
+	}
+	if w, ok := r.(progressWanter); ok {
+		return w.WantsProgress()
+	}
+	return true
+}

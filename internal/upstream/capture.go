@@ -38,24 +38,34 @@ func withCapture(ctx context.Context) (context.Context, *slot) {
 // captureConn wraps a connection to fill the slots.
 type captureConn struct {
 	mcp.Connection
-	mu      sync.Mutex
-	pending map[jsonrpc.ID]*slot
+	progress *progressRoutes // reports are delivered as they are read
+	mu       sync.Mutex
+	pending  map[jsonrpc.ID]*slot
+	routes   map[jsonrpc.ID]*progressRoute // closed when the answer is read
 }
 
-func newCaptureConn(c mcp.Connection) *captureConn {
-	return &captureConn{Connection: c, pending: map[jsonrpc.ID]*slot{}}
+func newCaptureConn(c mcp.Connection, progress *progressRoutes) *captureConn {
+	return &captureConn{Connection: c, progress: progress, pending: map[jsonrpc.ID]*slot{}, routes: map[jsonrpc.ID]*progressRoute{}}
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		if s, _ := ctx.Value(captureKey{}).(*slot); s != nil {
+		s, _ := ctx.Value(captureKey{}).(*slot)
+		rt, _ := ctx.Value(routeKey{}).(*progressRoute)
+		if s != nil || rt != nil {
 			c.mu.Lock()
-			c.pending[req.ID] = s
+			if s != nil {
+				c.pending[req.ID] = s
+			}
+			if rt != nil {
+				c.routes[req.ID] = rt
+			}
 			c.mu.Unlock()
 			err := c.Connection.Write(ctx, msg)
 			if err != nil {
 				c.mu.Lock()
 				delete(c.pending, req.ID)
+				delete(c.routes, req.ID)
 				c.mu.Unlock()
 			}
 			return err
@@ -66,11 +76,19 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
+		c.progress.deliverRaw(req.Params)
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		s := c.pending[resp.ID]
 		delete(c.pending, resp.ID)
+		rt := c.routes[resp.ID]
+		delete(c.routes, resp.ID)
 		c.mu.Unlock()
+		if rt != nil {
+			rt.close()
+		}
 		if s != nil && resp.Error == nil {
 			s.mu.Lock()
 			s.raw = append([]byte(nil), resp.Result...)
@@ -87,14 +105,16 @@ func (c *captureConn) forget(s *slot) {
 	for id, x := range c.pending {
 		if x == s {
 			delete(c.pending, id)
+			delete(c.routes, id)
 		}
 	}
 	c.mu.Unlock()
 }
 
 type captureTransport struct {
-	inner mcp.Transport
-	conn  *captureConn // set by Connect
+	inner    mcp.Transport
+	progress *progressRoutes
+	conn     *captureConn // set by Connect
 }
 
 func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -102,6 +122,6 @@ func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.conn = newCaptureConn(c)
+	t.conn = newCaptureConn(c, t.progress)
 	return t.conn, nil
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -153,6 +152,11 @@ type Options struct {
 	// (identity_refused); the daemon writes them as audit rows. It is
 	// called on the calling goroutine and should not block for long.
 	Audit func(AuditEvent)
+	// ProcFile, if set, is where the running stdio children are recorded
+	// (pid, process group, start time; procs.go) for SweepRecorded after a
+	// kill -9. The daemon uses ProcFileFor(dir, its pid); the file is
+	// removed when no child runs.
+	ProcFile string
 }
 
 // AuditEvent is one upstream event for the audit log: the daemon turns it
@@ -222,6 +226,7 @@ type Manager struct {
 	closed    bool
 
 	renameMu sync.Mutex // serializes toolsChanged
+	procMu   sync.Mutex // serializes persistProcs
 	reportMu sync.Mutex // serializes OnStatus
 	namesMu  sync.RWMutex
 	names    map[toolKey]exposedName
@@ -252,12 +257,8 @@ func ownerMark(token string, pid int) string { return token + "." + strconv.Itoa
 // pid exists). A process of this very clawd, or of another live one, is
 // not an orphan; a malformed mark is left alone.
 func orphaned(value, token string, self int, alive func(int) bool) bool {
-	rest, ok := strings.CutPrefix(value, token+".")
-	if !ok || token == "" {
-		return false
-	}
-	owner, err := strconv.Atoi(rest)
-	if err != nil || owner <= 0 || owner == self {
+	owner, _, ok := parseMark(value, token)
+	if !ok || owner == self {
 		return false
 	}
 	return !alive(owner)

@@ -191,6 +191,13 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	defer cancel()
 	cctx, sl := withCapture(rctx)
 	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	if tools.WantsProgress(ctx) {
+		// A token of clawd's own, never the client's (progress.go).
+		tok, rt, stop := sess.progress.open(ctx)
+		defer stop()
+		params.SetProgressToken(tok)
+		cctx = withRoute(cctx, rt)
+	}
 	setIdentityMeta(params, ident) // last: whatever else fills _meta cannot set clawd/identity
 	res, err := sess.cs.CallTool(cctx, params)
 	if ctx.Err() != nil {
@@ -217,7 +224,8 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 			}
 			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, name, s.mask(err.Error()))
 		}
-		// No raw copy (http/sse): the SDK's decoded result, encoded again.
+		// No raw copy (legacy sse, or an answer over the capture limit):
+		// the SDK's decoded result, encoded again.
 		b, merr := json.Marshal(res)
 		if merr != nil {
 			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, name, merr)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -37,6 +38,9 @@ type session struct {
 	done    chan struct{} // closed when the session ended
 	started time.Time
 	cancel  context.CancelFunc // ends the connection's own context
+	// progress routes the upstream's notifications/progress to the calls
+	// that asked for them (progress.go).
+	progress *progressRoutes
 }
 
 func (s *session) close() {
@@ -57,7 +61,7 @@ type sessionHooks struct {
 // ConnectTimeout and ctx.
 func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring, hooks sessionHooks) (*session, error) {
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel}
+	sess := &session{done: make(chan struct{}), started: time.Now(), cancel: cancel, progress: newProgressRoutes()}
 	t, ct, err := m.transport(cfg, sess, life, stderr, hooks)
 	if err != nil {
 		cancel()
@@ -70,6 +74,9 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			if hooks.listChanged != nil {
 				hooks.listChanged()
 			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			sess.progress.deliver(req.Params)
 		},
 	})
 	cctx, ccancel := context.WithTimeout(ctx, cfg.connectTimeout())
@@ -121,17 +128,22 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if owner == "" {
 			owner = "-"
 		}
-		env[OwnerEnv] = ownerMark(owner, os.Getpid())
+		// The spawn id traces an orphan the server leaves to this spawn
+		// (procs.go).
+		spawn := spawnSeq.Add(1)
+		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p
+				m.spawnStarted(spawn, cfg.Name, p)
 				if hooks.started != nil {
 					hooks.started(p)
 				}
 			},
-		}}
+			ended: func() { m.spawnEnded(spawn) },
+		}, progress: sess.progress}
 		return ct, ct, nil
 	case TransportHTTP, TransportSSE:
 		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
@@ -141,6 +153,9 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout())
 		if err != nil {
 			return nil, nil, &errConfig{err}
+		}
+		if cfg.Transport == TransportHTTP {
+			hc.Transport = &captureRoundTripper{inner: hc.Transport, progress: sess.progress} // raw results (capture_http.go)
 		}
 		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
 		if cfg.Transport == TransportHTTP {

@@ -67,6 +67,7 @@ type stdioTransport struct {
 	grace   time.Duration
 	logger  *slog.Logger
 	started func(*proc.Process) // called once the child runs
+	ended   func()              // called once it has been reaped
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -84,7 +85,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.started != nil {
 		t.started(p)
 	}
-	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr,
+	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended,
 		incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	go c.readLoop()
 	go c.watchExit()
@@ -109,6 +110,8 @@ type stdioConn struct {
 	grace  time.Duration
 	logger *slog.Logger
 	stderr io.Writer
+	ended  func()
+	endOne sync.Once
 
 	writeMu sync.Mutex
 
@@ -130,6 +133,7 @@ func (c *stdioConn) SessionID() string { return "" }
 func (c *stdioConn) watchExit() {
 	<-c.p.Exited()
 	c.p.Wait()
+	c.reaped()
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
@@ -266,6 +270,15 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// reaped reports, once, that the child has been reaped (its record can go).
+func (c *stdioConn) reaped() {
+	c.endOne.Do(func() {
+		if c.ended != nil {
+			c.ended()
+		}
+	})
+}
+
 // Close stops the child and its whole process group (proc.Process.Stop:
 // close stdin, SIGTERM to the group, SIGKILL) and reaps it. It may be
 // called more than once; all calls wait for the stop.
@@ -274,6 +287,7 @@ func (c *stdioConn) Close() error {
 		close(c.closed)
 		// A write blocked on a full pipe returns when Stop closes stdin.
 		_, err := c.p.Stop(c.grace)
+		c.reaped() // before Close returns, so a stopped manager leaves no record
 		c.p.Stdout().Close()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {

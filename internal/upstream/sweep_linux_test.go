@@ -92,7 +92,12 @@ func TestOrphanedOnlyUnderADeadOwner(t *testing.T) {
 		{"tok", false},          // malformed
 		{"tok.x", false},        // malformed
 		{"tok.-5", false},       // malformed
-		{"tok.200.300", false},  // malformed
+		{"tok.200.300", true},   // with a spawn id
+		{"tok.100.3", false},    // with a spawn id, owner alive
+		{"tok.200.x", false},    // malformed
+		{"tok.200.0", false},    // malformed
+		{"tok.200.3.4", false},  // malformed
+		{"tok.0200", false},     // malformed
 		{"tokextra.200", false}, // a token that only shares a prefix
 	} {
 		if got := orphaned(c.value, "tok", 42, alive); got != c.want {

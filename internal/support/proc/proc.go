@@ -21,7 +21,11 @@
 //     close-on-exec at startup (daemon.CloseOnExecInherited), and a program
 //     embedding proc must do the same if it cares.
 //   - Reaping: Wait (which Stop calls) reaps the child, so no zombie is
-//     left, and kills what remains of its scope.
+//     left, and kills what remains of its scope. On Linux a program may
+//     also adopt the orphans of its descendants (BecomeSubreaper,
+//     ReapAdopted, WatchAdopted; reap_linux.go): Start's children are
+//     tracked until Wait reaps them, so adopting never takes their exit
+//     status.
 //
 // Limits, stated once here and at each function:
 //

@@ -89,7 +89,14 @@ func Start(c *Cmd) (*Process, error) {
 		cmd.Stderr, o.errR = w, r
 		childEnds, ours = append(childEnds, w), append(ours, r)
 	}
+	// Held from fork until the pid is tracked: an adoption scan
+	// (ReapAdopted) never takes this child for an orphan.
+	startLock()
 	err = cmd.Start()
+	if err == nil {
+		track(cmd.Process.Pid)
+	}
+	startUnlock()
 	// The child has its copies; ours must close or EOF never comes.
 	closeAll(childEnds)
 	if err != nil {
@@ -108,6 +115,7 @@ func Start(c *Cmd) (*Process, error) {
 	go func() {
 		if !waitNoReap(pid) {
 			err := cmd.Wait()
+			untrack(pid)
 			o.mu.Lock()
 			o.reaped, o.reapErr = true, err
 			o.mu.Unlock()
@@ -148,6 +156,7 @@ func (o *osProc) wait(grace time.Duration) (*os.ProcessState, error) {
 	waitErr := o.reapErr
 	if !o.reaped {
 		waitErr = o.cmd.Wait()
+		untrack(o.cmd.Process.Pid)
 		o.reaped = true
 	}
 	o.waited = true

@@ -1,0 +1,15 @@
+//go:build !linux
+
+package upstream
+
+// startTime is 0 where /proc is not there: a record without a start time
+// is never acted on.
+func startTime(pid int) uint64 { return 0 }
+
+// EndAdopted needs Linux (a child subreaper and /proc); elsewhere nothing
+// is adopted.
+func EndAdopted(pids []int, token string) []int { return nil }
+
+// SweepRecorded needs /proc/PID/stat's start times (Linux); elsewhere the
+// records are not acted on.
+func SweepRecorded(dir string) ([]int, error) { return nil, nil }
