@@ -77,6 +77,8 @@ func TestUpstreamProgressPerClient(t *testing.T) {
 					}
 				}
 				connectedSince(t, e.Env, "prog", started)
+				e.MustRun("mcp", "approve", "prog") // new upstream tools are withheld until approved
+				waitListed(t, func() *mcp.ClientSession { return connect(&progressSeen{}) }, "prog__progress")
 
 				seen := map[string]*progressSeen{"A": {}, "B": {}}
 				texts := map[string]string{}
@@ -125,5 +127,32 @@ func TestUpstreamProgressPerClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// waitListed waits until a new session's tools/list offers name: an
+// approval reaches a running daemon within its poll of the servers table.
+// Each try is a new session, since a 2026-07-28 client may keep a list for
+// its TTL.
+func waitListed(t *testing.T, connect func() *mcp.ClientSession, name string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cs := connect()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := cs.ListTools(ctx, nil)
+		cancel()
+		cs.Close()
+		if err == nil {
+			for _, tl := range res.Tools {
+				if tl.Name == name {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never listed (last error %v)", name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
