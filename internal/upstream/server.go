@@ -134,6 +134,14 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 	defer func() {
 		s.uninstall(sess)
 		sess.close()
+		why := "stopped (the server was removed, disabled or changed, or clawd is stopping)"
+		switch {
+		case lost:
+			why = exitError(sess).Error()
+		case reply != nil:
+			why = "reconnecting on request (refresh, or an allowlist changed)"
+		}
+		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.mask(why)})
 	}()
 	for {
 		select {
@@ -162,6 +170,9 @@ func (s *server) afterFailure(ctx context.Context, err error, failures int) chan
 	switch {
 	case errors.As(err, &ce):
 		s.fail(StateUnavailable, err)
+		if kind := refusalOf(err); kind != "" {
+			s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: kind, Detail: s.mask(err.Error())})
+		}
 		return s.wait(ctx, -1)
 	case failures >= s.m.opts.MaxFailures:
 		s.fail(StateError, err)
@@ -231,6 +242,7 @@ func (s *server) install(sess *session, ts []upstreamTool) {
 	s.swapped = make(chan struct{})
 	s.mu.Unlock()
 	s.m.report(s)
+	s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventConnect, Detail: s.connectDetail(sess, len(ts)), PID: sess.pid()})
 }
 
 func (s *server) uninstall(sess *session) {

@@ -2,9 +2,7 @@ package netguard
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/netguard/netguardtest"
 )
 
 func TestClassify(t *testing.T) {
@@ -234,47 +234,6 @@ func TestPolicyCheck(t *testing.T) {
 	}
 }
 
-// fakeDNS is a resolver whose every A query is answered with a (no AAAA),
-// so a test can make any name resolve to any address without touching the
-// system's resolver: it speaks DNS over the stream Go's resolver opens.
-func fakeDNS(a netip.Addr) *net.Resolver {
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
-		client, server := net.Pipe()
-		go func() {
-			defer server.Close()
-			for {
-				var n uint16
-				if err := binary.Read(server, binary.BigEndian, &n); err != nil {
-					return
-				}
-				q := make([]byte, n)
-				if _, err := io.ReadFull(server, q); err != nil || len(q) < 12 {
-					return
-				}
-				// Header: same id, response + recursion available, one
-				// question, and one answer for A (none for anything else).
-				end := 12
-				for end < len(q) && q[end] != 0 {
-					end += int(q[end]) + 1
-				}
-				end += 5 // zero label, qtype, qclass
-				qtype := binary.BigEndian.Uint16(q[end-4:])
-				resp := append([]byte{}, q[:2]...)
-				resp = append(resp, 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0)
-				resp = append(resp, q[12:end]...)
-				if qtype == 1 && a.Is4() {
-					resp[7] = 1
-					b := a.As4()
-					resp = append(resp, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, b[0], b[1], b[2], b[3])
-				}
-				binary.Write(server, binary.BigEndian, uint16(len(resp)))
-				server.Write(resp)
-			}
-		}()
-		return client, nil
-	}}
-}
-
 // TestGuardChecksTheDialledAddress: a real listener on 127.0.0.1, reached
 // through a name that resolves to it. Without the private flag the
 // connection is refused inside the dialer (the server never sees a
@@ -284,7 +243,7 @@ func TestGuardChecksTheDialledAddress(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
 	defer srv.Close()
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
-	resolver := fakeDNS(netip.MustParseAddr("127.0.0.1"))
+	resolver := netguardtest.Resolver(netip.MustParseAddr("127.0.0.1"))
 	get := func(rawURL string, private bool) error {
 		o, err := OriginOfURL(rawURL)
 		if err != nil {
@@ -323,7 +282,7 @@ func TestGuardChecksTheDialledAddress(t *testing.T) {
 	// packet (nothing listens there in the test).
 	o, _ := OriginOfURL("http://metadata.example.test/")
 	g := NewGuard(Policy{Origin: o})
-	_, err := g.Dialer(2*time.Second, fakeDNS(netip.MustParseAddr("169.254.169.254"))).DialContext(context.Background(), "tcp", "metadata.example.test:80")
+	_, err := g.Dialer(2*time.Second, netguardtest.Resolver(netip.MustParseAddr("169.254.169.254"))).DialContext(context.Background(), "tcp", "metadata.example.test:80")
 	if err == nil || g.Refused() == nil || g.Refused().Class != LinkLocal {
 		t.Errorf("metadata address: err %v, refused %v", err, g.Refused())
 	}
