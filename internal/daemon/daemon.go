@@ -50,6 +50,10 @@ type Daemon struct {
 	// upstreams connects the servers of `clawd mcp add` (StartUpstreams);
 	// nil until then.
 	upstreams *upstream.Manager
+	// upstreamAudit writes the upstreams' events as audit rows.
+	upstreamAudit *upstreamAuditor
+	// egress is the egress allowlist as recheckEgress last saw it.
+	egress egressState
 	// loadedFile is the config file as it was just before it was last
 	// read (New, Reload): what the watcher compares against, so a write
 	// between reading the file and the watcher's first look is not missed.

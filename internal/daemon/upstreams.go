@@ -45,11 +45,14 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	if err != nil {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
 	}
+	d.upstreamAudit = newUpstreamAuditor(d.Chain.Audit, d.Logger.Warn)
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
 		Logger:           d.Logger.With("component", "upstream"),
 		OnStatus:         d.recordUpstreamStatus,
 		OwnerToken:       token,
 		VerifyExecutable: VerifyUpstream(d.Store),
+		VerifyOrigin:     VerifyEgress(d.Store),
+		OnEvent:          d.upstreamAudit.add,
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -61,6 +64,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 				d.Logger.Info("upstream servers: ended processes a previous daemon left behind", "pids", pids)
 			}
 		}
+		d.recheckEgress(ctx) // what the egress allowlist is now, to compare later changes with
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
 			d.upstreams.Apply(ctx, UpstreamConfigs(rows))
 		})
@@ -191,5 +195,7 @@ func (d *Daemon) closeUpstreams() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return d.upstreams.Close(ctx)
+	err := d.upstreams.Close(ctx)
+	d.upstreamAudit.close() // the disconnect rows, before the store closes
+	return err
 }
