@@ -29,6 +29,7 @@ var (
 	cancelFile     = flag.String("cancel-file", "", "append the id of every cancelled slow call here")
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
+	dumpEnv        = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
 )
 
 var (
@@ -68,6 +69,12 @@ func main() {
 	if *banner {
 		fmt.Println("Welcome to fakeserver 1.0 -- starting up")
 		fmt.Println("")
+	}
+	if *dumpEnv {
+		names = append(names, "environ")
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(os.Stderr, kv)
+		}
 	}
 	if *printEnv != "" {
 		fmt.Fprintf(os.Stderr, "%s=%s\n", *printEnv, os.Getenv(*printEnv))
@@ -221,6 +228,8 @@ func callTool(id, params json.RawMessage) {
 		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 	case "big":
 		result(id, text(strings.Repeat("b", 1<<20)))
+	case "environ":
+		result(id, text(strings.Join(os.Environ(), "\n")))
 	case "env":
 		var a struct {
 			X string `json:"x"`
