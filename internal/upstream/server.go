@@ -316,7 +316,7 @@ func (s *server) fail(state string, err error) {
 	s.state = state
 	s.lastErr = s.mask(err.Error())
 	s.mu.Unlock()
-	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", err)
+	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", s.mask(err.Error()))
 	s.m.report(s)
 }
 
@@ -402,11 +402,25 @@ func (s *server) doRefresh(ctx context.Context) error {
 	}
 	select {
 	case err := <-r:
-		return err
+		if err != nil {
+			// Callers log and print it: the server's secrets masked, as in
+			// its status (the kind of error is kept for errors.As).
+			return &maskedError{msg: s.mask(err.Error()), err: err}
+		}
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// maskedError shows a masked message and unwraps to the original error.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
 
 // shutdown ends the supervisor and waits for it (it closes the session,
 // which stops a stdio child's whole group).
