@@ -165,7 +165,9 @@ func (d *Daemon) recheckEgress(ctx context.Context) {
 	}
 	rows, err := d.Store.EgressAllowlist(ctx)
 	if err != nil {
-		d.Logger.Warn("upstream servers: reading the egress allowlist failed", "err", err)
+		if ctx.Err() == nil { // not merely stopping
+			d.Logger.Warn("upstream servers: reading the egress allowlist failed", "err", err)
+		}
 		return
 	}
 	now := make(map[string]bool, len(rows))
