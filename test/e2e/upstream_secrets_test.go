@@ -205,6 +205,14 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		}
 	}
 
+	// Withdrawing the origin disconnects the server: it is unavailable
+	// again, with the line that would allow it.
+	e.MustRun("egress", "rm", origin)
+	row = waitServer(t, e, "cap", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
+	if msg, _ := row["last_error"].(string); !strings.Contains(msg, "clawd egress allow "+origin) {
+		t.Errorf("after egress rm, last_error %q", msg)
+	}
+
 	// Every output of clawd but that tool result.
 	outputs := map[string]string{
 		"mcp list --json":     e.MustRun("mcp", "list", "--json"),
@@ -259,7 +267,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	}
 	capRows := audit("cap")
 	if !has(capRows, "mcp:cap", "Deny", "egress_refused: origin "+origin) || !has(capRows, "mcp:cap", "Allow", "connect: http ") ||
-		!has(capRows, "cap__hello", "Allow", "") {
+		!has(capRows, "cap__hello", "Allow", "") || !has(capRows, "mcp:cap", "Allow", "disconnect: reconnecting") {
 		t.Errorf("audit --server cap lacks the refusal, connect or call: %v", capRows)
 	}
 	all := mustJSON[[]map[string]any](t, e.MustRun("audit", "--limit", "0", "--json"))
