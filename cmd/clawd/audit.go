@@ -32,8 +32,11 @@ func newAuditCmd() *cobra.Command {
 			"they ended (outcome: ok, timeout, tool_error, cancelled, ...). Times are local unless --utc.\n" +
 			"--entity takes an entity id or KIND:* (e.g. device:*). --since takes a duration (90m, 24h, 7d)\n" +
 			"or a time (2026-01-31, 2026-01-31T15:04, RFC 3339). --follow prints new rows as they come until\n" +
-			"interrupted. Rows stay until 'clawd audit prune' removes them.",
-		Args: noArgs("clawd audit [--limit N] [--since D|T] [--entity E] [--tool T] [--result Allow|Deny] [--utc] [--follow] [--json]"),
+			"interrupted. Rows stay until 'clawd audit prune' removes them.\n\n" +
+			"--server NAME selects one upstream MCP server's rows: its events (spawn, connect, disconnect,\n" +
+			"refusals, approvals; tool mcp:NAME) and the calls of its tools under whatever name they were\n" +
+			"exposed (docs/upstreams.md, \"Audit\").",
+		Args: noArgs("clawd audit [--limit N] [--since D|T] [--entity E] [--tool T] [--server NAME] [--result Allow|Deny] [--utc] [--follow] [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.Limit < 0 {
 				return usageError("--limit %d: use a positive number of rows, or 0 for all", f.Limit)
@@ -41,6 +44,11 @@ func newAuditCmd() *cobra.Command {
 			if f.Entity != "" {
 				if err := chain.ValidateEntity(f.Entity); err != nil {
 					return usageError("--entity: %v", err)
+				}
+			}
+			if f.Server != "" {
+				if err := store.ValidateServerName(f.Server); err != nil {
+					return usageError("--server: %v", err)
 				}
 			}
 			switch strings.ToLower(result) {
@@ -83,6 +91,7 @@ func newAuditCmd() *cobra.Command {
 	fl.StringVar(&since, "since", "", "only rows from this time on: a duration back from now (90m, 24h, 7d) or a time")
 	fl.StringVar(&f.Entity, "entity", "", "only this entity (or KIND:*)")
 	fl.StringVar(&f.Tool, "tool", "", "only this tool")
+	fl.StringVar(&f.Server, "server", "", "only this upstream MCP server's events and calls")
 	fl.StringVar(&result, "result", "", "only Allow or Deny")
 	fl.BoolVar(&utc, "utc", false, "show times in UTC (default: local time)")
 	fl.BoolVar(&follow, "follow", false, "keep printing new rows as they are written, until interrupted")
@@ -253,8 +262,13 @@ func (p *auditPrinter) print(rows []store.AuditRow) error {
 		if r.ArgsSummary != nil {
 			summary = clipText(printable(*r.ArgsSummary), 60)
 		}
+		// A hash-shortened exposed name does not show its server: add it.
+		tool := printable(r.ToolID)
+		if r.Server != nil && !strings.HasPrefix(r.ToolID, *r.Server+"__") && !strings.HasPrefix(r.ToolID, "mcp:") {
+			tool += " (server " + printable(*r.Server) + ")"
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, auditTime(r.Timestamp, p.loc), entity, claim,
-			printable(r.ToolID), summary, level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcomeText(r)))
+			tool, summary, level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcomeText(r)))
 	}
 	return tw.Flush()
 }

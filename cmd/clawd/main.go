@@ -81,6 +81,7 @@ func newRootCmd() *cobra.Command {
 		newTrustCmd(),
 		newAuditCmd(),
 		newMCPCmd(),
+		newEgressCmd(),
 		newInstallCmd(), newUninstallCmd(),
 		newDoctorCmd(),
 	)

@@ -20,10 +20,11 @@ import (
 )
 
 const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- COMMAND [ARGS...]\n" +
-	"       clawd mcp add NAME --http URL [--sse] [--header 'K: V']..."
+	"       clawd mcp add NAME --http URL [--sse] [--header 'K: V']... [--allow [--private]]"
 
 type mcpAddFlags struct {
 	stdio, sse, disabled, asJSON bool
+	allow, private               bool // --http: add the origin to the egress allowlist
 	httpURL, cwd, description    string
 	env, headers                 []string
 	connect, read                int
@@ -50,6 +51,14 @@ func newMCPAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			remote := s.Transport == store.TransportHTTP || s.Transport == store.TransportSSE
+			if (f.allow || f.private) && !remote {
+				return usageError("--allow and --private are for --http servers (a stdio server's executable is approved with clawd mcp allow)")
+			}
+			origin, err := checkAddEgress(s.URL, f.allow, f.private)
+			if remote && err != nil {
+				return err
+			}
 			warnAdd(cmd.ErrOrStderr(), s)
 			db, err := openStore()
 			if err != nil {
@@ -63,11 +72,19 @@ func newMCPAddCmd() *cobra.Command {
 			if err := signingKeyNote(cmd.ErrOrStderr(), got); err != nil {
 				return err
 			}
+			note := cmd.OutOrStdout()
 			if f.asJSON {
-				return writeJSON(cmd.OutOrStdout(), got)
+				note = cmd.ErrOrStderr()
+				if err := writeJSON(cmd.OutOrStdout(), got); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "added MCP server %s (id %d)\n", got.Name, got.ID)
+				printServer(cmd.OutOrStdout(), got)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added MCP server %s (id %d)\n", got.Name, got.ID)
-			printServer(cmd.OutOrStdout(), got)
+			if remote {
+				return proposeEgress(note, db, origin, f.allow, f.private)
+			}
 			return nil
 		},
 	}
@@ -80,6 +97,8 @@ func newMCPAddCmd() *cobra.Command {
 	fl.StringArrayVar(&f.headers, "header", nil, "with --http: 'K: V' sent with every request (repeatable)")
 	fl.IntVar(&f.connect, "connect-timeout", store.DefaultConnectTimeout, "seconds to connect and initialize (5-300)")
 	fl.IntVar(&f.read, "read-timeout", store.DefaultReadTimeout, "seconds to wait for any one answer (5-300)")
+	fl.BoolVar(&f.allow, "allow", false, "with --http: also add the URL's origin to the egress allowlist (clawd egress allow)")
+	fl.BoolVar(&f.private, "private", false, "with --allow: the origin may reach private and link-local addresses")
 	fl.BoolVar(&f.disabled, "disabled", false, "store the server without connecting to it (clawd mcp enable NAME later)")
 	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
 	f.identity.register(cmd)

@@ -50,6 +50,8 @@ type Chain struct {
 	// Allow is the supply-chain allowlist. Nil refuses every provider that
 	// names a binary (built-in tools still pass).
 	Allow Allowlist
+	// Egress is the egress allowlist. Nil refuses every remote provider.
+	Egress Egress
 	// Credentials checks per-client credentials. Nil refuses every caller
 	// that presented one (fail closed).
 	Credentials CredentialStore
@@ -304,6 +306,11 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 	}
 	if !d.Allowed() {
 		r.Result = ResultDeny
+	}
+	// An upstream tool's row names its server: one field compare for
+	// built-in tools, which stay NULL.
+	if call.Entry.Provider != nil && call.Entry.Tool != nil && call.Entry.Tool.Spec().Permission == tools.PermUpstream {
+		r.Server = call.Entry.Provider.ID()
 	}
 	return r
 }

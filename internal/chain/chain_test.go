@@ -14,6 +14,7 @@ import (
 
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -72,6 +73,11 @@ func (m *memAudit) RecordOutcome(id int64, o Outcome) {
 type memAllow map[string]bool
 
 func (m memAllow) ServerAllowed(server, sum string) (bool, error) { return m[server+" "+sum], nil }
+
+// memEgress is an egress allowlist by origin string.
+type memEgress map[string]bool
+
+func (m memEgress) EgressAllowed(o netguard.Origin) (bool, error) { return m[o.String()], nil }
 
 func newWorkspace(t *testing.T) *sandbox.Workspace {
 	t.Helper()

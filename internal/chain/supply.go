@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/clawde/clawd/internal/support/netguard"
+	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -19,9 +21,12 @@ import (
 //   - built-in (compiled into clawd): passes; its binary is clawd itself.
 //   - local executable: its SHA-256 must be allowlisted for the provider's
 //     id (cd_mcp_server_allowlist).
-//   - remote server: refused (remote_origin_unverified). Nothing can vet a
-//     remote server's code, and the egress allowlist that will admit
-//     chosen URLs does not exist yet, so every remote tool fails closed.
+//   - remote server: its URL's origin (scheme, host, port) must be on the
+//     egress allowlist (cd_egress_allowlist, `clawd egress allow`); else
+//     refused (origin_not_allowlisted) with the line that allows it.
+//     Nothing vets a remote server's code: the entry is the user's consent
+//     to that origin, and which addresses it may reach is enforced where
+//     the connection is made (internal/support/netguard).
 //   - anything else, the zero Origin included: refused (unknown_origin).
 //
 // Before any of these, a tool whose definition is not approved (an
@@ -45,12 +50,7 @@ func (c *Chain) supply(e tools.Entry) *Decision {
 	case tools.OriginLocal:
 		return c.supplyLocal(e.Provider.ID(), o.Path)
 	case tools.OriginRemote:
-		server := e.Provider.ID()
-		return deny(CodeSupplyChainDenied, StepSupply, "remote_origin_unverified", map[string]any{
-			"server": server, "url": o.URL,
-			"hint": "clawd cannot vet a remote MCP server yet, so its tools are refused; run it as a local " +
-				"executable and allowlist that (clawd mcp allow --server " + server + " --sha256 ...)",
-		})
+		return c.supplyRemote(e.Provider.ID(), o.URL)
 	default:
 		return deny(CodeSupplyChainDenied, StepSupply, "unknown_origin", map[string]any{
 			"server": e.Provider.ID(), "origin": o.Kind.String(),
@@ -89,6 +89,33 @@ func definition(e tools.Entry) *Decision {
 		"server": server, "tool": name,
 		"hint": "see it with clawd mcp diff " + server + "; if you trust it: clawd mcp approve " + server + " " + name,
 	})
+}
+
+// supplyRemote checks a remote server's origin against the egress
+// allowlist. The snapshot lookup is a map read after the generation check,
+// like the trust registry's.
+func (c *Chain) supplyRemote(server, rawURL string) *Decision {
+	o, err := netguard.OriginOfURL(rawURL)
+	if err != nil {
+		return deny(CodeSupplyChainDenied, StepSupply, "remote_origin_invalid", map[string]any{
+			"server": server, "url": secrets.MaskText(rawURL), "error": err.Error(),
+		})
+	}
+	ok := false
+	if c.Egress != nil {
+		ok, err = c.Egress.EgressAllowed(o)
+		if err != nil {
+			c.logger().Error("supply chain: egress allowlist lookup failed", "server", server, "err", err)
+			ok = false
+		}
+	}
+	if !ok {
+		return deny(CodeSupplyChainDenied, StepSupply, "origin_not_allowlisted", map[string]any{
+			"server": server, "origin": o.String(),
+			"hint": "if you trust this server: " + netguard.AllowCommand(o, false),
+		})
+	}
+	return nil
 }
 
 // supplyLocal checks a local executable's SHA-256 against the allowlist.

@@ -23,6 +23,7 @@ func TestSupplyByOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Allow = memAllow{"fs " + sum: true}
+	c.Egress = memEgress{"https://fs.example:443": true}
 	up := &testTool{tools.Spec{Name: "fs__read", Permission: tools.PermUpstream}}
 	for _, tc := range []struct {
 		name   string
@@ -34,9 +35,16 @@ func TestSupplyByOrigin(t *testing.T) {
 		{"local allowlisted", tools.LocalOrigin(bin), "", ""},
 		{"local binary missing", tools.LocalOrigin(bin + ".other"), "binary_unreadable", "the binary of upstream server fs"},
 		{"local without a path", tools.LocalOrigin(""), "no_binary_path", "upstream server fs is a local executable but names no path"},
-		{"remote with an empty path", tools.RemoteOrigin("https://fs.example/mcp"), "remote_origin_unverified",
-			"upstream server fs is remote (https://fs.example/mcp) and clawd cannot vet a remote server yet"},
-		{"remote without even a URL", tools.Origin{Kind: tools.OriginRemote}, "remote_origin_unverified", "upstream server fs is remote"},
+		{"remote, origin allowlisted", tools.RemoteOrigin("https://FS.example./mcp"), "", ""},
+		{"remote, another port", tools.RemoteOrigin("https://fs.example:8443/mcp"), "origin_not_allowlisted",
+			"upstream server fs is remote and its origin https://fs.example:8443 is not on the egress allowlist"},
+		{"remote, another scheme", tools.RemoteOrigin("http://fs.example:443/mcp"), "origin_not_allowlisted",
+			"upstream server fs is remote and its origin http://fs.example:443"},
+		{"remote, a longer name", tools.RemoteOrigin("https://fs.example.evil.test/mcp"), "origin_not_allowlisted",
+			"upstream server fs is remote and its origin https://fs.example.evil.test:443"},
+		{"remote, legacy IPv4 form", tools.RemoteOrigin("http://0x7f.1/mcp"), "remote_origin_invalid",
+			"upstream server fs has a URL clawd will not connect to"},
+		{"remote without even a URL", tools.Origin{Kind: tools.OriginRemote}, "remote_origin_invalid", "upstream server fs has a URL"},
 		{"zero origin", tools.Origin{}, "unknown_origin", "upstream server fs does not say where its tools run (origin unknown(0))"},
 		{"out-of-range kind", tools.Origin{Kind: 99}, "unknown_origin", "upstream server fs does not say where its tools run (origin unknown(99))"},
 	} {
@@ -68,11 +76,27 @@ func TestSupplyByOrigin(t *testing.T) {
 			}
 		})
 	}
-	// The remote refusal carries a hint the agent can act on.
-	e := tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.RemoteOrigin("https://fs.example/mcp")}, Tool: up}
+	// The remote refusal carries the exact line that allows the origin.
+	e := tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.RemoteOrigin("https://fs.example:8443/mcp")}, Tool: up}
 	d := c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: e})
-	if h, _ := d.Err.Data.(map[string]any)["hint"].(string); !strings.Contains(h, "clawd mcp allow --server fs") {
+	if h, _ := d.Err.Data.(map[string]any)["hint"].(string); h != "if you trust this server: clawd egress allow https://fs.example:8443" {
 		t.Errorf("remote refusal hint = %q", h)
+	}
+	// The audit row of an upstream tool names its server; a built-in
+	// tool's names none.
+	if r := audit.rows[len(audit.rows)-1]; r.Server != "fs" {
+		t.Errorf("upstream call's audit row has server %q, want fs", r.Server)
+	}
+	bi := tools.Entry{Provider: &tools.StaticProvider{Name: "clawd", Source: tools.BuiltinOrigin()}, Tool: &testTool{tools.Spec{Name: "read_file", Permission: tools.PermRead}}}
+	c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "read_file", Entry: bi})
+	if r := audit.rows[len(audit.rows)-1]; r.Server != "" {
+		t.Errorf("built-in call's audit row has server %q", r.Server)
+	}
+	// Without an egress allowlist every remote tool is refused.
+	c.Egress = nil
+	e = tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.RemoteOrigin("https://fs.example/mcp")}, Tool: up}
+	if d := c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: e}); d.Allowed() {
+		t.Error("a remote tool was allowed without an egress allowlist")
 	}
 }
 

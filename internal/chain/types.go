@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -243,9 +244,12 @@ func describe(code int, reason string, data map[string]any) string {
 			return "the tool has no provider, so its origin cannot be checked"
 		case "no_binary_path":
 			return "upstream server " + str("server") + " is a local executable but names no path, so its binary cannot be checked"
-		case "remote_origin_unverified":
-			return "upstream server " + str("server") + " is remote (" + str("url") +
-				") and clawd cannot vet a remote server yet, so its tools are refused; " + str("hint")
+		case "origin_not_allowlisted":
+			return "upstream server " + str("server") + " is remote and its origin " + str("origin") +
+				" is not on the egress allowlist, so its tools are refused; " + str("hint")
+		case "remote_origin_invalid":
+			return "upstream server " + str("server") + " has a URL clawd will not connect to (" + str("error") +
+				"), so its tools are refused; remove it (clawd mcp rm " + str("server") + ") and add it again with a valid URL"
 		case "unknown_origin":
 			return "upstream server " + str("server") + " does not say where its tools run (origin " + str("origin") +
 				"), so they are refused"
@@ -305,6 +309,10 @@ type AuditRecord struct {
 	// them (ArgsDigest, ArgsSummary).
 	ArgsSHA256  string
 	ArgsSummary string
+	// Server is the upstream MCP server a proxied call went to (its
+	// configured name), "" for built-in tools and unknown names. The
+	// exposed tool name alone cannot say: it may be hash-shortened.
+	Server string
 }
 
 // AuditLog stores decisions durably.
@@ -316,6 +324,13 @@ type AuditLog interface {
 	// RecordOutcome records how an allowed call ended on its row. It does
 	// not wait: the outcome may be lost in a crash, the decision may not.
 	RecordOutcome(id int64, o Outcome)
+}
+
+// Egress is the egress allowlist (cd_egress_allowlist): the origins remote
+// upstream servers may be reached at.
+type Egress interface {
+	// EgressAllowed reports whether o is allowlisted.
+	EgressAllowed(o netguard.Origin) (bool, error)
 }
 
 // Allowlist is the supply-chain allowlist (cd_mcp_server_allowlist).

@@ -53,6 +53,10 @@ type Daemon struct {
 	// upstreamToken marks the processes of its stdio servers
 	// (upstream.OwnerEnv); "" when it could not be read.
 	upstreamToken string
+	// upstreamAudit writes the upstreams' events as audit rows.
+	upstreamAudit *upstreamAuditor
+	// egress is the egress allowlist as recheckEgress last saw it.
+	egress egressState
 	// loadedFile is the config file as it was just before it was last
 	// read (New, Reload): what the watcher compares against, so a write
 	// between reading the file and the watcher's first look is not missed.

@@ -48,6 +48,7 @@ func (d *Daemon) WatchConfig(ctx context.Context) {
 					d.Logger.Info("trust registry or allowlist changed; asking clients to re-list tools")
 					d.Server.NotifyToolsChanged()
 					d.retryUpstreams(ctx) // an upstream may be allowlisted now
+					d.recheckEgress(ctx)  // or an origin no longer allowed
 				}
 			}
 		}

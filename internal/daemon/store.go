@@ -23,6 +23,7 @@ func (d *Daemon) openStore() error {
 	d.Store = db
 	d.Chain.Trust = db
 	d.Chain.Allow = db
+	d.Chain.Egress = db
 	d.Chain.Credentials = db
 	d.Chain.Audit = w
 	d.Chain.Logger = d.Logger

@@ -49,6 +49,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	}
 	d.upstreamToken = token
 	procDir := filepath.Join(d.Paths.DataDir, "upstream-procs-"+d.WorkspaceID)
+	d.upstreamAudit = newUpstreamAuditor(d.Chain.Audit, d.Logger.Warn)
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
 		Logger:           d.Logger.With("component", "upstream"),
 		OnStatus:         d.recordUpstreamStatus,
@@ -58,6 +59,8 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		Identity:         d.identityForwarder(),
 		Audit:            d.auditUpstream,
 		ProcFile:         upstream.ProcFileFor(procDir, os.Getpid()),
+		VerifyOrigin:     VerifyEgress(d.Store),
+		OnEvent:          d.upstreamAudit.add,
 	})
 	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes
@@ -75,6 +78,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 				d.Logger.Info("upstream servers: ended processes a previous daemon left behind", "pids", pids)
 			}
 		}
+		d.recheckEgress(ctx) // what the egress allowlist is now, to compare later changes with
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
 			d.upstreams.Apply(ctx, UpstreamConfigs(rows))
 		})
@@ -249,5 +253,6 @@ func (d *Daemon) closeUpstreams() error {
 		upstream.EndAdopted(proc.ReapAdopted(), d.upstreamToken)
 		proc.ReapAdopted()
 	}
+	d.upstreamAudit.close() // the disconnect rows, before the store closes
 	return err
 }

@@ -179,8 +179,9 @@ func canonical(t *testing.T, v any) string {
 //
 //  1. origin: the supply-chain step decides by the provider's Origin. A
 //     local executable that is allowlisted passes; the same tool from a
-//     remote server (no binary path at all) is refused -32004
-//     remote_origin_unverified, is not listed, and its handler never runs.
+//     remote server (no binary path at all) whose origin is not on the
+//     egress allowlist is refused -32004 origin_not_allowlisted, is not
+//     listed, and its handler never runs.
 //  2. results: the upstream CallToolResult (image content,
 //     structuredContent, isError, _meta) reaches the client as it came,
 //     not wrapped again.
@@ -218,9 +219,9 @@ func TestUpstreamProviderPlugsIn(t *testing.T) {
 	r := c.request("tools/call", map[string]any{"name": "cloud__capture", "arguments": map[string]any{}})
 	e, _ := r["error"].(map[string]any)
 	data, _ := e["data"].(map[string]any)
-	if e == nil || e["code"] != float64(chain.CodeSupplyChainDenied) || data["reason"] != "remote_origin_unverified" ||
+	if e == nil || e["code"] != float64(chain.CodeSupplyChainDenied) || data["reason"] != "origin_not_allowlisted" ||
 		!strings.HasPrefix(e["message"].(string), "supply_chain_denied: upstream server cloud-shots is remote") {
-		t.Errorf("remote tool answered %v; want -32004 remote_origin_unverified", r)
+		t.Errorf("remote tool answered %v; want -32004 origin_not_allowlisted", r)
 	}
 	if remoteRan.Load() != 0 {
 		t.Error("the remote server's tool ran: a provider without a binary path was taken for built-in")

@@ -358,7 +358,7 @@ func (w *Writer) insert(r *chain.AuditRecord) (int64, error) {
 	w.argBuf = args(w.argBuf, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
 		(r.Latency + 500*time.Microsecond).Milliseconds(), r.Latency.Microseconds(),
 		r.Step, r.Transport, r.RequestID, w.pid, nullText(r.ClientClaim), nullText(r.CredentialID),
-		nullText(r.ArgsSHA256), nullText(r.ArgsSummary))
+		nullText(r.ArgsSHA256), nullText(r.ArgsSummary), nullText(r.Server))
 	res, err := exec(w.conn.ins, w.argBuf)
 	if err != nil {
 		return 0, err

@@ -30,8 +30,8 @@ type auditConn struct {
 const (
 	sqlInsert = `INSERT INTO cd_policy_audit_log
 		(timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us, step, transport, request_id, pid,
-		 client_claim, credential_id, args_sha256, args_summary)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		 client_claim, credential_id, args_sha256, args_summary, server)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// A sandbox violation found while the handler ran turns the decision
 	// into a Deny by the sandbox step (Writer.update).
 	sqlUpdate = `UPDATE cd_policy_audit_log

@@ -214,6 +214,31 @@ CREATE TRIGGER cd_mcp_server_identity_au AFTER UPDATE OF identity_mode, identity
 CREATE TRIGGER cd_mcp_server_identity_builtin_bu BEFORE UPDATE OF identity_mode, identity_arg, identity_audience ON cd_mcp_server
 	WHEN old.builtin = 1 BEGIN SELECT RAISE(ABORT, 'the built-in server cannot be changed'); END;
 `,
+	// Version 7: the egress allowlist holds origins (scheme, host, port),
+	// what a remote upstream must match to be connected at all, with a
+	// private flag that lets it reach private and link-local addresses
+	// (docs/upstreams.md, "Egress"). The version-1 table (host, port) was
+	// never read or written by any clawd, so it is rebuilt empty rather
+	// than guessed into origins (dropping a table drops its triggers). The
+	// audit log records the upstream server of a proxied call, so `clawd
+	// audit --server` finds it under any exposed name; built-in calls
+	// leave it NULL.
+	`
+DROP TABLE IF EXISTS cd_egress_allowlist;
+CREATE TABLE cd_egress_allowlist (
+	scheme   TEXT NOT NULL CHECK (scheme IN ('http', 'https')),
+	host     TEXT NOT NULL CHECK (length(host) BETWEEN 1 AND 253 AND host NOT GLOB '*[^a-z0-9._:-]*' AND host NOT GLOB '*.'),
+	port     INTEGER NOT NULL CHECK (port BETWEEN 1 AND 65535),
+	private  INTEGER NOT NULL DEFAULT 0 CHECK (private IN (0, 1)),
+	added_at TEXT NOT NULL,
+	PRIMARY KEY (scheme, host, port)
+) STRICT;
+CREATE TRIGGER cd_egress_allowlist_ai AFTER INSERT ON cd_egress_allowlist BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_egress_allowlist_au AFTER UPDATE ON cd_egress_allowlist BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_egress_allowlist_ad AFTER DELETE ON cd_egress_allowlist BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+
+ALTER TABLE cd_policy_audit_log ADD COLUMN server TEXT;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -34,6 +34,9 @@ type AuditRow struct {
 	// short, secret-masked account of them (path, command's first line).
 	ArgsSHA256  *string `json:"args_sha256"`
 	ArgsSummary *string `json:"args_summary"`
+	// Server is the upstream server of a proxied call (NULL for built-in
+	// tools and rows written before clawd recorded it).
+	Server *string `json:"server"`
 }
 
 // AuditFilter selects rows. Empty fields match everything; an Entity of
@@ -44,6 +47,8 @@ type AuditFilter struct {
 	Tool   string
 	Result string // "Allow" or "Deny"
 	PID    int64  // rows written by one process; 0 = any
+	// Server selects one upstream server's rows (ServerFilter).
+	Server string
 	// Since keeps rows at or after this time; AfterID rows with a larger
 	// id (for following the log). Zero values select all.
 	Since   time.Time
@@ -84,9 +89,14 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		where = append(where, `pid = ?`)
 		args = append(args, f.PID)
 	}
+	if f.Server != "" {
+		w, a := serverFilter(f.Server)
+		where = append(where, w)
+		args = append(args, a...)
+	}
 	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
 		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id,
-		args_sha256, args_summary
+		args_sha256, args_summary, server
 		FROM cd_policy_audit_log`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, ` AND `)
@@ -105,10 +115,10 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 	for rows.Next() {
 		var r AuditRow
 		var level, dur sql.NullInt64
-		var outcome, detail, claim, cred, digest, summary sql.NullString
+		var outcome, detail, claim, cred, digest, summary, server sql.NullString
 		if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
 			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur,
-			&claim, &cred, &digest, &summary); err != nil {
+			&claim, &cred, &digest, &summary, &server); err != nil {
 			return nil, err
 		}
 		if digest.Valid {
@@ -119,6 +129,9 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		}
 		if claim.Valid {
 			r.ClientClaim = &claim.String
+		}
+		if server.Valid {
+			r.Server = &server.String
 		}
 		if cred.Valid {
 			r.CredentialID = &cred.String
@@ -144,6 +157,27 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// serverFilter is the condition of AuditFilter.Server, for a server NAME
+// (names are unique without regard to case, so matching is too):
+//
+//   - its events: tool_id "mcp:NAME" or "mcp:NAME/TOOL" (spawn, connect,
+//     refusals, approvals; docs/upstreams.md, "Audit");
+//   - its proxied calls: the server column, whatever the exposed name was
+//     (hash-shortened names of long server names have no NAME__ prefix);
+//   - rows without a server (written before the column existed, or calls
+//     of an unknown tool) whose tool_id starts with NAME__: a server name
+//     has no "__" and does not end in '_', so "a__" never matches the
+//     tools of server "a_b" or "a__b".
+//
+// Prefixes are compared with substr, not LIKE, where '_' is a wildcard.
+func serverFilter(name string) (string, []any) {
+	ev, evTool, plain := "mcp:"+name, "mcp:"+name+"/", name+"__"
+	return `(tool_id = ? COLLATE NOCASE OR substr(tool_id, 1, ?) = ? COLLATE NOCASE
+		OR server = ? COLLATE NOCASE
+		OR (server IS NULL AND substr(tool_id, 1, ?) = ? COLLATE NOCASE))`,
+		[]any{ev, len(evTool), evTool, name, len(plain), plain}
 }
 
 // PruneAudit deletes the audit rows older than before and returns how many

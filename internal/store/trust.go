@@ -24,6 +24,8 @@ type snapshot struct {
 	trust map[string]chain.TrustEntry
 	allow map[string]bool // server + "\x00" + sha256
 	creds map[string]credEntry
+	// egress: origin (netguard.Origin.String) -> its private flag.
+	egress map[string]bool
 }
 
 // Lookup implements chain.TrustStore: the exact row, else "kind:*". It
@@ -77,7 +79,7 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}, creds: map[string]credEntry{}}
+	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}, creds: map[string]credEntry{}, egress: map[string]bool{}}
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`).Scan(&s.gen); err != nil {
 		return nil, err
 	}
@@ -97,6 +99,13 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 	}
 	if err := readCredentials(ctx, tx, s.creds); err != nil {
 		return nil, err
+	}
+	eg, err := readEgress(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range eg {
+		s.egress[e.Origin] = e.Private
 	}
 	return s, nil
 }

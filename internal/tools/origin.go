@@ -16,8 +16,8 @@ const (
 	// whose SHA-256 must be on the allowlist for the provider's id.
 	OriginLocal
 	// OriginRemote: the tools are served by a remote MCP server
-	// (Origin.URL). Nothing vets a remote server yet, so the chain refuses
-	// its tools.
+	// (Origin.URL). Nothing vets a remote server's code: the chain runs its
+	// tools only while the URL's origin is on the egress allowlist.
 	OriginRemote
 )
 

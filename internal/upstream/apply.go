@@ -167,6 +167,9 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 	delete(m.pending, cfg.Name)
 	if err != nil {
 		m.mu.Unlock()
+		if kind := refusalOf(err); kind != "" {
+			m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: kind, Detail: s.mask(err.Error())})
+		}
 		old.noteErr(fmt.Errorf("the new configuration was not applied (still serving the previous one): %w", err))
 		return
 	}

@@ -5,27 +5,44 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/netguard"
 )
 
 // originClient is the HTTP client of one http/sse upstream. It sends the
 // configured headers, and only to the configured origin (scheme, host and
-// port): every request to another origin is refused before it leaves,
-// redirects included. That keeps a legacy SSE server's `endpoint` event
-// from sending clawd (and the Authorization header) elsewhere, and a
-// redirect from carrying the headers to a third party. The dial is bounded
-// by connectTimeout; requests are bounded by the caller's context.
-func originClient(rawURL string, headers map[string]string, connectTimeout time.Duration) (*http.Client, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("url %q is not an absolute URL", rawURL)
+// port, compared in netguard's canonical form): every request to another
+// origin is refused before it leaves, redirects included. That keeps a
+// legacy SSE server's `endpoint` event from sending clawd (and the
+// Authorization header) elsewhere, and a redirect from carrying the
+// headers to a third party.
+//
+// Every connection is dialled through guard (a nil guard gets the default
+// policy for the URL's origin: public addresses, and loopback only when
+// the host is a loopback address or localhost), which checks the address
+// actually dialled after name resolution, so a name that resolves to a
+// private or link-local address is refused whatever it resolved to when
+// it was allowed (docs/upstreams.md, "Egress"). Proxies from the
+// environment (HTTP_PROXY, HTTPS_PROXY) are not used: through a proxy the
+// address dialled is the proxy's, and the check would see nothing. The
+// dial is bounded by connectTimeout; requests are bounded by the caller's
+// context. resolver may be nil (the system's).
+func originClient(rawURL string, headers map[string]string, connectTimeout time.Duration, guard *netguard.Guard, resolver *net.Resolver) (*http.Client, error) {
+	o, err := netguard.OriginOfURL(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %v", rawURL, err)
 	}
-	origin := originOf(u)
+	if guard == nil {
+		guard = netguard.NewGuard(netguard.Policy{Origin: o})
+	}
+	if guard.Policy().Origin != o {
+		return nil, fmt.Errorf("url %q: the egress policy is for %s, not %s", rawURL, guard.Policy().Origin, o)
+	}
+	origin := o.String()
 	base := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		Proxy:                 nil,
+		DialContext:           guard.Dialer(connectTimeout, resolver).DialContext,
 		TLSHandshakeTimeout:   connectTimeout,
 		ResponseHeaderTimeout: 0, // SSE streams; the request context bounds calls
 		MaxIdleConnsPerHost:   4,
@@ -35,8 +52,8 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if originOf(req.URL) != origin {
-				return fmt.Errorf("%w: redirect to %s", errOtherOrigin, originOf(req.URL))
+			if got := requestOrigin(req); got != origin {
+				return fmt.Errorf("%w: redirect to %s", errOtherOrigin, got)
 			}
 			if len(via) >= 5 {
 				return errors.New("stopped after 5 redirects")
@@ -48,18 +65,14 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 
 var errOtherOrigin = errors.New("refused: the upstream pointed clawd at another origin than the configured one")
 
-func originOf(u *url.URL) string {
-	host := strings.ToLower(u.Hostname())
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
+// requestOrigin is the canonical origin of req's URL, or a description of
+// why it has none (which never equals an origin).
+func requestOrigin(req *http.Request) string {
+	o, err := netguard.OriginOf(req.URL)
+	if err != nil {
+		return "an invalid URL (" + err.Error() + ")"
 	}
-	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+	return o.String()
 }
 
 type originTransport struct {
@@ -69,11 +82,11 @@ type originTransport struct {
 }
 
 func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if originOf(req.URL) != t.origin {
+	if got := requestOrigin(req); got != t.origin {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, fmt.Errorf("%w: %s", errOtherOrigin, originOf(req.URL))
+		return nil, fmt.Errorf("%w: %s", errOtherOrigin, got)
 	}
 	if len(t.headers) > 0 {
 		req = req.Clone(req.Context())

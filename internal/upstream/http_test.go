@@ -162,7 +162,7 @@ func TestOriginClient(t *testing.T) {
 		http.Redirect(w, r, other.URL+"/x", http.StatusFound)
 	}))
 	defer home.Close()
-	c, err := originClient(home.URL+"/mcp", map[string]string{"X-K": "v"}, 5*time.Second)
+	c, err := originClient(home.URL+"/mcp", map[string]string{"X-K": "v"}, 5*time.Second, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
@@ -113,6 +115,21 @@ type Options struct {
 	// manager's goroutines, one call at a time, and must not call back into
 	// the manager.
 	CheckTools func(server string, defs []ToolDefinition) (map[string]Approval, error)
+	// VerifyOrigin, if set, is asked before every connection to an
+	// http/sse server whether its URL's origin may be reached, and returns
+	// the policy its dialer enforces (which addresses; netguard.Policy). An
+	// error makes the server unavailable with that error, before anything
+	// is sent. Without it every origin may be reached under the default
+	// policy (public addresses; loopback only for a loopback host).
+	VerifyOrigin func(server string, origin netguard.Origin) (netguard.Policy, error)
+	// Resolver resolves the names of http/sse servers (nil: the system's);
+	// tests use it to make a name resolve to a chosen address.
+	Resolver *net.Resolver
+	// OnEvent, if set, is told of spawns, connects, disconnects and
+	// refusals (Event), for the audit log. It is called on the goroutine
+	// where the event happened, in order per server, and must not block
+	// for long nor call back into the manager.
+	OnEvent func(Event)
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
 	// their own prefix (Claude Code: mcp__<name>__) may need less.

@@ -33,7 +33,7 @@ func (p *provider) ID() string { return p.name }
 
 // Origin is the resolved executable of a stdio server (its SHA-256 must be
 // allowlisted for the chain to run its tools) or the URL of an http/sse one
-// (refused by the chain until an egress allowlist exists). It comes from
+// (its origin must be on the egress allowlist). It comes from
 // clawd's configuration, never from the upstream.
 func (p *provider) Origin() tools.Origin {
 	return p.server().origin()

@@ -141,6 +141,14 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 	defer func() {
 		s.uninstall(sess)
 		sess.close()
+		why := "stopped (the server was removed, disabled or changed, or clawd is stopping)"
+		switch {
+		case lost:
+			why = exitError(sess).Error()
+		case reply != nil:
+			why = "reconnecting on request (refresh, or an allowlist changed)"
+		}
+		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.mask(why)})
 	}()
 	for {
 		select {
@@ -169,6 +177,9 @@ func (s *server) afterFailure(ctx context.Context, err error, failures int) chan
 	switch {
 	case errors.As(err, &ce):
 		s.fail(StateUnavailable, err)
+		if kind := refusalOf(err); kind != "" {
+			s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: kind, Detail: s.mask(err.Error())})
+		}
 		return s.wait(ctx, -1)
 	case failures >= s.m.opts.MaxFailures:
 		s.fail(StateError, err)
@@ -238,6 +249,7 @@ func (s *server) install(sess *session, ts []upstreamTool) {
 	s.swapped = make(chan struct{})
 	s.mu.Unlock()
 	s.m.report(s)
+	s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventConnect, Detail: s.connectDetail(sess, len(ts)), PID: sess.pid()})
 }
 
 func (s *server) uninstall(sess *session) {
@@ -311,7 +323,7 @@ func (s *server) fail(state string, err error) {
 	s.state = state
 	s.lastErr = s.mask(err.Error())
 	s.mu.Unlock()
-	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", err)
+	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", s.mask(err.Error()))
 	s.m.report(s)
 }
 
@@ -406,11 +418,25 @@ func (s *server) doRefresh(ctx context.Context) error {
 	}
 	select {
 	case err := <-r:
-		return err
+		if err != nil {
+			// Callers log and print it: the server's secrets masked, as in
+			// its status (the kind of error is kept for errors.As).
+			return &maskedError{msg: s.mask(err.Error()), err: err}
+		}
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
+
+// maskedError shows a masked message and unwraps to the original error.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
 
 // shutdown ends the supervisor and waits for it (it closes the session,
 // which stops a stdio child's whole group).

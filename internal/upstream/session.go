@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/support/proc"
 )
 
@@ -35,7 +36,8 @@ type session struct {
 	cs      *mcp.ClientSession
 	capture *captureConn // stdio only: raw results
 	proc    *proc.Process
-	done    chan struct{} // closed when the session ended
+	guard   *netguard.Guard // http/sse: the dialer's egress check
+	done    chan struct{}   // closed when the session ended
 	started time.Time
 	cancel  context.CancelFunc // ends the connection's own context
 	// progress routes the upstream's notifications/progress to the calls
@@ -89,6 +91,11 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			// that failed before that leaves the child to us.
 			sess.proc.Stop(m.opts.StopGrace)
 		}
+		if sess.guard != nil && sess.guard.Refused() != nil {
+			// The dialer refused the address the name resolved to:
+			// retrying reaches the same refusal, the allowlist must change.
+			return nil, refusal(EventEgressRefused, sess.guard.Refused())
+		}
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("no answer to initialize within %v (connect timeout): %w", cfg.connectTimeout(), err)
 		}
@@ -114,7 +121,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		}
 		if m.opts.VerifyExecutable != nil {
 			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
-				return nil, nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
+				return nil, nil, refusal(EventRefuse, fmt.Errorf("%s may not run: %w", path, err))
 			}
 		}
 		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
@@ -138,6 +145,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 			started: func(p *proc.Process) {
 				sess.proc = p
 				m.spawnStarted(spawn, cfg.Name, p)
+				m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: EventSpawn, PID: p.Pid(), Path: path, Args: cfg.Args})
 				if hooks.started != nil {
 					hooks.started(p)
 				}
@@ -150,10 +158,15 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("header %w", err)}
 		}
-		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout())
+		guard, err := m.egressGuard(cfg)
 		if err != nil {
-			return nil, nil, &errConfig{err}
+			return nil, nil, err
 		}
+		hc, err := originClient(cfg.URL, hdr, cfg.connectTimeout(), guard, m.opts.Resolver)
+		if err != nil {
+			return nil, nil, refusal(EventEgressRefused, err)
+		}
+		sess.guard = guard
 		if cfg.Transport == TransportHTTP {
 			hc.Transport = &captureRoundTripper{inner: hc.Transport, progress: sess.progress} // raw results (capture_http.go)
 		}
@@ -164,6 +177,25 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		return &detachTransport{inner: t, life: life}, nil, nil
 	}
 	return nil, nil, &errConfig{fmt.Errorf("transport %q: use stdio, http or sse", cfg.Transport)}
+}
+
+// egressGuard is the dialer check of an http/sse server's connections: the
+// policy Options.VerifyOrigin gives for its URL's origin (an error refuses
+// the server before anything is sent), or without VerifyOrigin the default
+// policy (no private addresses).
+func (m *Manager) egressGuard(cfg ServerConfig) (*netguard.Guard, error) {
+	o, err := netguard.OriginOfURL(cfg.URL)
+	if err != nil {
+		return nil, refusal(EventEgressRefused, fmt.Errorf("url: %w", err))
+	}
+	p := netguard.Policy{Origin: o}
+	if m.opts.VerifyOrigin != nil {
+		if p, err = m.opts.VerifyOrigin(cfg.Name, o); err != nil {
+			return nil, refusal(EventEgressRefused, err)
+		}
+		p.Origin = o // the policy is for this origin, whatever the hook said
+	}
+	return netguard.NewGuard(p), nil
 }
 
 // detachTransport connects with a context that outlives Connect's: the

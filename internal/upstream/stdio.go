@@ -21,6 +21,7 @@ import (
 
 	"github.com/clawde/clawd/internal/support/lines"
 	"github.com/clawde/clawd/internal/support/proc"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // maxLine bounds one line of a stdio server's stdout; a longer line is
@@ -213,7 +214,7 @@ func (c *stdioConn) handleLine(line []byte) {
 // noise records a skipped stdout line in the stderr ring (so `clawd mcp
 // logs` shows it) and the log.
 func (c *stdioConn) noise(msg string) {
-	c.logger.Debug("upstream stdout noise", "msg", msg)
+	c.logger.Debug("upstream stdout noise", "msg", secrets.MaskText(msg)) // the ring is masked when read
 	if c.stderr != nil {
 		fmt.Fprintf(c.stderr, "[clawd] %s\n", msg)
 	}

@@ -41,6 +41,7 @@ var (
 	sleeper      = flag.Bool("sleep", false, "internal: sleep 1000 s (the grandchildren, so their command line names this binary)")
 	noPdeath     = flag.Bool("no-pdeath", false, "clear the parent-death signal clawd asked for (Linux), so a kill -9 of clawd does not end us")
 	hideMark     = flag.Bool("hide-mark", false, "re-exec without MCP_UPSTREAM_OWNER in the environment (same pid), so only clawd's pid record can find us")
+	dumpEnv      = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
 )
 
 // sleeperCmd is a grandchild: this binary, sleeping.
@@ -140,6 +141,12 @@ func main() {
 	if *banner {
 		fmt.Println("Welcome to fakeserver 1.0 -- starting up")
 		fmt.Println("")
+	}
+	if *dumpEnv {
+		names = append(names, "environ")
+		for _, kv := range os.Environ() {
+			fmt.Fprintln(os.Stderr, kv)
+		}
 	}
 	if *printEnv != "" {
 		fmt.Fprintf(os.Stderr, "%s=%s\n", *printEnv, os.Getenv(*printEnv))
@@ -373,6 +380,8 @@ func callTool(id, params json.RawMessage) {
 				prog(tok, a.N+1, a.Tag+" late")
 			}
 		}()
+	case "environ":
+		result(id, text(strings.Join(os.Environ(), "\n")))
 	case "env":
 		var a struct {
 			X string `json:"x"`
