@@ -121,6 +121,10 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	e.MustRun("egress", "allow", origin)
 	waitServer(t, e, "cap", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	waitServer(t, e, "sec", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	// New upstream tools are withheld until approved; callTool below retries
+	// until the daemon has picked the approvals up.
+	e.MustRun("mcp", "approve", "cap")
+	e.MustRun("mcp", "approve", "sec")
 
 	// A client authenticated with the per-client credential (kind cc,
 	// trusted with upstream tools) calls both servers.
@@ -232,7 +236,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		t.Errorf("audit --server sec lacks spawn/connect/call/disconnect rows: %v", secRows)
 	}
 	for _, r := range secRows {
-		if tool := r["tool_id"].(string); tool != "mcp:sec" && !strings.HasPrefix(tool, "sec__") {
+		if tool := r["tool_id"].(string); tool != "mcp:sec" && !strings.HasPrefix(tool, "mcp:sec/") && !strings.HasPrefix(tool, "sec__") {
 			t.Errorf("audit --server sec selected %s", tool)
 		}
 	}
