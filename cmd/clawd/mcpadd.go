@@ -10,13 +10,13 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/secrets"
+	"github.com/clawde/clawd/internal/upstream"
 )
 
 const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- COMMAND [ARGS...]\n" +
@@ -24,6 +24,7 @@ const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- CO
 
 type mcpAddFlags struct {
 	stdio, sse, disabled, asJSON bool
+	allow                        bool
 	httpURL, cwd, description    string
 	env, headers                 []string
 	connect, read                int
@@ -49,7 +50,21 @@ func newMCPAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if f.allow && s.Transport != store.TransportStdio {
+				return usageError("--allow is for stdio servers (an http server runs no local program)\nusage: %s", mcpAddUsage)
+			}
 			warnAdd(cmd.ErrOrStderr(), s)
+			if f.allow {
+				// --allow promises an approved server: one that cannot be
+				// approved is not stored.
+				l, err := upstream.Inspect(daemon.UpstreamConfigs([]store.MCPServer{s})[0])
+				if err != nil {
+					return runtimeError("%s cannot be approved, so it was not added: %v", s.Name, err)
+				}
+				if l.Unpinned != "" {
+					return usageError("%s cannot be approved, so it was not added: %s", s.Name, l.Unpinned)
+				}
+			}
 			db, err := openStore()
 			if err != nil {
 				return err
@@ -59,11 +74,21 @@ func newMCPAddCmd() *cobra.Command {
 			if err != nil {
 				return mcpStoreError(err, "adding "+s.Name)
 			}
+			out := cmd.OutOrStdout()
+			if f.asJSON {
+				out = cmd.ErrOrStderr()
+			} else {
+				fmt.Fprintf(out, "added MCP server %s (id %d)\n", got.Name, got.ID)
+				printServer(out, got)
+			}
+			if got.Transport == store.TransportStdio {
+				if _, _, err := approveServer(db, got, newApproval(f.allow, out)); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%v\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", err, got.Name)
+				}
+			}
 			if f.asJSON {
 				return writeJSON(cmd.OutOrStdout(), got)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added MCP server %s (id %d)\n", got.Name, got.ID)
-			printServer(cmd.OutOrStdout(), got)
 			return nil
 		},
 	}
@@ -79,6 +104,7 @@ func newMCPAddCmd() *cobra.Command {
 	fl.BoolVar(&f.disabled, "disabled", false, "store the server without connecting to it (clawd mcp enable NAME later)")
 	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
 	fl.BoolVar(&f.asJSON, "json", false, "print the stored server as JSON")
+	fl.BoolVar(&f.allow, "allow", false, "with --stdio: approve what the command runs now without asking (else asked on a terminal)")
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		msg := flagProblem(c, err)
 		if strings.Contains(msg, "unknown") && !slices.Contains(os.Args, "--") {
@@ -296,58 +322,5 @@ func mcpStoreError(err error, doing string) error {
 }
 
 // shellJoin writes a command line a POSIX shell reads back as exactly
-// these words: safe words as they are, others in single quotes, and words
-// with control or non-printable characters as $'...' with escapes, so the
-// terminal shows every byte and interprets none.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = shellQuote(w)
-	}
-	return strings.Join(out, " ")
-}
-
-func shellQuote(w string) string {
-	if w == "" {
-		return "''"
-	}
-	safe, printable := true, true
-	for _, r := range w {
-		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))) {
-			safe = false
-		}
-		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
-			printable = false
-		}
-	}
-	if safe {
-		return w
-	}
-	if printable {
-		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	var b strings.Builder
-	b.WriteString("$'")
-	for i := 0; i < len(w); {
-		r, n := rune(w[i]), 1
-		if r >= 0x80 {
-			r, n = utf8.DecodeRuneInString(w[i:])
-		}
-		switch {
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == unicode.ReplacementChar && n == 1 || r < 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\x%02x", w[i])
-		case !unicode.IsPrint(r):
-			for j := 0; j < n; j++ {
-				fmt.Fprintf(&b, "\\x%02x", w[i+j])
-			}
-		default:
-			b.WriteString(w[i : i+n])
-		}
-		i += n
-	}
-	b.WriteString("'")
-	return b.String()
-}
+// these words (upstream.QuoteCommand: control characters shown as $'\x..').
+func shellJoin(words []string) string { return upstream.QuoteCommand(words) }

@@ -5,13 +5,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/upstream"
@@ -46,10 +44,10 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
 	}
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
-		Logger:           d.Logger.With("component", "upstream"),
-		OnStatus:         d.recordUpstreamStatus,
-		OwnerToken:       token,
-		VerifyExecutable: VerifyUpstream(d.Store),
+		Logger:       d.Logger.With("component", "upstream"),
+		OnStatus:     d.recordUpstreamStatus,
+		OwnerToken:   token,
+		VerifyLaunch: VerifyUpstream(d.Store, d.auditUpstream),
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -121,28 +119,6 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 	}
 	if err := d.Store.ReplaceServerTools(ctx, row.ID, list, time.Now()); err != nil {
 		d.Logger.Warn("upstream servers: caching the tool list failed", "server", st.Name, "err", err)
-	}
-}
-
-// VerifyUpstream returns the check a stdio server's executable must pass
-// before it is started (upstream.Options.VerifyExecutable): its SHA-256
-// must be on the supply-chain allowlist for the server, else the error
-// gives the line that approves it. The daemon and `clawd mcp test` use it.
-func VerifyUpstream(db *store.DB) func(server, path string) error {
-	var hashes chain.HashCache
-	return func(server, path string) error {
-		sum, err := hashes.Sum(path)
-		if err != nil {
-			return fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
-		}
-		ok, err := db.ServerAllowed(server, sum)
-		if err != nil {
-			return fmt.Errorf("the supply-chain allowlist could not be read: %v", err)
-		}
-		if !ok {
-			return fmt.Errorf("the executable %s (sha256 %s) is not on the supply-chain allowlist, so it was not started; if you trust it: clawd mcp allow --server %s --sha256 %s", path, sum, server, sum)
-		}
-		return nil
 	}
 }
 

@@ -37,6 +37,7 @@ type session struct {
 	done    chan struct{} // closed when the session ended
 	started time.Time
 	cancel  context.CancelFunc // ends the connection's own context
+	launch  Launch             // stdio: what was checked before the spawn
 }
 
 func (s *session) close() {
@@ -91,6 +92,11 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	if ct != nil {
 		sess.capture = ct.conn
 	}
+	if err := recheckScript(sess.launch); err != nil {
+		cancel()
+		sess.close()
+		return nil, &errConfig{err}
+	}
 	go func() { cs.Wait(); close(sess.done) }()
 	return sess, nil
 }
@@ -101,18 +107,25 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Context, stderr *proc.Ring, hooks sessionHooks) (mcp.Transport, *captureTransport, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		path, err := resolveCommand(cfg.Command, cfg.Cwd)
-		if err != nil {
-			return nil, nil, &errConfig{err}
-		}
-		if m.opts.VerifyExecutable != nil {
-			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
-				return nil, nil, &errConfig{fmt.Errorf("%s may not run: %w", path, err)}
-			}
-		}
 		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
+		}
+		l, err := ResolveLaunch(cfg, env)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		path := l.Exec
+		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
+		exe, sum, err := openHashed(path)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		l.ExecSHA256 = sum
+		sess.launch = l
+		if err := m.verify(cfg.Name, l); err != nil {
+			exe.Close()
+			return nil, nil, &errConfig{err}
 		}
 		// Every stdio child is marked, with or without a token: a clawd
 		// started as an upstream sees the mark and starts no upstreams of
@@ -123,7 +136,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		}
 		env[OwnerEnv] = ownerMark(owner, os.Getpid())
 		ct := &captureTransport{inner: &stdioTransport{
-			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			path: path, exe: exe, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p

@@ -50,6 +50,11 @@ func resolveCommand(command, cwd string) (string, error) {
 	return abs, nil
 }
 
+// testHookBeforeExec, set by tests only, runs after the executable was
+// hashed and approved and before it is executed: a test swaps the file
+// there to show the swapped file never runs.
+var testHookBeforeExec func(path string)
+
 // stdioTransport is a go-sdk mcp.Transport that runs a server through
 // internal/support/proc instead of the SDK's CommandTransport, which kills
 // only the direct child (an npx-started server's node survives) and ends
@@ -60,6 +65,7 @@ func resolveCommand(command, cwd string) (string, error) {
 // Close stops the whole group (close stdin, SIGTERM, SIGKILL).
 type stdioTransport struct {
 	path    string   // resolved executable
+	exe     *os.File // path, opened and hashed: what is executed; closed by Connect
 	args    []string // arguments
 	dir     string
 	env     []string // NAME=value, resolved
@@ -70,13 +76,19 @@ type stdioTransport struct {
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if t.exe != nil {
+		defer t.exe.Close() // the child has its own copy
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if testHookBeforeExec != nil {
+		testHookBeforeExec(t.path)
 	}
 	p, err := proc.Start(&proc.Cmd{
 		Path: t.path, Args: t.args, Dir: t.dir, Env: t.env,
 		StdinPipe: true, StdoutPipe: true, Stderr: t.stderr,
-		ParentDeathKill: true,
+		ParentDeathKill: true, ExecFile: t.exe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.path, err)
