@@ -303,17 +303,44 @@ func hashPath(p string) (string, error) { return spawnHashes.Sum(p) }
 // openHashed opens the executable read-only and hashes the open
 // descriptor: the descriptor is what the spawn executes
 // (proc.Cmd.ExecFile), so the hash is of the file that runs.
-func openHashed(path string) (*os.File, string, error) {
-	f, err := os.Open(path)
+//
+// before is the descriptor's state before it was hashed: a spawn compares
+// it after the exec (unchangedSince) to catch a write into the same file
+// in between, which executing the descriptor does not prevent.
+func openHashed(path string) (f *os.File, sum string, before os.FileInfo, err error) {
+	f, err = os.Open(path)
 	if err != nil {
-		return nil, "", fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
+		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
 	}
-	sum, err := spawnHashes.SumFile(f)
+	if before, err = f.Stat(); err == nil {
+		sum, err = spawnHashes.SumFile(f)
+	}
 	if err != nil {
 		f.Close()
-		return nil, "", fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
+		return nil, "", nil, fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
 	}
-	return f, sum, nil
+	return f, sum, before, nil
+}
+
+// unchangedSince reports whether the open file f still has the size,
+// modification time and (where the platform has one) change time it had
+// in before. A write changes the change time even when the writer resets
+// the modification time. Unlinking the file (a rename over its name, the
+// swap executing the descriptor defeats) changes the change time too, so
+// when the link count changed only size and modification time are
+// compared. Within one tick of the file system's clock (Linux: a few ms)
+// a write can go unseen.
+func unchangedSince(f *os.File, before os.FileInfo) bool {
+	now, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+		return false
+	}
+	c0, n0 := changeTime(before)
+	c1, n1 := changeTime(now)
+	return c0 == c1 || n0 != n1
 }
 
 // verify asks the configured check whether l may run.
@@ -364,7 +391,7 @@ func Inspect(cfg ServerConfig) (Launch, error) {
 	if err != nil {
 		return l, err
 	}
-	f, sum, err := openHashed(l.Exec)
+	f, sum, _, err := openHashed(l.Exec)
 	if err != nil {
 		return l, err
 	}

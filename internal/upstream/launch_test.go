@@ -342,3 +342,36 @@ func TestNpxPinnedRealPackage(t *testing.T) {
 		t.Errorf("echo: %s", got)
 	}
 }
+
+// Written in place (same inode) between the hash and the exec: executing
+// the descriptor does not stop that, so the spawn compares the file's
+// size and times after the exec and stops the child before any request.
+func TestExecutableWrittenInPlaceBetweenCheckAndExec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the replacement is a shell script")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "server")
+	copyFile(t, fakeBin, bin, 0o755)
+	a := &approvals{exec: map[string]bool{fileSum(t, bin): true}}
+	var once sync.Once
+	testHookBeforeExec = func(path string) {
+		once.Do(func() {
+			if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(func() { testHookBeforeExec = nil })
+	m, _ := newTestManager(t, Options{VerifyLaunch: a.verify, MaxFailures: 1})
+	cfg := fake("inplace")
+	cfg.Command = bin
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	st := waitFor(t, m, "inplace", 20*time.Second, "refused", func(s Status) bool {
+		return strings.Contains(s.LastError, "written to between its check and its start") ||
+			strings.Contains(s.LastError, "supply_chain_unverified")
+	})
+	if st.State == StateConnected {
+		t.Fatalf("connected to a file written after its check: %+v", st)
+	}
+}

@@ -117,7 +117,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		}
 		path := l.Exec
 		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
-		exe, sum, err := openHashed(path)
+		exe, sum, exeBefore, err := openHashed(path)
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
@@ -136,7 +136,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		}
 		env[OwnerEnv] = ownerMark(owner, os.Getpid())
 		ct := &captureTransport{inner: &stdioTransport{
-			path: path, exe: exe, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			path: path, exe: exe, exeBefore: exeBefore, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p

@@ -64,15 +64,16 @@ var testHookBeforeExec func(path string)
 // (proc.Cmd.ParentDeathKill), has its stderr kept in a bounded ring, and
 // Close stops the whole group (close stdin, SIGTERM, SIGKILL).
 type stdioTransport struct {
-	path    string   // resolved executable
-	exe     *os.File // path, opened and hashed: what is executed; closed by Connect
-	args    []string // arguments
-	dir     string
-	env     []string // NAME=value, resolved
-	stderr  io.Writer
-	grace   time.Duration
-	logger  *slog.Logger
-	started func(*proc.Process) // called once the child runs
+	path      string      // resolved executable
+	exe       *os.File    // path, opened and hashed: what is executed; closed by Connect
+	exeBefore os.FileInfo // exe's state before it was hashed
+	args      []string    // arguments
+	dir       string
+	env       []string // NAME=value, resolved
+	stderr    io.Writer
+	grace     time.Duration
+	logger    *slog.Logger
+	started   func(*proc.Process) // called once the child runs
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -92,6 +93,13 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.path, err)
+	}
+	if t.exe != nil && t.exeBefore != nil && !unchangedSince(t.exe, t.exeBefore) {
+		// Written to in place between the hash and the exec: what runs may
+		// not be what was approved. Stop it before a single request.
+		p.Kill()
+		p.Wait()
+		return nil, fmt.Errorf("supply_chain_unverified: %s was written to between its check and its start, so it was stopped; the next start checks it again", t.path)
 	}
 	if t.started != nil {
 		t.started(p)
