@@ -88,13 +88,19 @@ func (db *DB) Approve(ctx context.Context, server, execSHA256 string, pins []Pin
 		}
 		for _, p := range pins {
 			res, err := tx.ExecContext(ctx, `INSERT INTO cd_mcp_server_pin (server_id, kind, subject, digest, detail, added_at)
-				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET detail = excluded.detail`,
+				VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				server, p.Kind, p.Subject, p.Digest, p.Detail, t)
 			if err != nil {
 				return err
 			}
 			if n, _ := res.RowsAffected(); n > 0 {
 				added = true
+			} else if p.Detail != "" {
+				// Already pinned: only learn where it is, if not known.
+				if _, err := tx.ExecContext(ctx, `UPDATE cd_mcp_server_pin SET detail = ? WHERE server_id = ? AND kind = ?
+					AND subject = ? AND digest = ? AND detail = ''`, p.Detail, server, p.Kind, p.Subject, p.Digest); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
