@@ -35,7 +35,7 @@ func TestApprovePins(t *testing.T) {
 		t.Error("package pin not seen")
 	}
 	for _, c := range [][3]string{
-		{"other", PinScript, ""},                // another server
+		{"other", PinScript, ""},               // another server
 		{"js", PinPackage, "@scope/srv@1.2.4"}, // another version
 	} {
 		d := script
