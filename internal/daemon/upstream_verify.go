@@ -47,20 +47,20 @@ func checkLaunch(db *store.DB, server string, l upstream.Launch) error {
 		return fmt.Errorf("%s: the supply-chain allowlist could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
 	}
 	if !ok {
-		missing = append(missing, fmt.Sprintf("executable %s (sha256 %s)", l.Exec, l.ExecSHA256))
+		missing = append(missing, fmt.Sprintf("executable %s (sha256 %s)", upstream.QuoteCommand([]string{l.Exec}), l.ExecSHA256))
 	}
 	if l.Script != "" {
 		if ok, err = db.PinAllowed(server, store.PinScript, "", l.ScriptSHA256); err != nil {
 			return fmt.Errorf("%s: the pins could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
 		} else if !ok {
-			missing = append(missing, fmt.Sprintf("script %s (sha256 %s)", l.Script, l.ScriptSHA256))
+			missing = append(missing, fmt.Sprintf("script %s (sha256 %s)", upstream.QuoteCommand([]string{l.Script}), l.ScriptSHA256))
 		}
 	}
 	if l.Package != "" {
 		if ok, err = db.PinAllowed(server, store.PinPackage, l.Package, l.Integrity); err != nil {
 			return fmt.Errorf("%s: the pins could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
 		} else if !ok {
-			missing = append(missing, fmt.Sprintf("package %s (integrity %s, from %s)", l.Package, l.Integrity, l.Lockfile))
+			missing = append(missing, fmt.Sprintf("package %s (integrity %s, from %s)", l.Package, l.Integrity, upstream.QuoteCommand([]string{l.Lockfile})))
 		}
 	}
 	if len(missing) == 0 {

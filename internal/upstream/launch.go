@@ -67,15 +67,17 @@ type Launch struct {
 	Unpinned string
 }
 
-// Pins lists what approval pins, for messages and `clawd mcp show`:
+// Pins lists what approval pins, for messages and `clawd mcp add` (paths
+// shell-quoted):
 // "executable PATH sha256 H", "script PATH sha256 H", "package N@V sha512-...".
 func (l Launch) Pins() []string {
-	out := []string{fmt.Sprintf("executable %s sha256 %s", l.Exec, l.ExecSHA256)}
+	q := func(p string) string { return QuoteCommand([]string{p}) }
+	out := []string{fmt.Sprintf("executable %s sha256 %s", q(l.Exec), l.ExecSHA256)}
 	if l.Script != "" {
-		out = append(out, fmt.Sprintf("script %s sha256 %s", l.Script, l.ScriptSHA256))
+		out = append(out, fmt.Sprintf("script %s sha256 %s", q(l.Script), l.ScriptSHA256))
 	}
 	if l.Package != "" {
-		out = append(out, fmt.Sprintf("package %s integrity %s (from %s)", l.Package, l.Integrity, l.Lockfile))
+		out = append(out, fmt.Sprintf("package %s integrity %s (from %s)", l.Package, l.Integrity, q(l.Lockfile)))
 	}
 	return out
 }
@@ -381,11 +383,14 @@ func recheckScript(l Launch) error {
 // spawn would, without starting anything: what `clawd mcp add` and `clawd
 // mcp allow NAME` show and pin. ${VAR} references in cfg.Env are resolved
 // from this process's environment (they only matter for npm's cache
-// location); an unset one is an error naming it.
+// location); one that cannot be resolved here is left out, since the
+// daemon's environment, not this one, is what the server gets.
 func Inspect(cfg ServerConfig) (Launch, error) {
-	env, err := expandMap(cfg.Env, nil)
-	if err != nil {
-		return Launch{}, fmt.Errorf("env %w", err)
+	env := map[string]string{}
+	for k, v := range cfg.Env {
+		if r, err := expandMap(map[string]string{k: v}, nil); err == nil {
+			env[k] = r[k]
+		}
 	}
 	l, err := ResolveLaunch(cfg, env)
 	if err != nil {
