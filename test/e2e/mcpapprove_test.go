@@ -5,9 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/clawde/clawd/test/clawdtest"
 )
@@ -83,4 +86,64 @@ func TestMCPApproveFromCLI(t *testing.T) {
 	if slices.Contains(listNames(t, e), "floating") {
 		t.Error("a command that cannot be approved was stored with --allow")
 	}
+}
+
+// On a terminal `mcp add` asks, and only a yes approves. script(1) gives
+// the command a pseudo-terminal; the answer is typed into it.
+func TestMCPApprovePromptOnTerminal(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil || runtime.GOOS != "linux" {
+		t.Skip("needs util-linux script(1) for a pseudo-terminal")
+	}
+	e := clawdtest.NewEnv(t, clawdBin)
+	add := func(name, answer string) string {
+		t.Helper()
+		cmd := exec.Command(scriptBin, "-qec", clawdBin+" mcp add "+name+" --stdio -- true", "/dev/null")
+		cmd.Env, cmd.Dir = e.Environ(), e.WS
+		in, _ := cmd.StdinPipe()
+		out := &lockedBuf{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Answer once the question is there.
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "[y/N]") && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		in.Write([]byte(answer + "\n"))
+		in.Close()
+		cmd.Wait()
+		return out.String()
+	}
+	if out := add("yes", "y"); !strings.Contains(out, "Approve yes? [y/N]") || !strings.Contains(out, "Approved yes.") {
+		t.Errorf("answered y:\n%s", out)
+	}
+	if out := add("no", "n"); !strings.Contains(out, "Not approved. To approve later: clawd mcp allow --server no --sha256 ") {
+		t.Errorf("answered n:\n%s", out)
+	}
+	for name, want := range map[string]bool{"yes": true, "no": false} {
+		ap := mustJSON[map[string]any](t, e.MustRun("mcp", "show", name, "--json"))["approval"].(map[string]any)
+		if ap["current"] != want {
+			t.Errorf("%s: approved %v, want %v", name, ap["current"], want)
+		}
+	}
+}
+
+// lockedBuf is a buffer a child's output goroutine writes while the test
+// reads it.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
