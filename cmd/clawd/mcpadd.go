@@ -19,7 +19,7 @@ import (
 	"github.com/clawde/clawd/internal/upstream"
 )
 
-const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- COMMAND [ARGS...]\n" +
+const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... [--allow] -- COMMAND [ARGS...]\n" +
 	"       clawd mcp add NAME --http URL [--sse] [--header 'K: V']..."
 
 type mcpAddFlags struct {
@@ -43,7 +43,11 @@ func newMCPAddCmd() *cobra.Command {
 			"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
 			"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
 			"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
-			"stored and shown as given: pass secrets through --env. docs/upstreams.md has the details.",
+			"stored and shown as given: pass secrets through --env.\n\n" +
+			"A stdio server starts only once approved: add shows the exact command and what it pins (the\n" +
+			"executable's SHA-256; a node/python/... script's SHA-256; an npx package's version and integrity),\n" +
+			"then asks on a terminal, approves with --allow, or prints the 'clawd mcp allow' line that would.\n" +
+			"docs/upstreams.md has the details.",
 		Args: func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.server(cmd, args)
