@@ -166,3 +166,58 @@ func TestFloatingNpxRefused(t *testing.T) {
 		t.Errorf("audited %q", audited)
 	}
 }
+
+// The executable itself (here a #! node script run by descriptor) is
+// replaced after approval: the next spawn hashes the new file and is
+// refused, the server unavailable with the line that would approve it.
+func TestExecutableReplacedAfterApproval(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := t.TempDir()
+	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bin := filepath.Join(dir, "server")
+	if err := os.WriteFile(bin, []byte("#!/usr/bin/env node\n"+jsServer), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := upstream.ServerConfig{Name: "bin", Transport: upstream.TransportStdio, Command: bin, Enabled: true,
+		ConnectTimeout: 20 * time.Second, ReadTimeout: 20 * time.Second}
+	l, err := upstream.Inspect(cfg)
+	if err != nil || l.Script != "" {
+		t.Fatalf("inspect: %+v %v", l, err)
+	}
+	if _, err := db.Approve(context.Background(), "bin", l.ExecSHA256, nil); err != nil {
+		t.Fatal(err)
+	}
+	m := upstream.NewManager(tools.NewRegistry(), upstream.Options{VerifyLaunch: VerifyUpstream(db, nil), StopGrace: 300 * time.Millisecond})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		m.Close(ctx)
+	})
+	m.Apply(context.Background(), []upstream.ServerConfig{cfg})
+	waitState(t, m, "bin", upstream.StateConnected)
+
+	marker := filepath.Join(dir, "ran")
+	if err := os.WriteFile(bin+".new", []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(bin+".new", bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Refresh(context.Background(), "bin"); err == nil {
+		t.Fatal("refresh with a replaced executable succeeded")
+	}
+	st := waitState(t, m, "bin", upstream.StateUnavailable)
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "executable "+bin) ||
+		!strings.Contains(st.LastError, "if you trust it: clawd mcp allow --server bin --sha256 ") {
+		t.Errorf("last error %q", st.LastError)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the replacement ran")
+	}
+}
