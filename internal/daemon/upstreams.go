@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/upstream"
@@ -48,6 +49,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OnStatus:     d.recordUpstreamStatus,
 		OwnerToken:   token,
 		VerifyLaunch: VerifyUpstream(d.Store, d.auditUpstream),
+		Hasher:       &chain.HashCache{},
 	})
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.

@@ -1,14 +1,15 @@
 package upstream
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
-
-	"github.com/clawde/clawd/internal/chain"
 )
 
 // Launch is what a stdio server's command runs, as far as clawd can tell
@@ -296,11 +297,50 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// spawnHashes caches executables' and scripts' hashes by file identity, so
-// a node binary of 100 MB is read once per version, not once per spawn.
-var spawnHashes chain.HashCache
+// FileHasher computes files' SHA-256 (lowercase hex): by path, and
+// through an open descriptor (never by its name). The daemon passes
+// chain.HashCache, which remembers a hash per file version, so a 100 MB
+// node binary is read once, not at every spawn.
+type FileHasher interface {
+	Sum(path string) (string, error)
+	SumFile(f *os.File) (string, error)
+}
 
-func hashPath(p string) (string, error) { return spawnHashes.Sum(p) }
+// plainHasher reads the whole file every time.
+type plainHasher struct{}
+
+func (plainHasher) Sum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return plainHasher{}.SumFile(f)
+}
+
+func (plainHasher) SumFile(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashPath(p string) (string, error) { return plainHasher{}.Sum(p) }
+
+func (m *Manager) hasher() FileHasher {
+	if m.opts.Hasher != nil {
+		return m.opts.Hasher
+	}
+	return plainHasher{}
+}
 
 // openHashed opens the executable read-only and hashes the open
 // descriptor: the descriptor is what the spawn executes
@@ -309,13 +349,13 @@ func hashPath(p string) (string, error) { return spawnHashes.Sum(p) }
 // before is the descriptor's state before it was hashed: a spawn compares
 // it after the exec (unchangedSince) to catch a write into the same file
 // in between, which executing the descriptor does not prevent.
-func openHashed(path string) (f *os.File, sum string, before os.FileInfo, err error) {
+func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.FileInfo, err error) {
 	f, err = os.Open(path)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
 	}
 	if before, err = f.Stat(); err == nil {
-		sum, err = spawnHashes.SumFile(f)
+		sum, err = h.SumFile(f)
 	}
 	if err != nil {
 		f.Close()
@@ -396,7 +436,7 @@ func Inspect(cfg ServerConfig) (Launch, error) {
 	if err != nil {
 		return l, err
 	}
-	f, sum, _, err := openHashed(l.Exec)
+	f, sum, _, err := openHashed(plainHasher{}, l.Exec)
 	if err != nil {
 		return l, err
 	}

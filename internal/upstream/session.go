@@ -117,7 +117,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		}
 		path := l.Exec
 		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
-		exe, sum, exeBefore, err := openHashed(path)
+		exe, sum, exeBefore, err := openHashed(m.hasher(), path)
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
