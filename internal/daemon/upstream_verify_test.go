@@ -99,6 +99,7 @@ func TestNodeScriptPinned(t *testing.T) {
 	if _, err := db.Approve(context.Background(), "js", l.ExecSHA256, LaunchPins(l)); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(2 * store.FreshFor) // the allowlist snapshot is re-read after FreshFor
 	if err := m.Refresh(context.Background(), "js"); err != nil {
 		t.Fatalf("refresh after approval: %v", err)
 	}
@@ -151,6 +152,7 @@ func TestFloatingNpxRefused(t *testing.T) {
 	if _, err := db.Approve(context.Background(), "fs", l.ExecSHA256, nil); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(2 * store.FreshFor)
 	var audited string
 	err = VerifyUpstream(db, func(server, reason string) { audited = reason })("fs", l)
 	if err == nil {

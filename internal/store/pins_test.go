@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const testIntegrity = "sha512-5U3OZh8Xq0Li4nA26l6uNvV9/1suMDuWSn+NjLZIhzinhMY6N3A4DCrxVecBGPf2PsNFKTEv5krxGPRwzxc7jQ=="
@@ -25,6 +26,7 @@ func TestApprovePins(t *testing.T) {
 	if err != nil || !added {
 		t.Fatalf("approve: %v %v", added, err)
 	}
+	time.Sleep(2 * FreshFor) // another connection re-reads the generation after FreshFor
 	if ok, _ := daemon.ServerAllowed("js", exe); !ok {
 		t.Error("executable not allowed")
 	}
@@ -57,6 +59,7 @@ func TestApprovePins(t *testing.T) {
 	if err != nil || n != 3 {
 		t.Fatalf("disallow removed %d, %v; want 3 (hash and two pins)", n, err)
 	}
+	time.Sleep(2 * FreshFor)
 	if ok, _ := daemon.ScriptAllowed("js", script); ok {
 		t.Error("script pin survived disallow")
 	}
