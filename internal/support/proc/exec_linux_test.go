@@ -124,3 +124,38 @@ func TestExecFileKeepsArgv0(t *testing.T) {
 		t.Fatalf("$0 = %q; want %q", out, sh)
 	}
 }
+
+// A #! script run by descriptor sees its own name in $0 (version-manager
+// shims dispatch on `${0##*/}`), still runs the opened file after a swap,
+// and the temporary link directory is gone once the process is waited for.
+func TestExecFileScriptNameAndCleanup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "python3")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho \"approved ${0##*/} $(cat \"$0\" | wc -l)\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	var out bytes.Buffer
+	c := &Cmd{Path: path, ExecFile: f, Stdout: &out}
+	p, err := Start(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkDir := c.execDir
+	if linkDir == "" {
+		t.Fatal("no link directory was made")
+	}
+	p.Wait()
+	// Reading "$0" again also reads the opened file (2 lines), not the swap.
+	if got := strings.TrimSpace(out.String()); got != "approved python3 2" {
+		t.Fatalf("output %q; want \"approved python3 2\"", got)
+	}
+	if _, err := os.Stat(linkDir); !os.IsNotExist(err) {
+		t.Errorf("the link directory %s is still there after Wait (%v)", linkDir, err)
+	}
+}

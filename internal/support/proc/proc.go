@@ -112,8 +112,21 @@ type Cmd struct {
 	// what it does not cover). Elsewhere than Linux the program is run by
 	// Path, after checking that Path still names the same file as
 	// ExecFile (device and inode): a narrower window, not none. proc does
-	// not close ExecFile; the caller does, after Start.
+	// not close ExecFile; the caller does, after Start. A Cmd with
+	// ExecFile serves one Start.
 	ExecFile *os.File
+
+	// execDir is a temporary directory Start made for ExecFile (Linux),
+	// removed by Wait or when Start fails.
+	execDir string
+}
+
+// cleanupExec removes what Start made to run ExecFile.
+func (c *Cmd) cleanupExec() {
+	if c.execDir != "" {
+		os.RemoveAll(c.execDir)
+		c.execDir = ""
+	}
 }
 
 // ErrClawdVar is returned by Start when Cmd.Env names one of clawd's own
@@ -227,6 +240,7 @@ func (p *Process) Kill() { p.sys.kill() }
 func (p *Process) Wait() (*os.ProcessState, error) {
 	p.waitOnce.Do(func() {
 		p.waitState, p.waitErr = p.sys.wait(p.c.pipeGrace())
+		p.c.cleanupExec()
 		if p.stdin != nil {
 			p.stdin.Close()
 		}
