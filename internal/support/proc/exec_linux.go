@@ -23,10 +23,10 @@ const execFD = 3
 //
 // Why not close-on-exec (execveat(AT_EMPTY_PATH) with an O_CLOEXEC
 // descriptor): for a script with a #! line the kernel starts the
-// interpreter with the script's name, "/proc/self/fd/3", which the
+// interpreter with the script's name, a path to /proc/self/fd/3, which the
 // interpreter must open after the exec; with close-on-exec that descriptor
-// is gone and the exec fails with ENOENT. So the program keeps descriptor 3
-// open, read-only, for its lifetime.
+// is gone by then (fexecve(3): such an exec fails with ENOENT). So the
+// program keeps descriptor 3 open, read-only, for its lifetime.
 //
 // Limits:
 //   - The check binds the inode, not its bytes: a writer that rewrites the
