@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -157,5 +158,35 @@ func TestExecFileScriptNameAndCleanup(t *testing.T) {
 	}
 	if _, err := os.Stat(linkDir); !os.IsNotExist(err) {
 		t.Errorf("the link directory %s is still there after Wait (%v)", linkDir, err)
+	}
+}
+
+// BenchmarkStartByPath and BenchmarkStartByDescriptor: what executing the
+// opened file (a temporary link directory, one more descriptor) adds to a
+// spawn of a small program.
+func BenchmarkStartByPath(b *testing.B) { benchStart(b, false) }
+
+func BenchmarkStartByDescriptor(b *testing.B) { benchStart(b, true) }
+
+func benchStart(b *testing.B, byFD bool) {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for i := 0; i < b.N; i++ {
+		c := &Cmd{Path: path}
+		if byFD {
+			c.ExecFile = f
+		}
+		p, err := Start(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Wait()
 	}
 }
