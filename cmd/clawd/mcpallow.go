@@ -97,62 +97,7 @@ func newMCPAllowCmd() *cobra.Command {
 				}
 				return nil
 			}
-			server, sum, err := parseServerHash(server, sum, true)
-			if err != nil {
-				return err
-			}
-			var pins []store.PinRow
-			if scriptSum != "" {
-				pins = append(pins, store.PinRow{Kind: store.PinScript, Digest: strings.ToLower(scriptSum)})
-			}
-			if (pkg == "") != (integrity == "") {
-				return usageError("--package and --integrity go together\nusage: %s", usage)
-			}
-			if pkg != "" {
-				pins = append(pins, store.PinRow{Kind: store.PinPackage, Subject: pkg, Digest: integrity})
-			}
-			for _, p := range pins {
-				p.Server = server
-				if err := store.ValidatePin(p); err != nil {
-					return usageError("%v\nusage: %s", err, usage)
-				}
-			}
-			db, err := openStore()
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if s, err := db.MCPServerByName(context.Background(), server); err == nil {
-				// Name the script's path for `mcp show`, if it is the one hashed.
-				if l, err := upstream.ResolveLaunch(daemon.UpstreamConfigs([]store.MCPServer{s})[0], nil); err == nil {
-					for i := range pins {
-						if pins[i].Kind == store.PinScript && pins[i].Digest == l.ScriptSHA256 {
-							pins[i].Detail = l.Script
-						}
-						if pins[i].Kind == store.PinPackage && pins[i].Subject == l.Package && pins[i].Digest == l.Integrity {
-							pins[i].Detail = l.Lockfile
-						}
-					}
-				}
-			}
-			added, err := db.Approve(context.Background(), server, sum, pins)
-			if err != nil {
-				return runtimeError("writing the allowlist: %v", err)
-			}
-			what := []string{"sha256 " + sum}
-			for _, p := range pins {
-				what = append(what, p.Kind+" "+strings.TrimSpace(p.Subject+" "+p.Digest))
-			}
-			auditCLI(db, server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": true, "added": added, "server": server, "pins": what})
-			}
-			if added {
-				fmt.Fprintf(cmd.OutOrStdout(), "allowlisted %s %s\n", server, strings.Join(what, ", "))
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s was already allowlisted\n", server, strings.Join(what, ", "))
-			}
-			return nil
+			return allowHashes(cmd, server, sum, scriptSum, pkg, integrity, asJSON, usage)
 		},
 	}
 	cmd.Flags().StringVar(&server, "server", "", "the server id")
@@ -238,4 +183,67 @@ func newMCPAllowlistCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// allowHashes is `clawd mcp allow --server ID --sha256 HEX [...]`: it
+// stores exactly the hashes given (the line a refusal prints), with the
+// script's path or the lockfile as detail when the server's command
+// resolves to those very hashes now.
+func allowHashes(cmd *cobra.Command, server, sum, scriptSum, pkg, integrity string, asJSON bool, usage string) error {
+	server, sum, err := parseServerHash(server, sum, true)
+	if err != nil {
+		return err
+	}
+	var pins []store.PinRow
+	if scriptSum != "" {
+		pins = append(pins, store.PinRow{Kind: store.PinScript, Digest: strings.ToLower(scriptSum)})
+	}
+	if (pkg == "") != (integrity == "") {
+		return usageError("--package and --integrity go together\nusage: %s", usage)
+	}
+	if pkg != "" {
+		pins = append(pins, store.PinRow{Kind: store.PinPackage, Subject: pkg, Digest: integrity})
+	}
+	for _, p := range pins {
+		p.Server = server
+		if err := store.ValidatePin(p); err != nil {
+			return usageError("%v\nusage: %s", err, usage)
+		}
+	}
+	db, err := openStore()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if s, err := db.MCPServerByName(context.Background(), server); err == nil {
+		// Name the script's path for `mcp show`, if it is the one hashed.
+		if l, err := upstream.ResolveLaunch(daemon.UpstreamConfigs([]store.MCPServer{s})[0], nil); err == nil {
+			for i := range pins {
+				if pins[i].Kind == store.PinScript && pins[i].Digest == l.ScriptSHA256 {
+					pins[i].Detail = l.Script
+				}
+				if pins[i].Kind == store.PinPackage && pins[i].Subject == l.Package && pins[i].Digest == l.Integrity {
+					pins[i].Detail = l.Lockfile
+				}
+			}
+		}
+	}
+	added, err := db.Approve(context.Background(), server, sum, pins)
+	if err != nil {
+		return runtimeError("writing the allowlist: %v", err)
+	}
+	what := []string{"sha256 " + sum}
+	for _, p := range pins {
+		what = append(what, p.Kind+" "+strings.TrimSpace(p.Subject+" "+p.Digest))
+	}
+	auditCLI(db, server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": true, "added": added, "server": server, "pins": what})
+	}
+	if added {
+		fmt.Fprintf(cmd.OutOrStdout(), "allowlisted %s %s\n", server, strings.Join(what, ", "))
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s was already allowlisted\n", server, strings.Join(what, ", "))
+	}
+	return nil
 }
