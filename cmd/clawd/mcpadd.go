@@ -10,21 +10,22 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/secrets"
+	"github.com/clawde/clawd/internal/upstream"
 )
 
-const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... -- COMMAND [ARGS...]\n" +
+const mcpAddUsage = "clawd mcp add NAME --stdio [--cwd DIR] [--env K=V]... [--allow] -- COMMAND [ARGS...]\n" +
 	"       clawd mcp add NAME --http URL [--sse] [--header 'K: V']... [--allow [--private]]"
 
 type mcpAddFlags struct {
 	stdio, sse, disabled, asJSON bool
-	allow, private               bool // --http: add the origin to the egress allowlist
+	allow                        bool // approve now: a stdio server's command, an http server's origin
+	private                      bool // --http --allow: the origin may reach private and link-local addresses
 	httpURL, cwd, description    string
 	env, headers                 []string
 	connect, read                int
@@ -44,7 +45,11 @@ func newMCPAddCmd() *cobra.Command {
 			"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
 			"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
 			"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
-			"stored and shown as given: pass secrets through --env. docs/upstreams.md has the details.",
+			"stored and shown as given: pass secrets through --env.\n\n" +
+			"A stdio server starts only once approved: add shows the exact command and what it pins (the\n" +
+			"executable's SHA-256; a node/python/... script's SHA-256; an npx package's version and integrity),\n" +
+			"then asks on a terminal, approves with --allow, or prints the 'clawd mcp allow' line that would.\n" +
+			"docs/upstreams.md has the details.",
 		Args: func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.server(cmd, args)
@@ -52,14 +57,25 @@ func newMCPAddCmd() *cobra.Command {
 				return err
 			}
 			remote := s.Transport == store.TransportHTTP || s.Transport == store.TransportSSE
-			if (f.allow || f.private) && !remote {
-				return usageError("--allow and --private are for --http servers (a stdio server's executable is approved with clawd mcp allow)")
+			if f.private && !remote {
+				return usageError("--private is for --http servers: it lets their origin reach private and link-local addresses\nusage: %s", mcpAddUsage)
 			}
 			origin, err := checkAddEgress(s.URL, f.allow, f.private)
 			if remote && err != nil {
 				return err
 			}
 			warnAdd(cmd.ErrOrStderr(), s)
+			if f.allow && !remote {
+				// --allow promises an approved server: one that cannot be
+				// approved is not stored.
+				l, err := upstream.Inspect(daemon.UpstreamConfigs([]store.MCPServer{s})[0])
+				if err != nil {
+					return runtimeError("%s cannot be approved, so it was not added: %v", s.Name, err)
+				}
+				if l.Unpinned != "" {
+					return usageError("%s cannot be approved, so it was not added: %s", s.Name, l.Unpinned)
+				}
+			}
 			db, err := openStore()
 			if err != nil {
 				return err
@@ -72,18 +88,29 @@ func newMCPAddCmd() *cobra.Command {
 			if err := signingKeyNote(cmd.ErrOrStderr(), got); err != nil {
 				return err
 			}
-			note := cmd.OutOrStdout()
+			out := cmd.OutOrStdout()
 			if f.asJSON {
-				note = cmd.ErrOrStderr()
+				out = cmd.ErrOrStderr() // stdout stays one JSON document
+			} else {
+				fmt.Fprintf(out, "added MCP server %s (id %d)\n", got.Name, got.ID)
+				printServer(out, got)
+			}
+			if got.Transport == store.TransportStdio {
+				if _, _, err := approveServer(db, got, newApproval(f.allow, out)); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "%v\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", err, got.Name)
+				}
+			}
+			var egressErr error
+			if remote {
+				egressErr = proposeEgress(out, db, origin, f.allow, f.private)
+			}
+			if f.asJSON {
 				if err := writeJSON(cmd.OutOrStdout(), got); err != nil {
 					return err
 				}
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "added MCP server %s (id %d)\n", got.Name, got.ID)
-				printServer(cmd.OutOrStdout(), got)
 			}
-			if remote {
-				return proposeEgress(note, db, origin, f.allow, f.private)
+			if egressErr != nil {
+				return egressErr
 			}
 			return nil
 		},
@@ -97,7 +124,7 @@ func newMCPAddCmd() *cobra.Command {
 	fl.StringArrayVar(&f.headers, "header", nil, "with --http: 'K: V' sent with every request (repeatable)")
 	fl.IntVar(&f.connect, "connect-timeout", store.DefaultConnectTimeout, "seconds to connect and initialize (5-300)")
 	fl.IntVar(&f.read, "read-timeout", store.DefaultReadTimeout, "seconds to wait for any one answer (5-300)")
-	fl.BoolVar(&f.allow, "allow", false, "with --http: also add the URL's origin to the egress allowlist (clawd egress allow)")
+	fl.BoolVar(&f.allow, "allow", false, "approve now without asking: with --stdio what the command runs (else asked on a terminal), with --http the URL's origin (clawd egress allow)")
 	fl.BoolVar(&f.private, "private", false, "with --allow: the origin may reach private and link-local addresses")
 	fl.BoolVar(&f.disabled, "disabled", false, "store the server without connecting to it (clawd mcp enable NAME later)")
 	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
@@ -320,58 +347,5 @@ func mcpStoreError(err error, doing string) error {
 }
 
 // shellJoin writes a command line a POSIX shell reads back as exactly
-// these words: safe words as they are, others in single quotes, and words
-// with control or non-printable characters as $'...' with escapes, so the
-// terminal shows every byte and interprets none.
-func shellJoin(words []string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = shellQuote(w)
-	}
-	return strings.Join(out, " ")
-}
-
-func shellQuote(w string) string {
-	if w == "" {
-		return "''"
-	}
-	safe, printable := true, true
-	for _, r := range w {
-		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))) {
-			safe = false
-		}
-		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
-			printable = false
-		}
-	}
-	if safe {
-		return w
-	}
-	if printable {
-		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-	}
-	var b strings.Builder
-	b.WriteString("$'")
-	for i := 0; i < len(w); {
-		r, n := rune(w[i]), 1
-		if r >= 0x80 {
-			r, n = utf8.DecodeRuneInString(w[i:])
-		}
-		switch {
-		case r == '\'' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == unicode.ReplacementChar && n == 1 || r < 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\x%02x", w[i])
-		case !unicode.IsPrint(r):
-			for j := 0; j < n; j++ {
-				fmt.Fprintf(&b, "\\x%02x", w[i+j])
-			}
-		default:
-			b.WriteString(w[i : i+n])
-		}
-		i += n
-	}
-	b.WriteString("'")
-	return b.String()
-}
+// these words (upstream.QuoteCommand: control characters shown as $'\x..').
+func shellJoin(words []string) string { return upstream.QuoteCommand(words) }

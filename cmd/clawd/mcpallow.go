@@ -9,7 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/upstream"
 )
 
 func newMCPCmd() *cobra.Command {
@@ -17,9 +19,10 @@ func newMCPCmd() *cobra.Command {
 		"Upstream MCP servers are servers someone else built whose tools clawd offers next to its own, as\n"+
 			"SERVER__TOOL: add, list, show, rm, enable, disable and tools edit and read their configuration\n"+
 			"in clawd's database, with or without a running daemon (docs/upstreams.md).\n\n"+
-			"Tools of an upstream MCP server run only if the SHA-256 of the server's binary is allowlisted for\n"+
-			"its server id (allow, disallow, allowlist). A refused call (-32004 supply_chain_denied) names both\n"+
-			"in its error data.\n\n"+
+			"A stdio server starts only once approved for its name: the SHA-256 of its executable and, for an\n"+
+			"interpreter or npx, of the script or the npm package it runs (allow, disallow, allowlist). Until\n"+
+			"then its last error (supply_chain_unverified) gives the exact command and the allow line; a\n"+
+			"refused call (-32004 supply_chain_denied) names both in its error data.\n\n"+
 			"Each upstream tool is offered only while its definition is one you approved: a new or changed\n"+
 			"tool is hidden and refused until clawd mcp approve NAME [TOOL]; clawd mcp diff NAME shows what\n"+
 			"changed.")
@@ -49,35 +52,65 @@ func parseServerHash(server, sum string, sumRequired bool) (string, string, erro
 }
 
 func newMCPAllowCmd() *cobra.Command {
-	var server, sum string
+	var server, sum, scriptSum, pkg, integrity string
+	var yes, asJSON bool
+	const usage = "clawd mcp allow NAME [--yes] | clawd mcp allow --server ID --sha256 HEX [--script-sha256 HEX] [--package NAME@VERSION --integrity SRI]"
 	cmd := &cobra.Command{
-		Use:   "allow --server ID --sha256 HEX",
-		Short: "Allowlist a server binary's SHA-256",
-		Args:  noArgs("clawd mcp allow --server ID --sha256 HEX"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			server, sum, err := parseServerHash(server, sum, true)
-			if err != nil {
-				return err
-			}
-			db, err := openStore()
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			added, err := db.AllowServer(context.Background(), server, sum)
-			if err != nil {
-				return runtimeError("writing the allowlist: %v", err)
-			}
-			if added {
-				fmt.Fprintf(cmd.OutOrStdout(), "allowlisted %s %s\n", server, sum)
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s was already allowlisted\n", server, sum)
+		Use:   "allow (NAME [--yes] | --server ID --sha256 HEX [--script-sha256 HEX] [--package NAME@VERSION --integrity SRI])",
+		Short: "Approve what a stdio server runs (its executable's SHA-256, and its script or npm package)",
+		Long: "Approve a stdio server so clawd starts it. Two forms:\n\n" +
+			"  clawd mcp allow NAME         resolve NAME's command now, show the exact command and every pin\n" +
+			"                               (executable SHA-256; a node/python/... script's SHA-256; the version\n" +
+			"                               and integrity of an npx package), ask, and store them (--yes: no question)\n" +
+			"  clawd mcp allow --server ID --sha256 HEX [--script-sha256 HEX] [--package N@V --integrity SRI]\n" +
+			"                               store exactly these hashes: the line a refused server's last error gives\n\n" +
+			"docs/upstreams.md (\"Approval: what is pinned\") says what is and is not covered.",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError("one server NAME at most\nusage: %s", usage)
 			}
 			return nil
 		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if server != "" || sum != "" || scriptSum != "" || pkg != "" || integrity != "" {
+					return usageError("give either NAME or --server with hashes, not both\nusage: %s", usage)
+				}
+				db, s, err := lookupServer(args[0])
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				out := cmd.OutOrStdout()
+				if asJSON {
+					out = cmd.ErrOrStderr()
+				}
+				a := newApproval(yes, out)
+				if a.in == nil && !yes {
+					return usageError("no terminal to ask on: pass --yes to approve %s as resolved now\nusage: %s", s.Name, usage)
+				}
+				l, ok, err := approveServer(db, s, a)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": ok, "server": s.Name, "pins": l.Pins()})
+				}
+				if !ok {
+					return runtimeError("%s was not approved", s.Name)
+				}
+				return nil
+			}
+			return allowHashes(cmd, server, sum, scriptSum, pkg, integrity, asJSON, usage)
+		},
 	}
 	cmd.Flags().StringVar(&server, "server", "", "the server id")
-	cmd.Flags().StringVar(&sum, "sha256", "", "the SHA-256 of its binary (64 hex digits)")
+	cmd.Flags().StringVar(&sum, "sha256", "", "the SHA-256 of its executable (64 hex digits)")
+	cmd.Flags().StringVar(&scriptSum, "script-sha256", "", "the SHA-256 of the script its interpreter runs")
+	cmd.Flags().StringVar(&pkg, "package", "", "the npm package npx runs, NAME@VERSION")
+	cmd.Flags().StringVar(&integrity, "integrity", "", "that package's integrity (sha512-..., from its lockfile)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with NAME: approve without asking")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
@@ -154,4 +187,67 @@ func newMCPAllowlistCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// allowHashes is `clawd mcp allow --server ID --sha256 HEX [...]`: it
+// stores exactly the hashes given (the line a refusal prints), with the
+// script's path or the lockfile as detail when the server's command
+// resolves to those very hashes now.
+func allowHashes(cmd *cobra.Command, server, sum, scriptSum, pkg, integrity string, asJSON bool, usage string) error {
+	server, sum, err := parseServerHash(server, sum, true)
+	if err != nil {
+		return err
+	}
+	var pins []store.PinRow
+	if scriptSum != "" {
+		pins = append(pins, store.PinRow{Kind: store.PinScript, Digest: strings.ToLower(scriptSum)})
+	}
+	if (pkg == "") != (integrity == "") {
+		return usageError("--package and --integrity go together\nusage: %s", usage)
+	}
+	if pkg != "" {
+		pins = append(pins, store.PinRow{Kind: store.PinPackage, Subject: pkg, Digest: integrity})
+	}
+	for _, p := range pins {
+		p.Server = server
+		if err := store.ValidatePin(p); err != nil {
+			return usageError("%v\nusage: %s", err, usage)
+		}
+	}
+	db, err := openStore()
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if s, err := db.MCPServerByName(context.Background(), server); err == nil {
+		// Name the script's path for `mcp show`, if it is the one hashed.
+		if l, err := upstream.ResolveLaunch(daemon.UpstreamConfigs([]store.MCPServer{s})[0], nil); err == nil {
+			for i := range pins {
+				if pins[i].Kind == store.PinScript && pins[i].Digest == l.ScriptSHA256 {
+					pins[i].Detail = l.Script
+				}
+				if pins[i].Kind == store.PinPackage && pins[i].Subject == l.Package && pins[i].Digest == l.Integrity {
+					pins[i].Detail = l.Lockfile
+				}
+			}
+		}
+	}
+	added, err := db.Approve(context.Background(), server, sum, pins)
+	if err != nil {
+		return runtimeError("writing the allowlist: %v", err)
+	}
+	what := []string{"sha256 " + sum}
+	for _, p := range pins {
+		what = append(what, p.Kind+" "+strings.TrimSpace(p.Subject+" "+p.Digest))
+	}
+	auditCLI(db, server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": true, "added": added, "server": server, "pins": what})
+	}
+	if added {
+		fmt.Fprintf(cmd.OutOrStdout(), "allowlisted %s %s\n", server, strings.Join(what, ", "))
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %s was already allowlisted\n", server, strings.Join(what, ", "))
+	}
+	return nil
 }

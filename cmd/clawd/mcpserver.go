@@ -74,10 +74,15 @@ func newMCPShowCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
+			ap, err := serverApproval(db, s)
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), s)
+				return writeJSON(cmd.OutOrStdout(), withApproval(s, ap))
 			}
 			printServer(cmd.OutOrStdout(), s)
+			printApproval(cmd.OutOrStdout(), ap)
 			return nil
 		},
 	}

@@ -35,7 +35,7 @@ func newMCPTestCmd() *cobra.Command {
 			cfgs := daemon.UpstreamConfigs([]store.MCPServer{s})
 			cfg := cfgs[0]
 			cfg.Enabled = true // testing a disabled server is how one checks it before enabling it
-			m := upstream.NewManager(nil, upstream.Options{VerifyExecutable: daemon.VerifyUpstream(db),
+			m := upstream.NewManager(nil, upstream.Options{VerifyLaunch: daemon.VerifyUpstream(db),
 				VerifyOrigin: daemon.VerifyEgress(db)})
 			wait := cfg.ConnectTimeout + cfg.ReadTimeout
 			if wait <= 0 {

@@ -48,7 +48,10 @@ func (c *Chain) supply(e tools.Entry) *Decision {
 	case tools.OriginBuiltin:
 		return nil
 	case tools.OriginLocal:
-		return c.supplyLocal(e.Provider.ID(), o.Path)
+		if d := c.supplyLocal(e.Provider.ID(), o.Path); d != nil || o.Script == "" {
+			return d
+		}
+		return c.supplyScript(e.Provider.ID(), o.Script)
 	case tools.OriginRemote:
 		return c.supplyRemote(e.Provider.ID(), o.URL)
 	default:
@@ -149,6 +152,35 @@ func (c *Chain) supplyLocal(server, path string) *Decision {
 	return nil
 }
 
+// supplyScript checks the script an interpreter runs (node x.js) against
+// the server's script pins, the same way as its executable: the file at
+// the path now, so a script changed since approval refuses every call
+// (and the next spawn), even though the running process read it earlier.
+func (c *Chain) supplyScript(server, path string) *Decision {
+	sum, err := c.hashes.Sum(path)
+	if err != nil {
+		c.logger().Warn("supply chain: cannot hash the provider's script", "server", server, "path", path, "err", err)
+		return deny(CodeSupplyChainDenied, StepSupply, "script_unreadable", map[string]any{
+			"server": server, "path": path,
+		})
+	}
+	ok := false
+	if sa, isSA := c.Allow.(ScriptAllowlist); isSA {
+		ok, err = sa.ScriptAllowed(server, sum)
+		if err != nil {
+			c.logger().Error("supply chain: script pin lookup failed", "server", server, "err", err)
+			ok = false
+		}
+	}
+	if !ok {
+		return deny(CodeSupplyChainDenied, StepSupply, "script_not_allowlisted", map[string]any{
+			"server": server, "script_sha256": sum, "path": path,
+			"hint": "if you trust this script: clawd mcp allow " + server + " (it shows what it pins)",
+		})
+	}
+	return nil
+}
+
 // HashCache computes files' SHA-256 once per file version. A version is
 // identified by (device, inode, size, mtime, ctime): replacing the file
 // (new inode), rewriting it (size, mtime, ctime) or even restoring its mtime
@@ -202,13 +234,42 @@ func (h *HashCache) Sum(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return h.hashOpen(path, f)
+}
+
+// SumFile returns the SHA-256 of the open regular file f, read through the
+// descriptor (never by its name, which may name another file by now), so
+// the caller can check the very file it will go on to use, e.g. execute
+// (proc.Cmd.ExecFile). The cache is shared with Sum and keyed by f.Name()
+// and the descriptor's own identity (device, inode, size, times); reads
+// use ReadAt, so f's offset does not move.
+func (h *HashCache) SumFile(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	h.mu.Lock()
+	e, ok := h.m[f.Name()]
+	h.mu.Unlock()
+	if ok && e.id == fileIDOf(fi) {
+		return e.sum, nil
+	}
+	return h.hashOpen(f.Name(), f)
+}
+
+// hashOpen hashes f and caches the sum under key when the file did not
+// change while it was read and is not racily new (see racyWindow).
+func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 	before, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
 	h.hashing.Add(1)
 	sh := sha256.New()
-	if _, err := io.Copy(sh, f); err != nil {
+	if _, err := io.Copy(sh, io.NewSectionReader(f, 0, 1<<62)); err != nil {
 		return "", err
 	}
 	sum := hex.EncodeToString(sh.Sum(nil))
@@ -223,7 +284,7 @@ func (h *HashCache) Sum(path string) (string, error) {
 		if h.m == nil || len(h.m) >= maxHashEntries {
 			h.m = map[string]hashEntry{}
 		}
-		h.m[path] = hashEntry{id: bid, sum: sum}
+		h.m[key] = hashEntry{id: bid, sum: sum}
 		h.mu.Unlock()
 	}
 	return sum, nil

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -170,5 +171,84 @@ func TestSupplyRefusesUnapprovedDefinitions(t *testing.T) {
 		if c.Visible(caller("cc:ws"), e) || c.Active(e) {
 			t.Error("an unapproved tool is listed")
 		}
+	}
+}
+
+// scriptAllow is an allowlist that also vouches for scripts.
+type scriptAllow struct {
+	memAllow
+	scripts map[string]bool
+}
+
+func (s scriptAllow) ScriptAllowed(server, sum string) (bool, error) {
+	return s.scripts[server+" "+sum], nil
+}
+
+// TestSupplyScript: a local provider that runs a script (node x.js) needs
+// its executable and its script approved, checked on every call against
+// the files as they are now; an allowlist that cannot vouch for scripts
+// refuses it.
+func TestSupplyScript(t *testing.T) {
+	dir := t.TempDir()
+	bin, script := filepath.Join(dir, "node"), filepath.Join(dir, "srv.js")
+	writeExe(t, bin, "echo node")
+	writeExe(t, script, "echo v1")
+	c, _ := newTestChain(t, Options{})
+	binSum, _ := c.hashes.Sum(bin)
+	scriptSum, _ := c.hashes.Sum(script)
+	up := &testTool{tools.Spec{Name: "js__hello", Permission: tools.PermUpstream}}
+	origin := tools.LocalOrigin(bin)
+	origin.Script = script
+	e := tools.Entry{Provider: &tools.StaticProvider{Name: "js", Source: origin}, Tool: up}
+	authorize := func() *Decision {
+		return c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "js__hello", Entry: e})
+	}
+
+	c.Allow = memAllow{"js " + binSum: true} // no script support: refused
+	if d := authorize(); d.Allowed() || d.Reason != "script_not_allowlisted" {
+		t.Fatalf("an allowlist without script pins: %+v", d)
+	}
+	c.Allow = scriptAllow{memAllow{"js " + binSum: true}, map[string]bool{"js " + scriptSum: true}}
+	if d := authorize(); !d.Allowed() {
+		t.Fatalf("approved executable and script refused: %+v", d.Err)
+	}
+	// The script is rewritten: the next call is refused, naming it.
+	writeExe(t, script, "echo v2")
+	d := authorize()
+	if d.Allowed() || d.Reason != "script_not_allowlisted" || !strings.Contains(d.Err.Message, "the script upstream server js runs ("+script) {
+		t.Fatalf("changed script: %+v", d)
+	}
+	os.Remove(script)
+	if d := authorize(); d.Allowed() || d.Reason != "script_unreadable" {
+		t.Fatalf("missing script: %+v", d)
+	}
+}
+
+// SumFile hashes the open descriptor, not whatever the name names now, and
+// leaves the offset alone (the descriptor is executed afterwards).
+func TestHashCacheSumFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bin")
+	writeExe(t, path, "echo approved")
+	var h HashCache
+	want, _ := h.Sum(path)
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	writeExe(t, path+".new", "echo swapped")
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.SumFile(f)
+	if err != nil || got != want {
+		t.Fatalf("SumFile = %s, %v; want the opened file's %s", got, err, want)
+	}
+	if now, _ := h.Sum(path); now == want {
+		t.Fatal("the swap did not change the file at the path")
+	}
+	if off, _ := f.Seek(0, 1); off != 0 {
+		t.Errorf("offset moved to %d", off)
 	}
 }

@@ -265,6 +265,12 @@ func describe(code int, reason string, data map[string]any) string {
 		case "binary_not_allowlisted":
 			return "the binary of upstream server " + str("server") + " (" + str("path") + ", sha256 " + str("sha256") +
 				") is not on the allowlist; " + str("hint")
+		case "script_unreadable":
+			return "the script upstream server " + str("server") + " runs (" + str("path") +
+				") cannot be read to check its SHA-256; see clawd's log"
+		case "script_not_allowlisted":
+			return "the script upstream server " + str("server") + " runs (" + str("path") + ", sha256 " +
+				str("script_sha256") + ") is not the one approved; " + str("hint")
 		}
 	}
 	return reason
@@ -338,4 +344,14 @@ type Allowlist interface {
 	// ServerAllowed reports whether the provider id may run a binary with
 	// this SHA-256 (lowercase hex).
 	ServerAllowed(server, sha256 string) (bool, error)
+}
+
+// ScriptAllowlist is what an Allowlist also implements when it can vouch
+// for the script an interpreter runs (tools.Origin.Script). A provider
+// with a script is refused when the chain's Allowlist does not implement
+// it.
+type ScriptAllowlist interface {
+	// ScriptAllowed reports whether the provider id may run a script with
+	// this SHA-256 (lowercase hex).
+	ScriptAllowed(server, sha256 string) (bool, error)
 }

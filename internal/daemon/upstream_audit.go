@@ -19,7 +19,6 @@ import (
 type upstreamAuditor struct {
 	log    chain.AuditLog
 	warn   func(msg string, args ...any)
-	hashes chain.HashCache
 
 	mu     sync.Mutex
 	closed bool
@@ -85,16 +84,16 @@ func (a *upstreamAuditor) record(ev upstream.Event) *chain.AuditRecord {
 }
 
 // spawnDetail is the command as run (masked), the SHA-256 of the
-// executable's file now (the one the spawn-time check just hashed, barring
-// a swap in between) and the pid.
+// executable as executed (hashed through the descriptor that was run) and
+// the pid.
 func (a *upstreamAuditor) spawnDetail(ev upstream.Event) string {
 	words := make([]string, 0, len(ev.Args)+1)
 	for _, w := range append([]string{ev.Path}, ev.Args...) {
 		words = append(words, strconv.Quote(w))
 	}
-	sum, err := a.hashes.Sum(ev.Path)
-	if err != nil {
-		sum = "unreadable (" + err.Error() + ")"
+	sum := ev.SHA256
+	if sum == "" {
+		sum = "unknown"
 	}
 	return fmt.Sprintf("command %s; sha256 %s; pid %d", strings.Join(words, " "), sum, ev.PID)
 }

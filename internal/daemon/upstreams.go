@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +53,8 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		Logger:           d.Logger.With("component", "upstream"),
 		OnStatus:         d.recordUpstreamStatus,
 		OwnerToken:       token,
-		VerifyExecutable: VerifyUpstream(d.Store),
+		VerifyLaunch:     VerifyUpstream(d.Store), // a refusal is audited as the manager's refuse event
+		Hasher:           &chain.HashCache{},
 		CheckTools:       d.checkUpstreamTools,
 		Identity:         d.identityForwarder(),
 		Audit:            d.auditUpstream,
@@ -141,28 +141,6 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 	}
 	if err := d.Store.ReplaceServerTools(ctx, row.ID, list, time.Now()); err != nil {
 		d.Logger.Warn("upstream servers: caching the tool list failed", "server", st.Name, "err", err)
-	}
-}
-
-// VerifyUpstream returns the check a stdio server's executable must pass
-// before it is started (upstream.Options.VerifyExecutable): its SHA-256
-// must be on the supply-chain allowlist for the server, else the error
-// gives the line that approves it. The daemon and `clawd mcp test` use it.
-func VerifyUpstream(db *store.DB) func(server, path string) error {
-	var hashes chain.HashCache
-	return func(server, path string) error {
-		sum, err := hashes.Sum(path)
-		if err != nil {
-			return fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
-		}
-		ok, err := db.ServerAllowed(server, sum)
-		if err != nil {
-			return fmt.Errorf("the supply-chain allowlist could not be read: %v", err)
-		}
-		if !ok {
-			return fmt.Errorf("the executable %s (sha256 %s) is not on the supply-chain allowlist, so it was not started; if you trust it: clawd mcp allow --server %s --sha256 %s", path, sum, server, sum)
-		}
-		return nil
 	}
 }
 

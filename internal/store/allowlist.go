@@ -49,7 +49,7 @@ func (db *DB) AllowServer(ctx context.Context, server, sum string) (added bool, 
 }
 
 // DisallowServer removes a server's entries: the one hash, or all when sum
-// is empty. It returns how many were removed.
+// is empty, and then also its pins. It returns how many were removed.
 func (db *DB) DisallowServer(ctx context.Context, server, sum string) (int64, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
@@ -61,7 +61,12 @@ func (db *DB) DisallowServer(ctx context.Context, server, sum string) (int64, er
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil || sum != "" {
+			return err
+		}
+		// All of the server's hashes: its pins (script, package) too.
+		m, err := unpin(ctx, tx, server)
+		n += m
 		return err
 	})
 	return n, err

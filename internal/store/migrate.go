@@ -239,6 +239,30 @@ CREATE TRIGGER cd_egress_allowlist_ad AFTER DELETE ON cd_egress_allowlist BEGIN 
 
 ALTER TABLE cd_policy_audit_log ADD COLUMN server TEXT;
 `,
+	// Version 8: what an approved stdio upstream runs beyond its
+	// executable (whose hash stays in cd_mcp_server_allowlist): the SHA-256
+	// of the script an interpreter runs (kind 'script', subject '') and
+	// the version and lockfile integrity of the package npx runs (kind
+	// 'package', subject NAME@VERSION). detail is for people (the script's
+	// path, the lockfile read). Changes raise the trust registry's counter
+	// like the allowlist's, so a daemon's next check sees them.
+	// docs/upstreams.md ("Approval: what is pinned").
+	`
+CREATE TABLE cd_mcp_server_pin (
+	server_id TEXT NOT NULL CHECK (length(server_id) BETWEEN 1 AND 128),
+	kind      TEXT NOT NULL CHECK (kind IN ('script', 'package')),
+	subject   TEXT NOT NULL CHECK (length(subject) <= 256),
+	digest    TEXT NOT NULL CHECK (length(digest) BETWEEN 1 AND 256),
+	detail    TEXT NOT NULL DEFAULT '' CHECK (length(detail) <= 4096),
+	added_at  TEXT NOT NULL,
+	CHECK (kind <> 'script' OR (subject = '' AND length(digest) = 64 AND digest NOT GLOB '*[^0-9a-f]*')),
+	CHECK (kind <> 'package' OR (length(subject) >= 3 AND instr(substr(subject, 2), '@') > 0)),
+	PRIMARY KEY (server_id, kind, subject, digest)
+) STRICT;
+CREATE TRIGGER cd_mcp_server_pin_ai AFTER INSERT ON cd_mcp_server_pin BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_pin_au AFTER UPDATE ON cd_mcp_server_pin BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+CREATE TRIGGER cd_mcp_server_pin_ad AFTER DELETE ON cd_mcp_server_pin BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -23,6 +23,7 @@ type snapshot struct {
 	gen   int64
 	trust map[string]chain.TrustEntry
 	allow map[string]bool // server + "\x00" + sha256
+	pins  map[string]bool // server, kind, subject, digest joined by "\x00"
 	creds map[string]credEntry
 	// egress: origin (netguard.Origin.String) -> its private flag.
 	egress map[string]bool
@@ -79,7 +80,7 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}, creds: map[string]credEntry{}, egress: map[string]bool{}}
+	s := &snapshot{trust: map[string]chain.TrustEntry{}, allow: map[string]bool{}, creds: map[string]credEntry{}, egress: map[string]bool{}, pins: map[string]bool{}}
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_generation WHERE id = 1`).Scan(&s.gen); err != nil {
 		return nil, err
 	}
@@ -96,6 +97,13 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 	}
 	for _, a := range list {
 		s.allow[a.Server+"\x00"+a.SHA256] = true
+	}
+	pins, err := readPins(ctx, tx, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pins {
+		s.pins[pinKey(p.Server, p.Kind, p.Subject, p.Digest)] = true
 	}
 	if err := readCredentials(ctx, tx, s.creds); err != nil {
 		return nil, err

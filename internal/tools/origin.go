@@ -40,6 +40,10 @@ type Origin struct {
 	Kind OriginKind
 	// Path is the executable of an OriginLocal provider.
 	Path string
+	// Script is, for an OriginLocal provider whose executable is an
+	// interpreter (node x.js, python x.py), the script file it runs; its
+	// SHA-256 must be pinned for the provider's id too. "" otherwise.
+	Script string
 	// URL is the endpoint of an OriginRemote provider.
 	URL string
 }

@@ -188,7 +188,12 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 func (s *server) resolveOrigin() {
 	switch s.cfg.Transport {
 	case TransportStdio:
-		if path, err := resolveCommand(s.cfg.Command, s.cfg.Cwd); err == nil {
+		if l, err := ResolveLaunch(s.cfg, nil); err == nil {
+			// The chain re-checks the executable and the script on every
+			// call; a package npx runs is checked at spawn only.
+			s.originV = tools.LocalOrigin(l.Exec)
+			s.originV.Script = l.Script
+		} else if path, err := resolveCommand(s.cfg.Command, s.cfg.Cwd); err == nil {
 			s.originV = tools.LocalOrigin(path)
 		} else {
 			s.originV = tools.LocalOrigin("")

@@ -35,6 +35,9 @@ type Event struct {
 	PID       int
 	Path      string
 	Args      []string
+	// SHA256 is, for a spawn, the hash of the executable as it was
+	// executed (the descriptor hashed before the spawn; stdio.go).
+	SHA256 string
 }
 
 // event hands ev to Options.OnEvent, if set.

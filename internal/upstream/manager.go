@@ -99,9 +99,7 @@ type Options struct {
 	// server whether the resolved executable may run (the daemon can check
 	// the supply-chain allowlist here, so an unvetted binary never runs,
 	// not even to list its tools). An error makes the server unavailable
-	// with that error. Limit: the file is checked, then executed by path;
-	// a file swapped in between runs unchecked (the chain's per-call hash
-	// check sees the new file).
+	// with that error. VerifyLaunch, when set, is asked instead.
 	VerifyExecutable func(server, path string) error
 	// CheckTools, if set, decides which of a server's tools may be
 	// offered: it gets the definition of every tool the server lists
@@ -130,6 +128,17 @@ type Options struct {
 	// where the event happened, in order per server, and must not block
 	// for long nor call back into the manager.
 	OnEvent func(Event)
+	// VerifyLaunch, if set, is asked before every spawn of a stdio server
+	// whether what it runs may run: the executable (hashed through the
+	// descriptor that is then executed, so on Linux a file swapped after
+	// the check does not run; elsewhere the path is executed after
+	// checking it still names the opened file) and, for an interpreter or
+	// npx, the script or package it runs (Launch). An error makes the
+	// server unavailable with that error as its last error.
+	VerifyLaunch func(server string, l Launch) error
+	// Hasher hashes executables before a spawn (default: read the whole
+	// file every time).
+	Hasher FileHasher
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
 	// their own prefix (Claude Code: mcp__<name>__) may need less.

@@ -43,6 +43,7 @@ type session struct {
 	// progress routes the upstream's notifications/progress to the calls
 	// that asked for them (progress.go).
 	progress *progressRoutes
+	launch  Launch             // stdio: what was checked before the spawn
 }
 
 func (s *session) close() {
@@ -105,6 +106,11 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	if ct != nil {
 		sess.capture = ct.conn
 	}
+	if err := recheckScript(sess.launch); err != nil {
+		cancel()
+		sess.close()
+		return nil, &errConfig{err}
+	}
 	go func() { cs.Wait(); close(sess.done) }()
 	return sess, nil
 }
@@ -115,18 +121,25 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Context, stderr *proc.Ring, hooks sessionHooks) (mcp.Transport, *captureTransport, error) {
 	switch cfg.Transport {
 	case TransportStdio:
-		path, err := resolveCommand(cfg.Command, cfg.Cwd)
-		if err != nil {
-			return nil, nil, &errConfig{err}
-		}
-		if m.opts.VerifyExecutable != nil {
-			if err := m.opts.VerifyExecutable(cfg.Name, path); err != nil {
-				return nil, nil, refusal(EventRefuse, fmt.Errorf("%s may not run: %w", path, err))
-			}
-		}
 		env, err := expandMap(cfg.Env, m.opts.LookupEnv)
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
+		}
+		l, err := ResolveLaunch(cfg, env)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		path := l.Exec
+		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
+		exe, sum, exeBefore, err := openHashed(m.hasher(), path)
+		if err != nil {
+			return nil, nil, &errConfig{err}
+		}
+		l.ExecSHA256 = sum
+		sess.launch = l
+		if err := m.verify(cfg.Name, l); err != nil {
+			exe.Close()
+			return nil, nil, refusal(EventRefuse, err)
 		}
 		// Every stdio child is marked, with or without a token: a clawd
 		// started as an upstream sees the mark and starts no upstreams of
@@ -140,12 +153,12 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		spawn := spawnSeq.Add(1)
 		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
-			path: path, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			path: path, exe: exe, exeBefore: exeBefore, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p
 				m.spawnStarted(spawn, cfg.Name, p)
-				m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: EventSpawn, PID: p.Pid(), Path: path, Args: cfg.Args})
+				m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: EventSpawn, PID: p.Pid(), Path: path, Args: cfg.Args, SHA256: l.ExecSHA256})
 				if hooks.started != nil {
 					hooks.started(p)
 				}

@@ -51,6 +51,11 @@ func resolveCommand(command, cwd string) (string, error) {
 	return abs, nil
 }
 
+// testHookBeforeExec, set by tests only, runs after the executable was
+// hashed and approved and before it is executed: a test swaps the file
+// there to show the swapped file never runs.
+var testHookBeforeExec func(path string)
+
 // stdioTransport is a go-sdk mcp.Transport that runs a server through
 // internal/support/proc instead of the SDK's CommandTransport, which kills
 // only the direct child (an npx-started server's node survives) and ends
@@ -60,28 +65,43 @@ func resolveCommand(command, cwd string) (string, error) {
 // (proc.Cmd.ParentDeathKill), has its stderr kept in a bounded ring, and
 // Close stops the whole group (close stdin, SIGTERM, SIGKILL).
 type stdioTransport struct {
-	path    string   // resolved executable
-	args    []string // arguments
-	dir     string
-	env     []string // NAME=value, resolved
-	stderr  io.Writer
-	grace   time.Duration
-	logger  *slog.Logger
-	started func(*proc.Process) // called once the child runs
-	ended   func()              // called once it has been reaped
+	path      string      // resolved executable
+	exe       *os.File    // path, opened and hashed: what is executed; closed by Connect
+	exeBefore os.FileInfo // exe's state before it was hashed
+	args      []string    // arguments
+	dir       string
+	env       []string // NAME=value, resolved
+	stderr    io.Writer
+	grace     time.Duration
+	logger    *slog.Logger
+	started   func(*proc.Process) // called once the child runs
+	ended     func()              // called once it has been reaped
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	if t.exe != nil {
+		defer t.exe.Close() // the child has its own copy
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if testHookBeforeExec != nil {
+		testHookBeforeExec(t.path)
 	}
 	p, err := proc.Start(&proc.Cmd{
 		Path: t.path, Args: t.args, Dir: t.dir, Env: t.env,
 		StdinPipe: true, StdoutPipe: true, Stderr: t.stderr,
-		ParentDeathKill: true,
+		ParentDeathKill: true, ExecFile: t.exe,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.path, err)
+	}
+	if t.exe != nil && t.exeBefore != nil && !unchangedSince(t.exe, t.exeBefore) {
+		// Written to in place between the hash and the exec: what runs may
+		// not be what was approved. Stop it before a single request.
+		p.Kill()
+		p.Wait()
+		return nil, fmt.Errorf("supply_chain_unverified: %s was written to between its check and its start, so it was stopped; the next start checks it again", t.path)
 	}
 	if t.started != nil {
 		t.started(p)

@@ -72,8 +72,9 @@ func TestMCPServersStdioLifecycle(t *testing.T) {
 	}
 
 	show := mustJSON[map[string]any](t, e.MustRun("mcp", "show", "FS", "--json"))
-	if got := keysOf(show); !slices.Equal(got, mcpServerKeys) {
-		t.Errorf("show --json keys %v, want %v", got, mcpServerKeys)
+	// show adds what is approved for the server (stdio; null otherwise).
+	if got, want := keysOf(show), append([]string{"approval"}, mcpServerKeys...); !slices.Equal(got, want) {
+		t.Errorf("show --json keys %v, want %v", got, want)
 	}
 	args, _ := json.Marshal(show["args"])
 	if show["name"] != "fs" || show["transport"] != "stdio" || show["command"] != "npx" || show["read_timeout_seconds"] != 120.0 ||

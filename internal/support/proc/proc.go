@@ -15,9 +15,11 @@
 //     (StdinPipe: an MCP server reads requests there).
 //   - Descriptors 0, 1 and 2 only, as far as Go's exec decides: every
 //     descriptor Go opens (files, sockets, pipes of other children) is
-//     close-on-exec, and exec passes only stdin, stdout and stderr (no
-//     ExtraFiles are used). A descriptor clawd inherited from its own parent
-//     without close-on-exec would pass on; clawd serve marks those
+//     close-on-exec, and exec passes only stdin, stdout and stderr, plus
+//     on Linux, when Cmd.ExecFile is set, descriptor 3: the program's own
+//     file, read-only (exec_linux.go says why). A descriptor clawd
+//     inherited from its own parent without close-on-exec would pass on;
+//     clawd serve marks those
 //     close-on-exec at startup (daemon.CloseOnExecInherited), and a program
 //     embedding proc must do the same if it cares.
 //   - Reaping: Wait (which Stop calls) reaps the child, so no zombie is
@@ -106,6 +108,29 @@ type Cmd struct {
 	// thread and returned without unlocking, which clawd never does around
 	// Start; and it is not inherited across the child's own fork.
 	ParentDeathKill bool
+	// ExecFile, if set, is Path already opened (read-only) by the caller,
+	// typically after hashing it: the child runs this open file, not
+	// whatever Path names when the exec happens, so a file renamed over
+	// Path, a swapped symlink or a moved directory after the caller's
+	// check does not change what runs (see exec_linux.go for how, and
+	// what it does not cover). Elsewhere than Linux the program is run by
+	// Path, after checking that Path still names the same file as
+	// ExecFile (device and inode): a narrower window, not none. proc does
+	// not close ExecFile; the caller does, after Start. A Cmd with
+	// ExecFile serves one Start.
+	ExecFile *os.File
+
+	// execDir is a temporary directory Start made for ExecFile (Linux),
+	// removed by Wait or when Start fails.
+	execDir string
+}
+
+// cleanupExec removes what Start made to run ExecFile.
+func (c *Cmd) cleanupExec() {
+	if c.execDir != "" {
+		os.RemoveAll(c.execDir)
+		c.execDir = ""
+	}
 }
 
 // ErrClawdVar is returned by Start when Cmd.Env names one of clawd's own
@@ -142,6 +167,11 @@ func (c *Cmd) command() (*exec.Cmd, error) {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir = c.Dir
 	cmd.Env = env
+	if c.ExecFile != nil {
+		if err := execFromFile(cmd, c); err != nil {
+			return nil, err
+		}
+	}
 	return cmd, nil
 }
 
@@ -214,6 +244,7 @@ func (p *Process) Kill() { p.sys.kill() }
 func (p *Process) Wait() (*os.ProcessState, error) {
 	p.waitOnce.Do(func() {
 		p.waitState, p.waitErr = p.sys.wait(p.c.pipeGrace())
+		p.c.cleanupExec()
 		if p.stdin != nil {
 			p.stdin.Close()
 		}

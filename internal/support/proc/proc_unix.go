@@ -36,6 +36,12 @@ func Start(c *Cmd) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := false
+	defer func() {
+		if !started {
+			c.cleanupExec()
+		}
+	}()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if c.ParentDeathKill {
 		setParentDeathKill(cmd.SysProcAttr)
@@ -122,6 +128,7 @@ func Start(c *Cmd) (*Process, error) {
 		}
 		close(o.done)
 	}()
+	started = true
 	return p, nil
 }
 

@@ -1,0 +1,192 @@
+package proc
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runFile starts path by the open descriptor f and returns its stdout.
+func runFile(t *testing.T, path string, f *os.File, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	p, err := Start(&Cmd{Path: path, Args: args, ExecFile: f, Stdout: &out, Stderr: io.Discard})
+	if err != nil {
+		return "", err
+	}
+	st, err := p.Wait()
+	if err != nil {
+		return out.String(), err
+	}
+	if !st.Success() {
+		return out.String(), &os.PathError{Op: "exit", Path: path, Err: os.ErrInvalid}
+	}
+	return out.String(), nil
+}
+
+// swapIn renames a new file with content over path, as an attacker or an
+// updater would: the opened descriptor keeps the old inode.
+func swapIn(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An ELF program opened, then replaced by a script: the opened one runs.
+// Without exec by descriptor the child would print "swapped".
+func TestExecFileRunsTheOpenedBinary(t *testing.T) {
+	echo := lookPath(t, "echo")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server")
+	b, err := os.ReadFile(echo)
+	if err != nil {
+		t.Skipf("cannot read %s: %v", echo, err)
+	}
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	out, err := runFile(t, path, f, "approved")
+	if err != nil {
+		t.Fatalf("run: %v (output %q)", err, out)
+	}
+	if strings.TrimSpace(out) != "approved" {
+		t.Fatalf("output %q; want the opened binary's \"approved\", never the swapped file's", out)
+	}
+	// The swapped file itself does run by path: the test's swap is real.
+	var direct bytes.Buffer
+	p, err := Start(&Cmd{Path: path, Stdout: &direct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Wait()
+	if strings.TrimSpace(direct.String()) != "swapped" {
+		t.Fatalf("running the path gives %q; want the swapped script's output", direct.String())
+	}
+}
+
+// A #! script opened, then replaced: the kernel hands the interpreter
+// /proc/self/fd/3, which it can open because the descriptor is inherited
+// without close-on-exec, and which is the opened script.
+func TestExecFileRunsTheOpenedScript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho approved \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	out, err := runFile(t, path, f, "x")
+	if err != nil {
+		t.Fatalf("run: %v (output %q)", err, out)
+	}
+	if strings.TrimSpace(out) != "approved x" {
+		t.Fatalf("output %q; want \"approved x\" from the opened script", out)
+	}
+	// Deleted outright: still the opened file.
+	os.Remove(path)
+	out, err = runFile(t, path, f)
+	if err != nil || strings.TrimSpace(out) != "approved" {
+		t.Fatalf("after delete: %q, %v; want the opened script to run", out, err)
+	}
+}
+
+// argv[0] is the configured path, not /proc/self/fd/3.
+func TestExecFileKeepsArgv0(t *testing.T) {
+	sh := lookPath(t, "sh")
+	f, err := os.Open(sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out, err := runFile(t, sh, f, "-c", `echo "$0"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(out) != sh {
+		t.Fatalf("$0 = %q; want %q", out, sh)
+	}
+}
+
+// A #! script run by descriptor sees its own name in $0 (version-manager
+// shims dispatch on `${0##*/}`), still runs the opened file after a swap,
+// and the temporary link directory is gone once the process is waited for.
+func TestExecFileScriptNameAndCleanup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "python3")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho \"approved ${0##*/} $(cat \"$0\" | wc -l)\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	var out bytes.Buffer
+	c := &Cmd{Path: path, ExecFile: f, Stdout: &out}
+	p, err := Start(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	linkDir := c.execDir
+	if linkDir == "" {
+		t.Fatal("no link directory was made")
+	}
+	p.Wait()
+	// Reading "$0" again also reads the opened file (2 lines), not the swap.
+	if got := strings.TrimSpace(out.String()); got != "approved python3 2" {
+		t.Fatalf("output %q; want \"approved python3 2\"", got)
+	}
+	if _, err := os.Stat(linkDir); !os.IsNotExist(err) {
+		t.Errorf("the link directory %s is still there after Wait (%v)", linkDir, err)
+	}
+}
+
+// BenchmarkStartByPath and BenchmarkStartByDescriptor: what executing the
+// opened file (a temporary link directory, one more descriptor) adds to a
+// spawn of a small program.
+func BenchmarkStartByPath(b *testing.B) { benchStart(b, false) }
+
+func BenchmarkStartByDescriptor(b *testing.B) { benchStart(b, true) }
+
+func benchStart(b *testing.B, byFD bool) {
+	path, err := exec.LookPath("true")
+	if err != nil {
+		b.Skip("no true")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for i := 0; i < b.N; i++ {
+		c := &Cmd{Path: path}
+		if byFD {
+			c.ExecFile = f
+		}
+		p, err := Start(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Wait()
+	}
+}

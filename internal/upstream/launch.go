@@ -1,0 +1,446 @@
+package upstream
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+)
+
+// Launch is what a stdio server's command runs, as far as clawd can tell
+// before starting it: the executable, and for an interpreter or a package
+// launcher what that executable will itself run. Approval pins every part
+// that is set (docs/upstreams.md, "Approval: what is pinned").
+//
+// Which commands are looked into (the base name of the configured command,
+// or of the resolved executable, without .exe/.cmd):
+//
+//   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
+//     ksh, ruby, perl, php: the first argument that is not an option is the
+//     script file; it must be an existing regular file, whose SHA-256 is
+//     pinned (Script, ScriptSHA256). An option that makes the interpreter
+//     run code from elsewhere (node -e/-p/-r/--import/--loader, python
+//     -c/-m, a shell's -c/-s, ruby/perl -e, "-" for stdin) or an option
+//     clawd does not know with a separate value is refused (Unpinned).
+//   - deno run [options] FILE and bun [run] FILE: as above; a URL is refused.
+//   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
+//     integrity are read from the lockfile npx would use: the project's
+//     node_modules/.package-lock.json if the package is installed there,
+//     else the npx cache (<npm cache>/_npx/<hash>/node_modules/.package-lock.json).
+//     A floating spec (no version, a tag, a range, a git or file spec) is
+//     refused with NAME@VERSION as the fix, and so is an exact version that
+//     is in neither place (npx would download it unseen).
+//   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x:
+//     they fetch and run a package clawd cannot pin; refused, with "install
+//     it and name its executable" as the fix.
+//
+// Anything else is an executable whose own SHA-256 is the pin. What a
+// program loads or starts by itself (node's require of sibling files,
+// python imports, a shell script's `source`, a binary that execs another)
+// is not pinned.
+type Launch struct {
+	// Command is the configured command and arguments, for messages.
+	Command []string
+	// Exec is the resolved executable (absolute, symlinks resolved).
+	Exec string
+	// ExecSHA256 is filled in at spawn: the hash of the opened executable.
+	ExecSHA256 string
+	// Interpreter names the rule that found Script ("node", "python"...).
+	Interpreter string
+	// Script is the absolute path (symlinks resolved) of the script the
+	// interpreter runs; ScriptSHA256 its hash when it was resolved.
+	Script       string
+	ScriptSHA256 string
+	// Launcher is "npx" when Package was resolved through it.
+	Launcher string
+	// Package is NAME@VERSION and Integrity its lockfile integrity
+	// (sha512-...), read from Lockfile.
+	Package   string
+	Integrity string
+	Lockfile  string
+	// Unpinned, when set, says why what the command runs cannot be pinned
+	// and what to do instead; such a command is never started.
+	Unpinned string
+}
+
+// Pins lists what approval pins, for messages and `clawd mcp add` (paths
+// shell-quoted):
+// "executable PATH sha256 H", "script PATH sha256 H", "package N@V sha512-...".
+func (l Launch) Pins() []string {
+	q := func(p string) string { return QuoteCommand([]string{p}) }
+	out := []string{fmt.Sprintf("executable %s sha256 %s", q(l.Exec), l.ExecSHA256)}
+	if l.Script != "" {
+		out = append(out, fmt.Sprintf("script %s sha256 %s", q(l.Script), l.ScriptSHA256))
+	}
+	if l.Package != "" {
+		out = append(out, fmt.Sprintf("package %s integrity %s (from %s)", l.Package, l.Integrity, q(l.Lockfile)))
+	}
+	return out
+}
+
+// AllowLine is the `clawd mcp allow` command that approves exactly this
+// launch (every hash named), for a server called server.
+func (l Launch) AllowLine(server string) string {
+	s := "clawd mcp allow --server " + server + " --sha256 " + l.ExecSHA256
+	if l.Script != "" {
+		s += " --script-sha256 " + l.ScriptSHA256
+	}
+	if l.Package != "" {
+		s += " --package " + l.Package + " --integrity " + l.Integrity
+	}
+	return s
+}
+
+// ResolveLaunch resolves cfg's command (see Launch for the rules). env is
+// the server's resolved environment (npm_config_cache may be set there).
+// It does not hash the executable (the spawn hashes the descriptor it
+// runs); it does hash a script. An error means the command cannot be found
+// or read; a command that runs something clawd cannot pin comes back with
+// Unpinned set.
+func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
+	l := Launch{Command: append([]string{cfg.Command}, cfg.Args...)}
+	exe, err := resolveCommand(cfg.Command, cfg.Cwd)
+	if err != nil {
+		return l, err
+	}
+	l.Exec = exe
+	name := progName(cfg.Command)
+	kind := launcherKind(name)
+	if kind == "" {
+		kind = launcherKind(progName(exe))
+	}
+	args := cfg.Args
+	switch kind {
+	case "":
+		return l, nil
+	case "npx":
+		l.Launcher = "npx"
+		l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		return l, nil
+	case "fetcher":
+		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
+		return l, nil
+	case "deno":
+		if len(args) == 0 || args[0] != "run" {
+			l.Unpinned = "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
+			return l, nil
+		}
+		args = args[1:]
+	case "bun":
+		if len(args) > 0 && (args[0] == "x" || args[0] == "add" || args[0] == "install") {
+			l.Unpinned = "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
+			return l, nil
+		}
+		if len(args) > 0 && args[0] == "run" {
+			args = args[1:]
+		}
+	}
+	l.Interpreter = kind
+	script, why := findScript(kind, args)
+	if why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
+	if strings.Contains(script, "://") {
+		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
+		return l, nil
+	}
+	if !filepath.IsAbs(script) {
+		base := cfg.Cwd
+		if base == "" {
+			if base, err = os.Getwd(); err != nil {
+				return l, err
+			}
+		}
+		script = filepath.Join(base, script)
+	}
+	if real, err := filepath.EvalSymlinks(script); err == nil {
+		script = real
+	}
+	fi, err := os.Stat(script)
+	if err != nil {
+		return l, fmt.Errorf("the script %s that %s would run: %v", script, name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		l.Unpinned = fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name)
+		return l, nil
+	}
+	l.Script = script
+	sum, err := hashPath(script)
+	if err != nil {
+		return l, fmt.Errorf("cannot read the script %s to check it: %v", script, err)
+	}
+	l.ScriptSHA256 = sum
+	return l, nil
+}
+
+// progName is a command's base name, lowercase on Windows and without an
+// executable suffix there.
+func progName(p string) string {
+	b := filepath.Base(p)
+	if runtime.GOOS == "windows" {
+		b = strings.ToLower(b)
+		for _, ext := range []string{".exe", ".cmd", ".bat"} {
+			b = strings.TrimSuffix(b, ext)
+		}
+	}
+	return b
+}
+
+var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+
+// launcherKind maps a program name to the rule that applies to it, "" for
+// a plain executable.
+func launcherKind(name string) string {
+	switch name {
+	case "node", "nodejs":
+		return "node"
+	case "bash", "sh", "dash", "zsh", "ksh":
+		return "shell"
+	case "ruby", "perl", "php":
+		return "script"
+	case "deno":
+		return "deno"
+	case "bun":
+		return "bun"
+	case "npx", "npx-cli.js":
+		return "npx"
+	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
+		return "fetcher"
+	}
+	if pythonName.MatchString(name) {
+		return "python"
+	}
+	return ""
+}
+
+// interpreterOpts are, per rule, the options that take the next argument
+// as their value, and those that make the interpreter run code other than
+// the script file (refused).
+var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
+	"node": {
+		withValue:   []string{"--title", "--env-file", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive"},
+	},
+	"python": {
+		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
+		foreignCode: []string{"-c", "-m", "-", "-i"},
+	},
+	"shell": {
+		withValue:   []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
+		foreignCode: []string{"-c", "-s", "-", "-i"},
+	},
+	"script": {
+		withValue:   []string{"-I", "-C", "-d", "-x"},
+		foreignCode: []string{"-e", "-E", "-", "-n", "-p", "-a", "-r"},
+	},
+	"deno": {
+		withValue:   []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
+		foreignCode: []string{"-", "--eval"},
+	},
+	"bun": {
+		withValue:   []string{"--cwd", "--config", "-c", "--env-file", "--tsconfig-override"},
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "-"},
+	},
+}
+
+// findScript returns the script argument of an interpreter's arguments, or
+// why there is none clawd can pin. Options in --name=value form are
+// skipped; the known value options skip their value; an option that runs
+// other code is refused. An unknown option without "=" is taken to stand
+// alone; if it in fact takes a value, the value is taken for the script,
+// which then either does not exist (refused) or is a file the approval
+// names, so the user sees it.
+func findScript(kind string, args []string) (string, string) {
+	opts := interpreterOpts[kind]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			if i+1 < len(args) {
+				return args[i+1], ""
+			}
+			break
+		}
+		if a == "-" || contains(opts.foreignCode, a) || (len(a) > 2 && a[0] == '-' && a[1] != '-' && contains(opts.foreignCode, a[:2])) {
+			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+		}
+		if kind == "shell" && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "cs") {
+			return "", fmt.Sprintf("`%s` makes the shell run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+		}
+		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
+			return a, ""
+		}
+		if strings.Contains(a, "=") {
+			if name, _, _ := strings.Cut(a, "="); contains(opts.foreignCode, name) {
+				return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+			}
+			continue
+		}
+		if contains(opts.withValue, a) {
+			i++
+		}
+	}
+	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FileHasher computes files' SHA-256 (lowercase hex): by path, and
+// through an open descriptor (never by its name). The daemon passes
+// chain.HashCache, which remembers a hash per file version, so a 100 MB
+// node binary is read once, not at every spawn.
+type FileHasher interface {
+	Sum(path string) (string, error)
+	SumFile(f *os.File) (string, error)
+}
+
+// plainHasher reads the whole file every time.
+type plainHasher struct{}
+
+func (plainHasher) Sum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return plainHasher{}.SumFile(f)
+}
+
+func (plainHasher) SumFile(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashPath(p string) (string, error) { return plainHasher{}.Sum(p) }
+
+func (m *Manager) hasher() FileHasher {
+	if m.opts.Hasher != nil {
+		return m.opts.Hasher
+	}
+	return plainHasher{}
+}
+
+// openHashed opens the executable read-only and hashes the open
+// descriptor: the descriptor is what the spawn executes
+// (proc.Cmd.ExecFile), so the hash is of the file that runs.
+//
+// before is the descriptor's state before it was hashed: a spawn compares
+// it after the exec (unchangedSince) to catch a write into the same file
+// in between, which executing the descriptor does not prevent.
+func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.FileInfo, err error) {
+	f, err = os.Open(path)
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
+	}
+	if before, err = f.Stat(); err == nil {
+		sum, err = h.SumFile(f)
+	}
+	if err != nil {
+		f.Close()
+		return nil, "", nil, fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
+	}
+	return f, sum, before, nil
+}
+
+// unchangedSince reports whether the open file f still has the size,
+// modification time and (where the platform has one) change time it had
+// in before. A write changes the change time even when the writer resets
+// the modification time. Unlinking the file (a rename over its name, the
+// swap executing the descriptor defeats) changes the change time too, so
+// when the link count changed only size and modification time are
+// compared. Within one tick of the file system's clock (Linux: a few ms)
+// a write can go unseen.
+func unchangedSince(f *os.File, before os.FileInfo) bool {
+	now, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
+		return false
+	}
+	c0, n0 := changeTime(before)
+	c1, n1 := changeTime(now)
+	return c0 == c1 || n0 != n1
+}
+
+// verify asks the configured check whether l may run.
+func (m *Manager) verify(server string, l Launch) error {
+	if m.opts.VerifyLaunch != nil {
+		return m.opts.VerifyLaunch(server, l)
+	}
+	if m.opts.VerifyExecutable != nil {
+		if err := m.opts.VerifyExecutable(server, l.Exec); err != nil {
+			return fmt.Errorf("%s may not run: %w", l.Exec, err)
+		}
+	}
+	return nil
+}
+
+// recheckScript hashes an interpreter's script again once the server has
+// initialized, by which time the interpreter has read it. The script is
+// checked before the spawn and then read by the interpreter by path, so a
+// file swapped in between would run; this finds a swap that is still in
+// place after initialize and ends the server. It cannot undo what the
+// swapped script did while it started, and a swap put back before this
+// check is not seen (docs/upstreams.md).
+func recheckScript(l Launch) error {
+	if l.Script == "" {
+		return nil
+	}
+	sum, err := hashPath(l.Script)
+	if err != nil {
+		return fmt.Errorf("supply_chain_unverified: the script %s could not be read again after the server started (%v); the server was stopped", l.Script, err)
+	}
+	if sum != l.ScriptSHA256 {
+		return fmt.Errorf("supply_chain_unverified: the script %s changed while the server started (sha256 %s, checked %s); the server was stopped", l.Script, sum, l.ScriptSHA256)
+	}
+	return nil
+}
+
+// Inspect resolves what cfg's command runs and hashes the executable, as a
+// spawn would, without starting anything: what `clawd mcp add` and `clawd
+// mcp allow NAME` show and pin. ${VAR} references in cfg.Env are resolved
+// from this process's environment (they only matter for npm's cache
+// location); one that cannot be resolved here is left out, since the
+// daemon's environment, not this one, is what the server gets.
+func Inspect(cfg ServerConfig) (Launch, error) {
+	env := map[string]string{}
+	for k, v := range cfg.Env {
+		if r, err := expandMap(map[string]string{k: v}, nil); err == nil {
+			env[k] = r[k]
+		}
+	}
+	l, err := ResolveLaunch(cfg, env)
+	if err != nil {
+		return l, err
+	}
+	f, sum, _, err := openHashed(plainHasher{}, l.Exec)
+	if err != nil {
+		return l, err
+	}
+	f.Close()
+	l.ExecSHA256 = sum
+	return l, nil
+}

@@ -1,0 +1,377 @@
+package upstream
+
+import (
+	"context"
+	"crypto/sha512"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// approvals is a verifier like the daemon's: an executable hash and, for
+// an interpreter, a script hash must be approved; an unpinnable command is
+// refused.
+type approvals struct {
+	mu      sync.Mutex
+	exec    map[string]bool
+	scripts map[string]bool
+	checked []Launch
+}
+
+func (a *approvals) verify(server string, l Launch) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.checked = append(a.checked, l)
+	if l.Unpinned != "" {
+		return errors.New("supply_chain_unverified: " + l.Unpinned)
+	}
+	if !a.exec[l.ExecSHA256] || (l.Script != "" && !a.scripts[l.ScriptSHA256]) {
+		return errors.New("supply_chain_unverified: not approved; if you trust it: " + l.AllowLine(server))
+	}
+	return nil
+}
+
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSum(t *testing.T, p string) string {
+	t.Helper()
+	s, err := hashPath(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// renameOver replaces path with a new file of content, the way an update
+// (or an attacker with write access to the directory) does.
+func renameOver(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".swap"
+	if err := os.WriteFile(tmp, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The executable is swapped after it was hashed and approved and before
+// it is executed (the hook runs in exactly that window): the approved
+// binary runs, the swapped one never does. On Linux the descriptor that
+// was hashed is executed; elsewhere the spawn must be refused instead.
+// After that, the next spawn hashes the new file and refuses it.
+func TestExecutableSwappedBetweenCheckAndExec(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "server")
+	copyFile(t, fakeBin, bin, 0o755)
+	marker := filepath.Join(dir, "swapped-ran")
+	evil := fmt.Sprintf("#!/bin/sh\ntouch %s\nexit 1\n", marker)
+	a := &approvals{exec: map[string]bool{fileSum(t, bin): true}}
+
+	var once sync.Once
+	testHookBeforeExec = func(path string) {
+		if path == bin {
+			once.Do(func() { renameOver(t, bin, evil) })
+		}
+	}
+	t.Cleanup(func() { testHookBeforeExec = nil })
+
+	m, reg := newTestManager(t, Options{VerifyLaunch: a.verify})
+	cfg := fake("swap")
+	cfg.Command = bin
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	if runtime.GOOS == "linux" {
+		connected(t, m, "swap")
+		if got := callText(t, reg, "swap__echo", `{"text":"approved"}`); !strings.Contains(got, "approved") {
+			t.Fatalf("echo through the approved binary: %s", got)
+		}
+	} else {
+		st := waitFor(t, m, "swap", 20*time.Second, "refused", func(s Status) bool {
+			return s.State == StateUnavailable || s.State == StateError
+		})
+		if !strings.Contains(st.LastError, "replaced") {
+			t.Errorf("last error %q; want the swap named", st.LastError)
+		}
+	}
+	once.Do(func() {})
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the swapped file ran")
+	}
+	// Next spawn: the new file is hashed, and refused before it runs.
+	testHookBeforeExec = nil
+	if err := m.Refresh(context.Background(), "swap"); err == nil {
+		t.Fatal("Refresh with a swapped, unapproved executable succeeded")
+	}
+	st := waitFor(t, m, "swap", 20*time.Second, "unavailable", func(s Status) bool { return s.State == StateUnavailable })
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "clawd mcp allow --server swap --sha256 ") {
+		t.Errorf("last error %q; want supply_chain_unverified and the allow line", st.LastError)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the swapped file ran on the next spawn")
+	}
+}
+
+// fakeProgs puts executables named like interpreters and launchers in a
+// directory on PATH, so ResolveLaunch's rules are tested without them
+// installed. They are never run.
+func fakeProgs(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return dir
+}
+
+func TestResolveLaunchRules(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("fake interpreters are shell scripts")
+	}
+	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool")
+	work := t.TempDir()
+	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Mkdir(filepath.Join(work, "adir"), 0o755)
+	cases := []struct {
+		cmd      []string
+		script   string // want this script pinned
+		unpinned string // want refused, the reason containing this
+		err      string // want an error containing this
+	}{
+		{cmd: []string{"mytool", "--flag", "x.js"}},
+		{cmd: []string{"node", "x.js", "--port", "1"}, script: "x.js"},
+		{cmd: []string{"node", "--enable-source-maps", "--max-old-space-size=512", "x.js"}, script: "x.js"},
+		{cmd: []string{"node", "--title", "srv", "x.js"}, script: "x.js"},
+		{cmd: []string{"node", "-e", "require('x')"}, unpinned: "`-e`"},
+		{cmd: []string{"node", "-r", "./hook.js", "x.js"}, unpinned: "`-r`"},
+		{cmd: []string{"node", "--import=./hook.mjs", "x.js"}, unpinned: "--import"},
+		{cmd: []string{"node"}, unpinned: "no script file"},
+		{cmd: []string{"node", "adir"}, unpinned: "not a regular file"},
+		{cmd: []string{"node", "missing.js"}, err: "missing.js"},
+		{cmd: []string{"python3", "-u", "-W", "ignore", "x.py"}, script: "x.py"},
+		{cmd: []string{"python3.12", "x.py"}, script: "x.py"},
+		{cmd: []string{"python3", "-m", "mcp_server_git"}, unpinned: "`-m`"},
+		{cmd: []string{"python3", "-c", "import os"}, unpinned: "`-c`"},
+		{cmd: []string{"bash", "-e", "x.sh"}, script: "x.sh"},
+		{cmd: []string{"sh", "-c", "echo hi"}, unpinned: "`-c`"},
+		{cmd: []string{"bash", "-ec", "echo hi"}, unpinned: "`-ec`"},
+		{cmd: []string{"ruby", "x.rb"}, script: "x.rb"},
+		{cmd: []string{"deno", "run", "--allow-read", "-c", "deno.json", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"deno", "run", "https://example.com/x.ts"}, unpinned: "from the network"},
+		{cmd: []string{"deno", "eval", "1"}, unpinned: "deno run"},
+		{cmd: []string{"bun", "run", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "x", "pkg"}, unpinned: "`bun x`"},
+		{cmd: []string{"uvx", "mcp-server-git"}, unpinned: "cannot pin"},
+		{cmd: []string{"pnpm", "dlx", "pkg"}, unpinned: "cannot pin"},
+		{cmd: []string{"bunx", "pkg"}, unpinned: "cannot pin"},
+		{cmd: []string{"npx", "-y", "@modelcontextprotocol/server-everything"}, unpinned: "floating spec"},
+		{cmd: []string{"npx", "pkg@latest"}, unpinned: "floating spec"},
+		{cmd: []string{"npx", "pkg@^1.2.0"}, unpinned: "floating spec"},
+		{cmd: []string{"npx", "github:user/repo"}, unpinned: "not a registry package"},
+		{cmd: []string{"npx", "-p", "pkg@1.0.0", "bin"}, unpinned: "option -p"},
+		{cmd: []string{"npx"}, unpinned: "no package"},
+	}
+	t.Setenv("npm_config_cache", t.TempDir())
+	for _, tc := range cases {
+		cfg := ServerConfig{Name: "s", Transport: TransportStdio, Command: tc.cmd[0], Args: tc.cmd[1:], Cwd: work}
+		l, err := ResolveLaunch(cfg, nil)
+		name := strings.Join(tc.cmd, " ")
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v; want one naming %q", name, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.unpinned != "":
+			if !strings.Contains(l.Unpinned, tc.unpinned) {
+				t.Errorf("%s: unpinned %q; want it refused naming %q", name, l.Unpinned, tc.unpinned)
+			}
+		default:
+			if l.Unpinned != "" {
+				t.Errorf("%s: refused: %s", name, l.Unpinned)
+			}
+			want := ""
+			if tc.script != "" {
+				want = filepath.Join(work, tc.script)
+				if real, err := filepath.EvalSymlinks(want); err == nil {
+					want = real
+				}
+			}
+			if l.Script != want || (want != "" && l.ScriptSHA256 != fileSum(t, want)) {
+				t.Errorf("%s: script %q (%s); want %q", name, l.Script, l.ScriptSHA256, want)
+			}
+		}
+	}
+	// The floating spec's fix suggests the version installed here when
+	// there is one.
+	l, _ := ResolveLaunch(ServerConfig{Name: "s", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "pkg"}, Cwd: work}, nil)
+	if !strings.Contains(l.Unpinned, "npx -y pkg@VERSION") {
+		t.Errorf("floating fix %q", l.Unpinned)
+	}
+}
+
+// writeLock writes an npm hidden lockfile holding name@version.
+func writeLock(t *testing.T, nodeModules, name, version, integrity string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(nodeModules, filepath.FromSlash(name)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(nodeModules, filepath.FromSlash(name), "package.json"), []byte(`{"name":"`+name+`","version":"`+version+`"}`), 0o644)
+	lock := fmt.Sprintf(`{"name":"x","lockfileVersion":3,"requires":true,"packages":{"node_modules/%s":{"version":"%s","resolved":"https://registry.npmjs.org/x","integrity":"%s"}}}`, name, version, integrity)
+	if err := os.WriteFile(filepath.Join(nodeModules, ".package-lock.json"), []byte(lock), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// npx NAME@VERSION is pinned from the npx cache npm would use (the
+// directory named by the spec's SHA-512, as libnpmexec computes it), and
+// from the project's own tree first when the package is installed there.
+func TestNpxPinnedFromLockfiles(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("fake npx is a shell script")
+	}
+	fakeProgs(t, "npx")
+	cache := t.TempDir()
+	spec := "@scope/srv@1.2.3"
+	sum := sha512.Sum512([]byte(spec))
+	npxDir := filepath.Join(cache, "_npx", hex.EncodeToString(sum[:])[:16])
+	const cached = "sha512-Y2FjaGVkY2FjaGVkY2FjaGVkY2FjaGVkY2FjaGVkY2FjaGVk=="
+	writeLock(t, filepath.Join(npxDir, "node_modules"), "@scope/srv", "1.2.3", cached)
+	work := t.TempDir()
+	cfg := ServerConfig{Name: "s", Transport: TransportStdio, Command: "npx", Args: []string{"-y", spec, "--root", "/x"}, Cwd: work}
+
+	// The cache location comes from the server's own environment first.
+	l, err := ResolveLaunch(cfg, map[string]string{"npm_config_cache": cache})
+	if err != nil || l.Unpinned != "" {
+		t.Fatalf("resolve: %v %s", err, l.Unpinned)
+	}
+	if l.Package != spec || l.Integrity != cached || l.Lockfile != filepath.Join(npxDir, "node_modules", ".package-lock.json") {
+		t.Fatalf("pinned %q %q from %q", l.Package, l.Integrity, l.Lockfile)
+	}
+	if !strings.Contains(l.AllowLine("s"), "--package "+spec+" --integrity "+cached) {
+		t.Errorf("allow line %q", l.AllowLine("s"))
+	}
+	// Another version is not in the cache: refused, with how to fetch it.
+	cfg2 := cfg
+	cfg2.Args = []string{"-y", "@scope/srv@1.2.4"}
+	l, _ = ResolveLaunch(cfg2, map[string]string{"npm_config_cache": cache})
+	if !strings.Contains(l.Unpinned, "not in npx's cache") || !strings.Contains(l.Unpinned, "npm exec --yes --package=@scope/srv@1.2.4 -- true") {
+		t.Errorf("uncached version: %q", l.Unpinned)
+	}
+	// Installed in the project: npx takes that copy, so its lockfile is
+	// the one read.
+	const local = "sha512-bG9jYWxsb2NhbGxvY2FsbG9jYWxsb2NhbGxvY2FsbG9jYWw="
+	os.WriteFile(filepath.Join(work, "package.json"), []byte(`{}`), 0o644)
+	writeLock(t, filepath.Join(work, "node_modules"), "@scope/srv", "1.2.3", local)
+	sub := filepath.Join(work, "sub")
+	os.Mkdir(sub, 0o755)
+	cfg.Cwd = sub // npm walks up to the project root
+	l, err = ResolveLaunch(cfg, map[string]string{"npm_config_cache": cache})
+	if err != nil || l.Integrity != local {
+		t.Fatalf("project install: %v %q %s", err, l.Integrity, l.Unpinned)
+	}
+	// A floating spec's fix names the installed version.
+	cfg.Args = []string{"-y", "@scope/srv"}
+	l, _ = ResolveLaunch(cfg, map[string]string{"npm_config_cache": cache})
+	if !strings.Contains(l.Unpinned, "npx -y @scope/srv@1.2.3 (the version installed here now)") {
+		t.Errorf("floating fix %q", l.Unpinned)
+	}
+}
+
+// A real npx run of a pinned package from npm's cache: npx itself is a #!
+// script run by descriptor (node then reads it by its real path), the pin
+// comes from the lockfile npm wrote, and the server connects.
+func TestNpxPinnedRealPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts npx")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	spec := "@modelcontextprotocol/server-everything@2026.8.31"
+	fetch := exec.Command(npm, "exec", "--prefer-offline", "--yes", "--package="+spec, "--", "true")
+	fetch.Dir = t.TempDir()
+	if out, err := fetch.CombinedOutput(); err != nil {
+		t.Skipf("npm could not fetch %s (npm or the registry is unreachable): %v\n%s", spec, err, out)
+	}
+	cfg := ServerConfig{Name: "everything", Transport: TransportStdio, Command: "npx", Args: []string{"-y", spec, "stdio"},
+		Enabled: true, ConnectTimeout: 60 * time.Second, ReadTimeout: 30 * time.Second, Cwd: t.TempDir()}
+	l, err := Inspect(cfg)
+	if err != nil || l.Unpinned != "" {
+		t.Fatalf("inspect: %v %s", err, l.Unpinned)
+	}
+	if l.Package != spec || !strings.HasPrefix(l.Integrity, "sha512-") {
+		t.Fatalf("pinned %q %q", l.Package, l.Integrity)
+	}
+	a := &approvals{exec: map[string]bool{l.ExecSHA256: true}}
+	pinned := func(server string, got Launch) error {
+		if got.Package != l.Package || got.Integrity != l.Integrity {
+			return fmt.Errorf("package %s %s is not the approved one", got.Package, got.Integrity)
+		}
+		return a.verify(server, got)
+	}
+	m, reg := newTestManager(t, Options{VerifyLaunch: pinned})
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitFor(t, m, "everything", 90*time.Second, "connected", func(s Status) bool { return s.State == StateConnected })
+	if got := callText(t, reg, "everything__echo", `{"message":"pinned"}`); !strings.Contains(got, "pinned") {
+		t.Errorf("echo: %s", got)
+	}
+}
+
+// Written in place (same inode) between the hash and the exec: executing
+// the descriptor does not stop that, so the spawn compares the file's
+// size and times after the exec and stops the child before any request.
+func TestExecutableWrittenInPlaceBetweenCheckAndExec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the replacement is a shell script")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "server")
+	copyFile(t, fakeBin, bin, 0o755)
+	a := &approvals{exec: map[string]bool{fileSum(t, bin): true}}
+	var once sync.Once
+	testHookBeforeExec = func(path string) {
+		once.Do(func() {
+			if err := os.WriteFile(path, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(func() { testHookBeforeExec = nil })
+	m, _ := newTestManager(t, Options{VerifyLaunch: a.verify, MaxFailures: 1})
+	cfg := fake("inplace")
+	cfg.Command = bin
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	st := waitFor(t, m, "inplace", 20*time.Second, "refused", func(s Status) bool {
+		return strings.Contains(s.LastError, "written to between its check and its start") ||
+			strings.Contains(s.LastError, "supply_chain_unverified")
+	})
+	if st.State == StateConnected {
+		t.Fatalf("connected to a file written after its check: %+v", st)
+	}
+}
