@@ -17,8 +17,8 @@ import (
 // goroutines: a row takes a commit, which a spawn or connect should not
 // wait for. It never drops an event: add blocks while the queue is full.
 type upstreamAuditor struct {
-	log    chain.AuditLog
-	warn   func(msg string, args ...any)
+	log  chain.AuditLog
+	warn func(msg string, args ...any)
 
 	mu     sync.Mutex
 	closed bool

@@ -73,4 +73,3 @@ func LaunchPins(l upstream.Launch) []store.PinRow {
 	}
 	return pins
 }
-

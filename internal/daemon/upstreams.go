@@ -50,17 +50,17 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	procDir := filepath.Join(d.Paths.DataDir, "upstream-procs-"+d.WorkspaceID)
 	d.upstreamAudit = newUpstreamAuditor(d.Chain.Audit, d.Logger.Warn)
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
-		Logger:           d.Logger.With("component", "upstream"),
-		OnStatus:         d.recordUpstreamStatus,
-		OwnerToken:       token,
-		VerifyLaunch:     VerifyUpstream(d.Store), // a refusal is audited as the manager's refuse event
-		Hasher:           &chain.HashCache{},
-		CheckTools:       d.checkUpstreamTools,
-		Identity:         d.identityForwarder(),
-		Audit:            d.auditUpstream,
-		ProcFile:         upstream.ProcFileFor(procDir, os.Getpid()),
-		VerifyOrigin:     VerifyEgress(d.Store),
-		OnEvent:          d.upstreamAudit.add,
+		Logger:       d.Logger.With("component", "upstream"),
+		OnStatus:     d.recordUpstreamStatus,
+		OwnerToken:   token,
+		VerifyLaunch: VerifyUpstream(d.Store), // a refusal is audited as the manager's refuse event
+		Hasher:       &chain.HashCache{},
+		CheckTools:   d.checkUpstreamTools,
+		Identity:     d.identityForwarder(),
+		Audit:        d.auditUpstream,
+		ProcFile:     upstream.ProcFileFor(procDir, os.Getpid()),
+		VerifyOrigin: VerifyEgress(d.Store),
+		OnEvent:      d.upstreamAudit.add,
 	})
 	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes

@@ -43,7 +43,7 @@ type session struct {
 	// progress routes the upstream's notifications/progress to the calls
 	// that asked for them (progress.go).
 	progress *progressRoutes
-	launch  Launch             // stdio: what was checked before the spawn
+	launch   Launch // stdio: what was checked before the spawn
 }
 
 func (s *session) close() {
