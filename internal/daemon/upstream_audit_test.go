@@ -24,9 +24,9 @@ func TestUpstreamEventRows(t *testing.T) {
 		t.Errorf("reason %q: want one line, the token masked", r.Reason)
 	}
 	r = a.record(upstream.Event{Server: "gh", Kind: upstream.EventSpawn, PID: 42, Path: "/nonexistent/gh-server",
-		Args: []string{"--token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "stdio"}})
+		Args: []string{"--token=ghp_abcdefghijklmnopqrstuvwxyz0123456789", "stdio"}, SHA256: strings.Repeat("ab12", 16)})
 	if r.Result != chain.ResultAllow || !strings.HasPrefix(r.Reason, `spawn: command "/nonexistent/gh-server" "--token=`) ||
-		strings.Contains(r.Reason, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") || !strings.Contains(r.Reason, "sha256 unreadable") ||
+		strings.Contains(r.Reason, "ghp_abcdefghijklmnopqrstuvwxyz0123456789") || !strings.Contains(r.Reason, "sha256 "+strings.Repeat("ab12", 16)) ||
 		!strings.HasSuffix(r.Reason, "; pid 42") {
 		t.Errorf("spawn reason %q", r.Reason)
 	}
