@@ -44,6 +44,12 @@ import (
 const (
 	everythingPkg = "@modelcontextprotocol/server-everything"
 	filesystemPkg = "@modelcontextprotocol/server-filesystem"
+
+	// npmWait bounds the wait for a Node server to connect. One needs
+	// about 1 s of CPU to start; on a loaded 2-core machine (CI runs the
+	// packages' tests in parallel) that has taken 25 s. The servers are
+	// added with --connect-timeout 120 for the same reason.
+	npmWait = 90 * time.Second
 )
 
 // toolName is what clients accept (docs/upstreams.md, Names).
@@ -82,12 +88,12 @@ func allowNode(t *testing.T, e *env, server string) {
 	e.MustRun("mcp", "allow", "--server", server, "--sha256", sum)
 }
 
-// waitTools lists tools through the client until want appears (30 s at
-// most; the daemon applies the table within about a second and connects
+// waitTools lists tools through the client until want appears (npmWait
+// at most; the daemon applies the table within about a second and connects
 // in the background) and returns the whole list.
 func waitTools(t *testing.T, cs *mcp.ClientSession, want string) []*mcp.Tool {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(npmWait)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		res, err := cs.ListTools(ctx, nil)
@@ -113,6 +119,28 @@ func namesOf(ts []*mcp.Tool) []string {
 		out = append(out, tl.Name)
 	}
 	return out
+}
+
+// waitServerWithin polls `clawd mcp list --json` until the named server's
+// row satisfies ok (within at most) and returns it.
+func waitServerWithin(t *testing.T, e *clawdtest.Env, within time.Duration, name string, ok func(map[string]any) bool) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var last map[string]any
+		for _, s := range mustJSON[[]map[string]any](t, e.MustRun("mcp", "list", "--json")) {
+			if s["name"] == name {
+				last = s
+			}
+		}
+		if last != nil && ok(last) {
+			return last
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server %s never reached the expected state within %v: %v", name, within, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // waitNoProcess waits until no process's command line mentions marker.
@@ -162,15 +190,15 @@ func TestServerEverythingStdio(t *testing.T) {
 	}
 
 	cs := dialStdio(t, e, dial{era: eras[0]})
-	e.MustRun("mcp", "add", "everything", "--stdio", "--env", "SPY_STDIN_LOG="+stdinLog, "--",
+	e.MustRun("mcp", "add", "everything", "--stdio", "--connect-timeout", "120", "--env", "SPY_STDIN_LOG="+stdinLog, "--",
 		"node", "--import", "file://"+spy, script, "stdio")
-	row := waitServer(t, e.Env, "everything", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
+	row := waitServerWithin(t, e.Env, npmWait, "everything", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
 	if msg, _ := row["last_error"].(string); !strings.Contains(msg, nodePath) ||
 		!strings.Contains(msg, "clawd mcp allow --server everything --sha256 "+sum) {
 		t.Fatalf("last_error %q: want node's path %s and the allow line for its hash", msg, nodePath)
 	}
 	e.MustRun("mcp", "allow", "--server", "everything", "--sha256", sum)
-	row = waitServer(t, e.Env, "everything", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	row = waitServerWithin(t, e.Env, npmWait, "everything", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	if n, _ := row["tool_count"].(float64); n < 10 {
 		t.Errorf("tool_count %v: server-everything has at least 10 tools", row["tool_count"])
 	}
@@ -239,7 +267,7 @@ func cancelLongCall(t *testing.T, cs *mcp.ClientSession, stdinLog string) {
 		done <- err
 	}()
 	var id json.RawMessage
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for id == nil {
 		for _, m := range upstreamMessages(t, stdinLog) {
 			if m.Method == "tools/call" && strings.Contains(string(m.Params), `"trigger-long-running-operation"`) {
@@ -338,7 +366,7 @@ func startEverythingHTTP(t *testing.T, e *env) string {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(npmWait)
 	for !strings.Contains(logs.String(), fmt.Sprintf("listening on port %d", port)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("server-everything (streamableHttp) did not start:\n%s", logs)
@@ -369,9 +397,9 @@ func TestServerEverythingHTTP(t *testing.T) {
 	url := startEverythingHTTP(t, e)
 	wire := &clawdtest.Wire{}
 	cs := dialStdio(t, e, dial{era: eras[0], wire: wire})
-	e.MustRun("mcp", "add", "evhttp", "--http", url)
+	e.MustRun("mcp", "add", "evhttp", "--http", url, "--connect-timeout", "120")
 	allowed := egressAllow(t, e, "evhttp", url)
-	row := waitServer(t, e.Env, "evhttp", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	row := waitServerWithin(t, e.Env, npmWait, "evhttp", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	if n, _ := row["tool_count"].(float64); n < 10 {
 		t.Errorf("tool_count %v: server-everything has at least 10 tools", row["tool_count"])
 	}
@@ -434,9 +462,9 @@ func TestServerFilesystemStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := dialStdio(t, e, dial{era: eras[0]})
-	e.MustRun("mcp", "add", "files", "--stdio", "--", "node", script, root)
+	e.MustRun("mcp", "add", "files", "--stdio", "--connect-timeout", "120", "--", "node", script, root)
 	allowNode(t, e, "files")
-	waitServer(t, e.Env, "files", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	waitServerWithin(t, e.Env, npmWait, "files", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	waitTools(t, cs, "files__read_text_file")
 
 	sc, res := call(t, cs, "files__read_text_file", map[string]any{"path": filepath.Join(root, "hello.txt")})
