@@ -58,6 +58,9 @@ var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // npmScript is the entry point of an npm upstream, installed if needed.
 func npmScript(t *testing.T, pkg string) string {
 	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("no node on PATH to run %s: %v", pkg, err)
+	}
 	return filepath.Join(clawdtest.NPMPackage(t, pkg), "dist", "index.js")
 }
 
