@@ -165,6 +165,7 @@ func newWorld(clawd string) *world {
 	}
 	dir, _ = filepath.EvalSymlinks(dir)
 	w := &world{clawd: abs, dir: dir, ws: filepath.Join(dir, "ws")}
+	atExit = append(atExit, w.remove)
 	home := filepath.Join(dir, "home")
 	for _, d := range []string{w.ws, filepath.Join(home, "run")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {

@@ -203,8 +203,14 @@ func (t *tail) String() string {
 	return string(t.b)
 }
 
+// atExit runs before fatalf exits (os.Exit skips deferred calls).
+var atExit []func()
+
 func fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "upstreambench: "+format+"\n", args...)
 	killAll()
+	for _, f := range atExit {
+		f()
+	}
 	os.Exit(1)
 }
