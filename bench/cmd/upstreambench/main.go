@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command upstreambench measures clawd as a gateway to upstream MCP servers
 // over stdio, in an isolated HOME it creates and removes:
 //
