@@ -404,6 +404,49 @@ func TestHashCacheRacyWindow(t *testing.T) {
 	}
 }
 
+// Callers missing the cache for one file at the same time share one read
+// (N upstreams started as `node SCRIPT` would hash node N times).
+func TestHashCacheSharesConcurrentReads(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "node")
+	os.WriteFile(bin, []byte("a large interpreter"), 0o755)
+	old := racyWindow
+	racyWindow = 0
+	defer func() { racyWindow = old }()
+	entered, release := make(chan struct{}, 16), make(chan struct{})
+	testHookRead = func(string) { entered <- struct{}{}; <-release }
+	defer func() { testHookRead = nil }()
+
+	var h HashCache
+	sums := make(chan string, 8)
+	sum := func() {
+		s, err := h.Sum(bin)
+		if err != nil {
+			t.Error(err)
+		}
+		sums <- s
+	}
+	go sum()
+	<-entered // the first read is in progress
+	for i := 0; i < 7; i++ {
+		go sum()
+	}
+	time.Sleep(100 * time.Millisecond) // let them find it (a latecomer finds the cache instead)
+	close(release)
+	want := ""
+	for i := 0; i < 8; i++ {
+		s := <-sums
+		if want == "" {
+			want = s
+		}
+		if s != want || len(s) != 64 {
+			t.Fatalf("sums differ: %q and %q", s, want)
+		}
+	}
+	if h.Hashed() != 1 {
+		t.Errorf("8 concurrent callers read the file %d times, want 1", h.Hashed())
+	}
+}
+
 func TestAuditFailureRefuses(t *testing.T) {
 	c, audit := newTestChain(t, Options{})
 	audit.fail = errors.New("disk full")

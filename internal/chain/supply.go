@@ -185,10 +185,24 @@ func (c *Chain) supplyScript(server, path string) *Decision {
 // identified by (device, inode, size, mtime, ctime): replacing the file
 // (new inode), rewriting it (size, mtime, ctime) or even restoring its mtime
 // with touch (ctime) gives a new key, so calls do not re-read the binary.
+//
+// Callers that miss the cache for the same file version at the same time
+// share one read: N upstream servers started at once as `node SCRIPT`
+// would otherwise each hash the ~100 MB node binary, seconds of CPU spent
+// N times over while their connect timeouts run.
 type HashCache struct {
-	mu      sync.Mutex
-	m       map[string]hashEntry
-	hashing atomic.Int64 // files actually read, for tests and metrics
+	mu       sync.Mutex
+	m        map[string]hashEntry
+	inflight map[string]*hashCall
+	hashing  atomic.Int64 // files actually read, for tests and metrics
+}
+
+// hashCall is one read in progress; done is closed when sum and err are set.
+type hashCall struct {
+	id   fileID
+	done chan struct{}
+	sum  string
+	err  error
 }
 
 type hashEntry struct {
@@ -224,11 +238,37 @@ func (h *HashCache) Sum(path string) (string, error) {
 	}
 	id := fileIDOf(fi)
 	h.mu.Lock()
-	e, ok := h.m[path]
-	h.mu.Unlock()
-	if ok && e.id == id {
+	if e, ok := h.m[path]; ok && e.id == id {
+		h.mu.Unlock()
 		return e.sum, nil
 	}
+	if c := h.inflight[path]; c != nil && c.id == id {
+		h.mu.Unlock()
+		<-c.done
+		return c.sum, c.err
+	}
+	c := &hashCall{id: id, done: make(chan struct{})}
+	if h.inflight == nil {
+		h.inflight = map[string]*hashCall{}
+	}
+	h.inflight[path] = c
+	h.mu.Unlock()
+	c.sum, c.err = h.read(path)
+	h.mu.Lock()
+	if h.inflight[path] == c {
+		delete(h.inflight, path)
+	}
+	h.mu.Unlock()
+	close(c.done)
+	return c.sum, c.err
+}
+
+// testHookRead, when set by a test, runs as a read starts.
+var testHookRead func(path string)
+
+// read hashes the file at path and caches the sum unless the file changed
+// while it was read or too recently (racyWindow).
+func (h *HashCache) read(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -266,6 +306,9 @@ func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 	before, err := f.Stat()
 	if err != nil {
 		return "", err
+	}
+	if testHookRead != nil {
+		testHookRead(path)
 	}
 	h.hashing.Add(1)
 	sh := sha256.New()

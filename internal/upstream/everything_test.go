@@ -14,19 +14,20 @@ import (
 )
 
 // everythingBin is @modelcontextprotocol/server-everything installed from
-// npm into the test cache (as .ci/run does for the MCP clients):
+// npm into the test cache, where .ci/run installs it (test/clawdtest's
+// NPMUpstreams names the version):
 //
-//	npm install --prefix ~/.cache/clawd-test-npm/upstream @modelcontextprotocol/server-everything
+//	npm install --prefix ~/.cache/clawd-test-npm @modelcontextprotocol/server-everything@2026.8.31
 func everythingBin(t *testing.T) string {
 	dir := os.Getenv("CLAWD_TEST_NPM")
 	if dir == "" {
 		home, _ := os.UserHomeDir()
 		dir = filepath.Join(home, ".cache", "clawd-test-npm")
 	}
-	bin := filepath.Join(dir, "upstream", "node_modules", ".bin", "mcp-server-everything")
+	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-server-everything")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("server-everything is not installed (%v); install it with: npm install --prefix %s @modelcontextprotocol/server-everything",
-			err, filepath.Join(dir, "upstream"))
+		t.Skipf("server-everything is not installed (%v); install it with: npm install --prefix %s @modelcontextprotocol/server-everything@2026.8.31",
+			err, dir)
 	}
 	return bin
 }
