@@ -65,6 +65,11 @@ type Chain struct {
 	lastEval atomic.Int64 // nanoseconds
 }
 
+// Hashes is the chain's cache of executable hashes, which the upstream
+// manager shares for its spawn-time checks: a server's interpreter is then
+// read once for both the spawn and the per-call check.
+func (c *Chain) Hashes() *HashCache { return &c.hashes }
+
 // Authorize runs the five steps (the first part of Run) and, for every call
 // that passed step 1, commits the decision's audit row before it returns: a
 // denied call's row is on disk before the error is sent, an allowed call's

@@ -236,13 +236,19 @@ func (h *HashCache) Sum(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
-	id := fileIDOf(fi)
+	return h.shared(path, fileIDOf(fi), func() (string, error) { return h.read(path) })
+}
+
+// shared returns the cached sum of key's version id, or waits for a read
+// of that version already in progress, or runs read: N servers started at
+// once from one interpreter read it once, not N times.
+func (h *HashCache) shared(key string, id fileID, read func() (string, error)) (string, error) {
 	h.mu.Lock()
-	if e, ok := h.m[path]; ok && e.id == id {
+	if e, ok := h.m[key]; ok && e.id == id {
 		h.mu.Unlock()
 		return e.sum, nil
 	}
-	if c := h.inflight[path]; c != nil && c.id == id {
+	if c := h.inflight[key]; c != nil && c.id == id {
 		h.mu.Unlock()
 		<-c.done
 		return c.sum, c.err
@@ -251,12 +257,12 @@ func (h *HashCache) Sum(path string) (string, error) {
 	if h.inflight == nil {
 		h.inflight = map[string]*hashCall{}
 	}
-	h.inflight[path] = c
+	h.inflight[key] = c
 	h.mu.Unlock()
-	c.sum, c.err = h.read(path)
+	c.sum, c.err = read()
 	h.mu.Lock()
-	if h.inflight[path] == c {
-		delete(h.inflight, path)
+	if h.inflight[key] == c {
+		delete(h.inflight, key)
 	}
 	h.mu.Unlock()
 	close(c.done)
@@ -291,13 +297,7 @@ func (h *HashCache) SumFile(f *os.File) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", f.Name())
 	}
-	h.mu.Lock()
-	e, ok := h.m[f.Name()]
-	h.mu.Unlock()
-	if ok && e.id == fileIDOf(fi) {
-		return e.sum, nil
-	}
-	return h.hashOpen(f.Name(), f)
+	return h.shared(f.Name(), fileIDOf(fi), func() (string, error) { return h.hashOpen(f.Name(), f) })
 }
 
 // hashOpen hashes f and caches the sum under key when the file did not
@@ -308,7 +308,7 @@ func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 		return "", err
 	}
 	if testHookRead != nil {
-		testHookRead(path)
+		testHookRead(key)
 	}
 	h.hashing.Add(1)
 	sh := sha256.New()

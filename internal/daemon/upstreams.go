@@ -54,7 +54,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OnStatus:     d.recordUpstreamStatus,
 		OwnerToken:   token,
 		VerifyLaunch: VerifyUpstream(d.Store), // a refusal is audited as the manager's refuse event
-		Hasher:       &chain.HashCache{},
+		Hasher:       d.Chain.Hashes(),        // shared with the per-call check
 		CheckTools:   d.checkUpstreamTools,
 		Identity:     d.identityForwarder(),
 		Audit:        d.auditUpstream,

@@ -21,7 +21,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/test/clawdtest"
 )
 
@@ -83,18 +82,35 @@ func nodeHash(t *testing.T) (path, sum string) {
 	return p, hex.EncodeToString(h[:])
 }
 
-// allowNode allowlists node for server, as a user does after reading the
-// line `clawd mcp list` gives.
+// allowNode approves what server runs (node and the script it is given),
+// as a user does with `clawd mcp allow NAME`.
 func allowNode(t *testing.T, e *env, server string) {
 	t.Helper()
-	_, sum := nodeHash(t)
-	e.MustRun("mcp", "allow", "--server", server, "--sha256", sum)
+	e.MustRun("mcp", "allow", server, "--yes")
 }
 
-// waitTools lists tools through the client until want appears (npmWait
+// approveTools approves server's tool definitions (`clawd mcp approve`)
+// once the daemon has seen them: new upstream tools are offered to no
+// client until then.
+func approveTools(t *testing.T, e *env, server string) {
+	t.Helper()
+	deadline := time.Now().Add(npmWait)
+	for {
+		_, errOut, code := e.Run("mcp", "approve", server)
+		if code == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("clawd mcp approve %s: %s", server, errOut)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitSDKTools lists tools through the client until want appears (npmWait
 // at most; the daemon applies the table within about a second and connects
 // in the background) and returns the whole list.
-func waitTools(t *testing.T, cs *mcp.ClientSession, want string) []*mcp.Tool {
+func waitSDKTools(t *testing.T, cs *mcp.ClientSession, want string) []*mcp.Tool {
 	t.Helper()
 	deadline := time.Now().Add(npmWait)
 	for {
@@ -201,20 +217,24 @@ func TestServerEverythingStdio(t *testing.T) {
 	}
 
 	cs := dialStdio(t, e, dial{era: eras[0]})
-	e.MustRun("mcp", "add", "everything", "--stdio", "--connect-timeout", "120", "--env", "SPY_STDIN_LOG="+stdinLog, "--",
-		"node", "--import", "file://"+spy, script, "stdio")
+	// The spy is preloaded through NODE_OPTIONS: approval refuses `node
+	// --import` (code from outside the pinned script), and NODE_OPTIONS is
+	// configuration clawd does not pin (docs/upstreams.md).
+	e.MustRun("mcp", "add", "everything", "--stdio", "--connect-timeout", "120", "--env", "SPY_STDIN_LOG="+stdinLog,
+		"--env", "NODE_OPTIONS=--import=file://"+spy, "--", "node", script, "stdio")
 	row := waitServerWithin(t, e.Env, npmWait, "everything", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
 	if msg, _ := row["last_error"].(string); !strings.Contains(msg, nodePath) ||
 		!strings.Contains(msg, "clawd mcp allow --server everything --sha256 "+sum) {
 		t.Fatalf("last_error %q: want node's path %s and the allow line for its hash", msg, nodePath)
 	}
-	e.MustRun("mcp", "allow", "--server", "everything", "--sha256", sum)
+	allowNode(t, e, "everything")
 	row = waitServerWithin(t, e.Env, npmWait, "everything", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	approveTools(t, e, "everything")
 	if n, _ := row["tool_count"].(float64); n < 10 {
 		t.Errorf("tool_count %v: server-everything has at least 10 tools", row["tool_count"])
 	}
 
-	list := waitTools(t, cs, "everything__echo")
+	list := waitSDKTools(t, cs, "everything__echo")
 	names := namesOf(list)
 	for _, want := range []string{"everything__echo", "everything__get-structured-content", "everything__get-sum",
 		"everything__trigger-long-running-operation", "read_file", "bash"} {
@@ -387,30 +407,45 @@ func startEverythingHTTP(t *testing.T, e *env) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
-// egressAllow admits an HTTP upstream's URL so that its tools may be
-// called. clawd has no egress allowlist for HTTP upstreams yet, so this
-// does nothing and returns false, and TestServerEverythingHTTP asserts
-// today's refusal (remote_origin_unverified). When the allowlist exists:
-// run its command here (e.MustRun(...)) and return true; the test then
-// requires the tool to be listed and a successful echo instead.
-func egressAllow(t *testing.T, e *env, server, url string) bool {
-	return false
-}
-
 // TestServerEverythingHTTP puts server-everything's Streamable HTTP mode
-// behind clawd: it connects (status connected, its tools cached for `clawd
-// mcp tools`), and a call is decided by the supply-chain step: refused with
-// remote_origin_unverified while clawd cannot vet a remote origin, and the
-// upstream's own answer once its URL is allowed (egressAllow).
+// behind clawd. Until its origin is on the egress allowlist it is not
+// connected (unavailable, the allow line as its last error) and a call by
+// name is refused (-32004 origin_not_allowlisted) before anything is sent;
+// once allowed it connects, its tools (approved) are offered, and a call
+// returns the upstream's own answer.
 func TestServerEverythingHTTP(t *testing.T) {
 	e := newEnv(t)
 	e.Init()
 	url := startEverythingHTTP(t, e)
+	origin := strings.TrimSuffix(url, "/mcp")
 	wire := &clawdtest.Wire{}
 	cs := dialStdio(t, e, dial{era: eras[0], wire: wire})
-	e.MustRun("mcp", "add", "evhttp", "--http", url, "--connect-timeout", "120")
-	allowed := egressAllow(t, e, "evhttp", url)
-	row := waitServerWithin(t, e.Env, npmWait, "evhttp", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	out := e.MustRun("mcp", "add", "evhttp", "--http", url, "--connect-timeout", "120")
+	if !strings.Contains(out, "clawd egress allow "+origin) {
+		t.Errorf("mcp add --http does not propose the egress entry: %s", out)
+	}
+	row := waitServerWithin(t, e.Env, npmWait, "evhttp", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
+	if msg, _ := row["last_error"].(string); !strings.Contains(msg, "clawd egress allow "+origin) {
+		t.Errorf("last_error %q lacks the egress allow line", msg)
+	}
+	// The go-sdk reports -32004 as ErrConnectionClosed (jsonrpc2 uses that
+	// code for "server closing") and drops the error's data, so the
+	// refusal is read on the wire.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "evhttp__echo", Arguments: map[string]any{"message": "over http"}}); err == nil {
+		t.Fatal("evhttp__echo succeeded before its origin was allowed")
+	}
+	resp, ok := wire.ResponseTo("tools/call")
+	var werr struct {
+		Code int64 `json:"code"`
+	}
+	if !ok || json.Unmarshal(resp.Error, &werr) != nil || werr.Code == 0 {
+		t.Fatalf("evhttp__echo answered %s; want an error before the origin is allowed", resp.Raw)
+	}
+
+	e.MustRun("egress", "allow", origin)
+	row = waitServerWithin(t, e.Env, npmWait, "evhttp", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	if n, _ := row["tool_count"].(float64); n < 10 {
 		t.Errorf("tool_count %v: server-everything has at least 10 tools", row["tool_count"])
 	}
@@ -418,41 +453,11 @@ func TestServerEverythingHTTP(t *testing.T) {
 	if !slices.ContainsFunc(tools, cachedTool("evhttp", "echo")) {
 		t.Errorf("mcp tools evhttp lacks evhttp__echo: %v", tools)
 	}
-
-	if allowed {
-		waitTools(t, cs, "evhttp__echo")
-		if _, res := call(t, cs, "evhttp__echo", map[string]any{"message": "over http"}); res.IsError || textOf(res) != "Echo: over http" {
-			t.Errorf("evhttp__echo: isError %v %q", res.IsError, textOf(res))
-		}
-		return
-	}
-	// Today: the chain refuses every tool of a remote origin, so they are
-	// not offered, and a call by name is refused before anything is sent.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	lr, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := slices.IndexFunc(lr.Tools, func(tl *mcp.Tool) bool { return strings.HasPrefix(tl.Name, "evhttp__") }); n >= 0 {
-		t.Errorf("tools/list offers %s, a tool the chain refuses", lr.Tools[n].Name)
-	}
-	// The go-sdk reports -32004 as ErrConnectionClosed (jsonrpc2 uses that
-	// code for "server closing") and drops the error's data, so the
-	// refusal is read on the wire.
-	if _, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "evhttp__echo", Arguments: map[string]any{"message": "over http"}}); err == nil {
-		t.Fatal("evhttp__echo succeeded; without an egress allowlist it must be refused")
-	}
-	resp, ok := wire.ResponseTo("tools/call")
-	var werr struct {
-		Code int64 `json:"code"`
-		Data struct {
-			Reason, Server string
-		} `json:"data"`
-	}
-	if !ok || json.Unmarshal(resp.Error, &werr) != nil || werr.Code != chain.CodeSupplyChainDenied ||
-		werr.Data.Reason != "remote_origin_unverified" || werr.Data.Server != "evhttp" {
-		t.Fatalf("evhttp__echo answered %s; want %d remote_origin_unverified for evhttp", resp.Raw, chain.CodeSupplyChainDenied)
+	approveTools(t, e, "evhttp")
+	cs2 := dialStdio(t, e, dial{era: eras[0]})
+	waitSDKTools(t, cs2, "evhttp__echo")
+	if _, res := call(t, cs2, "evhttp__echo", map[string]any{"message": "over http"}); res.IsError || textOf(res) != "Echo: over http" {
+		t.Errorf("evhttp__echo: isError %v %q", res.IsError, textOf(res))
 	}
 }
 
@@ -476,7 +481,8 @@ func TestServerFilesystemStdio(t *testing.T) {
 	e.MustRun("mcp", "add", "files", "--stdio", "--connect-timeout", "120", "--", "node", script, root)
 	allowNode(t, e, "files")
 	waitServerWithin(t, e.Env, npmWait, "files", func(s map[string]any) bool { return s["last_status"] == "connected" })
-	waitTools(t, cs, "files__read_text_file")
+	approveTools(t, e, "files")
+	waitSDKTools(t, cs, "files__read_text_file")
 
 	sc, res := call(t, cs, "files__read_text_file", map[string]any{"path": filepath.Join(root, "hello.txt")})
 	if res.IsError || textOf(res) != "hello from the filesystem server\n" || sc["content"] != "hello from the filesystem server\n" {

@@ -23,8 +23,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -205,22 +203,40 @@ func (w *world) serve() *peer {
 	return p
 }
 
-// allow puts the resolved executable's SHA-256 on server's allowlist, as
-// a user does with the line `clawd mcp list` gives.
-func (w *world) allow(server, executable string) {
-	path, err := exec.LookPath(executable)
-	if err == nil {
-		path, err = filepath.EvalSymlinks(path)
+// allow approves what server runs (its executable and, for node, the
+// script), as a user does with `clawd mcp allow NAME`.
+func (w *world) allow(server string) {
+	w.run("mcp", "allow", server, "--yes")
+}
+
+// approveTools approves the tool definitions of the first n servers
+// (`clawd mcp approve`), retrying until a daemon has seen each server's
+// tools; approvals persist, so later daemons offer them at once.
+func (w *world) approveTools(names []string, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for _, name := range names {
+		for {
+			cmd := exec.Command(w.clawd, "mcp", "approve", name)
+			cmd.Env, cmd.Dir = w.env, w.ws
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				fatalf("clawd mcp approve %s: %v\n%s", name, err, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
-	if err != nil {
-		fatalf("%s: %v", executable, err)
+}
+
+// serverNames are the names of the first n upstreams.
+func serverNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = serverName(i)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		fatalf("%v", err)
-	}
-	sum := sha256.Sum256(b)
-	w.run("mcp", "allow", "--server", server, "--sha256", hex.EncodeToString(sum[:]))
+	return names
 }
 
 // serverName is the i-th of the N upstreams.
@@ -233,7 +249,7 @@ func (w *world) addUpstreams(o options, kind string) {
 		name := serverName(i)
 		if kind == "everything" {
 			w.run("mcp", "add", name, "--stdio", "--", "node", o.everything, "stdio")
-			w.allow(name, "node")
+			w.allow(name)
 			continue
 		}
 		args := []string{"mcp", "add", name, "--stdio", "--", o.fake, "-tools", fmt.Sprint(o.tools),
@@ -242,7 +258,7 @@ func (w *world) addUpstreams(o options, kind string) {
 			args = append(args, "-hang-init")
 		}
 		w.run(args...)
-		w.allow(name, o.fake)
+		w.allow(name)
 	}
 }
 
