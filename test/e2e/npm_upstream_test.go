@@ -107,6 +107,15 @@ func approveTools(t *testing.T, e *env, server string) {
 	}
 }
 
+// watchTools are client options that subscribe to tools/list_changed. A
+// 2026-07-28 go-sdk client keeps a tools list for its TTL (60 s) and
+// subscribes to changes only when it has a handler; with one, the
+// notification clawd sends when upstream tools are approved or connect
+// drops the cached list at once.
+func watchTools() *mcp.ClientOptions {
+	return &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}}
+}
+
 // waitSDKTools lists tools through the client until want appears (npmWait
 // at most; the daemon applies the table within about a second and connects
 // in the background) and returns the whole list.
@@ -216,7 +225,7 @@ func TestServerEverythingStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cs := dialStdio(t, e, dial{era: eras[0]})
+	cs := dialStdio(t, e, dial{era: eras[0], opts: watchTools()})
 	// The spy is preloaded through NODE_OPTIONS: approval refuses `node
 	// --import` (code from outside the pinned script), and NODE_OPTIONS is
 	// configuration clawd does not pin (docs/upstreams.md).
@@ -419,7 +428,7 @@ func TestServerEverythingHTTP(t *testing.T) {
 	url := startEverythingHTTP(t, e)
 	origin := strings.TrimSuffix(url, "/mcp")
 	wire := &clawdtest.Wire{}
-	cs := dialStdio(t, e, dial{era: eras[0], wire: wire})
+	cs := dialStdio(t, e, dial{era: eras[0], wire: wire, opts: watchTools()})
 	out := e.MustRun("mcp", "add", "evhttp", "--http", url, "--connect-timeout", "120")
 	if !strings.Contains(out, "clawd egress allow "+origin) {
 		t.Errorf("mcp add --http does not propose the egress entry: %s", out)
@@ -454,7 +463,7 @@ func TestServerEverythingHTTP(t *testing.T) {
 		t.Errorf("mcp tools evhttp lacks evhttp__echo: %v", tools)
 	}
 	approveTools(t, e, "evhttp")
-	cs2 := dialStdio(t, e, dial{era: eras[0]})
+	cs2 := dialStdio(t, e, dial{era: eras[0], opts: watchTools()})
 	waitSDKTools(t, cs2, "evhttp__echo")
 	if _, res := call(t, cs2, "evhttp__echo", map[string]any{"message": "over http"}); res.IsError || textOf(res) != "Echo: over http" {
 		t.Errorf("evhttp__echo: isError %v %q", res.IsError, textOf(res))
@@ -477,7 +486,7 @@ func TestServerFilesystemStdio(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello from the filesystem server\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cs := dialStdio(t, e, dial{era: eras[0]})
+	cs := dialStdio(t, e, dial{era: eras[0], opts: watchTools()})
 	e.MustRun("mcp", "add", "files", "--stdio", "--connect-timeout", "120", "--", "node", script, root)
 	allowNode(t, e, "files")
 	waitServerWithin(t, e.Env, npmWait, "files", func(s map[string]any) bool { return s["last_status"] == "connected" })
