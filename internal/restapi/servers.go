@@ -79,42 +79,10 @@ func (a *API) create(ctx context.Context, rq *request) (int, any, error) {
 	if p.Name == nil {
 		return 0, nil, fail(http.StatusBadRequest, "invalid_field", "field name is required: 1-128 letters, digits, '-' or '_' (tools are exposed as NAME__TOOL)")
 	}
-	s := store.MCPServer{Transport: store.TransportStdio, Enabled: true,
-		ConnectTimeoutSeconds: store.DefaultConnectTimeout, ReadTimeoutSeconds: store.DefaultReadTimeout}
-	if p.Transport != nil {
-		t, err := store.ParseTransport(*p.Transport)
-		if err != nil {
-			return 0, nil, err
-		}
-		s.Transport = t
-	}
-	set := func(dst *string, v *string) {
-		if v != nil {
-			*dst = *v
-		}
-	}
-	set(&s.Name, p.Name)
-	set(&s.Description, p.Description)
-	set(&s.Command, p.Command)
-	set(&s.Cwd, p.Cwd)
-	set(&s.URL, p.URL)
-	if p.Args != nil {
-		s.Args = *p.Args
-	}
-	if p.Env != nil {
-		s.Env = *p.Env
-	}
-	if p.Headers != nil {
-		s.Headers = *p.Headers
-	}
-	if p.ConnectTimeoutSeconds != nil {
-		s.ConnectTimeoutSeconds = *p.ConnectTimeoutSeconds
-	}
-	if p.ReadTimeoutSeconds != nil {
-		s.ReadTimeoutSeconds = *p.ReadTimeoutSeconds
-	}
-	if p.Enabled != nil {
-		s.Enabled = *p.Enabled
+	s, err := p.Apply(store.MCPServer{Transport: store.TransportStdio, Enabled: true,
+		ConnectTimeoutSeconds: store.DefaultConnectTimeout, ReadTimeoutSeconds: store.DefaultReadTimeout})
+	if err != nil {
+		return 0, nil, err
 	}
 	if strings.EqualFold(s.Name, store.BuiltinServerName) {
 		return 0, nil, fail(http.StatusConflict, "name_taken", "the name %q is the built-in server's (clawd's own tools); pick another name", s.Name)

@@ -315,8 +315,10 @@ type MCPServerPatch struct {
 	IdentityAudience      *string // "" restores the server's name
 }
 
-// apply returns s with p applied.
-func (p MCPServerPatch) apply(s MCPServer) (MCPServer, error) {
+// Apply returns s with p applied: the fields p sets replace s's; a
+// change between stdio and a remote transport clears the other kind's
+// fields. It validates nothing (AddServer and UpdateServer do).
+func (p MCPServerPatch) Apply(s MCPServer) (MCPServer, error) {
 	if p.Transport != nil {
 		t, err := ParseTransport(*p.Transport)
 		if err != nil {
@@ -373,7 +375,7 @@ func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCP
 		if cur.Builtin {
 			return ErrBuiltinServer
 		}
-		s, err := p.apply(cur)
+		s, err := p.Apply(cur)
 		if err != nil {
 			return err
 		}
