@@ -41,7 +41,7 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 
 // Evaluate is the deny-by-default policy engine (step 3 of the chain), and
 // the one function that decides both whether tools/list shows a tool to a
-// caller (Chain.Visible) and whether a call may run (Chain.decide), so the
+// caller (Chain.Visible, Chain.VisibleOf) and whether a call may run (Chain.decide), so the
 // two cannot disagree. In order:
 //
 //  1. a permission for exactly this tool in the entity's row: allow, deny,

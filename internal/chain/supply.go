@@ -44,6 +44,15 @@ func (c *Chain) supply(e tools.Entry) *Decision {
 	if d := definition(e); d != nil {
 		return d
 	}
+	return c.supplyOrigin(e)
+}
+
+// supplyOrigin is the supply-chain check of e's provider, the same for
+// every tool it offers: its origin, and what is allowlisted for it.
+func (c *Chain) supplyOrigin(e tools.Entry) *Decision {
+	if e.Provider == nil {
+		return deny(CodeSupplyChainDenied, StepSupply, "no_provider", nil)
+	}
 	switch o := e.Provider.Origin(); o.Kind {
 	case tools.OriginBuiltin:
 		return nil

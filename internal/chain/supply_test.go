@@ -252,3 +252,55 @@ func TestHashCacheSumFile(t *testing.T) {
 		t.Errorf("offset moved to %d", off)
 	}
 }
+
+// TestVisibleOfAgreesWithVisible: the list-wide check (tools/list), which
+// checks each provider's origin once, shows exactly the tools Visible shows
+// one by one, for callers of several levels, over providers of every
+// origin (two tools each), a tool switched off in config and tools whose
+// definitions are not approved.
+func TestVisibleOfAgreesWithVisible(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "fs-server")
+	writeExe(t, bin, "echo v1")
+	c, _ := newTestChain(t, Options{DisabledTools: map[string]bool{"ok__off": true}},
+		TrustEntry{Entity: "cc:*", Level: 3}, TrustEntry{Entity: "oc:*", Level: 1},
+		TrustEntry{Entity: "local:*", Level: 3, Perms: map[string]string{"ok__b": PermDeny}})
+	sum, _ := c.hashes.Sum(bin)
+	c.Allow = memAllow{"ok " + sum: true}
+	c.Egress = memEgress{"https://fs.example:443": true}
+	var all []tools.Entry
+	add := func(server string, origin tools.Origin, names ...string) {
+		p := &tools.StaticProvider{Name: server, Source: origin}
+		for _, n := range names {
+			all = append(all, tools.Entry{Provider: p, Tool: &testTool{tools.Spec{Name: n, Permission: tools.PermUpstream}}})
+		}
+	}
+	add("clawd", tools.BuiltinOrigin(), "read_file")
+	all[0].Tool = &testTool{tools.Spec{Name: "read_file", Permission: tools.PermRead}}
+	add("ok", tools.LocalOrigin(bin), "ok__a", "ok__b", "ok__off")
+	add("gone", tools.LocalOrigin(bin+".missing"), "gone__a", "gone__b")
+	add("web", tools.RemoteOrigin("https://fs.example/mcp"), "web__a", "web__b")
+	add("evil", tools.RemoteOrigin("https://evil.example/mcp"), "evil__a")
+	add("zero", tools.Origin{}, "zero__a")
+	p := all[1].Provider
+	all = append(all,
+		tools.Entry{Provider: p, Tool: &pinnedTool{testTool{tools.Spec{Name: "ok__new", Permission: tools.PermUpstream}}, false, true}},
+		tools.Entry{Provider: p, Tool: &pinnedTool{testTool{tools.Spec{Name: "ok__fine", Permission: tools.PermUpstream}}, true, false}})
+	for _, entity := range []string{"cc:ws", "oc:ws", "local:ws", "device:nobody"} {
+		var want []string
+		for _, e := range all {
+			if c.Visible(caller(entity), e) {
+				want = append(want, e.Tool.Spec().Name)
+			}
+		}
+		var got []string
+		for _, e := range c.VisibleOf(caller(entity), all) {
+			got = append(got, e.Tool.Spec().Name)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: VisibleOf %v, Visible %v", entity, got, want)
+		}
+		if entity == "cc:ws" && strings.Join(want, " ") != "read_file ok__a ok__b web__a web__b ok__fine" {
+			t.Errorf("cc:ws sees %v; the case table no longer covers what it means to", want)
+		}
+	}
+}

@@ -172,9 +172,10 @@ type Authorizer interface {
 	// records its outcome. A denial's audit row is durable before Run
 	// returns, an allowed call's before next.Call starts.
 	Run(ctx context.Context, c *Call, next Next) Answer
-	// Visible reports whether tools/list should show the tool to the caller:
-	// only tools its policy allows, and none disabled in config.
-	Visible(caller *Caller, e tools.Entry) bool
+	// VisibleOf returns the entries tools/list should show the caller, in
+	// order: only tools its policy allows, none disabled in config, none
+	// the supply-chain step refuses.
+	VisibleOf(caller *Caller, all []tools.Entry) []tools.Entry
 }
 
 // deny builds a denial decision with the spec's code. The message is the

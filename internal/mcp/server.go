@@ -180,12 +180,5 @@ func (srv *Server) NotifyToolsChanged() {
 // VisibleTools returns the tools the caller's policy allows, for tools/list.
 // (Health's active_tools counts the caller-independent part, chain.Active.)
 func (srv *Server) VisibleTools(caller *chain.Caller) []tools.Entry {
-	all := srv.Registry.All()
-	out := all[:0:0]
-	for _, e := range all {
-		if srv.Chain.Visible(caller, e) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return srv.Chain.VisibleOf(caller, srv.Registry.All())
 }

@@ -42,8 +42,14 @@ func (c *testChain) Run(ctx context.Context, call *chain.Call, next chain.Next) 
 	return a
 }
 
-func (c *testChain) Visible(caller *chain.Caller, e tools.Entry) bool {
-	return !c.hidden[e.Tool.Spec().Name]
+func (c *testChain) VisibleOf(caller *chain.Caller, all []tools.Entry) []tools.Entry {
+	var out []tools.Entry
+	for _, e := range all {
+		if !c.hidden[e.Tool.Spec().Name] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func (c *testChain) lastOutcome() chain.Outcome {
