@@ -38,6 +38,7 @@ type options struct {
 	clawd, everything, fake string
 	n, warmup, runs         int
 	servers, tools, hang    int
+	block                   int
 }
 
 func main() {
@@ -49,6 +50,7 @@ func main() {
 	upstreamKind := flag.String("upstream", "fake", "what the N upstreams are in modes list and spawn: fake or everything")
 	flag.IntVar(&o.n, "n", 5000, "timed requests (modes overhead, list)")
 	flag.IntVar(&o.warmup, "warmup", 500, "untimed requests first")
+	flag.IntVar(&o.block, "block", 1, "mode overhead: calls in a row to one side before switching (1: alternate call by call, so each process sleeps between its calls; more: each side's calls come back to back)")
 	flag.IntVar(&o.runs, "runs", 10, "daemon starts to time (mode spawn)")
 	flag.IntVar(&o.servers, "servers", 30, "upstream servers (modes list, spawn)")
 	flag.IntVar(&o.tools, "tools", 10, "extra tools per fake server (it has 7 of its own)")

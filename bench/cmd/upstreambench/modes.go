@@ -74,28 +74,37 @@ func benchOverhead(w *world, o options) []result {
 	}
 	cpuClawd, cpuNode := cpuTime(clawd), cpuTime(direct)
 	var cpuBuiltin time.Duration
-	for i := 0; i < o.n; i++ {
-		if i%2 == 0 {
-			timed(viaDirect, &dd)
-			timed(viaClawd, &dc)
-		} else {
-			timed(viaClawd, &dc)
-			timed(viaDirect, &dd)
+	block := max(1, o.block)
+	for i := 0; i < o.n; i += block {
+		k := i / block
+		first, firstInto, second, secondInto := viaDirect, &dd, viaClawd, &dc
+		if k%2 == 1 {
+			first, firstInto, second, secondInto = viaClawd, &dc, viaDirect, &dd
 		}
-		if i%10 == 5 {
+		for j := i; j < min(i+block, o.n); j++ {
+			timed(first, firstInto)
+		}
+		for j := i; j < min(i+block, o.n); j++ {
+			timed(second, secondInto)
+		}
+		if k%10 == 5 {
 			c := cpuTime(clawd)
 			timed(builtin, &db)
 			cpuBuiltin += cpuTime(clawd) - c
 		}
 	}
 	cpuClawd, cpuNode = cpuTime(clawd)-cpuClawd-cpuBuiltin, cpuTime(direct)-cpuNode
-	rd := summarize("server-everything echo, direct", dd)
+	order := ""
+	if block > 1 {
+		order = fmt.Sprintf(" (blocks of %d calls)", block)
+	}
+	rd := summarize("server-everything echo, direct"+order, dd)
 	rd.Note = fmt.Sprintf("server-everything CPU %.0f us per call, both series", float64(cpuNode.Microseconds())/float64(2*o.n))
-	rc := summarize("server-everything echo, through clawd", dc)
+	rc := summarize("server-everything echo, through clawd"+order, dc)
 	rc.Note = fmt.Sprintf("clawd CPU %.0f us per call", float64(cpuClawd.Microseconds())/float64(o.n))
-	rb := summarize("clawd's own read_file (tiny file), for reference", db)
+	rb := summarize("clawd's own read_file (tiny file), for reference"+order, db)
 	rb.Note = fmt.Sprintf("clawd CPU %.0f us per call", float64(cpuBuiltin.Microseconds())/float64(max(1, len(db))))
-	diff := result{Label: "added by clawd (percentile differences)", N: o.n,
+	diff := result{Label: "added by clawd (percentile differences)" + order, N: o.n,
 		P50us: rc.P50us - rd.P50us, P90us: rc.P90us - rd.P90us, P99us: rc.P99us - rd.P99us, MaxUs: rc.MaxUs - rd.MaxUs}
 	return []result{rd, rc, diff, rb}
 }
