@@ -28,7 +28,7 @@ func (d *Daemon) checkUpstreamTools(server string, defs []upstream.ToolDefinitio
 	}
 	for _, c := range changes {
 		d.recordUpstreamEvent(chain.AuditRecord{
-			EntityID: "clawd", ToolID: "mcp:" + server + "/" + safetext.Line(c.Tool), Result: chain.ResultDeny,
+			EntityID: "clawd", ToolID: "mcp:" + server + "/" + safetext.Line(c.Tool), Server: server, Result: chain.ResultDeny,
 			Reason: definitionChangeReason(server, c),
 		})
 		d.Logger.Warn("upstream tool withheld until its definition is approved", "server", server, "tool", c.Exposed,
@@ -51,17 +51,12 @@ func definitionChangeReason(server string, c store.DefinitionChange) string {
 	return "definition_changed: sha256 " + c.Approved + " -> " + c.Now + " (clawd mcp diff " + server + ")" + fix
 }
 
-// recordUpstreamEvent writes one upstream event row (Step "upstream",
-// Transport "daemon"); a failure is logged, the event goes on.
+// recordUpstreamEvent queues one upstream row the daemon built (step
+// "upstream", transport "daemon") behind the manager's events, so they are
+// on record in the order they happened. Without upstream servers running
+// there is nothing to record.
 func (d *Daemon) recordUpstreamEvent(r chain.AuditRecord) {
-	if d.Chain == nil || d.Chain.Audit == nil {
-		return
-	}
-	if r.Time.IsZero() {
-		r.Time = time.Now()
-	}
-	r.Step, r.Transport, r.TrustLevel = "upstream", "daemon", chain.NoTrustLevel
-	if _, err := d.Chain.Audit.Record(&r); err != nil {
-		d.Logger.Warn("upstream servers: writing an audit row failed", "tool", r.ToolID, "reason", r.Reason, "err", err)
+	if d.upstreamAudit != nil {
+		d.upstreamAudit.addRecord(r)
 	}
 }

@@ -12,43 +12,58 @@ import (
 	"github.com/clawde/clawd/internal/upstream"
 )
 
-// upstreamAuditor writes the upstream manager's events (spawn, connect,
-// disconnect, refusals) as audit rows, in order, off the manager's
-// goroutines: a row takes a commit, which a spawn or connect should not
-// wait for. It never drops an event: add blocks while the queue is full.
+// upstreamAuditor writes the daemon's upstream rows in order, off the
+// goroutines that report them: the manager's events (spawn, connect,
+// disconnect, refusals; add) and the rows the daemon builds itself
+// (definition changes, identity refusals; addRecord). A row takes a
+// commit, which a spawn or connect should not wait for. It never drops a
+// row: adding blocks while the queue is full.
 type upstreamAuditor struct {
 	log  chain.AuditLog
 	warn func(msg string, args ...any)
 
 	mu     sync.Mutex
 	closed bool
-	ch     chan upstream.Event
+	ch     chan *chain.AuditRecord
 	done   chan struct{}
 }
 
 func newUpstreamAuditor(log chain.AuditLog, warn func(string, ...any)) *upstreamAuditor {
-	a := &upstreamAuditor{log: log, warn: warn, ch: make(chan upstream.Event, 256), done: make(chan struct{})}
+	a := &upstreamAuditor{log: log, warn: warn, ch: make(chan *chain.AuditRecord, 256), done: make(chan struct{})}
 	go a.run()
 	return a
 }
 
-// add queues ev (upstream.Options.OnEvent). Events after close are logged,
-// not recorded.
-func (a *upstreamAuditor) add(ev upstream.Event) {
+// add queues ev's row (upstream.Options.OnEvent).
+func (a *upstreamAuditor) add(ev upstream.Event) { a.queue(a.record(ev)) }
+
+// addRecord queues a row the daemon built (its reason already safe to
+// store), as step "upstream" of transport "daemon".
+func (a *upstreamAuditor) addRecord(r chain.AuditRecord) {
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	r.Step, r.Transport, r.TrustLevel = "upstream", "daemon", chain.NoTrustLevel
+	a.queue(&r)
+}
+
+// queue hands r to the writer goroutine. Rows after close are logged, not
+// recorded.
+func (a *upstreamAuditor) queue(r *chain.AuditRecord) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
-		a.warn("upstream servers: an event after shutdown was not audited", "server", ev.Server, "event", ev.Kind)
+		a.warn("upstream servers: an event after shutdown was not audited", "tool", r.ToolID, "reason", r.Reason)
 		return
 	}
-	a.ch <- ev
+	a.ch <- r
 }
 
 func (a *upstreamAuditor) run() {
 	defer close(a.done)
-	for ev := range a.ch {
-		if _, err := a.log.Record(a.record(ev)); err != nil {
-			a.warn("upstream servers: writing an audit row failed", "server", ev.Server, "event", ev.Kind, "err", err)
+	for r := range a.ch {
+		if _, err := a.log.Record(r); err != nil {
+			a.warn("upstream servers: writing an audit row failed", "tool", r.ToolID, "reason", r.Reason, "err", err)
 		}
 	}
 }

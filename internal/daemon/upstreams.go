@@ -185,7 +185,9 @@ func (d *Daemon) upstreamOwnerToken() (string, error) {
 // auditUpstream writes an event of the upstream manager (a refusal, such
 // as identity_refused) as a Deny row of step "upstream".
 func (d *Daemon) auditUpstream(ev upstream.AuditEvent) {
-	d.recordUpstreamEvent(chain.AuditRecord{Time: ev.Time, EntityID: ev.Entity, ToolID: ev.Tool, Result: chain.ResultDeny, Reason: ev.Reason})
+	server, _, _ := strings.Cut(strings.TrimPrefix(ev.Tool, "mcp:"), "/")
+	d.recordUpstreamEvent(chain.AuditRecord{Time: ev.Time, EntityID: ev.Entity, ToolID: ev.Tool, Server: server,
+		Result: chain.ResultDeny, Reason: ev.Reason})
 }
 
 // identityForwarder signs this workspace's identity tokens with the key

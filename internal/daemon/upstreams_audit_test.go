@@ -21,16 +21,19 @@ func (a *rowsAudit) RecordOutcome(int64, chain.Outcome) {}
 // upstream audit row the shared conventions describe.
 func TestAuditUpstreamEvent(t *testing.T) {
 	a := &rowsAudit{}
-	d := &Daemon{Chain: &chain.Chain{Audit: a}, Logger: slog.New(slog.DiscardHandler)}
+	logger := slog.New(slog.DiscardHandler)
+	d := &Daemon{Chain: &chain.Chain{Audit: a}, Logger: logger, upstreamAudit: newUpstreamAuditor(a, logger.Warn)}
 	at := time.Now()
 	d.auditUpstream(upstream.AuditEvent{Time: at, Entity: "cc:ws", Tool: "mcp:orders/find", Reason: "identity_refused: x"})
+	d.upstreamAudit.close() // writes what is queued
 	if len(a.rows) != 1 {
 		t.Fatalf("%d rows", len(a.rows))
 	}
 	r := a.rows[0]
 	if r.EntityID != "cc:ws" || r.ToolID != "mcp:orders/find" || r.Step != "upstream" || r.Result != chain.ResultDeny ||
-		r.Transport != "daemon" || r.Reason != "identity_refused: x" || !r.Time.Equal(at) || r.TrustLevel != chain.NoTrustLevel {
+		r.Transport != "daemon" || r.Reason != "identity_refused: x" || !r.Time.Equal(at) || r.TrustLevel != chain.NoTrustLevel ||
+		r.Server != "orders" {
 		t.Errorf("row %+v", r)
 	}
-	(&Daemon{Chain: &chain.Chain{}}).auditUpstream(upstream.AuditEvent{}) // no audit log: nothing, no panic
+	(&Daemon{Chain: &chain.Chain{}}).auditUpstream(upstream.AuditEvent{}) // no upstreams running: nothing, no panic
 }
