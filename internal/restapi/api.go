@@ -12,6 +12,7 @@ package restapi
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -294,8 +295,9 @@ func (a *API) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, fail(http.StatusRequestEntityTooLarge, "body_too_large", "request body too large: the limit is %d bytes", limit)
 	}
-	b := make([]byte, 0, min(max(r.ContentLength, 512), limit)+1)
-	body, err := readAll(b, http.MaxBytesReader(w, r.Body, limit))
+	// io.ReadAll grows its buffer as data arrives, not by what the client
+	// claims; the REST API is not a hot path that would need a pool.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

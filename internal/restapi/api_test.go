@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/transport"
 	"github.com/clawde/clawd/internal/upstream"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // fakeBin is the upstream package's misbehaving stdio MCP server, built
@@ -35,15 +34,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	fakeBin = filepath.Join(dir, "fakeserver")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(gobin, "build", "-o", fakeBin, "../upstream/testdata/fakeserver")
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the fake upstream:", err)
+	if fakeBin, err = clawdtest.BuildFakeUpstream(dir, "fakeserver"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -2,7 +2,6 @@ package restapi
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
 )
@@ -20,22 +19,4 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
-}
-
-// readAll reads r into b, growing as data arrives (not by what a client
-// claims).
-func readAll(b []byte, r io.Reader) ([]byte, error) {
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err != nil {
-			if err == io.EOF {
-				return b, nil
-			}
-			return b, err
-		}
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -31,13 +29,7 @@ func fakeUpstream(t *testing.T) string {
 			return
 		}
 		os.Chmod(dir, 0o755)
-		fakeBin = filepath.Join(dir, "fakeserver")
-		cmd := exec.Command("go", "build", "-o", fakeBin, "./testdata/fakeserver")
-		cmd.Dir = filepath.Join("..", "..", "internal", "upstream")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fakeErr = err
-			t.Logf("%s", out)
-		}
+		fakeBin, fakeErr = clawdtest.BuildFakeUpstream(dir, "fakeserver")
 	})
 	if fakeErr != nil {
 		t.Fatalf("building the fake upstream: %v", fakeErr)

@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,17 +17,13 @@ import (
 	"github.com/clawde/clawd/test/clawdtest"
 )
 
-// buildFake builds the upstream package's misbehaving stdio server.
+// buildFake builds the upstream package's misbehaving stdio server under a
+// name of its own, so its processes can be counted by name.
 func buildFake(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "leakfake")
-	gobin, err := exec.LookPath("go")
+	bin, err := clawdtest.BuildFakeUpstream(t.TempDir(), "leakfake")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(gobin, "build", "-o", bin, "../../internal/upstream/testdata/fakeserver")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the fake upstream: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
 }
