@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/upstream"
@@ -36,7 +37,7 @@ func newMCPTestCmd() *cobra.Command {
 			cfg := cfgs[0]
 			cfg.Enabled = true // testing a disabled server is how one checks it before enabling it
 			m := upstream.NewManager(nil, upstream.Options{VerifyLaunch: daemon.VerifyUpstream(db),
-				VerifyOrigin: daemon.VerifyEgress(db)})
+				VerifyOrigin: daemon.VerifyEgress(db), NameLimit: upstreamNameLimit()})
 			wait := cfg.ConnectTimeout + cfg.ReadTimeout
 			if wait <= 0 {
 				wait = upstream.DefaultConnectTimeout + upstream.DefaultReadTimeout
@@ -89,4 +90,16 @@ func mcpTestJSON(name string, r upstream.TestResult) any {
 		Tools           []tool  `json:"tools"`
 	}{name, r.ServerName, r.ServerVersion, r.ProtocolVersion,
 		float64(r.Latency.Microseconds()) / 1000, float64(r.ListLatency.Microseconds()) / 1000, tools}
+}
+
+// upstreamNameLimit is upstream_tool_name_max from the config file, so
+// `mcp test` shows the names a daemon would offer; the default when the
+// file is missing or invalid (`clawd doctor` reports that).
+func upstreamNameLimit() int {
+	if p, err := config.DefaultPaths(); err == nil {
+		if cfg, err := config.Load(p.ConfigFile, false); err == nil {
+			return cfg.UpstreamToolNameMax
+		}
+	}
+	return config.Default().UpstreamToolNameMax
 }

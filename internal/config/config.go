@@ -44,6 +44,12 @@ type Config struct {
 	// credentials on the unix socket, and stdio without --client. A per-client
 	// credential (`clawd token issue`) names its own kind instead.
 	DefaultClientKind string `toml:"default_client_kind"`
+	// UpstreamToolNameMax is the longest name an upstream tool is offered
+	// under (SERVER__TOOL; longer ones get a shortened, hashed name). 64 is
+	// what Claude Code, Cursor, VS Code and OpenAI-style APIs accept; a
+	// client that adds its own prefix to every name (Claude Code:
+	// mcp__<its name for clawd>__) may need less.
+	UpstreamToolNameMax int `toml:"upstream_tool_name_max"`
 	// Tools switches tools on (true, the default) or off, by name. Names are
 	// checked against the tools that exist by CheckTools, not by Validate.
 	Tools map[string]bool `toml:"tools"`
@@ -63,8 +69,18 @@ func Default() *Config {
 		AuditSync:       "normal",
 
 		DefaultClientKind: "local",
+
+		UpstreamToolNameMax: MaxUpstreamToolName,
 	}
 }
+
+// The range of upstream_tool_name_max: a hashed name needs room for a bit
+// of the server and tool names plus "_" and 8 hex digits, and clients
+// refuse names over 64 characters.
+const (
+	MinUpstreamToolName = 16
+	MaxUpstreamToolName = 64
+)
 
 // ClientKinds are the entity kinds a local credential may carry: cc
 // (Claude Code), oc (OpenCode), local (any other host). "device" is for
@@ -133,6 +149,10 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxMessageBytes < 1024 || c.MaxMessageBytes > 64<<20 {
 		return fmt.Errorf("max_message_bytes = %d: must be 1024..67108864", c.MaxMessageBytes)
+	}
+	if c.UpstreamToolNameMax < MinUpstreamToolName || c.UpstreamToolNameMax > MaxUpstreamToolName {
+		return fmt.Errorf("upstream_tool_name_max = %d: must be %d..%d (clients refuse tool names over %d characters)",
+			c.UpstreamToolNameMax, MinUpstreamToolName, MaxUpstreamToolName, MaxUpstreamToolName)
 	}
 	if c.AuditSync != "normal" && c.AuditSync != "full" {
 		return fmt.Errorf("audit_sync = %q: must be \"normal\" or \"full\"", c.AuditSync)

@@ -94,6 +94,8 @@ func TestParseErrors(t *testing.T) {
 		{`max_read_bytes = -1`, "max_read_bytes"},
 		{`max_concurrency = 0`, "max_concurrency"},
 		{`audit_sync = "sometimes"`, `audit_sync = "sometimes"`},
+		{`upstream_tool_name_max = 65`, "upstream_tool_name_max = 65: must be 16..64"},
+		{`upstream_tool_name_max = 15`, "upstream_tool_name_max = 15: must be 16..64"},
 		{`policy_stub_mode = "yes"`, "line 1"},
 		{`transport = `, "line 1"},
 	}

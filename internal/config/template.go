@@ -59,6 +59,12 @@ const Template = `# ClawDE MCP Server configuration
 # loss, at about 0.3 ms per commit. Read at startup.
 # audit_sync = "normal"
 
+# Longest name an upstream MCP server's tool is offered under (SERVER__TOOL;
+# longer names are shortened with a hash). 64 is what Claude Code, Cursor and
+# VS Code accept; lower it (16-64) for a client that prefixes every name.
+# Read at startup.
+# upstream_tool_name_max = 64
+
 # Switch built-in tools off: a disabled tool disappears from tools/list and its
 # calls are refused (policy_denied). A running server re-reads this file on
 # SIGHUP and when it changes. Uncomment [tools] and the lines you need.

@@ -129,5 +129,6 @@ func restartOnly(a, b *config.Config) []string {
 	add(a.MaxConcurrency != b.MaxConcurrency, "max_concurrency")
 	add(a.MaxMessageBytes != b.MaxMessageBytes, "max_message_bytes")
 	add(a.AuditSync != b.AuditSync, "audit_sync")
+	add(a.UpstreamToolNameMax != b.UpstreamToolNameMax, "upstream_tool_name_max")
 	return out
 }

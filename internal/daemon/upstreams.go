@@ -61,6 +61,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		ProcFile:     upstream.ProcFileFor(procDir, os.Getpid()),
 		VerifyOrigin: VerifyEgress(d.Store),
 		OnEvent:      d.upstreamAudit.add,
+		NameLimit:    d.Config().UpstreamToolNameMax,
 	})
 	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes
