@@ -181,7 +181,7 @@ func TestStdioEvents(t *testing.T) {
 	var log eventLog
 	m, _ := newTestManager(t, Options{
 		OnEvent: log.add,
-		VerifyExecutable: func(server, path string) error {
+		VerifyLaunch: func(server string, _ Launch) error {
 			if server == "no" {
 				return errors.New("not allowlisted")
 			}

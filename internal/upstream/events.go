@@ -15,7 +15,7 @@ const (
 	// EventDisconnect: a connected server's session ended (Detail: why).
 	EventDisconnect = "disconnect"
 	// EventRefuse: a stdio server was not started because
-	// Options.VerifyExecutable refused its executable.
+	// Options.VerifyLaunch refused what it runs.
 	EventRefuse = "refuse"
 	// EventEgressRefused: an http/sse server was not connected: its origin
 	// is not allowed (Options.VerifyOrigin), its URL cannot be used, or

@@ -390,11 +390,6 @@ func (m *Manager) verify(server string, l Launch) error {
 	if m.opts.VerifyLaunch != nil {
 		return m.opts.VerifyLaunch(server, l)
 	}
-	if m.opts.VerifyExecutable != nil {
-		if err := m.opts.VerifyExecutable(server, l.Exec); err != nil {
-			return fmt.Errorf("%s may not run: %w", l.Exec, err)
-		}
-	}
 	return nil
 }
 

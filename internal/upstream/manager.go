@@ -95,12 +95,6 @@ type Options struct {
 	// runs in a goroutine of the manager and must not call back into it
 	// (Status, Apply...) nor block for long.
 	OnStatus func(Status)
-	// VerifyExecutable, if set, is asked before every spawn of a stdio
-	// server whether the resolved executable may run (the daemon can check
-	// the supply-chain allowlist here, so an unvetted binary never runs,
-	// not even to list its tools). An error makes the server unavailable
-	// with that error. VerifyLaunch, when set, is asked instead.
-	VerifyExecutable func(server, path string) error
 	// CheckTools, if set, decides which of a server's tools may be
 	// offered: it gets the definition of every tool the server lists
 	// (canonical JSON and its SHA-256, see ToolDefinition) each time the

@@ -644,16 +644,16 @@ func TestTestConnection(t *testing.T) {
 	}
 }
 
-// VerifyExecutable refuses a binary before it ever runs; OnStatus hears
+// VerifyLaunch refuses a binary before it ever runs; OnStatus hears
 // the states in order.
-func TestVerifyExecutableAndOnStatus(t *testing.T) {
+func TestVerifyLaunchAndOnStatus(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	var states []string
 	var mu = make(chan struct{}, 1)
 	mu <- struct{}{}
 	m, _ := newTestManager(t, Options{
-		VerifyExecutable: func(server, path string) error {
+		VerifyLaunch: func(server string, _ Launch) error {
 			if server == "unvetted" {
 				return errors.New("sha256 not allowlisted")
 			}
