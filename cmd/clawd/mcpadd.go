@@ -38,7 +38,7 @@ func newMCPAddCmd() *cobra.Command {
 		Use:   "add NAME (--stdio -- COMMAND [ARGS...] | --http URL)",
 		Short: "Add an upstream MCP server (stdio, Streamable HTTP or legacy SSE)",
 		Long: "Add an upstream MCP server whose tools clawd offers as NAME__TOOL.\n\n" +
-			"  clawd mcp add fs --stdio -- npx -y @modelcontextprotocol/server-filesystem /home/me/src\n" +
+			"  clawd mcp add fs --stdio -- npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /home/me/src\n" +
 			"  clawd mcp add gh --stdio --env GITHUB_TOKEN='${GITHUB_TOKEN}' -- github-mcp-server stdio\n" +
 			"  clawd mcp add remote --http https://mcp.example.com/mcp --header 'Authorization: Bearer ${API_TOKEN}'\n\n" +
 			"NAME: 1-128 letters, digits, '-' or '_', starting with a letter or digit, without '__' and not\n" +

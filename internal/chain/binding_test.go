@@ -12,8 +12,37 @@ import (
 // servers: the supply-chain step passes, so only policy decides.
 var upstreamProvider = &tools.StaticProvider{Name: "up", Source: tools.BuiltinOrigin()}
 
+// upTool is an upstream tool exposed as name, offered by the server its
+// name starts with (SERVER__tool), as the upstream provider sets it.
 func upTool(name string) tools.Entry {
-	return tools.Entry{Provider: upstreamProvider, Tool: &testTool{tools.Spec{Name: name, Permission: tools.PermUpstream}}}
+	server, _, _ := strings.Cut(name, "__")
+	return tools.Entry{Provider: upstreamProvider, Tool: &testTool{tools.Spec{Name: name, Permission: tools.PermUpstream, Server: server}}}
+}
+
+// TestServerPatternMatchesHashedNames: a SERVER__* pattern is about the
+// server that offers a tool, also when its exposed name was shortened with
+// a hash and no longer starts with SERVER__ (a long server name, or a low
+// upstream_tool_name_max): a deny hides and refuses it, a bind grants it.
+func TestServerPatternMatchesHashedNames(t *testing.T) {
+	hashed := tools.Entry{Provider: upstreamProvider, Tool: &testTool{tools.Spec{Name: "a_very_long_ser_1a2b3c4d",
+		Permission: tools.PermUpstream, Server: "a_very_long_server_name"}}}
+	for _, tc := range []struct {
+		perm string
+		want bool
+	}{{PermDeny, false}, {PermBind, true}, {PermAllow, true}} {
+		c, _ := newTestChain(t, Options{}, TrustEntry{Entity: "cc:*", Level: 3,
+			Perms: map[string]string{"a_very_long_server_name__*": tc.perm}}, TrustEntry{Entity: "oc:*", Level: 1,
+			Perms: map[string]string{"A_Very_Long_Server_Name__*": tc.perm}})
+		for _, entity := range []string{"cc:ws", "oc:ws"} {
+			if got := c.Visible(caller(entity), hashed); got != tc.want {
+				t.Errorf("%s with %s SERVER__*: visible %v, want %v", entity, tc.perm, got, tc.want)
+			}
+			d := c.Authorize(context.Background(), &Call{Caller: caller(entity), ToolName: hashed.Tool.Spec().Name, Entry: hashed})
+			if d.Allowed() != tc.want {
+				t.Errorf("%s with %s SERVER__*: call allowed %v, want %v", entity, tc.perm, d.Allowed(), tc.want)
+			}
+		}
+	}
 }
 
 // TestBindingsDecideListAndCall: for every row shape, what Visible shows

@@ -66,7 +66,7 @@ func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 		return true, ReasonBound
 	}
 	if spec.Permission == tools.PermUpstream && len(e.Perms) > 0 {
-		if allow, reason, decided := evaluateUpstream(e.Perms, spec.Name); decided {
+		if allow, reason, decided := evaluateUpstream(e.Perms, spec); decided {
 			return allow, reason
 		}
 	}
@@ -80,15 +80,16 @@ func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 	return false, ReasonLevelTooLow
 }
 
-// evaluateUpstream is step 2 of Evaluate for an upstream tool's exposed
-// name: the row's SERVER__* patterns, then its bindings.
-func evaluateUpstream(perms map[string]string, name string) (allow bool, reason string, decided bool) {
+// evaluateUpstream is step 2 of Evaluate for an upstream tool: the row's
+// SERVER__* patterns, then its bindings. A pattern matches the server that
+// offers the tool (spec.Server; names are unique regardless of case), not
+// the exposed name's prefix: a hashed name may have lost the server's name.
+func evaluateUpstream(perms map[string]string, spec *tools.Spec) (allow bool, reason string, decided bool) {
 	var matched string // the strongest pattern permission that matches
 	binds := false
 	for key, p := range perms {
 		binds = binds || p == PermBind
-		if server, ok := strings.CutSuffix(key, ServerPatternSuffix); ok && strings.HasPrefix(name, server) &&
-			strings.HasPrefix(name[len(server):], "__") {
+		if server, ok := strings.CutSuffix(key, ServerPatternSuffix); ok && spec.Server != "" && strings.EqualFold(server, spec.Server) {
 			if p == PermDeny || matched == "" || matched == PermAllow && p == PermBind {
 				matched = p
 			}

@@ -11,7 +11,8 @@ import (
 
 // MCPTool is one entry of an upstream's tools cache: the tool as the
 // upstream's last tools/list described it, and when that was. The name is
-// the upstream's own, not the name clawd exposes.
+// the one clawd exposes (SERVER__tool, possibly hash-shortened), which is
+// what bindings and `clawd mcp tools` name.
 type MCPTool struct {
 	ServerID    int64           `json:"server_id"`
 	Server      string          `json:"server"`

@@ -50,6 +50,10 @@ type Spec struct {
 	// tool runs (sandbox.Workspace.CheckState). The tool still checks what
 	// it actually opened.
 	StateAccess sandbox.Access
+	// Server is the upstream server that offers the tool ("" for clawd's
+	// own). Policy patterns (SERVER__*) match it, not the exposed name,
+	// which a hash may have shortened past the server's name.
+	Server string
 }
 
 // Tool is one callable tool.

@@ -257,6 +257,7 @@ func (m *Manager) toolsChanged() {
 				spec: tools.Spec{
 					Name: n.name, Title: t.Title, Description: t.Description,
 					Permission: tools.PermUpstream, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+					Server: name,
 				}})
 		}
 		p.setList(list)
