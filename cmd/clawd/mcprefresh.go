@@ -163,8 +163,10 @@ func refreshAll(ctx context.Context, cmd *cobra.Command, c client.API, f *client
 		return apiError("refresh", err)
 	}
 	var all struct {
-		Servers                    []refreshResult `json:"servers"`
-		Refreshed, Failed, Skipped int
+		Servers   []refreshResult `json:"servers"`
+		Refreshed int             `json:"refreshed"`
+		Failed    int             `json:"failed"`
+		Skipped   int             `json:"skipped"`
 	}
 	if err := json.Unmarshal(raw, &all, json.RejectUnknownMembers(false)); err != nil {
 		return runtimeError("refresh: unexpected answer: %v", err)

@@ -84,6 +84,10 @@ func TestRESTAPIAndDaemonCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "clawd mcp allow --server inner --sha256 "+hexSum) {
 		t.Fatalf("refresh before allow: exit %d, %q", code, errOut)
 	}
+	// Refreshing every server exits 1 too when one did not connect.
+	if _, errOut, code := e.Run("mcp", "refresh"); code != 1 || !strings.Contains(errOut, "did not connect") {
+		t.Fatalf("refresh of all before allow: exit %d, %q; want 1 and the count", code, errOut)
+	}
 	e.MustRun("mcp", "allow", "--server", "inner", "--sha256", hexSum)
 	waitServer(t, e, "inner", func(s map[string]any) bool { return s["last_status"] == "connected" })
 
