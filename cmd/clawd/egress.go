@@ -23,7 +23,7 @@ func newEgressCmd() *cobra.Command {
 			"egress allowlist, and calls its tools only while it stays there. Private and link-local addresses\n"+
 			"(10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, 169.254/16, fe80::/10) are refused, also when a\n"+
 			"name resolves to them at connect time, unless the origin was allowed with --private. Loopback is\n"+
-			"allowed for 127.0.0.1, ::1 and localhost; a name that resolves to loopback needs --private too.\n"+
+			"allowed for loopback addresses (127/8, ::1) and localhost; a name that resolves to loopback needs --private too.\n"+
 			"0.0.0.0, :: and multicast addresses are never dialled. Changes reach a running daemon within a second.")
 	cmd.AddCommand(newEgressAllowCmd(), newEgressListCmd(), newEgressRmCmd())
 	return cmd

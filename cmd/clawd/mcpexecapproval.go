@@ -56,7 +56,7 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 		return l, false, runtimeError("%s cannot be approved: %v", s.Name, err)
 	}
 	if l.Unpinned != "" {
-		return l, false, runtimeError("%s cannot be approved: %s", s.Name, l.Unpinned)
+		return l, false, usageError("%s cannot be approved: %s", s.Name, l.Unpinned)
 	}
 	fmt.Fprintln(w, "Approving pins:")
 	for _, p := range l.Pins() {

@@ -69,7 +69,7 @@ func (db *DB) CheckBinding(ctx context.Context, tool string) (BindingStatus, err
 	}
 	for server, names := range cached {
 		for _, n := range names {
-			if n == tool || server+"__"+n == tool {
+			if n == tool { // the cache holds exposed names
 				b.Server = server
 				b.Status, b.Detail = serverBindStatus(byName[server])
 				return b, nil
@@ -84,7 +84,7 @@ func (db *DB) CheckBinding(ctx context.Context, tool string) (BindingStatus, err
 		b.Detail = "no upstream server offers a tool " + tool + " (upstream tools are named SERVER__TOOL)" + noServerFix(byName, prefix)
 	case len(cached[s.Name]) == 0:
 		b.Server = s.Name
-		b.Detail = fmt.Sprintf("server %s has not listed its tools yet (it never connected), so %s cannot be checked; bind %s__* instead, or connect it first (clawd mcp test %s)",
+		b.Detail = fmt.Sprintf("server %s has not listed its tools yet (it never connected), so %s cannot be checked; bind %s__* instead, or connect it first (start clawd serve, or clawd mcp refresh %s with a daemon running)",
 			s.Name, tool, s.Name, s.Name)
 	default:
 		b.Server = s.Name

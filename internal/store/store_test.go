@@ -227,6 +227,7 @@ func TestValidateTrust(t *testing.T) {
 		{chain.TrustEntry{Entity: "cc:ws", Level: 1, Perms: map[string]string{"ba sh": "deny"}}, `tool "ba sh"`},
 		{chain.TrustEntry{Entity: "cc:ws", Level: 1, Perms: map[string]string{"bash": "maybe"}}, `"maybe" must be allow, deny or bind`},
 		{chain.TrustEntry{Entity: "cc:ws", Level: 3, Perms: map[string]string{"gh__issues": "bind", "fs__*": "bind", "x__*": "deny"}}, ""},
+		{chain.TrustEntry{Entity: "cc:ws", Level: 1, Perms: map[string]string{"bash": "bind"}}, "only upstream tools"},
 		{chain.TrustEntry{Entity: "cc:ws", Level: 3, Perms: map[string]string{"fs*": "bind"}}, "the only pattern is SERVER__*"},
 	}
 	for _, tt := range tests {

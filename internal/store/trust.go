@@ -215,8 +215,12 @@ func ValidateTrust(e chain.TrustEntry) error {
 		if err := chain.ValidatePermKey(t); err != nil {
 			return err
 		}
-		if p := e.Perms[t]; p != chain.PermAllow && p != chain.PermDeny && p != chain.PermBind {
+		p := e.Perms[t]
+		if p != chain.PermAllow && p != chain.PermDeny && p != chain.PermBind {
 			return fmt.Errorf("tool %s: permission %q must be allow, deny or bind", t, p)
+		}
+		if p == chain.PermBind && !strings.Contains(t, "__") {
+			return fmt.Errorf("tool %s: only upstream tools (SERVER__TOOL, SERVER__*) can be bound; clawd's own tools follow the trust level, or allow and deny", t)
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -114,7 +115,7 @@ func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 	if rt == nil {
 		return
 	}
-	msg := p.Message
+	msg := safetext.Line(p.Message) // the upstream's text reaches a client, maybe a terminal
 	if len(msg) > maxProgressMessage {
 		msg = strings.ToValidUTF8(msg[:maxProgressMessage], "") + "…"
 	}
