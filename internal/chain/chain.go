@@ -254,8 +254,7 @@ func (c *Chain) sandbox(ctx context.Context, spec *tools.Spec, args jsontext.Val
 // Visible reports whether the caller may call the tool: tools/list shows
 // only those. It runs steps 2-4 (not the per-call sandbox step).
 func (c *Chain) Visible(caller *Caller, e tools.Entry) bool {
-	v, ok := c.viewer(caller)
-	return ok && v.visible(e)
+	return len(c.VisibleOf(caller, []tools.Entry{e})) == 1
 }
 
 // VisibleOf returns the entries of all the caller may call, in order: what
@@ -268,7 +267,6 @@ func (c *Chain) VisibleOf(caller *Caller, all []tools.Entry) []tools.Entry {
 	if !ok {
 		return nil
 	}
-	v.origins = map[tools.Provider]bool{}
 	out := all[:0:0]
 	for _, e := range all {
 		if v.visible(e) {
@@ -284,7 +282,7 @@ type viewer struct {
 	opts    Options
 	entry   TrustEntry
 	claimed *TrustEntry
-	// origins, when set, remembers each provider's origin check (VisibleOf).
+	// origins remembers each provider's origin check for one list.
 	origins map[tools.Provider]bool
 }
 
@@ -301,11 +299,12 @@ func (c *Chain) viewer(caller *Caller) (viewer, bool) {
 	if err != nil || !ok {
 		return viewer{}, false
 	}
-	return viewer{c: c, opts: c.options(), entry: entry, claimed: c.claimed(caller)}, true
+	return viewer{c: c, opts: c.options(), entry: entry, claimed: c.claimed(caller), origins: map[tools.Provider]bool{}}, true
 }
 
-// visible runs steps 3-4 for one tool: policy (also under the claimed
-// kind's row), the config switch and the supply-chain step.
+// visible runs steps 3-4 for one tool: policy (which also refuses a tool
+// switched off in config, also under the claimed kind's row) and the
+// supply-chain step.
 func (v *viewer) visible(e tools.Entry) bool {
 	if e.Tool == nil {
 		return false
@@ -319,12 +318,8 @@ func (v *viewer) visible(e tools.Entry) bool {
 			return false
 		}
 	}
-	if v.opts.DisabledTools[spec.Name] {
-		return false
-	}
-	if v.origins == nil {
-		return v.c.supply(e) == nil
-	}
+	// Policy refused a tool switched off in config; what is left is the
+	// supply-chain step, with the provider's part checked once per list.
 	if definition(e) != nil {
 		return false
 	}
