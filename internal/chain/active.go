@@ -20,3 +20,22 @@ func (c *Chain) Active(e tools.Entry) bool {
 	}
 	return c.supply(e) == nil
 }
+
+// ActiveCount is how many of the registry's tools are Active (what /health
+// reports), with a provider's origin checked once per run of its tools
+// (the registry keeps a provider's tools together): with 30 upstream
+// servers, 30 origin checks instead of one per tool. It allocates nothing.
+func (c *Chain) ActiveCount(r *tools.Registry) int {
+	opts := c.options()
+	var last tools.Provider
+	lastOK := false
+	return r.Count(func(e tools.Entry) bool {
+		if e.Tool == nil || opts.DisabledTools[e.Tool.Spec().Name] || definition(e) != nil {
+			return false
+		}
+		if last == nil || e.Provider != last {
+			last, lastOK = e.Provider, c.supplyOrigin(e) == nil
+		}
+		return lastOK
+	})
+}

@@ -303,4 +303,23 @@ func TestVisibleOfAgreesWithVisible(t *testing.T) {
 			t.Errorf("cc:ws sees %v; the case table no longer covers what it means to", want)
 		}
 	}
+	// /health's count, which also checks each provider once, agrees with
+	// Active tool by tool.
+	reg := tools.NewRegistry()
+	seen := map[tools.Provider]bool{}
+	for _, e := range all {
+		if !seen[e.Provider] {
+			seen[e.Provider] = true
+			var list []tools.Tool
+			for _, f := range all {
+				if f.Provider == e.Provider {
+					list = append(list, f.Tool)
+				}
+			}
+			reg.Add(&tools.StaticProvider{Name: e.Provider.ID(), Source: e.Provider.Origin(), List: list})
+		}
+	}
+	if got, want := c.ActiveCount(reg), reg.Count(c.Active); got != want || want == 0 {
+		t.Errorf("ActiveCount %d, counting Active tool by tool %d", got, want)
+	}
 }

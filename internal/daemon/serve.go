@@ -38,7 +38,7 @@ var selfPID = os.Getpid()
 func (d *Daemon) Health() transport.Health {
 	// The chain's own notion of an active tool ([tools] switch, supply
 	// chain), so /health counts what tools/list can show.
-	active := d.Server.Registry.Count(d.Chain.Active)
+	active := d.Chain.ActiveCount(d.Server.Registry)
 	h := transport.Health{
 		Status:           "ok",
 		PID:              selfPID,
