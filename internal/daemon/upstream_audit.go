@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/upstream"
 )
@@ -116,24 +118,17 @@ func (a *upstreamAuditor) spawnDetail(ev upstream.Event) string {
 // maxAuditDetail bounds an event's reason: a row is a record, not a log.
 const maxAuditDetail = 2048
 
-// auditText is s on one line, with what looks like a secret masked and
-// clipped to maxAuditDetail bytes (at a character boundary).
+// auditText is s on one line, cleaned of terminal escapes and invisible
+// characters (safetext), with what looks like a secret masked and clipped
+// to maxAuditDetail bytes (at a character boundary).
 func auditText(s string) string {
-	s = secrets.MaskText(strings.Join(strings.Fields(s), " "))
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return '?'
-		}
-		return r
-	}, s)
+	s = secrets.MaskText(strings.Join(strings.Fields(safetext.Line(s)), " "))
 	if len(s) > maxAuditDetail {
 		cut := maxAuditDetail
-		for cut > 0 && !utf8RuneStart(s[cut]) {
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}
 		s = s[:cut] + "…"
 	}
 	return s
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
