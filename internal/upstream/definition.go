@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -82,6 +83,35 @@ func canonicalDefinition(raw jsontext.Value) (ToolDefinition, error) {
 // const values, patterns, property names) are what the model must send
 // back exactly and are left as they are.
 var proseKeys = map[string]bool{"description": true, "title": true, "$comment": true}
+
+// hiddenOutsideProse reports whether v (a schema or annotations) has a
+// string or member name outside the prose keys with a character
+// safetext removes (terminal escapes, controls, invisible Unicode). Those
+// strings are what the model must send back exactly, so clawd cannot clean
+// them, and a reviewer would not see what they carry: such a tool is not
+// offered (decodeToolsPage).
+func hiddenOutsideProse(v jsontext.Value) bool {
+	if len(v) == 0 {
+		return false
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(v))
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return false
+		}
+		if tok.Kind() != '"' {
+			continue
+		}
+		k, n := dec.StackIndex(dec.StackDepth())
+		if k == '{' && n%2 == 0 && proseKeys[dec.StackPointer().LastToken()] {
+			continue // a prose value: cleaned for display instead
+		}
+		if strings.IndexFunc(tok.String(), safetext.Forbidden) >= 0 {
+			return true
+		}
+	}
+}
 
 // cleanSchema returns schema with every prose string cleaned
 // (safetext.Clean); an unchanged schema is returned as it is, and one that

@@ -308,3 +308,27 @@ func FuzzCleanSchema(f *testing.F) {
 		}
 	})
 }
+
+// TestHiddenOutsideProse: a control or invisible character in a string the
+// model must send back as it is (an enum value, a property name), or in
+// annotations, is found; in prose (descriptions, titles) it is not this
+// check's business: prose is cleaned for display.
+func TestHiddenOutsideProse(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want bool
+	}{
+		{`{"type":"object","properties":{"mode":{"type":"string","enum":["fast","safe"]}}}`, false},
+		{`{"type":"object","properties":{"mode":{"type":"string","description":"pick \u202e one"}}}`, false},
+		{`{"type":"object","properties":{"mode":{"type":"string","enum":["fast","s\u200bafe"]}}}`, true},
+		{`{"type":"object","properties":{"pa\u001b[8mth":{"type":"string"}}}`, true},
+		{`{"type":"object","properties":{"x":{"const":"` + "\U000E0041" + `"}}}`, true},
+		{`{"title":"ok","destructiveHint":false}`, false},
+		{`{"title":"ok","x-note":"a\u0007b"}`, true},
+		{``, false},
+	} {
+		if got := hiddenOutsideProse(jsontext.Value(tc.v)); got != tc.want {
+			t.Errorf("hiddenOutsideProse(%s) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}

@@ -187,6 +187,7 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	if len(args) == 0 {
 		args = jsontext.Value("{}")
 	}
+	shown := displayName(name) // the upstream's name, safe to show a model or a terminal
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
 	defer cancel()
 	cctx, sl := withCapture(rctx)
@@ -210,7 +211,7 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 		if sess.capture != nil {
 			sess.capture.forget(sl)
 		}
-		return nil, tools.Errorf("upstream server %s did not answer %s within %v (its read timeout)", s.cfg.Name, name, s.cfg.readTimeout())
+		return nil, tools.Errorf("upstream server %s did not answer %s within %v (its read timeout)", s.cfg.Name, shown, s.cfg.readTimeout())
 	}
 	raw := sl.get()
 	if raw == nil {
@@ -220,21 +221,21 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 			}
 			var we *jsonrpc.Error
 			if errors.As(err, &we) {
-				return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, name, s.mask(we.Message), we.Code)
+				return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(we.Message), we.Code)
 			}
-			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, name, s.mask(err.Error()))
+			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, s.mask(err.Error()))
 		}
 		// No raw copy (legacy sse, or an answer over the capture limit):
 		// the SDK's decoded result, encoded again.
 		b, merr := json.Marshal(res)
 		if merr != nil {
-			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, name, merr)
+			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, shown, merr)
 		}
 		raw = b
 	}
 	r, perr := tools.ParseCallResult(raw)
 	if perr != nil {
-		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %v", s.cfg.Name, name, perr)
+		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, s.mask(perr.Error()))
 	}
 	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
 }

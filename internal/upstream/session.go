@@ -358,8 +358,11 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 		def, derr := canonicalDefinition(raw)
 		ut := upstreamTool{Name: t.Name, Title: t.Title, Description: t.Description,
 			InputSchema: schema, OutputSchema: outSchema.Clone(), Annotations: ann.Clone(), LastSeen: now, Def: def}
-		if derr != nil {
+		switch {
+		case derr != nil:
 			ut.DefErr = derr.Error()
+		case hiddenOutsideProse(schema) || hiddenOutsideProse(outSchema) || hiddenOutsideProse(ann):
+			ut.DefErr = "its schema or annotations carry control or invisible characters outside descriptions (an enum, const or default value, or a property name), which clawd can neither show a reviewer nor remove"
 		}
 		out = append(out, ut.forDisplay())
 	}
