@@ -91,8 +91,11 @@ func (d *Daemon) registerAPIMethod() {
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		req = req.WithContext(context.WithValue(ctx, socketCallerKey{},
-			restapi.Caller{Entity: c.Kind + ":" + d.WorkspaceID, Kind: c.Kind, CredentialID: c.CredentialID}))
+		caller := restapi.Caller{Entity: c.Kind + ":" + d.WorkspaceID, Kind: c.Kind, CredentialID: c.CredentialID}
+		if c.ClaimKind != "" {
+			caller.Claimed = c.ClaimKind + ":" + d.WorkspaceID
+		}
+		req = req.WithContext(context.WithValue(ctx, socketCallerKey{}, caller))
 		w := &memResponse{header: http.Header{}, status: http.StatusOK}
 		api.ServeHTTP(w, req)
 		out := jsontext.Value("null")

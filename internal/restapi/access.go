@@ -56,6 +56,17 @@ func (a *API) authorize(c Caller, need access) (int, error) {
 		return e.Level, fail(http.StatusForbidden, "trust_level_too_low",
 			"forbidden: to %s %s needs trust level %d, it has %d (row %s); raise it with clawd trust set %s %d", what, c.Entity, want, e.Level, e.Entity, e.Entity, want)
 	}
+	if c.Claimed != "" && c.Claimed != c.Entity {
+		ce, ok, err := a.DB.Lookup(c.Claimed)
+		if err != nil {
+			return chain.NoTrustLevel, fmt.Errorf("reading the trust registry: %w", err)
+		}
+		if ok && ce.Level < want {
+			return ce.Level, fail(http.StatusForbidden, "trust_level_too_low",
+				"forbidden: the client says it is %s, whose row %s has trust level %d; to %s it needs %d (a claim can only lower what a credential gives)",
+				c.Claimed, ce.Entity, ce.Level, what, want)
+		}
+	}
 	return e.Level, nil
 }
 

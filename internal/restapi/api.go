@@ -50,6 +50,11 @@ type Caller struct {
 	// CredentialID is the per-client credential presented; "" for the
 	// workspace token.
 	CredentialID string
+	// Claimed is the entity of the kind the client said it is (a socket
+	// session's clientInfo), "" when it said none. As for tool calls, a
+	// claim can only take rights away: when its row exists, the caller
+	// needs the level there too.
+	Claimed string
 }
 
 // Upstreams is what the API asks of the daemon's upstream manager

@@ -103,7 +103,11 @@ func newEnv(t *testing.T) *env {
 	api := &restapi.API{DB: db, Upstreams: m, Configs: daemon.UpstreamConfigs, Audit: w,
 		Identify: func(r *http.Request) (restapi.Caller, bool) {
 			id, ok := transport.RequestIdentity(r.Context())
-			return restapi.Caller{Entity: id.Kind + ":ws-test", Kind: id.Kind, CredentialID: id.CredentialID}, ok
+			c := restapi.Caller{Entity: id.Kind + ":ws-test", Kind: id.Kind, CredentialID: id.CredentialID}
+			if k := r.Header.Get("X-Test-Claim"); k != "" { // a socket session's clientInfo claim, as the daemon passes it
+				c.Claimed = k + ":ws-test"
+			}
+			return c, ok
 		}}
 	srv := &transport.HTTPServer{
 		Server:  &mcp.Server{Version: "0.0.0-test", Registry: reg, Chain: &chain.Chain{Trust: db}},
@@ -297,6 +301,13 @@ func TestWhoMayCall(t *testing.T) {
 	}
 	if del := e.audit("clawd"); len(del) != 1 || del[0].Result != "Deny" || del[0].EntityID != "oc:ws-test" {
 		t.Errorf("the refused delete of the built-in row: %+v", del)
+	}
+	// A claim only lowers: the workspace token (local, level 2) of a client
+	// that says it is oc (level 1) reads but changes nothing.
+	e.want(e.do("GET", restapi.Prefix, "", "Authorization", "Bearer "+tokUser, "X-Test-Claim", "oc"), 200, "")
+	e.want(e.do("POST", restapi.Prefix, add, "Authorization", "Bearer "+tokUser, "X-Test-Claim", "oc"), 403, "trust_level_too_low")
+	if n := e.count(); n != 1 {
+		t.Fatalf("%d rows after a change refused for its claim", n)
 	}
 	// The workspace token's entity (local, level 2 by default) may.
 	e.create(`{"name":"ok","command":"/bin/true"}`)
