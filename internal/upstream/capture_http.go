@@ -26,8 +26,10 @@ import (
 // encoding; an answer larger than maxCapture is not captured (the SDK's
 // encoding is used then too).
 
-// maxCapture bounds the bytes kept to find one raw result.
-const maxCapture = 64 << 20
+// maxCapture bounds the bytes kept to find one raw result: the same
+// budget as one stdio line (maxLine), so an HTTP upstream cannot make
+// clawd hold more per call than a stdio one.
+const maxCapture = maxLine
 
 type captureRoundTripper struct {
 	inner    http.RoundTripper
