@@ -32,6 +32,10 @@ func VerifyEgress(db *store.DB) func(server string, o netguard.Origin) (netguard
 type egressState struct {
 	mu   sync.Mutex
 	seen map[string]bool
+	// looked is set by the first look, even one whose read failed: a
+	// later first success then has no baseline and reconnects every
+	// remote server, since the list may have changed in between.
+	looked bool
 }
 
 // recheckEgress reconnects the remote servers whose egress entry changed
@@ -46,6 +50,10 @@ func (d *Daemon) recheckEgress(ctx context.Context) {
 		return
 	}
 	rows, err := d.Store.EgressAllowlist(ctx)
+	d.egress.mu.Lock()
+	first := !d.egress.looked
+	d.egress.looked = true
+	d.egress.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil { // not merely stopping
 			d.Logger.Warn("upstream servers: reading the egress allowlist failed", "err", err)
@@ -60,10 +68,13 @@ func (d *Daemon) recheckEgress(ctx context.Context) {
 	prev := d.egress.seen
 	d.egress.seen = now
 	d.egress.mu.Unlock()
-	if prev == nil {
+	if prev == nil && first {
 		return // the first look: nothing to compare with
 	}
 	changed := func(origin string) bool {
+		if prev == nil {
+			return true // the earlier looks failed: anything may have changed
+		}
 		p, had := prev[origin]
 		n, has := now[origin]
 		return had != has || p != n
