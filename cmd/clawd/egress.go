@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -108,23 +107,11 @@ func allowEgress(stderr io.Writer, db *store.DB, o netguard.Origin, private bool
 		if private {
 			detail += " (private addresses allowed)"
 		}
-		auditEgress(stderr, db, o, chain.ResultAllow, "approve: "+detail)
+		auditCLI(stderr, db, "egress:"+o.String(), chain.ResultAllow, "approve: "+detail)
 	}
 	return changed, nil
 }
 
-// auditEgress writes a row for a change of the egress allowlist. A failure
-// is reported but does not undo the change.
-func auditEgress(stderr io.Writer, db *store.DB, o netguard.Origin, result, reason string) {
-	w, err := db.Audit()
-	if err == nil {
-		_, err = w.Record(&chain.AuditRecord{Time: time.Now(), EntityID: "local:cli", ToolID: "egress:" + o.String(),
-			TrustLevel: chain.NoTrustLevel, Result: result, Reason: reason, Step: "upstream", Transport: "cli"})
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "warning: the change was made but could not be written to the audit log: %v\n", err)
-	}
-}
 
 func newEgressListCmd() *cobra.Command {
 	var asJSON bool
@@ -188,7 +175,7 @@ func newEgressRmCmd() *cobra.Command {
 			if !removed {
 				return runtimeError("%s is not on the egress allowlist (clawd egress list shows it)", o)
 			}
-			auditEgress(cmd.ErrOrStderr(), db, o, chain.ResultDeny, "approve: egress to "+o.String()+" withdrawn")
+			auditCLI(cmd.ErrOrStderr(), db, "egress:"+o.String(), chain.ResultDeny, "approve: egress to "+o.String()+" withdrawn")
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), egressResult{Origin: o.String(), Changed: true})
 			}

@@ -141,6 +141,11 @@ func newMCPDisallowCmd() *cobra.Command {
 				}
 				return runtimeError("no allowlist entry for %s; 'clawd mcp allowlist' shows them", what)
 			}
+			withdrawn := "approve: withdrawn"
+			if sum != "" {
+				withdrawn += ": sha256 " + sum
+			}
+			auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultDeny, withdrawn)
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d allowlist entry(ies) for %s\n", n, server)
 			return nil
 		},
@@ -240,7 +245,7 @@ func allowHashes(cmd *cobra.Command, server, sum, scriptSum, pkg, integrity stri
 	for _, p := range pins {
 		what = append(what, p.Kind+" "+strings.TrimSpace(p.Subject+" "+p.Digest))
 	}
-	auditCLI(db, server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
+	auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": true, "added": added, "server": server, "pins": what})
 	}

@@ -102,23 +102,13 @@ func auditApprovals(errw io.Writer, db *store.DB, server string, got []store.Too
 	if len(got) == 0 {
 		return
 	}
-	w, err := db.Audit()
 	for _, a := range got {
-		if err != nil {
-			break
-		}
 		was := "new tool"
 		if a.PreviousSHA256 != "" {
 			was = "was " + a.PreviousSHA256
 		}
-		_, err = w.Record(&chain.AuditRecord{
-			Time: time.Now(), EntityID: "local:cli", ToolID: "mcp:" + server + "/" + safetext.Line(a.Tool),
-			TrustLevel: chain.NoTrustLevel, Result: chain.ResultAllow, Step: "upstream", Transport: "cli",
-			Reason: "approve: sha256 " + a.ApprovedSHA256 + " (" + was + ")",
-		})
-	}
-	if err != nil {
-		fmt.Fprintf(errw, "clawd: warning: the approval is stored but its audit row could not be written: %v\n", err)
+		auditCLI(errw, db, "mcp:"+server+"/"+safetext.Line(a.Tool), chain.ResultAllow,
+			"approve: sha256 "+a.ApprovedSHA256+" ("+was+")")
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/daemon"
@@ -77,26 +76,11 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 	if _, err := db.Approve(context.Background(), s.Name, l.ExecSHA256, daemon.LaunchPins(l)); err != nil {
 		return l, false, runtimeError("writing the approval: %v", err)
 	}
-	auditCLI(db, s.Name, chain.ResultAllow, "approve: "+strings.Join(l.Pins(), "; "))
+	auditCLI(os.Stderr, db, "mcp:"+s.Name, chain.ResultAllow, secrets.MaskText("approve: "+strings.Join(l.Pins(), "; ")))
 	fmt.Fprintf(w, "Approved %s. A running daemon starts it within about a second.\n", s.Name)
 	return l, true, nil
 }
 
-// auditCLI writes the audit row of an upstream event the command line
-// caused (entity local:cli, tool mcp:SERVER, step upstream). A failure is
-// reported, not fatal: the approval itself is already stored.
-func auditCLI(db *store.DB, server, result, reason string) {
-	w, err := db.Audit()
-	if err == nil {
-		_, err = w.Record(&chain.AuditRecord{
-			Time: time.Now(), EntityID: "local:cli", ToolID: "mcp:" + server, TrustLevel: chain.NoTrustLevel,
-			Result: result, Reason: secrets.MaskText(reason), Step: "upstream", Transport: "cli",
-		})
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "clawd: warning: the audit row for %s was not written: %v\n", server, err)
-	}
-}
 
 // approvalView is what `clawd mcp show` says about a stdio server's
 // approval: what is pinned, and whether what the command runs now matches.

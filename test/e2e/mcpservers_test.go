@@ -335,3 +335,27 @@ func TestMCPBuiltinServerAndToolsCache(t *testing.T) {
 		t.Errorf("allowlist: %s", out)
 	}
 }
+
+// TestMCPAllowAndDisallowAreAudited: approving a server's executable and
+// withdrawing it are both on record, as the CLI's own rows (local:cli,
+// step upstream): an Allow with the hash, then a Deny.
+func TestMCPAllowAndDisallowAreAudited(t *testing.T) {
+	e := newEnv(t)
+	e.Init()
+	sum := strings.Repeat("ab", 32)
+	e.MustRun("mcp", "add", "tool", "--stdio", "--", "/bin/true")
+	e.MustRun("mcp", "allow", "--server", "tool", "--sha256", sum)
+	e.MustRun("mcp", "disallow", "--server", "tool")
+	rows := mustJSON[[]map[string]any](t, e.MustRun("audit", "--server", "tool", "--limit", "0", "--json"))
+	var got []string
+	for _, r := range rows {
+		if r["entity_id"] == "local:cli" && r["tool_id"] == "mcp:tool" && r["step"] == "upstream" {
+			got = append(got, r["result"].(string)+" "+r["reason"].(string))
+		}
+	}
+	want := []string{"Allow approve: sha256 " + sum, "Deny approve: withdrawn"}
+	slices.Sort(got)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit rows %q, want %q", got, want)
+	}
+}
