@@ -112,7 +112,6 @@ func allowEgress(stderr io.Writer, db *store.DB, o netguard.Origin, private bool
 	return changed, nil
 }
 
-
 func newEgressListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -81,7 +81,6 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 	return l, true, nil
 }
 
-
 // approvalView is what `clawd mcp show` says about a stdio server's
 // approval: what is pinned, and whether what the command runs now matches.
 type approvalView struct {
