@@ -36,7 +36,7 @@ func newMCPCmd() *cobra.Command {
 // parseServerHash validates --server and --sha256 (hex, either case).
 func parseServerHash(server, sum string, sumRequired bool) (string, string, error) {
 	if server == "" {
-		return "", "", usageError("--server ID is required")
+		return "", "", usageError("--server ID is required: the server's name as clawd mcp list shows it (clawd mcp allow NAME also works: it shows what the server runs and asks)")
 	}
 	if err := chain.ValidateServerID(server); err != nil {
 		return "", "", usageError("--server: %v", err)
