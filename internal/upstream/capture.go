@@ -8,13 +8,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The go-sdk client decodes a tools/call result into typed content, which
-// would drop members it does not know and fail on a content type it does
-// not know; clawd passes an upstream's result through as it came. So the
-// stdio connection keeps the raw result of the requests made with a
-// capture slot in their context: Write sees the request (with the id the
-// SDK gave it) in that context, Read sees the response before the SDK
-// decodes it.
+// The go-sdk client decodes a result into typed values, which would drop
+// members it does not know (a tool's schema keeps every byte in clawd's
+// cache, so its definition can be pinned). So the stdio connection keeps
+// the raw result of the requests made with a capture slot in their
+// context (tools/list): Write sees the request (with the id the SDK gave
+// it) in that context, Read sees the response before the SDK decodes it.
+// tools/call does not go through the SDK on stdio at all (stdiocall.go);
+// the Streamable HTTP client captures its raw results (capture_http.go).
 
 type captureKey struct{}
 
@@ -38,34 +39,24 @@ func withCapture(ctx context.Context) (context.Context, *slot) {
 // captureConn wraps a connection to fill the slots.
 type captureConn struct {
 	mcp.Connection
-	progress *progressRoutes // reports are delivered as they are read
-	mu       sync.Mutex
-	pending  map[jsonrpc.ID]*slot
-	routes   map[jsonrpc.ID]*progressRoute // closed when the answer is read
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]*slot
 }
 
-func newCaptureConn(c mcp.Connection, progress *progressRoutes) *captureConn {
-	return &captureConn{Connection: c, progress: progress, pending: map[jsonrpc.ID]*slot{}, routes: map[jsonrpc.ID]*progressRoute{}}
+func newCaptureConn(c mcp.Connection) *captureConn {
+	return &captureConn{Connection: c, pending: map[jsonrpc.ID]*slot{}}
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		s, _ := ctx.Value(captureKey{}).(*slot)
-		rt, _ := ctx.Value(routeKey{}).(*progressRoute)
-		if s != nil || rt != nil {
+		if s, _ := ctx.Value(captureKey{}).(*slot); s != nil {
 			c.mu.Lock()
-			if s != nil {
-				c.pending[req.ID] = s
-			}
-			if rt != nil {
-				c.routes[req.ID] = rt
-			}
+			c.pending[req.ID] = s
 			c.mu.Unlock()
 			err := c.Connection.Write(ctx, msg)
 			if err != nil {
 				c.mu.Lock()
 				delete(c.pending, req.ID)
-				delete(c.routes, req.ID)
 				c.mu.Unlock()
 			}
 			return err
@@ -76,19 +67,11 @@ func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
-	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.IsCall() && req.Method == "notifications/progress" {
-		c.progress.deliverRaw(req.Params)
-	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.mu.Lock()
 		s := c.pending[resp.ID]
 		delete(c.pending, resp.ID)
-		rt := c.routes[resp.ID]
-		delete(c.routes, resp.ID)
 		c.mu.Unlock()
-		if rt != nil {
-			rt.close()
-		}
 		if s != nil && resp.Error == nil {
 			s.mu.Lock()
 			s.raw = append([]byte(nil), resp.Result...)
@@ -105,16 +88,14 @@ func (c *captureConn) forget(s *slot) {
 	for id, x := range c.pending {
 		if x == s {
 			delete(c.pending, id)
-			delete(c.routes, id)
 		}
 	}
 	c.mu.Unlock()
 }
 
 type captureTransport struct {
-	inner    mcp.Transport
-	progress *progressRoutes
-	conn     *captureConn // set by Connect
+	inner mcp.Transport
+	conn  *captureConn // set by Connect
 }
 
 func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -122,6 +103,6 @@ func (t *captureTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 	if err != nil {
 		return nil, err
 	}
-	t.conn = newCaptureConn(c, t.progress)
+	t.conn = newCaptureConn(c)
 	return t.conn, nil
 }

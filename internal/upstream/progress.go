@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,7 +43,11 @@ type progressRoutes struct {
 	mu     sync.Mutex
 	next   uint64
 	routes map[string]*progressRoute
+	live   atomic.Int32 // len(routes), read without mu by active
 }
+
+// active reports whether any call waits for progress.
+func (r *progressRoutes) active() bool { return r != nil && r.live.Load() > 0 }
 
 func newProgressRoutes() *progressRoutes {
 	var b [8]byte
@@ -74,11 +79,13 @@ func (r *progressRoutes) open(ctx context.Context) (token string, rt *progressRo
 	r.next++
 	token = r.prefix + strconv.FormatUint(r.next, 10)
 	r.routes[token] = rt
+	r.live.Store(int32(len(r.routes)))
 	r.mu.Unlock()
 	go rt.forward(ctx)
 	return token, rt, func() {
 		r.mu.Lock()
 		delete(r.routes, token)
+		r.live.Store(int32(len(r.routes)))
 		r.mu.Unlock()
 		close(rt.done)
 		<-rt.ended

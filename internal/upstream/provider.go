@@ -190,54 +190,75 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	shown := displayName(name) // the upstream's name, safe to show a model or a terminal
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
 	defer cancel()
-	cctx, sl := withCapture(rctx)
-	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	var token string
+	var route *progressRoute
 	if tools.WantsProgress(ctx) {
 		// A token of clawd's own, never the client's (progress.go).
 		tok, rt, stop := sess.progress.open(ctx)
 		defer stop()
-		params.SetProgressToken(tok)
-		cctx = withRoute(cctx, rt)
+		token, route = tok, rt
 	}
-	setIdentityMeta(params, ident) // last: whatever else fills _meta cannot set clawd/identity
-	res, err := sess.cs.CallTool(cctx, params)
+	var raw []byte
+	var err error
+	if sess.stdio != nil {
+		raw, err = sess.stdio.callTool(rctx, name, args, ident, token, route)
+	} else {
+		raw, err = s.callSDK(rctx, sess, name, args, ident, token, route)
+	}
 	if ctx.Err() != nil {
-		if sess.capture != nil {
-			sess.capture.forget(sl)
-		}
 		return nil, ctx.Err()
 	}
 	if rctx.Err() != nil {
-		if sess.capture != nil {
-			sess.capture.forget(sl)
-		}
 		return nil, tools.Errorf("upstream server %s did not answer %s within %v (its read timeout)", s.cfg.Name, shown, s.cfg.readTimeout())
 	}
-	raw := sl.get()
-	if raw == nil {
-		if err != nil {
-			if isSessionMissing(err) {
-				return nil, err
-			}
-			var we *jsonrpc.Error
-			if errors.As(err, &we) {
-				return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(we.Message), we.Code)
-			}
-			return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, s.mask(err.Error()))
+	if err != nil {
+		if isSessionMissing(err) {
+			return nil, err
 		}
-		// No raw copy (legacy sse, or an answer over the capture limit):
-		// the SDK's decoded result, encoded again.
-		b, merr := json.Marshal(res)
-		if merr != nil {
-			return nil, tools.Errorf("upstream server %s: %s: cannot encode its result: %v", s.cfg.Name, shown, merr)
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(we.Message), we.Code)
 		}
-		raw = b
+		var re *rpcError
+		if errors.As(err, &re) {
+			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(re.Message), re.Code)
+		}
+		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, s.mask(err.Error()))
 	}
 	r, perr := tools.ParseCallResult(raw)
 	if perr != nil {
 		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, s.mask(perr.Error()))
 	}
 	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
+}
+
+// callSDK runs tools/call through the go-sdk client (Streamable HTTP and
+// legacy SSE servers) and returns the raw result: the one the HTTP client
+// captured, or the SDK's decoded result encoded again when there is none
+// (legacy SSE, or an answer over the capture limit).
+func (s *server) callSDK(ctx context.Context, sess *session, name string, args jsontext.Value, ident map[string]any, token string, route *progressRoute) ([]byte, error) {
+	cctx, sl := withCapture(ctx)
+	params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(args)}
+	if route != nil {
+		params.SetProgressToken(token)
+		cctx = withRoute(cctx, route)
+	}
+	setIdentityMeta(params, ident) // last: whatever else fills _meta cannot set clawd/identity
+	res, err := sess.cs.CallTool(cctx, params)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if raw := sl.get(); raw != nil {
+		return raw, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("cannot encode its result: %w", err)
+	}
+	return b, nil
 }
 
 // maxOutputItems caps the content items of one result.

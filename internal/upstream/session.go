@@ -34,7 +34,8 @@ func (e *errConfig) Unwrap() error { return e.err }
 // session is one live client session with an upstream.
 type session struct {
 	cs      *mcp.ClientSession
-	capture *captureConn // stdio only: raw results
+	capture *captureConn // stdio only: raw tools/list results
+	stdio   *stdioConn   // stdio only: tools/call goes here directly (stdiocall.go)
 	proc    *proc.Process
 	guard   *netguard.Guard // http/sse: the dialer's egress check
 	done    chan struct{}   // closed when the session ended
@@ -105,6 +106,7 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	sess.cs = cs
 	if ct != nil {
 		sess.capture = ct.conn
+		sess.stdio, _ = ct.conn.Connection.(*stdioConn)
 	}
 	if err := recheckScript(sess.launch); err != nil {
 		cancel()
@@ -163,8 +165,9 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 					hooks.started(p)
 				}
 			},
-			ended: func() { m.spawnEnded(spawn) },
-		}, progress: sess.progress}
+			ended:    func() { m.spawnEnded(spawn) },
+			progress: sess.progress,
+		}}
 		return ct, ct, nil
 	case TransportHTTP, TransportSSE:
 		hdr, err := expandMap(cfg.Headers, m.opts.LookupEnv)
@@ -278,6 +281,9 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 		cctx, sl := withCapture(ctx)
 		res, err := sess.cs.ListTools(cctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
+			if sess.capture != nil {
+				sess.capture.forget(sl)
+			}
 			if ctx.Err() == context.DeadlineExceeded {
 				return nil, fmt.Errorf("tools/list: no answer within %v (read timeout)", timeout)
 			}

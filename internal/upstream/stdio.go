@@ -76,6 +76,7 @@ type stdioTransport struct {
 	logger    *slog.Logger
 	started   func(*proc.Process) // called once the child runs
 	ended     func()              // called once it has been reaped
+	progress  *progressRoutes     // the session's: reports routed as read
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -106,7 +107,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.started != nil {
 		t.started(p)
 	}
-	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended,
+	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended, progress: t.progress,
 		incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	go c.readLoop()
 	go c.watchExit()
@@ -135,6 +136,11 @@ type stdioConn struct {
 	endOne sync.Once
 
 	writeMu sync.Mutex
+
+	// calls and progress are clawd's own traffic on the connection
+	// (stdiocall.go); the reader routes it before the SDK sees anything.
+	calls    directCalls
+	progress *progressRoutes
 
 	incoming chan jsonrpc.Message
 	readErr  error // set before readDone closes
@@ -198,6 +204,9 @@ func (c *stdioConn) handleLine(line []byte) {
 	var msgs []jsonrpc.Message
 	switch line[0] {
 	case '{':
+		if c.routeDirect(line) {
+			return
+		}
 		m, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			c.noise("a stdout line is not a JSON-RPC message: " + err.Error())
@@ -211,6 +220,9 @@ func (c *stdioConn) handleLine(line []byte) {
 			return
 		}
 		for _, raw := range batch {
+			if c.routeDirect(raw) {
+				continue
+			}
 			m, err := jsonrpc.DecodeMessage(raw)
 			if err != nil {
 				c.noise("a batch member is not a JSON-RPC message: " + err.Error())

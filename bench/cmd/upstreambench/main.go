@@ -176,6 +176,12 @@ func newWorld(clawd string) *world {
 	}
 	w.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_RUNTIME_DIR=" + filepath.Join(home, "run")}
+	// The Go runtime's knobs pass through, so a run can compare settings.
+	for _, k := range []string{"GOMAXPROCS", "GOGC", "GODEBUG"} {
+		if v, ok := os.LookupEnv(k); ok {
+			w.env = append(w.env, k+"="+v)
+		}
+	}
 	w.run("init")
 	return w
 }

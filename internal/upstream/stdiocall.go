@@ -1,0 +1,299 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/upstream/identity"
+)
+
+// Direct tools/call on a stdio connection. A proxied call is the one
+// request clawd sends most, and going through the go-sdk client cost more
+// CPU than everything else clawd does for it: the SDK encodes a request
+// object, hands every message read from the child from the reader to its
+// own goroutine and on to the caller's (two thread wake-ups), decodes the
+// result into typed content and clawd then parses the raw copy again
+// (docs/benchmarks.md, "Upstream servers"). So clawd writes tools/call
+// itself, with an id of its own on the connection it already owns, and the
+// reader hands the answer's raw line straight to the waiting call. The
+// session's other traffic (initialize, tools/list, pings, the server's own
+// requests and notifications) still goes through the SDK.
+//
+// The ids are strings ("clawd-call-N"); the SDK's are numbers, so neither
+// can answer the other's request. An answer to an id nobody waits for any
+// more (the call was cancelled or timed out) is dropped here, never handed
+// to the SDK, which knows nothing of it.
+
+// directIDPrefix starts the id of every request clawd writes itself.
+const directIDPrefix = "clawd-call-"
+
+// directCalls is a connection's table of tools/call requests waiting for
+// their answers.
+type directCalls struct {
+	mu      sync.Mutex
+	next    uint64
+	waiting map[string]*directCall
+	count   atomic.Int32 // len(waiting), read by the reader without mu
+}
+
+// directCall is one request written by clawd. Its fields are set by the
+// reader before done is closed.
+type directCall struct {
+	route  *progressRoute // closed when the answer is read; may be nil
+	done   chan struct{}
+	result jsontext.Value // the response's result, or
+	err    *rpcError      // its error
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+// register makes a new call waiting under a fresh id.
+func (d *directCalls) register(route *progressRoute) (string, *directCall) {
+	c := &directCall{route: route, done: make(chan struct{})}
+	d.mu.Lock()
+	d.next++
+	id := directIDPrefix + strconv.FormatUint(d.next, 10)
+	if d.waiting == nil {
+		d.waiting = map[string]*directCall{}
+	}
+	d.waiting[id] = c
+	d.count.Store(int32(len(d.waiting)))
+	d.mu.Unlock()
+	return id, c
+}
+
+// forget drops id's call (it returned without an answer).
+func (d *directCalls) forget(id string) {
+	d.mu.Lock()
+	delete(d.waiting, id)
+	d.count.Store(int32(len(d.waiting)))
+	d.mu.Unlock()
+}
+
+// take removes and returns id's call, or nil.
+func (d *directCalls) take(id string) *directCall {
+	d.mu.Lock()
+	c := d.waiting[id]
+	if c != nil {
+		delete(d.waiting, id)
+		d.count.Store(int32(len(d.waiting)))
+	}
+	d.mu.Unlock()
+	return c
+}
+
+// envelope is what the reader looks at in a message before deciding
+// whether it is clawd's own business or the SDK's.
+type envelope struct {
+	ID     jsontext.Value `json:"id"`
+	Method string         `json:"method"`
+	Params jsontext.Value `json:"params"`
+	Result jsontext.Value `json:"result"`
+	Error  jsontext.Value `json:"error"`
+}
+
+// routeDirect handles msg (one JSON object read from the child) when it is
+// clawd's own business, reporting whether it did:
+//   - the answer to a direct call: handed to the waiting call, or dropped
+//     when nobody waits for it any more;
+//   - notifications/progress: delivered to the call's route, here, in the
+//     order the child wrote it, so a report written before the answer is
+//     forwarded before clawd answers. Every progress token on an upstream
+//     session is clawd's (progress.go), so the SDK never needs one.
+//
+// Anything else (or a message this cannot read) is the SDK's.
+func (c *stdioConn) routeDirect(msg []byte) bool {
+	if c.calls.count.Load() == 0 && !c.progress.active() {
+		return false // nothing of clawd's can be in flight: skip the parse
+	}
+	var env envelope
+	if jsonv2.Unmarshal(msg, &env) != nil {
+		return false
+	}
+	if env.Method == "notifications/progress" && len(env.ID) == 0 {
+		c.progress.deliverRaw(env.Params)
+		return true
+	}
+	if env.Method != "" || len(env.ID) == 0 || env.ID.Kind() != '"' {
+		return false
+	}
+	id, err := strconv.Unquote(string(env.ID))
+	if err != nil || len(id) <= len(directIDPrefix) || id[:len(directIDPrefix)] != directIDPrefix {
+		return false
+	}
+	call := c.calls.take(id)
+	if call == nil {
+		return true // a late answer to a call that gave up
+	}
+	if len(env.Error) > 0 && env.Error.Kind() != 'n' {
+		call.err = &rpcError{Code: -32603, Message: "the server answered with a malformed error"}
+		jsonv2.Unmarshal(env.Error, call.err)
+	} else {
+		call.result = env.Result
+	}
+	if call.route != nil {
+		call.route.close()
+	}
+	close(call.done)
+	return true
+}
+
+// errConnectionGone: the child closed its end (or exited) with a call
+// waiting.
+var errConnectionGone = errors.New("the server closed the connection before answering")
+
+// callTool writes tools/call for name with args (a JSON object) and
+// _meta (identity, progress token) and waits for the answer, ctx's end,
+// or the connection's. On ctx's end the child is sent
+// notifications/cancelled for the request. The answer's error, if it sent
+// one, is returned as *rpcError.
+func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Value, ident map[string]any, progressToken string, route *progressRoute) (jsontext.Value, error) {
+	line, err := toolsCallLine(name, args, ident, progressToken)
+	if err != nil {
+		return nil, err
+	}
+	id, call := c.calls.register(route)
+	line = appendRequest(line, id)
+	if err := c.writeLine(ctx, line); err != nil {
+		c.calls.forget(id)
+		return nil, err
+	}
+	select {
+	case <-call.done:
+		if call.err != nil {
+			return nil, call.err
+		}
+		return call.result, nil
+	case <-ctx.Done():
+		c.calls.forget(id)
+		go c.cancelled(id, context.Cause(ctx))
+		return nil, ctx.Err()
+	case <-c.readDone:
+	case <-c.closed:
+	}
+	c.calls.forget(id)
+	select {
+	case <-call.done: // answered just before the end
+		if call.err != nil {
+			return nil, call.err
+		}
+		return call.result, nil
+	default:
+		return nil, errConnectionGone
+	}
+}
+
+// toolsCallLine builds the params of a tools/call request, terminated by
+// "}}\n"; appendRequest puts the envelope around them. args must be one
+// JSON object (the chain has parsed it); it is compacted, so a client's
+// pretty-printed arguments cannot end the line early and smuggle a second
+// message to the child.
+func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progressToken string) ([]byte, error) {
+	if len(args) == 0 {
+		args = jsontext.Value("{}")
+	}
+	if args[0] != '{' || bytes.ContainsAny(args, "\r\n") {
+		args = args.Clone()
+		if err := args.Compact(); err != nil {
+			return nil, fmt.Errorf("the arguments are not valid JSON: %w", err)
+		}
+	} else if !args.IsValid() {
+		return nil, fmt.Errorf("the arguments are not valid JSON")
+	}
+	if args.Kind() != '{' {
+		return nil, fmt.Errorf("the arguments are not a JSON object")
+	}
+	b := make([]byte, 0, 96+len(name)+len(args))
+	b = append(b, `"params":{"name":`...)
+	b, err := jsontext.AppendQuote(b, name)
+	if err != nil {
+		return nil, fmt.Errorf("tool name: %w", err)
+	}
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	if ident != nil || progressToken != "" {
+		meta := map[string]any{}
+		if progressToken != "" {
+			meta["progressToken"] = progressToken
+		}
+		if ident != nil {
+			meta[identity.MetaKey] = ident
+		}
+		mb, err := jsonv2.Marshal(meta, jsonv2.Deterministic(true))
+		if err != nil {
+			return nil, fmt.Errorf("_meta: %w", err)
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, mb...)
+	}
+	return append(b, "}}\n"...), nil
+}
+
+// appendRequest returns the whole request line: the envelope with id,
+// then params (as toolsCallLine built them).
+func appendRequest(params []byte, id string) []byte {
+	b := make([]byte, 0, 64+len(id)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...) // directIDPrefix and digits: nothing to escape
+	b = append(b, `","method":"tools/call",`...)
+	return append(b, params...)
+}
+
+// writeLine writes one line to the child's stdin, bounded by ctx's
+// deadline (a child that stops reading fills the pipe).
+func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	select {
+	case <-c.closed:
+		return errConnectionGone
+	default:
+	}
+	if f, ok := c.p.Stdin().(*os.File); ok {
+		if dl, ok := ctx.Deadline(); ok {
+			f.SetWriteDeadline(dl)
+		} else {
+			f.SetWriteDeadline(time.Time{})
+		}
+	}
+	_, err := c.p.Stdin().Write(line)
+	return err
+}
+
+// cancelWriteTimeout bounds the write of notifications/cancelled.
+const cancelWriteTimeout = 5 * time.Second
+
+// cancelled tells the child that clawd no longer waits for request id.
+func (c *stdioConn) cancelled(id string, cause error) {
+	reason := "the client cancelled the call"
+	if errors.Is(cause, context.DeadlineExceeded) {
+		reason = "clawd's read timeout for this server ran out"
+	}
+	line := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `","reason":"` + reason + `"}}` + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), cancelWriteTimeout)
+	defer cancel()
+	if err := c.writeLine(ctx, []byte(line)); err != nil {
+		c.logger.Debug("upstream cancellation not sent", "id", id, "err", err)
+	}
+}
+
+func (e *rpcError) Error() string {
+	return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code)
+}

@@ -1,0 +1,213 @@
+//go:build unix
+
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/tools"
+)
+
+// stdioSession returns the live session of a connected stdio server.
+func stdioSession(t *testing.T, m *Manager, name string) *session {
+	t.Helper()
+	m.mu.Lock()
+	s := m.servers[name]
+	m.mu.Unlock()
+	sess, _, why := s.current()
+	if sess == nil || sess.stdio == nil {
+		t.Fatalf("server %s has no stdio session: %s", name, why)
+	}
+	return sess
+}
+
+// Answers are routed by id, not by order: calls made at once on one
+// connection each get their own answer while another call waits, a
+// cancelled call's late answer is dropped without disturbing the session,
+// and no waiting entry is left behind.
+func TestDirectCallsRoutedByID(t *testing.T) {
+	t.Parallel()
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{fake("d", "-progress")})
+	st := connected(t, m, "d")
+	sess := stdioSession(t, m, "d")
+
+	slowCtx, cancelSlow := context.WithCancel(context.Background())
+	slowDone := make(chan error, 1)
+	e, _ := reg.Lookup("d__slow")
+	go func() {
+		_, err := e.Tool.Call(slowCtx, jsontext.Value(`{}`))
+		slowDone <- err
+	}()
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				want := fmt.Sprintf(`{"x":"g%d-%d"}`, g, i)
+				res, err := call(t, reg, "d__echo", want)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if got := resultText(t, res); got != want {
+					errs <- fmt.Errorf("echo %s answered %s", want, got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	select {
+	case err := <-slowDone:
+		t.Fatalf("the slow call returned while it should still wait: %v", err)
+	default:
+	}
+	cancelSlow()
+	select {
+	case err := <-slowDone:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled slow call: %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancelled call did not return")
+	}
+
+	// progress answers after about 80 ms; give up at 10 ms, so its answer
+	// comes to an id nobody waits for.
+	p, _ := reg.Lookup("d__progress")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	_, err := p.Tool.Call(ctx, jsontext.Value(`{"tag":"late","n":5}`))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the call given up: %v, want context.DeadlineExceeded", err)
+	}
+	time.Sleep(300 * time.Millisecond) // the late answer arrives
+	if got := callText(t, reg, "d__echo", `{"x":"after"}`); !strings.Contains(got, `{\"x\":\"after\"}`) {
+		t.Errorf("echo after a late answer: %s", got)
+	}
+	if now := connected(t, m, "d"); now.PID != st.PID {
+		t.Errorf("the session was restarted (pid %d -> %d) by a late answer", st.PID, now.PID)
+	}
+	if n := sess.stdio.calls.count.Load(); n != 0 {
+		t.Errorf("%d direct calls still registered after every call returned", n)
+	}
+}
+
+// resultText is the text of a result's one content item.
+func resultText(t *testing.T, res any) string {
+	t.Helper()
+	r, ok := res.(*tools.CallResult)
+	if !ok {
+		t.Fatalf("result %T, want *tools.CallResult", res)
+	}
+	var content []struct {
+		Text string `json:"text"`
+	}
+	if err := jsonv2.Unmarshal(r.Content, &content); err != nil || len(content) != 1 {
+		t.Fatalf("content %s: %v", r.Content, err)
+	}
+	return content[0].Text
+}
+
+// A JSON-RPC error answer becomes a tool error naming the server, the
+// tool, the server's message and its code; the session goes on.
+func TestDirectCallErrorAnswer(t *testing.T) {
+	t.Parallel()
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{fake("e")})
+	connected(t, m, "e")
+	m.mu.Lock()
+	srv := m.servers["e"]
+	m.mu.Unlock()
+	_, err := srv.call(context.Background(), "no-such-tool", jsontext.Value(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "upstream server e refused no-such-tool: unknown tool no-such-tool (JSON-RPC error -32602)") {
+		t.Fatalf("error answer: %v", err)
+	}
+	callText(t, reg, "e__echo", `{}`)
+}
+
+// The request line clawd writes is exactly one line of one JSON object,
+// whatever the arguments look like: arguments a client pretty-printed (an
+// HTTP client may) are compacted, so they cannot end the line and smuggle
+// a second message to the server; anything but one JSON object is
+// refused before a byte is written.
+func TestToolsCallLine(t *testing.T) {
+	ident := map[string]any{"entity": "cc:ws"}
+	for _, tc := range []struct {
+		name, tool, args string
+		ident            map[string]any
+		token            string
+		wantParams       string // "" = refused
+	}{
+		{name: "plain", tool: "echo", args: `{"x":"a"}`, wantParams: `{"name":"echo","arguments":{"x":"a"}}`},
+		{name: "empty args", tool: "echo", args: ``, wantParams: `{"name":"echo","arguments":{}}`},
+		{name: "pretty", tool: "echo", args: "{\n \"x\" :\r\n \"a\\nb\"\n}",
+			wantParams: `{"name":"echo","arguments":{"x":"a\nb"}}`},
+		{name: "second message smuggled", tool: "echo",
+			args: "{\"x\":1}\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}"},
+		{name: "two values on one line", tool: "echo", args: `{"x":1} {"y":2}`},
+		{name: "array", tool: "echo", args: `[1,2]`},
+		{name: "truncated", tool: "echo", args: `{"x":`},
+		{name: "leading space", tool: "echo", args: ` {"x":1}`, wantParams: `{"name":"echo","arguments":{"x":1}}`},
+		{name: "odd tool name", tool: "a\"b\n\u2028c", args: `{}`, wantParams: `{"name":"a\"b\n\u2028c","arguments":{}}`},
+		{name: "meta", tool: "echo", args: `{}`, ident: ident, token: "clawd-x-1",
+			wantParams: `{"name":"echo","arguments":{},"_meta":{"clawd/identity":{"entity":"cc:ws"},"progressToken":"clawd-x-1"}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			params, err := toolsCallLine(tc.tool, jsontext.Value(tc.args), tc.ident, tc.token)
+			if tc.wantParams == "" {
+				if err == nil {
+					t.Fatalf("accepted: %q", params)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := appendRequest(params, directIDPrefix+"7")
+			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || bytes.ContainsRune(line, '\r') {
+				t.Fatalf("not one line: %q", line)
+			}
+			var req struct {
+				JSONRPC string         `json:"jsonrpc"`
+				ID      string         `json:"id"`
+				Method  string         `json:"method"`
+				Params  jsontext.Value `json:"params"`
+			}
+			if err := jsonv2.Unmarshal(line[:len(line)-1], &req, jsonv2.RejectUnknownMembers(true)); err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			if req.JSONRPC != "2.0" || req.ID != directIDPrefix+"7" || req.Method != "tools/call" {
+				t.Errorf("envelope %+v", req)
+			}
+			want := jsontext.Value(tc.wantParams)
+			if err := want.Canonicalize(); err != nil {
+				t.Fatal(err)
+			}
+			got := req.Params.Clone()
+			if err := got.Canonicalize(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("params\n got %s\nwant %s", got, want)
+			}
+		})
+	}
+}
