@@ -96,16 +96,6 @@ func (d *directCalls) take(id string) *directCall {
 	return c
 }
 
-// envelope is what the reader looks at in a message before deciding
-// whether it is clawd's own business or the SDK's.
-type envelope struct {
-	ID     jsontext.Value `json:"id"`
-	Method string         `json:"method"`
-	Params jsontext.Value `json:"params"`
-	Result jsontext.Value `json:"result"`
-	Error  jsontext.Value `json:"error"`
-}
-
 // routeDirect handles msg (one JSON object read from the child) when it is
 // clawd's own business, reporting whether it did:
 //   - the answer to a direct call: handed to the waiting call, or dropped
@@ -120,36 +110,56 @@ func (c *stdioConn) routeDirect(msg []byte) bool {
 	if c.calls.count.Load() == 0 && !c.progress.active() {
 		return false // nothing of clawd's can be in flight: skip the parse
 	}
-	var env envelope
-	if jsonv2.Unmarshal(msg, &env) != nil {
+	env, ok := scanEnvelope(msg)
+	if !ok {
+		return false // not plain enough to route here; the SDK decodes it
+	}
+	if len(env.method) > 0 {
+		if len(env.id) == 0 && string(env.method) == `"notifications/progress"` {
+			c.progress.deliverRaw(env.params)
+			return true
+		}
 		return false
 	}
-	if env.Method == "notifications/progress" && len(env.ID) == 0 {
-		c.progress.deliverRaw(env.Params)
-		return true
-	}
-	if env.Method != "" || len(env.ID) == 0 || env.ID.Kind() != '"' {
-		return false
-	}
-	id, err := strconv.Unquote(string(env.ID))
-	if err != nil || len(id) <= len(directIDPrefix) || id[:len(directIDPrefix)] != directIDPrefix {
+	id, ok := directID(env.id)
+	if !ok {
 		return false
 	}
 	call := c.calls.take(id)
 	if call == nil {
 		return true // a late answer to a call that gave up
 	}
-	if len(env.Error) > 0 && env.Error.Kind() != 'n' {
+	if len(env.err) > 0 && string(env.err) != "null" {
 		call.err = &rpcError{Code: -32603, Message: "the server answered with a malformed error"}
-		jsonv2.Unmarshal(env.Error, call.err)
+		jsonv2.Unmarshal(env.err, call.err)
 	} else {
-		call.result = env.Result
+		call.result = jsontext.Value(env.result)
 	}
 	if call.route != nil {
 		call.route.close()
 	}
 	close(call.done)
 	return true
+}
+
+// directID returns the id of a direct call from a response's raw id, or
+// false when it is not one.
+func directID(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	id := string(raw[1 : len(raw)-1])
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		u, err := jsontext.AppendUnquote(nil, raw)
+		if err != nil {
+			return "", false
+		}
+		id = string(u)
+	}
+	if len(id) <= len(directIDPrefix) || id[:len(directIDPrefix)] != directIDPrefix {
+		return "", false
+	}
+	return id, true
 }
 
 // errConnectionGone: the child closed its end (or exited) with a call
