@@ -43,7 +43,8 @@ type options struct {
 
 func main() {
 	var o options
-	mode := flag.String("mode", "overhead", "overhead, list or spawn")
+	mode := flag.String("mode", "overhead", "overhead, list, spawn or floor (what a proxy that only copies lines adds; needs only -everything)")
+	proxy := flag.Bool("copy-proxy", false, "run as mode floor's line-copying proxy for the command given as arguments")
 	flag.StringVar(&o.clawd, "clawd", "", "the clawd binary")
 	flag.StringVar(&o.everything, "everything", "", "server-everything's dist/index.js (mode overhead, or spawn with -upstream everything)")
 	flag.StringVar(&o.fake, "fake", "", "the fake server binary (internal/upstream/testdata/fakeserver)")
@@ -58,6 +59,19 @@ func main() {
 	limit := flag.Duration("limit", 10*time.Minute, "kill everything and fail after this long")
 	asJSON := flag.Bool("json", false, "print JSON lines instead of text")
 	flag.Parse()
+	if *proxy {
+		copyProxy(flag.Args())
+		return
+	}
+	if *mode == "floor" {
+		if o.everything == "" {
+			usage("-everything (server-everything's dist/index.js) is required")
+		}
+		for _, r := range benchFloor(o) {
+			printResult(r, *asJSON)
+		}
+		return
+	}
 	if o.clawd == "" {
 		usage("-clawd is required")
 	}
@@ -105,16 +119,20 @@ func main() {
 		usage("unknown -mode " + *mode + " (overhead, list or spawn)")
 	}
 	for _, r := range results {
-		if *asJSON {
-			json.NewEncoder(os.Stdout).Encode(r)
-		} else {
-			fmt.Println(r)
-		}
+		printResult(r, *asJSON)
+	}
+}
+
+func printResult(r result, asJSON bool) {
+	if asJSON {
+		json.NewEncoder(os.Stdout).Encode(r)
+	} else {
+		fmt.Println(r)
 	}
 }
 
 func usage(msg string) {
-	fmt.Fprintln(os.Stderr, "upstreambench: "+msg+"\nusage: upstreambench -mode overhead|list|spawn -clawd BIN [-everything JS] [-fake BIN] [flags]")
+	fmt.Fprintln(os.Stderr, "upstreambench: "+msg+"\nusage: upstreambench -mode overhead|list|spawn|floor -clawd BIN [-everything JS] [-fake BIN] [flags]")
 	os.Exit(2)
 }
 
