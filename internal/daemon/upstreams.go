@@ -72,6 +72,11 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		} else if len(pids) > 0 {
 			d.Logger.Info("upstream servers: ended recorded servers of a previous daemon", "pids", pids)
 		}
+		if n, err := proc.SweepExecDirs(); err != nil {
+			d.Logger.Debug("upstream servers: looking for link directories a killed daemon left failed", "err", err)
+		} else if n > 0 {
+			d.Logger.Info("upstream servers: removed link directories a previous daemon left", "count", n)
+		}
 		if token != "" {
 			if pids, err := upstream.SweepOrphans(token); err != nil {
 				d.Logger.Debug("upstream servers: looking for processes a killed daemon left behind failed", "err", err)

@@ -6,7 +6,62 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
+	"time"
 )
+
+// execDirPrefix starts the name of the temporary directory of each
+// program started by descriptor: clawd-exec-<clawd's pid>-<random>.
+const execDirPrefix = "clawd-exec-"
+
+// execDirMinAge: SweepExecDirs leaves younger directories alone, so a
+// program another clawd is starting right now keeps its link.
+const execDirMinAge = time.Minute
+
+// SweepExecDirs removes the link directories (execFromFile) that a clawd
+// killed before it could wait for its programs left in the temporary
+// directory: those of this user whose clawd (the pid in the name) no longer
+// runs, older than a minute, holding nothing but the one link. It returns
+// how many it removed. Limit: a directory whose clawd's pid was reused by
+// a live process stays until a later sweep.
+func SweepExecDirs() (int, error) {
+	tmp := os.TempDir()
+	ents, err := os.ReadDir(tmp)
+	if err != nil {
+		return 0, err
+	}
+	uid, self := os.Getuid(), os.Getpid()
+	removed := 0
+	for _, e := range ents {
+		rest, ok := strings.CutPrefix(e.Name(), execDirPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || pid == self {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || err == syscall.EPERM {
+			continue // its clawd (or a process now holding its pid) runs
+		}
+		dir := filepath.Join(tmp, e.Name())
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < execDirMinAge {
+			continue
+		} else if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != uid {
+			continue
+		}
+		inside, err := os.ReadDir(dir)
+		if err != nil || len(inside) > 1 || (len(inside) == 1 && inside[0].Type() != os.ModeSymlink) {
+			continue // not what execFromFile leaves: not ours to remove
+		}
+		if os.RemoveAll(dir) == nil {
+			removed++
+		}
+	}
+	return removed, nil
+}
 
 // execFD is the descriptor number the program file has in the child.
 const execFD = 3
@@ -62,7 +117,7 @@ func execFromFile(cmd *exec.Cmd, c *Cmd) error {
 	// own name. Version-manager shims (pyenv, rbenv, asdf) pick the real
 	// program from `${0##*/}` and would otherwise look for one named "3".
 	// Without a temporary directory, the bare /proc path is used.
-	if dir, err := os.MkdirTemp("", "clawd-exec-"); err == nil {
+	if dir, err := os.MkdirTemp("", execDirPrefix+strconv.Itoa(os.Getpid())+"-"); err == nil {
 		link := filepath.Join(dir, filepath.Base(c.Path))
 		if os.Symlink(fdPath, link) == nil {
 			cmd.Path, c.execDir = link, dir

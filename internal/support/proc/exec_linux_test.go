@@ -6,8 +6,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runFile starts path by the open descriptor f and returns its stdout.
@@ -188,5 +190,63 @@ func benchStart(b *testing.B, byFD bool) {
 			b.Fatal(err)
 		}
 		p.Wait()
+	}
+}
+
+// A clawd killed before it waited for its programs leaves their link
+// directories; the next start removes those of dead clawds, and nothing
+// else: not a live clawd's, not a young one, not one holding something
+// other than the link.
+func TestSweepExecDirs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	deadPid := strconv.Itoa(dead.Process.Pid)
+	old := time.Now().Add(-2 * execDirMinAge)
+	mk := func(name string, link bool, file bool, mtime time.Time) string {
+		dir := filepath.Join(tmp, name)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if link {
+			if err := os.Symlink("/proc/self/fd/3", filepath.Join(dir, "node")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if file {
+			if err := os.WriteFile(filepath.Join(dir, "keep"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(dir, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := mk(execDirPrefix+deadPid+"-123", true, false, old)
+	goneEmpty := mk(execDirPrefix+deadPid+"-456", false, false, old)
+	live := mk(execDirPrefix+strconv.Itoa(os.Getppid())+"-1", true, false, old)
+	young := mk(execDirPrefix+deadPid+"-789", true, false, time.Now())
+	foreign := mk(execDirPrefix+deadPid+"-999", true, true, old)
+	other := mk("clawd-other-"+deadPid, true, false, old)
+	n, err := SweepExecDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("removed %d, want 2", n)
+	}
+	for _, d := range []string{gone, goneEmpty} {
+		if _, err := os.Lstat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left: %v", filepath.Base(d), err)
+		}
+	}
+	for _, d := range []string{live, young, foreign, other} {
+		if _, err := os.Lstat(d); err != nil {
+			t.Errorf("%s removed: %v", filepath.Base(d), err)
+		}
 	}
 }
