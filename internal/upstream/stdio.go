@@ -282,25 +282,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return fmt.Errorf("encoding a message for the upstream: %w", err)
 	}
-	data = append(data, '\n')
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	select {
-	case <-c.closed:
-		return mcp.ErrConnectionClosed
-	default:
-	}
-	// A child that stops reading fills the pipe; a deadline keeps the
-	// writer from blocking past the request's own bound.
-	if f, ok := c.p.Stdin().(*os.File); ok {
-		if dl, ok := ctx.Deadline(); ok {
-			f.SetWriteDeadline(dl)
-		} else {
-			f.SetWriteDeadline(time.Time{})
-		}
-	}
-	_, err = c.p.Stdin().Write(data)
-	return err
+	return c.writeLine(ctx, append(data, '\n'))
 }
 
 // reaped reports, once, that the child has been reaped (its record can go).

@@ -13,6 +13,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
@@ -263,8 +264,8 @@ func appendRequest(params []byte, id string) []byte {
 	return append(b, params...)
 }
 
-// writeLine writes one line to the child's stdin, bounded by ctx's
-// deadline (a child that stops reading fills the pipe).
+// writeLine writes one line to the child's stdin (every write to it, the
+// SDK's and clawd's own, goes through here), bounded by ctx's deadline.
 func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -273,9 +274,11 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	defer c.writeMu.Unlock()
 	select {
 	case <-c.closed:
-		return errConnectionGone
+		return mcp.ErrConnectionClosed
 	default:
 	}
+	// A child that stops reading fills the pipe; a deadline keeps the
+	// writer from blocking past the request's own bound.
 	if f, ok := c.p.Stdin().(*os.File); ok {
 		if dl, ok := ctx.Deadline(); ok {
 			f.SetWriteDeadline(dl)
