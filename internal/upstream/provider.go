@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -217,17 +218,17 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 		}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
-			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(we.Message), we.Code)
+			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, clipText(s.mask(we.Message)), we.Code)
 		}
 		var re *rpcError
 		if errors.As(err, &re) {
-			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, s.mask(re.Message), re.Code)
+			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, clipText(s.mask(re.Message)), re.Code)
 		}
-		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, s.mask(err.Error()))
+		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, clipText(s.mask(err.Error())))
 	}
 	r, perr := tools.ParseCallResult(raw)
 	if perr != nil {
-		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, s.mask(perr.Error()))
+		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, clipText(s.mask(perr.Error())))
 	}
 	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
 }
@@ -259,6 +260,20 @@ func (s *server) callSDK(ctx context.Context, sess *session, name string, args j
 		return nil, fmt.Errorf("cannot encode its result: %w", err)
 	}
 	return b, nil
+}
+
+// maxErrorText caps the upstream's text in one tool error. A result is
+// capped at Options.MaxOutputBytes; an error message, which a server may
+// make as long as a line (16 MiB), is kept to what a reader needs.
+const maxErrorText = 4096
+
+// clipText cuts text (already masked: cutting first could leave part of a
+// secret unmasked) to maxErrorText bytes of valid UTF-8, saying so.
+func clipText(text string) string {
+	if len(text) <= maxErrorText {
+		return text
+	}
+	return strings.ToValidUTF8(text[:maxErrorText], "") + fmt.Sprintf("… (%d more bytes cut)", len(text)-maxErrorText)
 }
 
 // maxOutputItems caps the content items of one result.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -141,6 +142,17 @@ func TestDirectCallErrorAnswer(t *testing.T) {
 		t.Fatalf("error answer: %v", err)
 	}
 	callText(t, reg, "e__echo", `{}`)
+
+	// A server may make its error as long as a line; the tool error keeps
+	// maxErrorText bytes of it, in valid UTF-8, and says it cut the rest.
+	_, err = srv.call(context.Background(), "unlisted-big-error", jsontext.Value(`{}`))
+	if err == nil {
+		t.Fatal("the error answer was not an error")
+	}
+	msg := err.Error()
+	if len(msg) > maxErrorText+200 || !strings.Contains(msg, "more bytes cut") || !utf8.ValidString(msg) {
+		t.Errorf("a 1 MiB error message became %d bytes (valid UTF-8: %v): %.200s…%s", len(msg), utf8.ValidString(msg), msg, msg[max(0, len(msg)-100):])
+	}
 }
 
 // The request line clawd writes is exactly one line of one JSON object,

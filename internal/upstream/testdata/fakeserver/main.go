@@ -388,6 +388,8 @@ func callTool(id, params json.RawMessage) {
 		}
 		json.Unmarshal(p.Arguments, &a)
 		result(id, text(os.Getenv(a.X)))
+	case "unlisted-big-error": // not offered: called by name in tests
+		send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32000, "message": "é" + strings.Repeat("x", 1<<20)}})
 	default:
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32602, "message": "unknown tool " + p.Name}})
 	}
