@@ -210,9 +210,9 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Val
 
 // toolsCallLine builds the params of a tools/call request, terminated by
 // "}}\n"; appendRequest puts the envelope around them. args must be one
-// JSON object (the chain has parsed it); it is compacted, so a client's
-// pretty-printed arguments cannot end the line early and smuggle a second
-// message to the child.
+// valid JSON object (no name given twice, valid UTF-8); it is compacted, so
+// a client's pretty-printed arguments cannot end the line early and smuggle
+// a second message to the child.
 func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progressToken string) ([]byte, error) {
 	if len(args) == 0 {
 		args = jsontext.Value("{}")
@@ -222,8 +222,12 @@ func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progr
 		if err := args.Compact(); err != nil {
 			return nil, fmt.Errorf("the arguments are not valid JSON: %w", err)
 		}
-	} else if !args.IsValid() {
-		return nil, fmt.Errorf("the arguments are not valid JSON")
+	}
+	// Compact lets duplicate names and invalid UTF-8 through; IsValid does
+	// not. Two parsers can read a duplicate name differently (the chain one
+	// value, the server the other), so neither reaches a server.
+	if !args.IsValid() {
+		return nil, fmt.Errorf("the arguments are not valid JSON (a name given twice, or invalid UTF-8)")
 	}
 	if args.Kind() != '{' {
 		return nil, fmt.Errorf("the arguments are not a JSON object")

@@ -177,6 +177,12 @@ func TestToolsCallLine(t *testing.T) {
 		{name: "two values on one line", tool: "echo", args: `{"x":1} {"y":2}`},
 		{name: "array", tool: "echo", args: `[1,2]`},
 		{name: "truncated", tool: "echo", args: `{"x":`},
+		// Duplicate names are read differently by different parsers (the
+		// chain may have looked at one value, the server use the other).
+		{name: "duplicate names", tool: "echo", args: `{"x":"a","x":"b"}`},
+		{name: "duplicate names, pretty", tool: "echo", args: "{\n\"x\":\"a\",\n\"x\":\"b\"\n}"},
+		{name: "invalid UTF-8", tool: "echo", args: "{\"x\":\"\xff\"}"},
+		{name: "invalid UTF-8, pretty", tool: "echo", args: "{\n\"x\":\"\xff\"\n}"},
 		{name: "leading space", tool: "echo", args: ` {"x":1}`, wantParams: `{"name":"echo","arguments":{"x":1}}`},
 		{name: "odd tool name", tool: "a\"b\n\u2028c", args: `{}`, wantParams: `{"name":"a\"b\n\u2028c","arguments":{}}`},
 		{name: "meta", tool: "echo", args: `{}`, ident: ident, token: "clawd-x-1",
