@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -113,42 +112,21 @@ func allowEgress(stderr io.Writer, db *store.DB, o netguard.Origin, private bool
 }
 
 func newEgressListCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the allowed origins",
-		Args:  noArgs("clawd egress list [--json]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openStore()
-			if err != nil {
-				return err
+	return storeList[store.EgressRow]{
+		use: "list", short: "List the allowed origins", usage: "clawd egress list [--json]",
+		jsonHelp: `print an array of {"origin", "scheme", "host", "port", "private", "added_at"}`,
+		what:     "the egress allowlist",
+		read:     (*store.DB).EgressAllowlist,
+		empty:    "No origins are allowed; clawd egress allow ORIGIN adds one.",
+		header:   "ORIGIN\tPRIVATE ADDRESSES\tADDED (UTC)",
+		row: func(r store.EgressRow) string {
+			p := "no"
+			if r.Private {
+				p = "allowed"
 			}
-			defer db.Close()
-			rows, err := db.EgressAllowlist(context.Background())
-			if err != nil {
-				return runtimeError("reading the egress allowlist: %v", err)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), rows)
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "No origins are allowed; clawd egress allow ORIGIN adds one.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ORIGIN\tPRIVATE ADDRESSES\tADDED (UTC)")
-			for _, r := range rows {
-				p := "no"
-				if r.Private {
-					p = "allowed"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Origin, p, r.AddedAt)
-			}
-			return tw.Flush()
+			return r.Origin + "\t" + p + "\t" + r.AddedAt
 		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print an array of {"origin", "scheme", "host", "port", "private", "added_at"}`)
-	return cmd
+	}.command()
 }
 
 func newEgressRmCmd() *cobra.Command {

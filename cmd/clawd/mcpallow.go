@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -156,42 +155,15 @@ func newMCPDisallowCmd() *cobra.Command {
 }
 
 func newMCPAllowlistCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "allowlist",
-		Short: "List the supply-chain allowlist",
-		Args:  noArgs("clawd mcp allowlist [--json]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openStore()
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			list, err := db.Allowlist(context.Background())
-			if err != nil {
-				return runtimeError("reading the allowlist: %v", err)
-			}
-			if asJSON {
-				if list == nil {
-					list = []store.AllowRow{}
-				}
-				return writeJSON(cmd.OutOrStdout(), list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "The allowlist is empty: only clawd's built-in tools run. Add a server with 'clawd mcp allow --server ID --sha256 HEX'.")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "SERVER\tSHA256\tADDED (UTC)")
-			for _, a := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", a.Server, a.SHA256, a.AddedAt)
-			}
-			tw.Flush()
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return storeList[store.AllowRow]{
+		use: "allowlist", short: "List the supply-chain allowlist", usage: "clawd mcp allowlist [--json]",
+		jsonHelp: "print JSON",
+		what:     "the allowlist",
+		read:     (*store.DB).Allowlist,
+		empty:    "The allowlist is empty: only clawd's built-in tools run. Add a server with 'clawd mcp allow --server ID --sha256 HEX'.",
+		header:   "SERVER\tSHA256\tADDED (UTC)",
+		row:      func(a store.AllowRow) string { return a.Server + "\t" + a.SHA256 + "\t" + a.AddedAt },
+	}.command()
 }
 
 // allowHashes is `clawd mcp allow --server ID --sha256 HEX [...]`: it

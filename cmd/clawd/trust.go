@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -71,30 +70,24 @@ func newTrustCmd() *cobra.Command {
 }
 
 func newTrustListCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "List the trust registry",
-		Args:  noArgs("clawd trust list [--json]"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			db, err := openStore()
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			rows, err := db.TrustRows(context.Background())
-			if err != nil {
-				return runtimeError("reading the trust registry: %v", err)
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), trustJSON(rows))
-			}
-			printTrust(cmd.OutOrStdout(), rows)
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	return trustList.command()
+}
+
+// trustList prints the trust registry (clawd trust list, and after trust
+// set and rm).
+var trustList = storeList[store.TrustRow]{
+	use: "list", short: "List the trust registry", usage: "clawd trust list [--json]",
+	jsonHelp: "print JSON",
+	what:     "the trust registry",
+	read:     (*store.DB).TrustRows,
+	asJSON:   func(rows []store.TrustRow) any { return trustJSON(rows) },
+	empty:    "The trust registry is empty: every call is refused (unknown_entity). Add a row with 'clawd trust set ENTITY LEVEL'.",
+	header:   "ENTITY\tLEVEL\tALLOW\tDENY\tBOUND\tUPDATED",
+	row: func(r store.TrustRow) string {
+		allow, deny := permLists(r.Perms)
+		return fmt.Sprintf("%s\t%d (%s)\t%s\t%s\t%s\t%s", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny),
+			orDash(boundTools(r.Perms)), r.UpdatedAt)
+	},
 }
 
 type trustRowJSON struct {
@@ -110,21 +103,6 @@ func trustJSON(rows []store.TrustRow) []trustRowJSON {
 		out = append(out, trustRowJSON{r.Entity, r.Level, r.Perms, r.UpdatedAt})
 	}
 	return out
-}
-
-func printTrust(w io.Writer, rows []store.TrustRow) {
-	if len(rows) == 0 {
-		fmt.Fprintln(w, "The trust registry is empty: every call is refused (unknown_entity). Add a row with 'clawd trust set ENTITY LEVEL'.")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ENTITY\tLEVEL\tALLOW\tDENY\tBOUND\tUPDATED")
-	for _, r := range rows {
-		allow, deny := permLists(r.Perms)
-		fmt.Fprintf(tw, "%s\t%d (%s)\t%s\t%s\t%s\t%s\n", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny),
-			orDash(boundTools(r.Perms)), r.UpdatedAt)
-	}
-	tw.Flush()
 }
 
 func permLists(perms map[string]string) (allow, deny []string) {
