@@ -6,6 +6,7 @@ package restapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -148,25 +149,13 @@ func changedFields(a, b store.MCPServer) []string {
 	add(a.Command != b.Command, "command")
 	add(!slices.Equal(a.Args, b.Args), "argsJson")
 	add(a.Cwd != b.Cwd, "cwd")
-	add(!mapsEqual(a.Env, b.Env), "envJson")
+	add(!maps.Equal(a.Env, b.Env), "envJson")
 	add(a.URL != b.URL, "url")
-	add(!mapsEqual(a.Headers, b.Headers), "headersJson")
+	add(!maps.Equal(a.Headers, b.Headers), "headersJson")
 	add(a.ConnectTimeoutSeconds != b.ConnectTimeoutSeconds, "connectTimeoutSeconds")
 	add(a.ReadTimeoutSeconds != b.ReadTimeoutSeconds, "readTimeoutSeconds")
 	add(a.Enabled != b.Enabled, "enabled")
 	return out
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // delete removes a server and its tools cache.

@@ -13,8 +13,10 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -167,33 +169,9 @@ func (c ServerConfig) readTimeout() time.Duration {
 // setting to the running server.
 func (a ServerConfig) equal(b ServerConfig) bool {
 	return a.Name == b.Name && a.Transport == b.Transport && a.Command == b.Command &&
-		slicesEqual(a.Args, b.Args) && a.Cwd == b.Cwd && mapsEqual(a.Env, b.Env) &&
-		a.URL == b.URL && mapsEqual(a.Headers, b.Headers) &&
+		slices.Equal(a.Args, b.Args) && a.Cwd == b.Cwd && maps.Equal(a.Env, b.Env) &&
+		a.URL == b.URL && maps.Equal(a.Headers, b.Headers) &&
 		a.ConnectTimeout == b.ConnectTimeout && a.ReadTimeout == b.ReadTimeout && a.Enabled == b.Enabled
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // expandMap resolves every value of m with secrets.ExpandRefs (the one
