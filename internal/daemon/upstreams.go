@@ -75,7 +75,9 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		if n, err := proc.SweepExecDirs(); err != nil {
 			d.Logger.Debug("upstream servers: looking for link directories a killed daemon left failed", "err", err)
 		} else if n > 0 {
-			d.Logger.Info("upstream servers: removed link directories a previous daemon left", "count", n)
+			// Housekeeping, not news: a stdio session's stderr stays the one
+			// line saying what it serves.
+			d.Logger.Debug("upstream servers: removed link directories a previous daemon left", "count", n)
 		}
 		if token != "" {
 			if pids, err := upstream.SweepOrphans(token); err != nil {
