@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/spf13/cobra"
@@ -74,24 +72,3 @@ func newMCPLogsCmd() *cobra.Command {
 	return cmd
 }
 
-// terminalSafe escapes what an upstream could use to drive the terminal
-// (escape sequences, other control characters, invalid UTF-8), keeping
-// newlines and tabs: a server's stderr is the server's to choose.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r < 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && !unicode.IsPrint(r):
-			fmt.Fprintf(&b, "\\u%04x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}

@@ -204,11 +204,18 @@ func orNone(s string) string {
 }
 
 // oneLine makes text that came from the database (an upstream's error,
-// tool names and descriptions) safe for a terminal: control and other
-// non-printable characters (escape sequences, newlines, bidi overrides)
-// become \x.. or \u.... escapes, and it is cut to max runes (0: no cut)
-// with "...".
-func oneLine(s string, max int) string {
+// tool names and descriptions) safe for a terminal on one line: control and
+// other non-printable characters (escape sequences, newlines, bidi
+// overrides) and invalid UTF-8 become \x.. or \u.... escapes, and it is cut
+// to max runes (0: no cut) with "...".
+func oneLine(s string, max int) string { return terminalEscape(s, false, max) }
+
+// terminalSafe escapes what an upstream could use to drive the terminal,
+// as oneLine does, but keeps newlines and tabs: a server's stderr is the
+// server's to choose.
+func terminalSafe(s string) string { return terminalEscape(s, true, 0) }
+
+func terminalEscape(s string, keepLines bool, max int) string {
 	var b strings.Builder
 	n := 0
 	for i, r := range s {
@@ -218,7 +225,9 @@ func oneLine(s string, max int) string {
 		}
 		n++
 		switch {
-		case r == utf8.RuneError:
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"): // invalid UTF-8, not U+FFFD itself
 			fmt.Fprintf(&b, "\\x%02x", s[i])
 		case r < 0x80 && !unicode.IsPrint(r):
 			fmt.Fprintf(&b, "\\x%02x", r)
