@@ -71,4 +71,3 @@ func newMCPLogsCmd() *cobra.Command {
 	f.register(cmd)
 	return cmd
 }
-
