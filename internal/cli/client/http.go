@@ -13,7 +13,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/support/token"
 )
 
 // maxResponse bounds what the CLI reads from one HTTP response.
@@ -21,24 +20,19 @@ const maxResponse = 256 << 20
 
 // httpConn speaks MCP Streamable HTTP with JSON responses.
 type httpConn struct {
-	t       *runstate.Target
-	hc      *http.Client
+	*bearer
 	mu      sync.Mutex
 	nextID  int64
 	session string
 	version string
-	tok     string
 }
 
 func dialHTTP(t *runstate.Target) (*httpConn, error) {
-	if err := runstate.CheckLoopback(t.Addr); err != nil {
+	b, err := newBearer(t)
+	if err != nil {
 		return nil, err
 	}
-	tok, err := token.ReadFile(t.TokenFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading the workspace token: %w", err)
-	}
-	return &httpConn{t: t, hc: runstate.LoopbackClient(0), tok: tok}, nil
+	return &httpConn{bearer: b}, nil
 }
 
 func (h *httpConn) setVersion(v string) {
@@ -49,11 +43,10 @@ func (h *httpConn) setVersion(v string) {
 
 func (h *httpConn) url() string { return "http://" + h.t.Addr + "/mcp" }
 
-// post sends one message. When the credential is refused (403 from this
-// clawd, 401 from older ones) it re-reads the token file once: the daemon
-// may have renewed or rotated the token since it was read.
+// post sends one message (bearer.do: the token file is read again once
+// when the daemon refuses the token).
 func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
+	return h.do(func() (*http.Request, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url(), bytes.NewReader(body))
 		if err != nil {
 			return nil, err
@@ -61,35 +54,14 @@ func (h *httpConn) post(ctx context.Context, body []byte) (*http.Response, error
 		h.headers(req)
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := h.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		refused := resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusUnauthorized
-		if !refused || attempt > 0 {
-			return resp, nil
-		}
-		tok, err := token.ReadFile(h.t.TokenFile)
-		if err != nil || tok == h.currentToken() {
-			return resp, nil
-		}
-		resp.Body.Close()
-		h.mu.Lock()
-		h.tok = tok
-		h.mu.Unlock()
-	}
+		return req, nil
+	})
 }
 
-func (h *httpConn) currentToken() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.tok
-}
-
+// headers sets the session's headers (bearer.do sets the token).
 func (h *httpConn) headers(req *http.Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	req.Header.Set("Authorization", "Bearer "+h.tok)
 	if h.session != "" {
 		req.Header.Set("Mcp-Session-Id", h.session)
 	}
@@ -175,12 +147,13 @@ func (h *httpConn) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url(), nil)
-	if err != nil {
-		return err
-	}
-	h.headers(req)
-	resp, err := h.hc.Do(req)
+	resp, err := h.do(func() (*http.Request, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, h.url(), nil)
+		if err == nil {
+			h.headers(req)
+		}
+		return req, err
+	})
 	if err != nil {
 		return err
 	}

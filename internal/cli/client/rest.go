@@ -6,25 +6,18 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/runstate"
-	"github.com/clawde/clawd/internal/support/token"
 )
 
 // REST is a client of a daemon's REST API (/api/v1/..., docs/upstreams.md)
 // on loopback HTTP, with the workspace token: the only credential the API
 // takes. Addresses are checked as for MCP (loopback IP literals only) and
 // the token file is re-read once when the daemon refuses it (rotated).
-type REST struct {
-	t   *runstate.Target
-	hc  *http.Client
-	mu  sync.Mutex
-	tok string
-}
+type REST struct{ *bearer }
 
 // APIError is an answer of the API other than 2xx: its status, code and
 // message (which says what was wrong and what to do).
@@ -41,14 +34,11 @@ func DialREST(t *runstate.Target) (*REST, error) {
 	if t.Addr == "" {
 		return nil, fmt.Errorf("%s has no HTTP listener, so no REST API", t)
 	}
-	if err := runstate.CheckLoopback(t.Addr); err != nil {
+	b, err := newBearer(t)
+	if err != nil {
 		return nil, err
 	}
-	tok, err := token.ReadFile(t.TokenFile)
-	if err != nil {
-		return nil, fmt.Errorf("reading the workspace token: %w", err)
-	}
-	return &REST{t: t, hc: runstate.LoopbackClient(0), tok: tok}, nil
+	return &REST{b}, nil
 }
 
 // Do sends a request (body, if not nil, as JSON) and returns the answer's
@@ -61,7 +51,7 @@ func (c *REST) Do(ctx context.Context, method, path string, body any) (jsontext.
 			return nil, err
 		}
 	}
-	for attempt := 0; ; attempt++ {
+	resp, err := c.do(func() (*http.Request, error) {
 		var rd io.Reader
 		if payload != nil {
 			rd = bytes.NewReader(payload)
@@ -70,45 +60,34 @@ func (c *REST) Do(ctx context.Context, method, path string, body any) (jsontext.
 		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		req.Header.Set("Authorization", "Bearer "+c.tok)
-		c.mu.Unlock()
 		req.Header.Set("Accept", "application/json")
 		if payload != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		resp, err := c.hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-		resp.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		if resp.StatusCode == http.StatusUnauthorized && attempt == 0 {
-			if tok, err := token.ReadFile(c.t.TokenFile); err == nil && tok != c.tok {
-				c.mu.Lock()
-				c.tok = tok
-				c.mu.Unlock()
-				continue
-			}
-		}
-		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-			if resp.StatusCode == http.StatusNoContent {
-				return nil, nil
-			}
-			if !jsontext.Value(data).IsValid() {
-				return nil, fmt.Errorf("HTTP %d from the daemon with a body that is not JSON: %.200q", resp.StatusCode, data)
-			}
-			return jsontext.Value(data), nil
-		}
-		ae := &APIError{Status: resp.StatusCode}
-		if json.Unmarshal(data, ae, json.RejectUnknownMembers(false)) != nil || ae.Message == "" {
-			return nil, fmt.Errorf("HTTP %d from the daemon: %.200q", resp.StatusCode, data)
-		}
-		return nil, ae
+		return req, nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if resp.StatusCode == http.StatusNoContent {
+			return nil, nil
+		}
+		if !jsontext.Value(data).IsValid() {
+			return nil, fmt.Errorf("HTTP %d from the daemon with a body that is not JSON: %.200q", resp.StatusCode, data)
+		}
+		return jsontext.Value(data), nil
+	}
+	ae := &APIError{Status: resp.StatusCode}
+	if json.Unmarshal(data, ae, json.RejectUnknownMembers(false)) != nil || ae.Message == "" {
+		return nil, fmt.Errorf("HTTP %d from the daemon: %.200q", resp.StatusCode, data)
+	}
+	return nil, ae
 }
 
 // API is a client of the daemon's REST API over whichever transport the

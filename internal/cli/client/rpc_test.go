@@ -103,7 +103,7 @@ func TestHTTPConnDecodesRefusal(t *testing.T) {
 		w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"service unavailable: busy"}}`))
 	}))
 	defer srv.Close()
-	h := &httpConn{t: &runstate.Target{Addr: strings.TrimPrefix(srv.URL, "http://")}, hc: srv.Client()}
+	h := &httpConn{bearer: &bearer{t: &runstate.Target{Addr: strings.TrimPrefix(srv.URL, "http://")}, hc: srv.Client()}}
 	_, err := h.Call(context.Background(), "tools/call", nil)
 	var re *RPCError
 	if !errors.As(err, &re) || re.HTTPStatus != 503 || re.Code != -32603 {
