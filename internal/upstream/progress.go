@@ -166,7 +166,7 @@ func (rt *progressRoute) forward(ctx context.Context) {
 }
 
 // close drops every report that comes after it. The stdio connection
-// (captureConn.Read) and the Streamable HTTP client (captureBody) deliver
+// (stdioConn.routeDirect) and the Streamable HTTP client (captureBody) deliver
 // reports as they read them (deliverRaw) and call close when they read the
 // upstream's answer to the call, so what the upstream sent before its
 // answer is forwarded and what it sent after is dropped, although the SDK

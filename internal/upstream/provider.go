@@ -220,10 +220,6 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 		if errors.As(err, &we) {
 			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, clipText(s.mask(we.Message)), we.Code)
 		}
-		var re *rpcError
-		if errors.As(err, &re) {
-			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, clipText(s.mask(re.Message)), re.Code)
-		}
 		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, clipText(s.mask(err.Error())))
 	}
 	r, perr := tools.ParseCallResult(raw)

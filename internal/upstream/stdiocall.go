@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/upstream/identity"
@@ -53,13 +55,15 @@ type directCall struct {
 	route  *progressRoute // closed when the answer is read; may be nil
 	done   chan struct{}
 	result jsontext.Value // the response's result, or
-	err    *rpcError      // its error
+	err    *jsonrpc.Error // its error
 }
 
-// rpcError is a JSON-RPC error object.
-type rpcError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
+// answer is what the call was answered with.
+func (c *directCall) answer() (jsontext.Value, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c.result, nil
 }
 
 // register makes a new call waiting under a fresh id.
@@ -131,8 +135,8 @@ func (c *stdioConn) routeDirect(msg []byte) bool {
 		return true // a late answer to a call that gave up
 	}
 	if len(env.err) > 0 && string(env.err) != "null" {
-		call.err = &rpcError{Code: -32603, Message: "the server answered with a malformed error"}
-		jsonv2.Unmarshal(env.err, call.err)
+		call.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the server answered with a malformed error"}
+		json.Unmarshal(env.err, call.err) // encoding/json: Data is a json.RawMessage
 	} else {
 		call.result = jsontext.Value(env.result)
 	}
@@ -171,7 +175,7 @@ var errConnectionGone = errors.New("the server closed the connection before answ
 // _meta (identity, progress token) and waits for the answer, ctx's end,
 // or the connection's. On ctx's end the child is sent
 // notifications/cancelled for the request. The answer's error, if it sent
-// one, is returned as *rpcError.
+// one, is returned as *jsonrpc.Error.
 func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Value, ident map[string]any, progressToken string, route *progressRoute) (jsontext.Value, error) {
 	line, err := toolsCallLine(name, args, ident, progressToken)
 	if err != nil {
@@ -185,10 +189,7 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Val
 	}
 	select {
 	case <-call.done:
-		if call.err != nil {
-			return nil, call.err
-		}
-		return call.result, nil
+		return call.answer()
 	case <-ctx.Done():
 		c.calls.forget(id)
 		go c.cancelled(id, context.Cause(ctx))
@@ -199,10 +200,7 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Val
 	c.calls.forget(id)
 	select {
 	case <-call.done: // answered just before the end
-		if call.err != nil {
-			return nil, call.err
-		}
-		return call.result, nil
+		return call.answer()
 	default:
 		return nil, errConnectionGone
 	}
@@ -309,8 +307,4 @@ func (c *stdioConn) cancelled(id string, cause error) {
 	if err := c.writeLine(ctx, []byte(line)); err != nil {
 		c.logger.Debug("upstream cancellation not sent", "id", id, "err", err)
 	}
-}
-
-func (e *rpcError) Error() string {
-	return fmt.Sprintf("%s (JSON-RPC error %d)", e.Message, e.Code)
 }
