@@ -43,6 +43,10 @@ func TestClassify(t *testing.T) {
 		{"::ffff:a9fe:a9fe", LinkLocal},
 		{"64:ff9b::a9fe:a9fe", LinkLocal}, // NAT64 of 169.254.169.254
 		{"64:ff9b::808:808", Public},      // NAT64 of 8.8.8.8
+		{"::ffff:0:a9fe:a9fe", LinkLocal}, // IPv4-translated 169.254.169.254
+		{"::ffff:0:7f00:1", Loopback},     // IPv4-translated 127.0.0.1
+		{"::ffff:0:a00:1", Private},       // IPv4-translated 10.0.0.1
+		{"::ffff:0:808:808", Public},      // IPv4-translated 8.8.8.8
 		{"2002:a9fe:a9fe::1", LinkLocal},  // 6to4 of 169.254.169.254
 		{"2002:0a00:0001::1", Private},    // 6to4 of 10.0.0.1
 		{"fe80::1", LinkLocal},
