@@ -255,7 +255,7 @@ func TestHashCacheSumFile(t *testing.T) {
 
 // TestVisibleOfAgreesWithVisible: the list-wide check (tools/list), which
 // checks each provider's origin once, shows exactly the tools Visible shows
-// one by one, for callers of several levels, over providers of every
+// one by one and exactly those a call may run (the chain's decision), for callers of several levels, over providers of every
 // origin (two tools each), a tool switched off in config and tools whose
 // definitions are not approved.
 func TestVisibleOfAgreesWithVisible(t *testing.T) {
@@ -298,6 +298,19 @@ func TestVisibleOfAgreesWithVisible(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: VisibleOf %v, Visible %v", entity, got, want)
+		}
+		// Visible is VisibleOf of one entry, so the comparison above
+		// cannot catch a step the list leaves out: the list must show
+		// exactly the tools a call would be allowed to run (decide).
+		var callable []string
+		for _, e := range all {
+			name := e.Tool.Spec().Name
+			if d := c.decide(context.Background(), &Call{Caller: caller(entity), ToolName: name, Entry: e}); d.Allowed() {
+				callable = append(callable, name)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(callable, " ") {
+			t.Errorf("%s: VisibleOf %v, but calls are allowed to %v", entity, got, callable)
 		}
 		if entity == "cc:ws" && strings.Join(want, " ") != "read_file ok__a ok__b web__a web__b ok__fine" {
 			t.Errorf("cc:ws sees %v; the case table no longer covers what it means to", want)
