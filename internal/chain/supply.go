@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/support/netguard"
-	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -109,8 +108,11 @@ func definition(e tools.Entry) *Decision {
 func (c *Chain) supplyRemote(server, rawURL string) *Decision {
 	o, err := netguard.OriginOfURL(rawURL)
 	if err != nil {
+		// The refusal names what is wrong, not the URL: its path, query or
+		// user information may hold the server's key, and the refusal
+		// goes to the caller (`clawd mcp list` shows the URL masked).
 		return deny(CodeSupplyChainDenied, StepSupply, "remote_origin_invalid", map[string]any{
-			"server": server, "url": secrets.MaskText(rawURL), "error": err.Error(),
+			"server": server, "error": err.Error(),
 		})
 	}
 	ok := false

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,18 @@ func TestSupplyByOrigin(t *testing.T) {
 	c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "read_file", Entry: bi})
 	if r := audit.rows[len(audit.rows)-1]; r.Server != "" {
 		t.Errorf("built-in call's audit row has server %q", r.Server)
+	}
+	// A URL clawd will not connect to is refused without its path, query
+	// or password reaching the caller: they may hold the server's key.
+	for _, raw := range []string{"https://exa mple.com/mcp?k=hunter2", "ftp://u:hunter2@fs.example/hunter2?k=hunter2"} {
+		e = tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.RemoteOrigin(raw)}, Tool: up}
+		d = c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: e})
+		if d.Allowed() || d.Reason != "remote_origin_invalid" {
+			t.Fatalf("%s: %+v", raw, d)
+		}
+		if b, _ := json.Marshal(d.Err); strings.Contains(string(b), "hunter2") {
+			t.Errorf("%s: the refusal shows a secret of the URL: %s", raw, b)
+		}
 	}
 	// Without an egress allowlist every remote tool is refused.
 	c.Egress = nil

@@ -163,6 +163,27 @@ func TestOriginOfURL(t *testing.T) {
 	}
 }
 
+// An upstream URL may carry a key in its path, query or user information;
+// OriginOfURL's errors reach logs and tool results, so they name what is
+// wrong without repeating the URL.
+func TestOriginOfURLErrorsKeepTheURLOut(t *testing.T) {
+	for _, raw := range []string{
+		"https://exa mple.com/mcp?k=hunter2",       // url.Parse's own error quotes the input
+		"https://example.com/hunter2%zz?k=hunter2", // so does a bad escape
+		"ftp://u:hunter2@example.com/hunter2?k=hunter2",
+		"http:///hunter2?k=hunter2",
+		"http://example.com:99999/hunter2?k=hunter2",
+		"http://0x7f.1/hunter2?k=hunter2",
+	} {
+		_, err := OriginOfURL(raw)
+		if err == nil {
+			t.Errorf("OriginOfURL(%q) = nil error", raw)
+		} else if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("OriginOfURL(%q) error repeats the URL: %v", raw, err)
+		}
+	}
+}
+
 func TestParseOrigin(t *testing.T) {
 	for _, ok := range []string{"https://mcp.example.com", "https://mcp.example.com/", "http://127.0.0.1:8080"} {
 		if _, err := ParseOrigin(ok); err != nil {
