@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/clawde/clawd/internal/support/netguard"
@@ -284,9 +285,13 @@ func (h *HashCache) shared(key string, id fileID, read func() (string, error)) (
 var testHookRead func(path string)
 
 // read hashes the file at path and caches the sum unless the file changed
-// while it was read or too recently (racyWindow).
+// while it was read or too recently (racyWindow). O_NONBLOCK: Sum saw a
+// regular file, but one swapped for a FIFO since (a server's script in a
+// workspace an agent can write to) would block a plain open until a
+// writer came, and with it every tools/list, /health and call waiting on
+// this read; hashOpen then refuses what is not a regular file.
 func (h *HashCache) read(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -317,6 +322,9 @@ func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 	before, err := f.Stat()
 	if err != nil {
 		return "", err
+	}
+	if !before.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", key)
 	}
 	if testHookRead != nil {
 		testHookRead(key)
