@@ -8,10 +8,10 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/clawde/clawd/internal/support/netguard"
-	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -109,8 +109,11 @@ func definition(e tools.Entry) *Decision {
 func (c *Chain) supplyRemote(server, rawURL string) *Decision {
 	o, err := netguard.OriginOfURL(rawURL)
 	if err != nil {
+		// The refusal names what is wrong, not the URL: its path, query or
+		// user information may hold the server's key, and the refusal
+		// goes to the caller (`clawd mcp list` shows the URL masked).
 		return deny(CodeSupplyChainDenied, StepSupply, "remote_origin_invalid", map[string]any{
-			"server": server, "url": secrets.MaskText(rawURL), "error": err.Error(),
+			"server": server, "error": err.Error(),
 		})
 	}
 	ok := false
@@ -282,9 +285,13 @@ func (h *HashCache) shared(key string, id fileID, read func() (string, error)) (
 var testHookRead func(path string)
 
 // read hashes the file at path and caches the sum unless the file changed
-// while it was read or too recently (racyWindow).
+// while it was read or too recently (racyWindow). O_NONBLOCK: Sum saw a
+// regular file, but one swapped for a FIFO since (a server's script in a
+// workspace an agent can write to) would block a plain open until a
+// writer came, and with it every tools/list, /health and call waiting on
+// this read; hashOpen then refuses what is not a regular file.
 func (h *HashCache) read(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", err
 	}
@@ -315,6 +322,9 @@ func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 	before, err := f.Stat()
 	if err != nil {
 		return "", err
+	}
+	if !before.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", key)
 	}
 	if testHookRead != nil {
 		testHookRead(key)

@@ -2,6 +2,7 @@ package chain
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,18 @@ func TestSupplyByOrigin(t *testing.T) {
 	c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "read_file", Entry: bi})
 	if r := audit.rows[len(audit.rows)-1]; r.Server != "" {
 		t.Errorf("built-in call's audit row has server %q", r.Server)
+	}
+	// A URL clawd will not connect to is refused without its path, query
+	// or password reaching the caller: they may hold the server's key.
+	for _, raw := range []string{"https://exa mple.com/mcp?k=hunter2", "ftp://u:hunter2@fs.example/hunter2?k=hunter2"} {
+		e = tools.Entry{Provider: &tools.StaticProvider{Name: "fs", Source: tools.RemoteOrigin(raw)}, Tool: up}
+		d = c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "fs__read", Entry: e})
+		if d.Allowed() || d.Reason != "remote_origin_invalid" {
+			t.Fatalf("%s: %+v", raw, d)
+		}
+		if b, _ := json.Marshal(d.Err); strings.Contains(string(b), "hunter2") {
+			t.Errorf("%s: the refusal shows a secret of the URL: %s", raw, b)
+		}
 	}
 	// Without an egress allowlist every remote tool is refused.
 	c.Egress = nil
@@ -255,7 +268,7 @@ func TestHashCacheSumFile(t *testing.T) {
 
 // TestVisibleOfAgreesWithVisible: the list-wide check (tools/list), which
 // checks each provider's origin once, shows exactly the tools Visible shows
-// one by one, for callers of several levels, over providers of every
+// one by one and exactly those a call may run (the chain's decision), for callers of several levels, over providers of every
 // origin (two tools each), a tool switched off in config and tools whose
 // definitions are not approved.
 func TestVisibleOfAgreesWithVisible(t *testing.T) {
@@ -298,6 +311,19 @@ func TestVisibleOfAgreesWithVisible(t *testing.T) {
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("%s: VisibleOf %v, Visible %v", entity, got, want)
+		}
+		// Visible is VisibleOf of one entry, so the comparison above
+		// cannot catch a step the list leaves out: the list must show
+		// exactly the tools a call would be allowed to run (decide).
+		var callable []string
+		for _, e := range all {
+			name := e.Tool.Spec().Name
+			if d := c.decide(context.Background(), &Call{Caller: caller(entity), ToolName: name, Entry: e}); d.Allowed() {
+				callable = append(callable, name)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(callable, " ") {
+			t.Errorf("%s: VisibleOf %v, but calls are allowed to %v", entity, got, callable)
 		}
 		if entity == "cc:ws" && strings.Join(want, " ") != "read_file ok__a ok__b web__a web__b ok__fine" {
 			t.Errorf("cc:ws sees %v; the case table no longer covers what it means to", want)

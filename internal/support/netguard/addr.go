@@ -121,14 +121,16 @@ var (
 		{netip.MustParsePrefix("ff00::/8"), Multicast},
 	}
 	nat64   = netip.MustParsePrefix("64:ff9b::/96")
+	siit    = netip.MustParsePrefix("::ffff:0:0:0/96") // IPv4-translated (RFC 2765): ::ffff:0:a.b.c.d
 	sixTo4  = netip.MustParsePrefix("2002::/16")
 	compat4 = netip.MustParsePrefix("::/96")
 )
 
 // Classify says what kind of address a is. IPv4-mapped (::ffff:a.b.c.d),
-// NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::) addresses are
-// classified by the IPv4 address they carry, so no IPv6 spelling of
-// 169.254.169.254 passes as public. A zone is ignored. The invalid zero
+// IPv4-translated (::ffff:0:a.b.c.d, which a stateless translator on the
+// path turns into a.b.c.d), NAT64 (64:ff9b::a.b.c.d) and 6to4
+// (2002:aabb:ccdd::) addresses are classified by the IPv4 address they
+// carry, so no IPv6 spelling of 169.254.169.254 passes as public. A zone is ignored. The invalid zero
 // Addr is Unspecified.
 func Classify(a netip.Addr) Class {
 	if !a.IsValid() {
@@ -145,7 +147,7 @@ func Classify(a netip.Addr) Class {
 	}
 	b := a.As16()
 	switch {
-	case nat64.Contains(a):
+	case nat64.Contains(a), siit.Contains(a):
 		return Classify(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 	case sixTo4.Contains(a):
 		return Classify(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))

@@ -43,6 +43,10 @@ func TestClassify(t *testing.T) {
 		{"::ffff:a9fe:a9fe", LinkLocal},
 		{"64:ff9b::a9fe:a9fe", LinkLocal}, // NAT64 of 169.254.169.254
 		{"64:ff9b::808:808", Public},      // NAT64 of 8.8.8.8
+		{"::ffff:0:a9fe:a9fe", LinkLocal}, // IPv4-translated 169.254.169.254
+		{"::ffff:0:7f00:1", Loopback},     // IPv4-translated 127.0.0.1
+		{"::ffff:0:a00:1", Private},       // IPv4-translated 10.0.0.1
+		{"::ffff:0:808:808", Public},      // IPv4-translated 8.8.8.8
 		{"2002:a9fe:a9fe::1", LinkLocal},  // 6to4 of 169.254.169.254
 		{"2002:0a00:0001::1", Private},    // 6to4 of 10.0.0.1
 		{"fe80::1", LinkLocal},
@@ -156,6 +160,27 @@ func TestOriginOfURL(t *testing.T) {
 	// The legacy form's error names the standard spelling.
 	if _, err := OriginOfURL("http://0x7f.1/"); err == nil || !strings.Contains(err.Error(), "127.0.0.1") {
 		t.Errorf("legacy form error %v does not say how to write it", err)
+	}
+}
+
+// An upstream URL may carry a key in its path, query or user information;
+// OriginOfURL's errors reach logs and tool results, so they name what is
+// wrong without repeating the URL.
+func TestOriginOfURLErrorsKeepTheURLOut(t *testing.T) {
+	for _, raw := range []string{
+		"https://exa mple.com/mcp?k=hunter2",       // url.Parse's own error quotes the input
+		"https://example.com/hunter2%zz?k=hunter2", // so does a bad escape
+		"ftp://u:hunter2@example.com/hunter2?k=hunter2",
+		"http:///hunter2?k=hunter2",
+		"http://example.com:99999/hunter2?k=hunter2",
+		"http://0x7f.1/hunter2?k=hunter2",
+	} {
+		_, err := OriginOfURL(raw)
+		if err == nil {
+			t.Errorf("OriginOfURL(%q) = nil error", raw)
+		} else if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("OriginOfURL(%q) error repeats the URL: %v", raw, err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -113,14 +114,17 @@ func isASCII(s string) bool {
 	return true
 }
 
-// OriginOf returns the origin of an absolute http or https URL.
+// OriginOf returns the origin of an absolute http or https URL. Its errors
+// name the part that is wrong, never the whole URL: an upstream's URL may
+// carry an API key in its path or query, and these errors reach logs,
+// audit rows and tool results.
 func OriginOf(u *url.URL) (Origin, error) {
 	scheme := strings.ToLower(u.Scheme)
 	if scheme != "http" && scheme != "https" {
-		return Origin{}, fmt.Errorf("%q: the scheme must be http or https", u.Redacted())
+		return Origin{}, fmt.Errorf("scheme %q: the scheme must be http or https", u.Scheme)
 	}
 	if u.Host == "" {
-		return Origin{}, fmt.Errorf("%q has no host", u.Redacted())
+		return Origin{}, fmt.Errorf("the URL has no host")
 	}
 	host, err := CanonicalHost(u.Hostname())
 	if err != nil {
@@ -142,10 +146,15 @@ func OriginOf(u *url.URL) (Origin, error) {
 	return Origin{Scheme: scheme, Host: host, Port: port}, nil
 }
 
-// OriginOfURL parses rawURL and returns its origin.
+// OriginOfURL parses rawURL and returns its origin. Like OriginOf's, its
+// errors do not repeat rawURL (url.Parse's would, whole).
 func OriginOfURL(rawURL string) (Origin, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return Origin{}, fmt.Errorf("not a URL: %v", err)
 	}
 	return OriginOf(u)
