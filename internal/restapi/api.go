@@ -63,7 +63,7 @@ type Upstreams interface {
 	Refresh(ctx context.Context, name string) error
 	Test(ctx context.Context, cfg upstream.ServerConfig) (upstream.TestResult, error)
 	Logs(name string) []byte
-	Status() []upstream.Status
+	StatusOf(name string) (upstream.Status, bool)
 }
 
 // API serves the REST API. DB, Identify and Configs are required.
