@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/clawde/clawd/internal/store"
@@ -38,46 +39,56 @@ type egressState struct {
 	looked bool
 }
 
+// update records the allowlist of this look (now; err when it could not
+// be read) and returns which origins changed since the last successful
+// look: nil when none did or there is nothing to compare with (the very
+// first look, or a failed read, which keeps the old baseline); a func
+// saying true for every origin when earlier looks all failed.
+func (e *egressState) update(now map[string]bool, err error) (changed func(origin string) bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	first := !e.looked
+	e.looked = true
+	if err != nil {
+		return nil
+	}
+	prev := e.seen
+	e.seen = now
+	switch {
+	case prev == nil && first:
+		return nil // the first look: nothing to compare with
+	case prev == nil:
+		return func(string) bool { return true } // the earlier looks failed: anything may have changed
+	case maps.Equal(prev, now):
+		return nil // a change of the registry, credentials or pins, not of egress
+	}
+	return func(origin string) bool {
+		p, had := prev[origin]
+		n, has := now[origin]
+		return had != has || p != n
+	}
+}
+
 // recheckEgress reconnects the remote servers whose egress entry changed
 // since the last look (removed, added, or its private flag flipped): a
 // connection made under an entry must not outlive it, and its dialer's
 // policy was fixed when it connected. The reconnect asks VerifyOrigin
 // again, so a removed origin leaves its server unavailable (disconnected)
-// with the line that allows it again. Runs on every trust/allowlist
-// change; reads two small tables.
+// with the line that allows it again. Runs on every change of the store's
+// change counter (trust registry, allowlists, credentials, pins): the list
+// comes from the store's snapshot, which that change reloads anyway for
+// the chain, and the server table is read only when an entry changed.
 func (d *Daemon) recheckEgress(ctx context.Context) {
 	if d.upstreams == nil {
 		return
 	}
-	rows, err := d.Store.EgressAllowlist(ctx)
-	d.egress.mu.Lock()
-	first := !d.egress.looked
-	d.egress.looked = true
-	d.egress.mu.Unlock()
-	if err != nil {
-		if ctx.Err() == nil { // not merely stopping
-			d.Logger.Warn("upstream servers: reading the egress allowlist failed", "err", err)
-		}
+	now, err := d.Store.EgressOrigins()
+	if err != nil && ctx.Err() == nil { // not merely stopping
+		d.Logger.Warn("upstream servers: reading the egress allowlist failed", "err", err)
+	}
+	changed := d.egress.update(now, err)
+	if changed == nil {
 		return
-	}
-	now := make(map[string]bool, len(rows))
-	for _, r := range rows {
-		now[r.Origin] = r.Private
-	}
-	d.egress.mu.Lock()
-	prev := d.egress.seen
-	d.egress.seen = now
-	d.egress.mu.Unlock()
-	if prev == nil && first {
-		return // the first look: nothing to compare with
-	}
-	changed := func(origin string) bool {
-		if prev == nil {
-			return true // the earlier looks failed: anything may have changed
-		}
-		p, had := prev[origin]
-		n, has := now[origin]
-		return had != has || p != n
 	}
 	servers, err := d.Store.MCPServers(ctx)
 	if err != nil {

@@ -31,6 +31,40 @@ rl.on('line', (line) => {
 });
 `
 
+// needsCommand skips the test when name is not installed.
+func needsCommand(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skip(name + " is not installed")
+	}
+}
+
+// openStore opens a fresh store in dir, closed when the test ends (after
+// the managers started later have stopped).
+func openStore(t *testing.T, dir string) *store.DB {
+	t.Helper()
+	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// startManager is a manager with opts and a short stop grace, closed (its
+// processes ended) when the test ends.
+func startManager(t *testing.T, reg *tools.Registry, opts upstream.Options) *upstream.Manager {
+	t.Helper()
+	opts.StopGrace = 300 * time.Millisecond
+	m := upstream.NewManager(reg, opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		m.Close(ctx)
+	})
+	return m
+}
+
 func waitState(t *testing.T, m *upstream.Manager, name, state string) upstream.Status {
 	t.Helper()
 	var last upstream.Status
@@ -53,15 +87,9 @@ func waitState(t *testing.T, m *upstream.Manager, name, state string) upstream.S
 // script changed afterwards, the next spawn is refused with the fix, and
 // the node binary itself approved does not help.
 func TestNodeScriptPinned(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
+	needsCommand(t, "node")
 	dir := t.TempDir()
-	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, dir)
 	d := &Daemon{Store: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	script := filepath.Join(dir, "srv.js")
 	if err := os.WriteFile(script, []byte(jsServer), 0o644); err != nil {
@@ -73,12 +101,7 @@ func TestNodeScriptPinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	aud := newUpstreamAuditor(w, d.Logger.Warn)
-	m := upstream.NewManager(reg, upstream.Options{VerifyLaunch: VerifyUpstream(db), OnEvent: aud.add, StopGrace: 300 * time.Millisecond})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		m.Close(ctx)
-	})
+	m := startManager(t, reg, upstream.Options{VerifyLaunch: VerifyUpstream(db), OnEvent: aud.add})
 	cfg := upstream.ServerConfig{Name: "js", Transport: upstream.TransportStdio, Command: "node", Args: []string{"srv.js", "--label", "a b"},
 		Cwd: dir, Enabled: true, ConnectTimeout: 20 * time.Second, ReadTimeout: 20 * time.Second}
 	m.Apply(context.Background(), []upstream.ServerConfig{cfg})
@@ -146,14 +169,8 @@ func TestNodeScriptPinned(t *testing.T) {
 // A floating npx spec is refused by the daemon's check whatever the
 // allowlist holds, with the exact command and the pkg@version fix.
 func TestFloatingNpxRefused(t *testing.T) {
-	if _, err := exec.LookPath("npx"); err != nil {
-		t.Skip("npx is not installed")
-	}
-	db, err := store.Open(filepath.Join(t.TempDir(), "clawd.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	needsCommand(t, "npx")
+	db := openStore(t, t.TempDir())
 	cfg := upstream.ServerConfig{Name: "fs", Transport: upstream.TransportStdio, Command: "npx",
 		Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/tmp"}, Cwd: t.TempDir(), Enabled: true}
 	l, err := upstream.Inspect(cfg)
@@ -181,15 +198,9 @@ func TestFloatingNpxRefused(t *testing.T) {
 // replaced after approval: the next spawn hashes the new file and is
 // refused, the server unavailable with the line that would approve it.
 func TestExecutableReplacedAfterApproval(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
-	}
+	needsCommand(t, "node")
 	dir := t.TempDir()
-	db, err := store.Open(filepath.Join(dir, "clawd.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openStore(t, dir)
 	bin := filepath.Join(dir, "server")
 	if err := os.WriteFile(bin, []byte("#!/usr/bin/env node\n"+jsServer), 0o755); err != nil {
 		t.Fatal(err)
@@ -203,12 +214,7 @@ func TestExecutableReplacedAfterApproval(t *testing.T) {
 	if _, err := db.Approve(context.Background(), "bin", l.ExecSHA256, nil); err != nil {
 		t.Fatal(err)
 	}
-	m := upstream.NewManager(tools.NewRegistry(), upstream.Options{VerifyLaunch: VerifyUpstream(db), StopGrace: 300 * time.Millisecond})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		m.Close(ctx)
-	})
+	m := startManager(t, tools.NewRegistry(), upstream.Options{VerifyLaunch: VerifyUpstream(db)})
 	m.Apply(context.Background(), []upstream.ServerConfig{cfg})
 	waitState(t, m, "bin", upstream.StateConnected)
 

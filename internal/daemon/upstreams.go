@@ -153,16 +153,23 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 }
 
 // retryUpstreams asks servers that could not start to try again: the
-// allowlist or the environment they lacked may be there now.
+// allowlist or the environment they lacked may be there now. The retries
+// run on their own goroutines and it returns at once: a Refresh waits for
+// the connection (up to the server's connect timeout), and its caller,
+// WatchConfig's loop, must go on to the egress recheck, reloads and
+// SIGHUP meanwhile. The manager runs one server's refreshes one after
+// another, each checking the allowlist as it is then.
 func (d *Daemon) retryUpstreams(ctx context.Context) {
 	if d.upstreams == nil {
 		return
 	}
 	for _, st := range d.upstreams.Status() {
 		if st.State == upstream.StateUnavailable || st.State == upstream.StateError {
-			if err := d.upstreams.Refresh(ctx, st.Name); err != nil {
-				d.Logger.Debug("upstream servers: retry refused", "server", st.Name, "err", err)
-			}
+			go func(name string) {
+				if err := d.upstreams.Refresh(ctx, name); err != nil {
+					d.Logger.Debug("upstream servers: retry refused", "server", name, "err", err)
+				}
+			}(st.Name)
 		}
 	}
 }

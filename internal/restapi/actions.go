@@ -220,12 +220,10 @@ func (a *API) refresh(ctx context.Context, rq *request, s store.MCPServer) refre
 		err = a.Upstreams.Refresh(ctx, s.Name)
 	}
 	res := refreshJSON{ID: s.ID, Name: s.Name, LatencyMS: ms(time.Since(start)), Status: store.StatusDisconnected}
-	for _, st := range a.Upstreams.Status() {
-		if st.Name == s.Name {
-			res.Status, res.ToolCount = st.State, st.ToolCount
-			if err == nil && st.State != upstream.StateConnected {
-				err = errors.New(st.LastError)
-			}
+	if st, ok := a.Upstreams.StatusOf(s.Name); ok {
+		res.Status, res.ToolCount = st.State, st.ToolCount
+		if err == nil && st.State != upstream.StateConnected {
+			err = errors.New(st.LastError)
 		}
 	}
 	if err != nil {
@@ -247,10 +245,8 @@ func (a *API) waitKnown(ctx context.Context, name string) error {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		for _, st := range a.Upstreams.Status() {
-			if st.Name == name {
-				return nil
-			}
+		if _, ok := a.Upstreams.StatusOf(name); ok {
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the daemon has not picked up %s (its table watch applies changes within about a second); retry", name)

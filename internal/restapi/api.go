@@ -63,7 +63,7 @@ type Upstreams interface {
 	Refresh(ctx context.Context, name string) error
 	Test(ctx context.Context, cfg upstream.ServerConfig) (upstream.TestResult, error)
 	Logs(name string) []byte
-	Status() []upstream.Status
+	StatusOf(name string) (upstream.Status, bool)
 }
 
 // API serves the REST API. DB, Identify and Configs are required.
@@ -145,6 +145,8 @@ type apiError struct {
 	status  int
 	code    string
 	message string
+	// allow is the Allow header of a 405: the methods the path takes.
+	allow string
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -275,8 +277,9 @@ func (a *API) route(r *http.Request) (route, int64, error) {
 				methods = append(methods, m)
 			}
 		}
-		return route{}, 0, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
-			message: "method " + clip(r.Method, 20) + " not allowed on " + clip(r.URL.Path, 200) + "; use " + strings.Join(methods, ", ")}
+		allow := strings.Join(methods, ", ")
+		return route{}, 0, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed", allow: allow,
+			message: "method " + clip(r.Method, 20) + " not allowed on " + clip(r.URL.Path, 200) + "; use " + allow}
 	}
 	return rt, id, nil
 }
@@ -344,11 +347,8 @@ func (a *API) writeError(w http.ResponseWriter, err error) {
 	if !errors.As(err, &ae) {
 		ae = fail(http.StatusInternalServerError, "internal", "internal error: %s", clip(err.Error(), 300))
 	}
-	if ae.status == http.StatusMethodNotAllowed {
-		// The message lists the methods; the header repeats them for clients.
-		if _, list, ok := strings.Cut(ae.message, "; use "); ok {
-			w.Header().Set("Allow", list)
-		}
+	if ae.allow != "" {
+		w.Header().Set("Allow", ae.allow)
 	}
 	a.writeJSON(w, ae.status, errorBody{Error: ae.code, Message: ae.message})
 }

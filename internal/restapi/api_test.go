@@ -365,6 +365,12 @@ func TestStrictInput(t *testing.T) {
 	if r.header.Get("Allow") != "GET, POST" {
 		t.Errorf("Allow %q", r.header.Get("Allow"))
 	}
+	for path, allow := range map[string]string{"/1": "GET, PUT, PATCH, DELETE", "/1/toggle": "PUT", "/refresh": "POST"} {
+		r := e.want(e.do("OPTIONS", restapi.Prefix+path, ""), 405, "method_not_allowed")
+		if r.header.Get("Allow") != allow || !strings.HasSuffix(r.str("message"), "; use "+allow) {
+			t.Errorf("OPTIONS %s: Allow %q, message %q; want %q in both", path, r.header.Get("Allow"), r.str("message"), allow)
+		}
+	}
 	e.want(e.do("GET", restapi.Prefix+"?nme=x", ""), 400, "unknown_parameter")
 	e.want(e.do("GET", restapi.Prefix, `{"x":1}`), 400, "bad_body")
 }

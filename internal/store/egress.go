@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 
 	"github.com/clawde/clawd/internal/support/netguard"
 )
@@ -113,6 +114,18 @@ func (db *DB) EgressPolicy(o netguard.Origin) (p netguard.Policy, ok bool, err e
 	}
 	private, ok := s.egress[o.String()]
 	return netguard.Policy{Origin: o, Private: private}, ok, nil
+}
+
+// EgressOrigins is the whole allowlist as origin -> private flag, from
+// the same snapshot as EgressPolicy (no SQL unless the change counter
+// moved), for telling which entries a change touched. The map is the
+// caller's.
+func (db *DB) EgressOrigins() (map[string]bool, error) {
+	s, err := db.current()
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(s.egress), nil
 }
 
 // EgressAllowed implements chain.Egress.

@@ -55,6 +55,16 @@ func TestEgressAllowlist(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Origin != "https://mcp.example.com:443" || !list[0].Private {
 		t.Errorf("EgressAllowlist = %+v, %v", list, err)
 	}
+	// The daemon's recheck compares whole lists from the same snapshot;
+	// what it gets is its own copy.
+	got, err := daemon.EgressOrigins()
+	if err != nil || len(got) != 1 || got["https://mcp.example.com:443"] != true {
+		t.Errorf("EgressOrigins = %v, %v", got, err)
+	}
+	got["https://other.example:443"] = false
+	if _, ok, _ := daemon.EgressPolicy(origin(t, "https://other.example")); ok {
+		t.Error("writing EgressOrigins' map changed the snapshot")
+	}
 	if removed, err := cli.DisallowEgress(ctx, o); !removed || err != nil {
 		t.Errorf("DisallowEgress = %v, %v", removed, err)
 	}
@@ -64,6 +74,9 @@ func TestEgressAllowlist(t *testing.T) {
 	time.Sleep(FreshFor)
 	if _, ok, _ := daemon.EgressPolicy(o); ok {
 		t.Error("still allowed after removal")
+	}
+	if got, err := daemon.EgressOrigins(); err != nil || len(got) != 0 {
+		t.Errorf("EgressOrigins after removal = %v, %v", got, err)
 	}
 }
 

@@ -325,6 +325,18 @@ func (m *Manager) Status() []Status {
 	return out
 }
 
+// StatusOf is the status of one server, ok false when the manager does not
+// have it: one server's tools, not Status's every server and tool.
+func (m *Manager) StatusOf(name string) (st Status, ok bool) {
+	m.mu.Lock()
+	s, ok := m.servers[name]
+	m.mu.Unlock()
+	if !ok {
+		return Status{}, false
+	}
+	return s.status(), true
+}
+
 // Refresh drops name's connection and connects again (also out of the
 // error state), waiting until it is connected or failed, at most until ctx
 // ends. It returns the connect error, if any.

@@ -593,6 +593,16 @@ func TestDisabledAndInvalid(t *testing.T) {
 	if len(sts) != 2 || sts[1].State != StateDisabled || sts[0].State != StateUnavailable || !strings.Contains(sts[0].LastError, "needs a command") {
 		t.Fatalf("statuses %+v", sts)
 	}
+	// StatusOf answers for one server what Status lists for it.
+	if st, ok := m.StatusOf("off"); !ok || st.Name != "off" || st.State != StateDisabled {
+		t.Errorf("StatusOf(off) = %+v, %v", st, ok)
+	}
+	if st, ok := m.StatusOf("inv"); !ok || st.State != sts[0].State || st.LastError != sts[0].LastError {
+		t.Errorf("StatusOf(inv) = %+v, %v; Status has %+v", st, ok, sts[0])
+	}
+	if _, ok := m.StatusOf("nope"); ok {
+		t.Error("StatusOf of an unknown server said ok")
+	}
 	for _, p := range reg.Providers() {
 		if p.ID() == "off" || p.ID() == "inv" {
 			t.Errorf("provider %s registered", p.ID())

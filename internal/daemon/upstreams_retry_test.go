@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/clawde/clawd/internal/upstream"
+)
+
+// retryUpstreams runs on WatchConfig's loop, before the egress recheck: a
+// retry that takes its time (a remote server that does not answer waits
+// its connect timeout) must not hold that loop, or a removed origin's
+// connection outlives the removal by that long. Here the second check of
+// the launch takes 3 s; retryUpstreams must return well before, and the
+// retry must still happen.
+func TestRetryUpstreamsDoesNotWait(t *testing.T) {
+	const slow = 3 * time.Second
+	var checks atomic.Int32
+	var once sync.Once
+	retried := make(chan struct{})
+	verify := func(string, upstream.Launch) error {
+		if checks.Add(1) > 1 {
+			time.Sleep(slow)
+			once.Do(func() { close(retried) })
+		}
+		return errors.New("not approved")
+	}
+	m := startManager(t, nil, upstream.Options{VerifyLaunch: verify})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
+		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
+	waitState(t, m, "slow", upstream.StateUnavailable)
+
+	d := &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	start := time.Now()
+	d.retryUpstreams(ctx)
+	if took := time.Since(start); took > slow/2 {
+		t.Errorf("retryUpstreams took %v: it waited for the retry instead of leaving it to run", took)
+	}
+	select {
+	case <-retried:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the retry never checked the launch again")
+	}
+}
