@@ -94,8 +94,9 @@ func (a *API) audit(rq *request, server, result, reason string) {
 	}
 }
 
-// auditRefusal records a refused change: which server it was about (the
-// collection when none) and why.
+// auditRefusal records a request refused for its caller's rights (a read
+// or a change): which server it was about (the collection when none) and
+// why.
 func (a *API) auditRefusal(ctx context.Context, rq *request, err error) {
 	server := "*"
 	if rq.id != 0 {

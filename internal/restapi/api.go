@@ -194,9 +194,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rq := &request{r: r, w: w, caller: caller, id: id}
 	if rq.level, err = a.authorize(caller, rt.access); err != nil {
-		if rt.access == accessChange {
-			a.auditRefusal(r.Context(), rq, err)
-		}
+		a.auditRefusal(r.Context(), rq, err) // a refused read too: every denial is on record
 		a.writeError(w, err)
 		return
 	}

@@ -286,8 +286,19 @@ func TestWhoMayCall(t *testing.T) {
 	if n := e.count(); n != 1 {
 		t.Fatalf("%d rows after refused changes", n)
 	}
-	// Each refused change is on record as a denial of its caller.
-	rows := e.audit("*")
+	// Each refused request, a read too, is on record as a denial of its
+	// caller.
+	var rows, reads []store.AuditRow
+	for _, row := range e.audit("*") {
+		if strings.HasPrefix(row.Reason, "refuse: GET") {
+			reads = append(reads, row)
+		} else {
+			rows = append(rows, row)
+		}
+	}
+	if len(reads) != 1 || reads[0].Result != "Deny" || reads[0].EntityID != "cc:ws-test" || !strings.Contains(reads[0].Reason, "credential") {
+		t.Errorf("the refused read is recorded as %+v, want one Deny row of the credential's entity", reads)
+	}
 	if len(rows) != 3 {
 		t.Fatalf("%d refusal rows for the collection, want 3: %+v", len(rows), rows)
 	}
