@@ -47,9 +47,9 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 //  1. a permission for exactly this tool in the entity's row: allow, deny,
 //     or bind (allowed: the tool is bound to the entity);
 //  2. for an upstream tool (permission hint upstream), a SERVER__* pattern
-//     of the row naming the server that offers it (spec.Server, never a
-//     prefix of the exposed name, which a server cannot choose but a
-//     hashed rename can change): deny wins over bind and allow;
+//     of the row naming the server that offers it (spec.Server, not a
+//     prefix of the exposed name, which a rename on collision can change):
+//     deny wins over bind and allow;
 //     and when the row binds any tool (clawd trust bind), an upstream tool
 //     neither bound nor allowed is refused (tool_not_bound): the bindings
 //     are then the entity's whole set of upstream tools;
