@@ -35,6 +35,18 @@ func newApproval(yes bool, out io.Writer) approval {
 	return a
 }
 
+// confirm asks question on the terminal; only y or yes is a yes. With no
+// terminal (a.in nil) the answer is no.
+func (a approval) confirm(question string) bool {
+	if a.in == nil {
+		return false
+	}
+	fmt.Fprint(a.out, question)
+	answer, _ := bufio.NewReader(a.in).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
+
 // approveServer shows what server s runs, resolved now (the exact command,
 // quoted so spaces and control characters are visible, and every file and
 // package it pins) and approves it if a says so. It returns the launch, and
@@ -66,9 +78,7 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", l.AllowLine(s.Name))
 			return l, false, nil
 		}
-		fmt.Fprintf(w, "An approved server runs with your rights. Approve %s? [y/N] ", s.Name)
-		answer, _ := bufio.NewReader(a.in).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
+		if !a.confirm(fmt.Sprintf("An approved server runs with your rights. Approve %s? [y/N] ", s.Name)) {
 			fmt.Fprintf(w, "Not approved. To approve later: %s\n", l.AllowLine(s.Name))
 			return l, false, nil
 		}

@@ -91,29 +91,11 @@ func TestMCPApproveFromCLI(t *testing.T) {
 // On a terminal `mcp add` asks, and only a yes approves. script(1) gives
 // the command a pseudo-terminal; the answer is typed into it.
 func TestMCPApprovePromptOnTerminal(t *testing.T) {
-	scriptBin, err := exec.LookPath("script")
-	if err != nil || runtime.GOOS != "linux" {
-		t.Skip("needs util-linux script(1) for a pseudo-terminal")
-	}
+	needTerminal(t)
 	e := clawdtest.NewEnv(t, clawdBin)
 	add := func(name, answer string) string {
 		t.Helper()
-		cmd := exec.Command(scriptBin, "-qec", clawdBin+" mcp add "+name+" --stdio -- true", "/dev/null")
-		cmd.Env, cmd.Dir = e.Environ(), e.WS
-		in, _ := cmd.StdinPipe()
-		out := &lockedBuf{}
-		cmd.Stdout = out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Answer once the question is there.
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "[y/N]") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		in.Write([]byte(answer + "\n"))
-		in.Close()
-		cmd.Wait()
-		return out.String()
+		return onTerminal(t, e, answer, "mcp add "+name+" --stdio -- true")
 	}
 	if out := add("yes", "y"); !strings.Contains(out, "Approve yes? [y/N]") || !strings.Contains(out, "Approved yes.") {
 		t.Errorf("answered y:\n%s", out)
@@ -127,6 +109,47 @@ func TestMCPApprovePromptOnTerminal(t *testing.T) {
 			t.Errorf("%s: approved %v, want %v", name, ap["current"], want)
 		}
 	}
+}
+
+// needTerminal skips a test that needs util-linux script(1) to give the
+// command a pseudo-terminal.
+func needTerminal(t *testing.T) {
+	t.Helper()
+	if !haveTerminal() {
+		t.Skip("needs util-linux script(1) for a pseudo-terminal")
+	}
+}
+
+func haveTerminal() bool {
+	_, err := exec.LookPath("script")
+	return err == nil && runtime.GOOS == "linux"
+}
+
+// onTerminal runs clawd with args (one shell word string, quoted as
+// needed) on a pseudo-terminal, types answer once a [y/N] question is
+// there, and returns everything the terminal showed.
+func onTerminal(t *testing.T, e *clawdtest.Env, answer, args string) string {
+	t.Helper()
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(scriptBin, "-qec", clawdBin+" "+args, "/dev/null")
+	cmd.Env, cmd.Dir = e.Environ(), e.WS
+	in, _ := cmd.StdinPipe()
+	out := &lockedBuf{}
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Answer once the question is there.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "[y/N]") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	in.Write([]byte(answer + "\n"))
+	in.Close()
+	cmd.Wait()
+	return out.String()
 }
 
 // lockedBuf is a buffer a child's output goroutine writes while the test
