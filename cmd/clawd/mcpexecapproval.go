@@ -70,16 +70,18 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 		return l, false, usageError("%s cannot be approved: %s", s.Name, l.Unpinned)
 	}
 	fmt.Fprintln(w, "Approving pins:")
+	// A pin's text is partly the project's to choose (an npm lockfile's
+	// integrity): escaped, it cannot rewrite what the user approves.
 	for _, p := range l.Pins() {
-		fmt.Fprintf(w, "  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", oneLine(p, 0))
 	}
 	if !a.yes {
 		if a.in == nil {
-			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", l.AllowLine(s.Name))
+			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", oneLine(l.AllowLine(s.Name), 0))
 			return l, false, nil
 		}
 		if !a.confirm(fmt.Sprintf("An approved server runs with your rights. Approve %s? [y/N] ", s.Name)) {
-			fmt.Fprintf(w, "Not approved. To approve later: %s\n", l.AllowLine(s.Name))
+			fmt.Fprintf(w, "Not approved. To approve later: %s\n", oneLine(l.AllowLine(s.Name), 0))
 			return l, false, nil
 		}
 	}
