@@ -115,10 +115,11 @@ func newMCPAllowCmd() *cobra.Command {
 
 func newMCPDisallowCmd() *cobra.Command {
 	var server, sum string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "disallow --server ID [--sha256 HEX]",
 		Short: "Remove a server's allowlist entries (one hash, or all)",
-		Args:  noArgs("clawd mcp disallow --server ID [--sha256 HEX]"),
+		Args:  noArgs("clawd mcp disallow --server ID [--sha256 HEX] [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, sum, err := parseServerHash(server, sum, false)
 			if err != nil {
@@ -145,12 +146,16 @@ func newMCPDisallowCmd() *cobra.Command {
 				withdrawn += ": sha256 " + sum
 			}
 			auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultDeny, withdrawn)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"server": server, "sha256": sum, "removed": n})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d allowlist entry(ies) for %s\n", n, server)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&server, "server", "", "the server id")
 	cmd.Flags().StringVar(&sum, "sha256", "", "only this hash")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"server", "sha256", "removed"}`)
 	return cmd
 }
 
