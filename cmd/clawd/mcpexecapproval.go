@@ -27,10 +27,13 @@ type approval struct {
 
 // newApproval asks on stdin only when both stdin and stderr are terminals:
 // a prompt nobody sees, or an answer piped in by a script, is not consent.
+// What is to be approved and the question then go to stderr, the terminal
+// that was checked, and not to out: stdout may be redirected to a file,
+// and the user would answer a question they never saw.
 func newApproval(yes bool, out io.Writer) approval {
 	a := approval{yes: yes, out: out}
 	if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
-		a.in = os.Stdin
+		a.in, a.out = os.Stdin, os.Stderr
 	}
 	return a
 }

@@ -103,7 +103,17 @@ func TestMCPApprovePromptOnTerminal(t *testing.T) {
 	if out := add("no", "n"); !strings.Contains(out, "Not approved. To approve later: clawd mcp allow --server no --sha256 ") {
 		t.Errorf("answered n:\n%s", out)
 	}
-	for name, want := range map[string]bool{"yes": true, "no": false} {
+	// The question is asked on the terminal also when stdout goes to a
+	// file: what is approved and the question are on stderr.
+	stdout := filepath.Join(t.TempDir(), "stdout")
+	if out := onTerminal(t, e, "y", "mcp add redirected --stdio -- true > "+stdout); !strings.Contains(out, "Approve redirected? [y/N]") || !strings.Contains(out, "Server redirected runs:") ||
+		!strings.Contains(out, "Approved redirected.") {
+		t.Errorf("stdout redirected, answered y:\n%s", out)
+	}
+	if b, _ := os.ReadFile(stdout); !strings.Contains(string(b), "added MCP server redirected") || strings.Contains(string(b), "[y/N]") {
+		t.Errorf("stdout redirected: the file has %q", b)
+	}
+	for name, want := range map[string]bool{"yes": true, "no": false, "redirected": true} {
 		ap := mustJSON[map[string]any](t, e.MustRun("mcp", "show", name, "--json"))["approval"].(map[string]any)
 		if ap["current"] != want {
 			t.Errorf("%s: approved %v, want %v", name, ap["current"], want)
