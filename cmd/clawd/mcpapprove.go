@@ -81,6 +81,9 @@ func newMCPApproveCmd() *cobra.Command {
 			}
 			auditApprovals(cmd.ErrOrStderr(), db, s.Name, got)
 			if err != nil {
+				for _, a := range got { // approved before the one that stopped it
+					fmt.Fprintf(cmd.ErrOrStderr(), "approved %s (sha256 %s)\n", orNone(a.Exposed), a.ApprovedSHA256)
+				}
 				return err
 			}
 			type approvedJSON struct {
