@@ -93,9 +93,11 @@ func newMCPAllowCmd() *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": ok, "server": s.Name, "pins": l.Pins()})
+					if err := writeJSON(cmd.OutOrStdout(), map[string]any{"approved": ok, "server": s.Name, "pins": l.Pins()}); err != nil {
+						return err
+					}
 				}
-				if !ok {
+				if !ok { // a no is exit 1 with --json too: scripts read the code
 					return runtimeError("%s was not approved", s.Name)
 				}
 				return nil

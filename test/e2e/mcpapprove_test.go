@@ -113,6 +113,13 @@ func TestMCPApprovePromptOnTerminal(t *testing.T) {
 	if b, _ := os.ReadFile(stdout); !strings.Contains(string(b), "added MCP server redirected") || strings.Contains(string(b), "[y/N]") {
 		t.Errorf("stdout redirected: the file has %q", b)
 	}
+	// A no to mcp allow NAME is exit 1, with --json as without.
+	for _, json := range []string{"", " --json"} {
+		if out := onTerminal(t, e, "n", "mcp allow no"+json+"; echo exit=$?"); !strings.Contains(out, "Approve no? [y/N]") ||
+			!strings.Contains(out, "no was not approved") || !strings.Contains(out, "exit=1") {
+			t.Errorf("mcp allow no%s, answered n:\n%s", json, out)
+		}
+	}
 	for name, want := range map[string]bool{"yes": true, "no": false, "redirected": true} {
 		ap := mustJSON[map[string]any](t, e.MustRun("mcp", "show", name, "--json"))["approval"].(map[string]any)
 		if ap["current"] != want {
