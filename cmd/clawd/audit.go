@@ -144,13 +144,14 @@ func followAudit(ctx context.Context, db *store.DB, f store.AuditFilter, shown [
 
 func newAuditPruneCmd() *cobra.Command {
 	var olderThan string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "prune --older-than DURATION|TIME",
 		Short: "Delete audit rows older than a duration or time",
 		Long: "Delete the audit rows written before --older-than (a duration back from now, e.g. 90d, 720h, or a\n" +
 			"time, e.g. 2026-01-31). clawd never deletes audit rows by itself: the log keeps every decision\n" +
 			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.",
-		Args: noArgs("clawd audit prune --older-than DURATION|TIME"),
+		Args: noArgs("clawd audit prune --older-than DURATION|TIME [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if olderThan == "" {
 				return usageError("audit prune needs --older-than DURATION|TIME (e.g. --older-than 90d)")
@@ -168,11 +169,15 @@ func newAuditPruneCmd() *cobra.Command {
 			if err != nil {
 				return runtimeError("%v", err)
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"deleted": n, "before": before.UTC().Format(time.RFC3339)})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deleted %d audit rows written before %s\n", n, before.Local().Format("2006-01-02 15:04:05 MST"))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&olderThan, "older-than", "", "a duration back from now (90d, 720h) or a time (2026-01-31)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"deleted", "before"} (before in UTC, RFC 3339)`)
 	return cmd
 }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
@@ -21,20 +22,27 @@ func main() {
 func run(args []string) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	return reportError(os.Stderr, root.Execute())
+}
+
+// reportError prints err on w and returns the exit code it stands for.
+// The message goes through terminalSafe: errors carry text clawd does not
+// choose (an upstream's error or a daemon's answer naming one, a path, a
+// name given on the command line), and none of it may drive the terminal.
+func reportError(w io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
 	var ex *exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(os.Stderr, ex.msg)
+			fmt.Fprintln(w, terminalSafe(ex.msg))
 		}
 		return ex.code
 	}
 	// Anything cobra itself reports (unknown command or flag, bad args) is
 	// a usage error.
-	fmt.Fprintf(os.Stderr, "clawd: %v\nRun 'clawd --help' for usage.\n", err)
+	fmt.Fprintf(w, "clawd: %s\nRun 'clawd --help' for usage.\n", terminalSafe(err.Error()))
 	return 2
 }
 

@@ -97,7 +97,7 @@ func newMCPAddCmd() *cobra.Command {
 			}
 			if got.Transport == store.TransportStdio {
 				if _, _, err := approveServer(db, got, newApproval(f.allow, out)); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%v\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", err, got.Name)
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", terminalSafe(err.Error()), got.Name)
 				}
 			}
 			var egressErr error

@@ -93,9 +93,11 @@ func newMCPAllowCmd() *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": ok, "server": s.Name, "pins": l.Pins()})
+					if err := writeJSON(cmd.OutOrStdout(), map[string]any{"approved": ok, "server": s.Name, "pins": l.Pins()}); err != nil {
+						return err
+					}
 				}
-				if !ok {
+				if !ok { // a no is exit 1 with --json too: scripts read the code
 					return runtimeError("%s was not approved", s.Name)
 				}
 				return nil
@@ -115,10 +117,11 @@ func newMCPAllowCmd() *cobra.Command {
 
 func newMCPDisallowCmd() *cobra.Command {
 	var server, sum string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "disallow --server ID [--sha256 HEX]",
 		Short: "Remove a server's allowlist entries (one hash, or all)",
-		Args:  noArgs("clawd mcp disallow --server ID [--sha256 HEX]"),
+		Args:  noArgs("clawd mcp disallow --server ID [--sha256 HEX] [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			server, sum, err := parseServerHash(server, sum, false)
 			if err != nil {
@@ -145,12 +148,16 @@ func newMCPDisallowCmd() *cobra.Command {
 				withdrawn += ": sha256 " + sum
 			}
 			auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultDeny, withdrawn)
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"server": server, "sha256": sum, "removed": n})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %d allowlist entry(ies) for %s\n", n, server)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&server, "server", "", "the server id")
 	cmd.Flags().StringVar(&sum, "sha256", "", "only this hash")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"server", "sha256", "removed"}`)
 	return cmd
 }
 

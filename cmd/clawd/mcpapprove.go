@@ -25,7 +25,7 @@ import (
 var diffMembers = []string{"name", "title", "description", "inputSchema", "outputSchema", "annotations"}
 
 func newMCPApproveCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, yes bool
 	var sum string
 	cmd := &cobra.Command{
 		Use:   "approve NAME [TOOL]",
@@ -35,11 +35,14 @@ func newMCPApproveCmd() *cobra.Command {
 			"definition changed, is hidden and its calls are refused until you approve it here; see what\n" +
 			"changed first with clawd mcp diff NAME. Without TOOL, every tool the server lists now is\n" +
 			"approved. TOOL is the exposed name (NAME__tool) or the server's own. --sha256 (from mcp diff)\n" +
-			"approves only that exact definition, so one that changed since you looked is refused.\n" +
+			"approves only that exact definition, so one that changed since you looked is refused.\n\n" +
+			"Without --sha256, approve shows the definitions it would approve (as mcp diff does) and asks on\n" +
+			"a terminal; a yes approves exactly those, and one that changed meanwhile is refused. With no\n" +
+			"terminal to ask on it approves nothing unless --yes says to take the definitions as they are now.\n" +
 			"A running daemon offers approved tools within about a second (docs/upstreams.md).",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
-				return usageError("mcp approve takes the server's NAME and optionally one TOOL\nusage: clawd mcp approve NAME [TOOL] [--sha256 HEX] [--json]")
+				return usageError("mcp approve takes the server's NAME and optionally one TOOL\nusage: clawd mcp approve NAME [TOOL] [--sha256 HEX | --yes] [--json]")
 			}
 			return nil
 		},
@@ -63,11 +66,26 @@ func newMCPApproveCmd() *cobra.Command {
 			}
 			defer db.Close()
 			req.Server = s.Name
-			got, err := db.ApproveTools(context.Background(), req, time.Now())
-			if err != nil {
-				return mcpStoreError(err, "approving")
+			var got []store.ToolApproval
+			if req.SHA256 == "" && !yes {
+				review := cmd.OutOrStdout()
+				if asJSON {
+					review = cmd.ErrOrStderr() // stdout stays one JSON document
+				}
+				got, err = approveReviewed(db, s, req, newApproval(false, review))
+			} else {
+				got, err = db.ApproveTools(context.Background(), req, time.Now())
+				if err != nil {
+					err = mcpStoreError(err, "approving")
+				}
 			}
 			auditApprovals(cmd.ErrOrStderr(), db, s.Name, got)
+			if err != nil {
+				for _, a := range got { // approved before the one that stopped it
+					fmt.Fprintf(cmd.ErrOrStderr(), "approved %s (sha256 %s)\n", orNone(a.Exposed), a.ApprovedSHA256)
+				}
+				return err
+			}
 			type approvedJSON struct {
 				Tool    string `json:"tool"`
 				Exposed string `json:"exposed"`
@@ -92,7 +110,83 @@ func newMCPApproveCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&sum, "sha256", "", "approve only if the tool's current definition has this SHA-256 (from clawd mcp diff)")
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve the definitions as they are now without showing them or asking (scripts)")
 	return cmd
+}
+
+// approveReviewed is `mcp approve NAME [TOOL]` without --sha256 or --yes:
+// it shows the definitions it would approve and, on a yes, approves each
+// by the hash shown, so a definition that changed between the question
+// and the answer (or since a `clawd mcp diff` the user read) is refused,
+// not approved unseen. With no terminal it approves nothing: an answer
+// piped in by a script is not a review. When there is nothing pending (or
+// no such tool, or no tools seen yet) the store's own answer is given.
+// It returns what it approved, also with an error that stopped it midway.
+func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, a approval) ([]store.ToolApproval, error) {
+	pending, err := pendingApprovals(db, s, req.Tool)
+	if err != nil {
+		return nil, err
+	}
+	if len(pending) == 0 {
+		got, err := db.ApproveTools(context.Background(), req, time.Now())
+		if err != nil {
+			return got, mcpStoreError(err, "approving")
+		}
+		return got, nil
+	}
+	if a.in == nil {
+		return nil, usageError("%d tool definition(s) of %s would be approved unseen, and there is no terminal to show them and ask: "+
+			"review them with clawd mcp diff %s, then approve what you read with clawd mcp approve %s TOOL --sha256 HEX, "+
+			"or pass --yes to approve them as they are now", len(pending), s.Name, s.Name, s.Name)
+	}
+	diffs := make([]toolDiff, len(pending))
+	for i, p := range pending {
+		diffs[i] = diffOf(p)
+	}
+	printDiffs(a.out, s.Name, diffs)
+	if !a.confirm(fmt.Sprintf("\nApprove these %d definition(s) of %s? [y/N] ", len(pending), s.Name)) {
+		return nil, runtimeError("nothing was approved")
+	}
+	var got []store.ToolApproval
+	for _, p := range pending {
+		one, err := db.ApproveTools(context.Background(), store.ApproveRequest{Server: s.Name, Tool: p.Tool, SHA256: p.SeenSHA256, By: req.By}, time.Now())
+		got = append(got, one...)
+		if err != nil {
+			return got, mcpStoreError(err, "approving "+safetext.Line(p.Tool))
+		}
+	}
+	return got, nil
+}
+
+// pendingApprovals is what ApproveTools would approve for tool ("" for
+// every listed tool) now: the definitions not approved, chosen the way it
+// chooses (the upstream name first, then the exposed name).
+func pendingApprovals(db *store.DB, s store.MCPServer, tool string) ([]store.ToolApproval, error) {
+	if s.Builtin {
+		return nil, nil
+	}
+	list, err := db.ToolApprovals(context.Background(), s.ID)
+	if err != nil {
+		return nil, runtimeError("reading the tool definitions: %v", err)
+	}
+	var pick []store.ToolApproval
+	for _, a := range list {
+		if (tool == "" && a.Present) || (tool != "" && a.Tool == tool) {
+			pick = append(pick, a)
+		}
+	}
+	for _, a := range list {
+		if tool != "" && len(pick) == 0 && a.Exposed != "" && a.Exposed == tool {
+			pick = append(pick, a)
+		}
+	}
+	var out []store.ToolApproval
+	for _, a := range pick {
+		if a.State() != store.DefinitionApproved {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // auditApprovals writes one row per approved definition (the caller is

@@ -27,12 +27,27 @@ type approval struct {
 
 // newApproval asks on stdin only when both stdin and stderr are terminals:
 // a prompt nobody sees, or an answer piped in by a script, is not consent.
+// What is to be approved and the question then go to stderr, the terminal
+// that was checked, and not to out: stdout may be redirected to a file,
+// and the user would answer a question they never saw.
 func newApproval(yes bool, out io.Writer) approval {
 	a := approval{yes: yes, out: out}
 	if isTerminal(os.Stdin) && isTerminal(os.Stderr) {
-		a.in = os.Stdin
+		a.in, a.out = os.Stdin, os.Stderr
 	}
 	return a
+}
+
+// confirm asks question on the terminal; only y or yes is a yes. With no
+// terminal (a.in nil) the answer is no.
+func (a approval) confirm(question string) bool {
+	if a.in == nil {
+		return false
+	}
+	fmt.Fprint(a.out, question)
+	answer, _ := bufio.NewReader(a.in).ReadString('\n')
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
 }
 
 // approveServer shows what server s runs, resolved now (the exact command,
@@ -58,18 +73,18 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 		return l, false, usageError("%s cannot be approved: %s", s.Name, l.Unpinned)
 	}
 	fmt.Fprintln(w, "Approving pins:")
+	// A pin's text is partly the project's to choose (an npm lockfile's
+	// integrity): escaped, it cannot rewrite what the user approves.
 	for _, p := range l.Pins() {
-		fmt.Fprintf(w, "  %s\n", p)
+		fmt.Fprintf(w, "  %s\n", oneLine(p, 0))
 	}
 	if !a.yes {
 		if a.in == nil {
-			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", l.AllowLine(s.Name))
+			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", oneLine(l.AllowLine(s.Name), 0))
 			return l, false, nil
 		}
-		fmt.Fprintf(w, "An approved server runs with your rights. Approve %s? [y/N] ", s.Name)
-		answer, _ := bufio.NewReader(a.in).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-			fmt.Fprintf(w, "Not approved. To approve later: %s\n", l.AllowLine(s.Name))
+		if !a.confirm(fmt.Sprintf("An approved server runs with your rights. Approve %s? [y/N] ", s.Name)) {
+			fmt.Fprintf(w, "Not approved. To approve later: %s\n", oneLine(l.AllowLine(s.Name), 0))
 			return l, false, nil
 		}
 	}

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
 
 // One table for both ways of showing an upstream's text on a terminal:
 // oneLine (a name, an error: one line, cut) and terminalSafe (a server's
@@ -24,6 +28,31 @@ func TestTerminalEscape(t *testing.T) {
 		}
 		if got := terminalSafe(tc.in); got != tc.terminalSafe {
 			t.Errorf("terminalSafe(%q) = %q, want %q", tc.in, got, tc.terminalSafe)
+		}
+	}
+}
+
+// Every error the command prints passes the escaper: an upstream's error
+// text (here in a runtime error and in one cobra reports) cannot drive the
+// terminal, and the exit codes stay 1 and 2.
+func TestReportErrorEscapes(t *testing.T) {
+	var b strings.Builder
+	if code := reportError(&b, runtimeError("mcp test evil: initialize: \x1b]0;owned\x07\x1b[2J")); code != 1 {
+		t.Errorf("runtime error: exit %d, want 1", code)
+	}
+	if code := reportError(&b, errors.New("unknown command \"\x1b[31mx\"")); code != 2 {
+		t.Errorf("cobra error: exit %d, want 2", code)
+	}
+	if code := reportError(&b, nil); code != 0 {
+		t.Errorf("no error: exit %d, want 0", code)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07") {
+		t.Errorf("a raw control character reached stderr: %q", out)
+	}
+	for _, want := range []string{`clawd: mcp test evil: initialize: \x1b]0;owned\x07\x1b[2J` + "\n", `unknown command "\x1b[31mx"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}
 	}
 }

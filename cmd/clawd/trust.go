@@ -128,7 +128,8 @@ func orDash(list []string) string {
 
 func newTrustSetCmd() *cobra.Command {
 	var allow, deny []string
-	const usage = "clawd trust set ENTITY LEVEL [--allow TOOL]... [--deny TOOL]..."
+	var asJSON bool
+	const usage = "clawd trust set ENTITY LEVEL [--allow TOOL]... [--deny TOOL]... [--json]"
 	cmd := &cobra.Command{
 		Use:   "set ENTITY LEVEL",
 		Short: "Create or replace an entity's row",
@@ -171,6 +172,9 @@ func newTrustSetCmd() *cobra.Command {
 			if err != nil {
 				return runtimeError("writing the trust registry: %v", err)
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"entity_id": e.Entity, "trust_level": e.Level, "permissions": e.Perms})
+			}
 			a, d := permLists(e.Perms)
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: level %d (%s); allow: %s; deny: %s; bound: %s\n", e.Entity, e.Level, levelMeaning[e.Level], orDash(a), orDash(d),
 				orDash(boundTools(e.Perms)))
@@ -179,6 +183,7 @@ func newTrustSetCmd() *cobra.Command {
 	}
 	cmd.Flags().StringSliceVar(&allow, "allow", nil, "a tool the entity may call whatever its level (repeatable)")
 	cmd.Flags().StringSliceVar(&deny, "deny", nil, "a tool the entity may not call (repeatable)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the row as {"entity_id", "trust_level", "permissions"} (as trust list does)`)
 	return cmd
 }
 
@@ -211,12 +216,13 @@ func parseTrustArgs(entity, level string, allow, deny []string) (chain.TrustEntr
 }
 
 func newTrustRmCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "rm ENTITY",
 		Short: "Remove an entity's row (its calls are then refused, unless a KIND:* row matches)",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usageError("trust rm needs one ENTITY (got %d argument(s))\nusage: clawd trust rm ENTITY", len(args))
+				return usageError("trust rm needs one ENTITY (got %d argument(s))\nusage: clawd trust rm ENTITY [--json]", len(args))
 			}
 			return nil
 		},
@@ -236,10 +242,15 @@ func newTrustRmCmd() *cobra.Command {
 			if !ok {
 				return runtimeError("no trust registry row for %s; 'clawd trust list' shows the rows", args[0])
 			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"entity_id": args[0], "removed": true})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"entity_id", "removed"}`)
+	return cmd
 }
 
 // noArgs rejects positional arguments with the command's usage line.

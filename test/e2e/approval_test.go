@@ -89,7 +89,19 @@ func TestToolDefinitionApproval(t *testing.T) {
 			t.Errorf("mcp tools: %v is %v, want new", tl["name"], tl["approval"])
 		}
 	}
-	out := e.MustRun("mcp", "approve", "rp")
+	// With no terminal, approve without --sha256 or --yes approves nothing:
+	// the definitions would be taken unseen.
+	_, errOut, code := e.Run("mcp", "approve", "rp")
+	if code != 2 || !strings.Contains(errOut, "8 tool definition(s) of rp would be approved unseen") ||
+		!strings.Contains(errOut, "clawd mcp diff rp") || !strings.Contains(errOut, "--yes") {
+		t.Errorf("approve with no terminal and no --yes: exit %d %q", code, errOut)
+	}
+	for _, tl := range mustJSON[[]map[string]any](t, e.MustRun("mcp", "tools", "rp", "--json")) {
+		if tl["approval"] != "new" {
+			t.Errorf("approve with no terminal approved %v: %v", tl["name"], tl["approval"])
+		}
+	}
+	out := e.MustRun("mcp", "approve", "rp", "--yes")
 	if !strings.Contains(out, "approved rp__echo") || !strings.Contains(out, "approved rp__mutate") {
 		t.Fatalf("mcp approve rp:\n%s", out)
 	}
@@ -149,11 +161,11 @@ func TestToolDefinitionApproval(t *testing.T) {
 		}
 	}
 	// A stale reviewed hash is refused; the current one approves.
-	_, errOut, code := e.Run("mcp", "approve", "rp", "rp__echo", "--sha256", strings.Repeat("0", 64))
+	_, errOut, code = e.Run("mcp", "approve", "rp", "rp__echo", "--sha256", strings.Repeat("0", 64))
 	if code != 2 || !strings.Contains(errOut, "changed since you looked") {
 		t.Errorf("approve with a stale hash: exit %d %q", code, errOut)
 	}
-	e.MustRun("mcp", "approve", "rp", "rp__echo")
+	approveChangedEcho(t, e)
 	waitTools(t, c, "listed rp__echo again", func(n []string) bool { return hasTool(n, "rp__echo") })
 	if r := c.CallTool("rp__echo", map[string]any{"x": "2"}); !r.ToolOK() {
 		t.Fatalf("re-approved echo: %s", r)
@@ -178,4 +190,39 @@ func TestToolDefinitionApproval(t *testing.T) {
 	}
 	d.Stdin.Close()
 	d.Wait(15 * time.Second)
+}
+
+// approveChangedEcho approves rp's changed echo. On a terminal approve
+// first shows the change it would approve and asks: a no approves
+// nothing, a yes approves it. Without script(1) it uses --yes.
+func approveChangedEcho(t *testing.T, e *clawdtest.Env) {
+	t.Helper()
+	if !haveTerminal() {
+		e.MustRun("mcp", "approve", "rp", "rp__echo", "--yes")
+		return
+	}
+	echoState := func() any {
+		for _, tl := range mustJSON[[]map[string]any](t, e.MustRun("mcp", "tools", "rp", "--json")) {
+			if tl["name"] == "rp__echo" {
+				return tl["approval"]
+			}
+		}
+		return nil
+	}
+	out := onTerminal(t, e, "n", "mcp approve rp rp__echo")
+	for _, want := range []string{"rp__echo (upstream name echo): changed", "~ annotations/destructiveHint:", "now: true",
+		"Approve these 1 definition(s) of rp? [y/N]", "nothing was approved"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("approve on a terminal, answered n: lacks %q:\n%s", want, out)
+		}
+	}
+	if st := echoState(); st != "changed" {
+		t.Errorf("answered n, echo is %v, want changed", st)
+	}
+	if out := onTerminal(t, e, "y", "mcp approve rp rp__echo"); !strings.Contains(out, "approved rp__echo (sha256 ") {
+		t.Errorf("approve on a terminal, answered y:\n%s", out)
+	}
+	if st := echoState(); st != "approved" {
+		t.Errorf("answered y, echo is %v, want approved", st)
+	}
 }

@@ -187,3 +187,26 @@ func TestInheritedDescriptorsDoNotReachBash(t *testing.T) {
 		t.Errorf("bash sees descriptors %v", fds)
 	}
 }
+
+// The commands that change state answer --json with one JSON document on
+// stdout, like the rest: trust set and rm, mcp disallow, audit prune.
+func TestChangeCommandsAnswerJSON(t *testing.T) {
+	e := clawdtest.NewEnv(t, clawdBin)
+	e.Init()
+	set := mustJSON[map[string]any](t, e.MustRun("trust", "set", "device:phone1", "1", "--deny", "search", "--json"))
+	if set["entity_id"] != "device:phone1" || set["trust_level"] != float64(1) ||
+		set["permissions"].(map[string]any)["search"] != "deny" {
+		t.Errorf("trust set --json: %v", set)
+	}
+	if rm := mustJSON[map[string]any](t, e.MustRun("trust", "rm", "device:phone1", "--json")); rm["entity_id"] != "device:phone1" || rm["removed"] != true {
+		t.Errorf("trust rm --json: %v", rm)
+	}
+	sum := strings.Repeat("ab", 32)
+	e.MustRun("mcp", "allow", "--server", "gone", "--sha256", sum)
+	if d := mustJSON[map[string]any](t, e.MustRun("mcp", "disallow", "--server", "gone", "--json")); d["server"] != "gone" || d["removed"] != float64(1) {
+		t.Errorf("mcp disallow --json: %v", d)
+	}
+	if p := mustJSON[map[string]any](t, e.MustRun("audit", "prune", "--older-than", "1h", "--json")); p["deleted"] != float64(0) || p["before"] == "" {
+		t.Errorf("audit prune --json: %v", p)
+	}
+}

@@ -91,29 +91,11 @@ func TestMCPApproveFromCLI(t *testing.T) {
 // On a terminal `mcp add` asks, and only a yes approves. script(1) gives
 // the command a pseudo-terminal; the answer is typed into it.
 func TestMCPApprovePromptOnTerminal(t *testing.T) {
-	scriptBin, err := exec.LookPath("script")
-	if err != nil || runtime.GOOS != "linux" {
-		t.Skip("needs util-linux script(1) for a pseudo-terminal")
-	}
+	needTerminal(t)
 	e := clawdtest.NewEnv(t, clawdBin)
 	add := func(name, answer string) string {
 		t.Helper()
-		cmd := exec.Command(scriptBin, "-qec", clawdBin+" mcp add "+name+" --stdio -- true", "/dev/null")
-		cmd.Env, cmd.Dir = e.Environ(), e.WS
-		in, _ := cmd.StdinPipe()
-		out := &lockedBuf{}
-		cmd.Stdout = out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Answer once the question is there.
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "[y/N]") && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-		}
-		in.Write([]byte(answer + "\n"))
-		in.Close()
-		cmd.Wait()
-		return out.String()
+		return onTerminal(t, e, answer, "mcp add "+name+" --stdio -- true")
 	}
 	if out := add("yes", "y"); !strings.Contains(out, "Approve yes? [y/N]") || !strings.Contains(out, "Approved yes.") {
 		t.Errorf("answered y:\n%s", out)
@@ -121,12 +103,70 @@ func TestMCPApprovePromptOnTerminal(t *testing.T) {
 	if out := add("no", "n"); !strings.Contains(out, "Not approved. To approve later: clawd mcp allow --server no --sha256 ") {
 		t.Errorf("answered n:\n%s", out)
 	}
-	for name, want := range map[string]bool{"yes": true, "no": false} {
+	// The question is asked on the terminal also when stdout goes to a
+	// file: what is approved and the question are on stderr.
+	stdout := filepath.Join(t.TempDir(), "stdout")
+	if out := onTerminal(t, e, "y", "mcp add redirected --stdio -- true > "+stdout); !strings.Contains(out, "Approve redirected? [y/N]") || !strings.Contains(out, "Server redirected runs:") ||
+		!strings.Contains(out, "Approved redirected.") {
+		t.Errorf("stdout redirected, answered y:\n%s", out)
+	}
+	if b, _ := os.ReadFile(stdout); !strings.Contains(string(b), "added MCP server redirected") || strings.Contains(string(b), "[y/N]") {
+		t.Errorf("stdout redirected: the file has %q", b)
+	}
+	// A no to mcp allow NAME is exit 1, with --json as without.
+	for _, json := range []string{"", " --json"} {
+		if out := onTerminal(t, e, "n", "mcp allow no"+json+"; echo exit=$?"); !strings.Contains(out, "Approve no? [y/N]") ||
+			!strings.Contains(out, "no was not approved") || !strings.Contains(out, "exit=1") {
+			t.Errorf("mcp allow no%s, answered n:\n%s", json, out)
+		}
+	}
+	for name, want := range map[string]bool{"yes": true, "no": false, "redirected": true} {
 		ap := mustJSON[map[string]any](t, e.MustRun("mcp", "show", name, "--json"))["approval"].(map[string]any)
 		if ap["current"] != want {
 			t.Errorf("%s: approved %v, want %v", name, ap["current"], want)
 		}
 	}
+}
+
+// needTerminal skips a test that needs util-linux script(1) to give the
+// command a pseudo-terminal.
+func needTerminal(t *testing.T) {
+	t.Helper()
+	if !haveTerminal() {
+		t.Skip("needs util-linux script(1) for a pseudo-terminal")
+	}
+}
+
+func haveTerminal() bool {
+	_, err := exec.LookPath("script")
+	return err == nil && runtime.GOOS == "linux"
+}
+
+// onTerminal runs clawd with args (one shell word string, quoted as
+// needed) on a pseudo-terminal, types answer once a [y/N] question is
+// there, and returns everything the terminal showed.
+func onTerminal(t *testing.T, e *clawdtest.Env, answer, args string) string {
+	t.Helper()
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(scriptBin, "-qec", clawdBin+" "+args, "/dev/null")
+	cmd.Env, cmd.Dir = e.Environ(), e.WS
+	in, _ := cmd.StdinPipe()
+	out := &lockedBuf{}
+	cmd.Stdout = out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Answer once the question is there.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(out.String(), "[y/N]") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	in.Write([]byte(answer + "\n"))
+	in.Close()
+	cmd.Wait()
+	return out.String()
 }
 
 // lockedBuf is a buffer a child's output goroutine writes while the test

@@ -96,7 +96,7 @@ func approveTools(t *testing.T, e *env, server string) {
 	t.Helper()
 	deadline := time.Now().Add(npmWait)
 	for {
-		_, errOut, code := e.Run("mcp", "approve", server)
+		_, errOut, code := e.Run("mcp", "approve", server, "--yes")
 		if code == 0 {
 			return
 		}

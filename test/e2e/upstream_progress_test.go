@@ -77,7 +77,7 @@ func TestUpstreamProgressPerClient(t *testing.T) {
 					}
 				}
 				connectedSince(t, e.Env, "prog", started)
-				e.MustRun("mcp", "approve", "prog") // new upstream tools are withheld until approved
+				e.MustRun("mcp", "approve", "prog", "--yes") // new upstream tools are withheld until approved
 				waitListed(t, func() *mcp.ClientSession { return connect(&progressSeen{}) }, "prog__progress")
 
 				seen := map[string]*progressSeen{"A": {}, "B": {}}

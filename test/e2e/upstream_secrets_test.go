@@ -123,8 +123,8 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	waitServer(t, e, "sec", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	// New upstream tools are withheld until approved; callTool below retries
 	// until the daemon has picked the approvals up.
-	e.MustRun("mcp", "approve", "cap")
-	e.MustRun("mcp", "approve", "sec")
+	e.MustRun("mcp", "approve", "cap", "--yes")
+	e.MustRun("mcp", "approve", "sec", "--yes")
 
 	// A client authenticated with the per-client credential (kind cc,
 	// trusted with upstream tools) calls both servers.

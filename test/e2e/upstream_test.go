@@ -57,7 +57,7 @@ func TestUpstreamThroughTheDaemon(t *testing.T) {
 	if names := c.ToolNames(); slices.Contains(names, "inner__read_file") {
 		t.Fatalf("tools offered before their definitions were approved: %v", names)
 	}
-	e.MustRun("mcp", "approve", "inner")
+	e.MustRun("mcp", "approve", "inner", "--yes")
 	if !c.WaitNotification("notifications/tools/list_changed", 10*time.Second) {
 		t.Error("no tools/list_changed after the upstream's tools were approved")
 	}

@@ -64,7 +64,7 @@ func TestBindingsPerClientOnOneDaemon(t *testing.T) {
 		// New upstream tools are offered only once approved, and approving
 		// needs the daemon to have seen them first (docs/upstreams.md).
 		if !approved {
-			_, _, code := e.Run("mcp", "approve", "inner")
+			_, _, code := e.Run("mcp", "approve", "inner", "--yes")
 			approved = code == 0
 		}
 		all = upstreamOf(oc.ToolNames())

@@ -242,7 +242,7 @@ func (w *world) approveTools(names []string, within time.Duration) {
 	deadline := time.Now().Add(within)
 	for _, name := range names {
 		for {
-			cmd := exec.Command(w.clawd, "mcp", "approve", name)
+			cmd := exec.Command(w.clawd, "mcp", "approve", name, "--yes")
 			cmd.Env, cmd.Dir = w.env, w.ws
 			out, err := cmd.CombinedOutput()
 			if err == nil {
