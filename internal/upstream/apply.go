@@ -246,8 +246,15 @@ func (m *Manager) toolsChanged() {
 			p.server().setApprovals(approval[name])
 		}
 	}
+	byServer := make(map[string]map[string]exposedName, len(provs))
+	for k, v := range names {
+		if byServer[k.server] == nil {
+			byServer[k.server] = map[string]exposedName{}
+		}
+		byServer[k.server][k.tool] = v
+	}
 	m.namesMu.Lock()
-	m.names = names
+	m.names = byServer
 	m.namesMu.Unlock()
 	for name, p := range provs {
 		list := make([]tools.Tool, 0, len(offered[name]))
@@ -264,17 +271,13 @@ func (m *Manager) toolsChanged() {
 	}
 }
 
-// namesOf returns server's exposed names by original tool name.
+// namesOf returns server's exposed names by original tool name (nil when
+// it has none): a lookup, not a walk over every server's tools, since each
+// status of each server asks. The map is shared: read it, never modify it.
 func (m *Manager) namesOf(server string) map[string]exposedName {
 	m.namesMu.RLock()
 	defer m.namesMu.RUnlock()
-	out := map[string]exposedName{}
-	for k, v := range m.names {
-		if k.server == server {
-			out[k.tool] = v
-		}
-	}
-	return out
+	return m.names[server]
 }
 
 // report hands s's status to Options.OnStatus, outside every lock.

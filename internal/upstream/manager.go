@@ -249,7 +249,9 @@ type Manager struct {
 	procMu   sync.Mutex // serializes persistProcs
 	reportMu sync.Mutex // serializes OnStatus
 	namesMu  sync.RWMutex
-	names    map[toolKey]exposedName
+	// names is every server's exposed names by original tool name, as
+	// toolsChanged last assigned them; replaced whole, never modified.
+	names map[string]map[string]exposedName
 }
 
 // NewManager returns a manager adding its providers to reg (a nil reg
