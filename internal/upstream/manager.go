@@ -223,6 +223,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = 4 << 20
 	}
+	if o.Identity == nil {
+		o.Identity = &identity.Forwarder{} // meta works; signed is refused (no key)
+	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
 	}

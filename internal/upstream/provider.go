@@ -285,7 +285,10 @@ const maxOutputItems = 1000
 // within both limits is returned as it is.
 func capResult(r *tools.CallResult, maxBytes, maxItems int) *tools.CallResult {
 	total := len(r.Content) + len(r.StructuredContent) + len(r.Meta)
-	if total <= maxBytes && countItems(r.Content) <= maxItems {
+	if total <= maxBytes && (len(r.Content) < 2*maxItems+3 || countItems(r.Content) <= maxItems) {
+		// An array of more than maxItems values takes at least
+		// 2*(maxItems+1)+1 bytes (a byte each, commas, brackets): a
+		// shorter one is not decoded to count them, on every call.
 		return r
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(r.Content))

@@ -388,11 +388,14 @@ func (s *server) status() Status {
 func (s *server) current() (*session, chan struct{}, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.sess != nil {
+		return s.sess, s.swapped, "" // the common case: no text to build
+	}
 	why := s.state
 	if s.lastErr != "" {
 		why += " (" + s.lastErr + ")"
 	}
-	return s.sess, s.swapped, why
+	return nil, s.swapped, why
 }
 
 // offered returns the tools to offer: none while hidden.
