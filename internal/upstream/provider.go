@@ -154,8 +154,14 @@ func (s *server) call(ctx context.Context, name string, args jsontext.Value) (an
 			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
-		if err == nil || try > 0 || !isSessionMissing(err) || ctx.Err() != nil {
+		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
 			return res, err
+		}
+		if try > 0 {
+			// The SDK's error names the session id; the model gets what
+			// happened, as for every other upstream failure.
+			return nil, tools.Errorf("upstream server %s forgot the session again (HTTP 404 on its session id) right after clawd connected anew; %s was tried twice",
+				s.cfg.Name, displayName(name))
 		}
 		// The session is gone on the server: end ours, let the supervisor
 		// reconnect, and retry once on the new session.
