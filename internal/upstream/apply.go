@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // applyPlan is what one Apply changes, decided under m.mu and carried out
@@ -89,13 +90,15 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		}
 		if p, ok := m.pending[name]; ok && p.equal(cfg) {
 			m.pending[name] = cfg // the newest identity setting
-			continue              // this replacement is already being connected
+			stopForwarding(old, cfg)
+			continue // this replacement is already being connected
 		}
 		runnable := cfg.Enabled && cfg.Validate() == nil
 		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
 			// Connect the new one first; swap only if it initializes.
 			m.pending[name] = cfg
 			pl.replacing = append(pl.replacing, cfg)
+			stopForwarding(old, cfg)
 			continue
 		}
 		delete(m.pending, name)
@@ -120,6 +123,19 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		}
 	}
 	return pl
+}
+
+// stopForwarding applies cfg's identity setting to the server old still
+// serving while cfg's replacement connects (or after it failed to), when
+// that setting forwards nothing: turning forwarding off takes effect on the
+// next call, as documented, even with the connection changed at the same
+// time. A setting that forwards is left for the replacement: the old
+// connection (maybe another URL or command) is not what the user chose to
+// send the caller's identity to.
+func stopForwarding(old *server, cfg ServerConfig) {
+	if m := cfg.Identity.Mode; old != nil && (m == identity.ModeOff || m == "") {
+		old.setIdentity(cfg.Identity)
+	}
 }
 
 // newServerLocked builds the server for cfg; a disabled or invalid one

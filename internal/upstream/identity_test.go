@@ -233,6 +233,42 @@ func TestIdentityForgedValuesOverwritten(t *testing.T) {
 	}
 }
 
+// Turning forwarding off together with a change of the connection takes
+// effect on the next call, though the old connection keeps serving while
+// the new one connects (here it never initializes) and after it failed.
+func TestIdentityOffWhileReplacing(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, identity.Config{Mode: identity.ModeMeta})
+	cc := g.session(t, "cc")
+	pid := connected(t, g.m, "idf").PID
+
+	cfg := g.cfg
+	cfg.Args = append(append([]string(nil), cfg.Args...), "-hang-init")
+	cfg.ConnectTimeout = 5 * time.Second
+	cfg.Identity = identity.Config{Mode: identity.ModeOff}
+	g.m.Apply(context.Background(), []ServerConfig{cfg})
+	for i := range 2 {
+		if r := rpc(t, cc, fmt.Sprintf(forgedCall, 10+i)); r["error"] != nil {
+			t.Fatalf("call: %v", r)
+		}
+		got, _ := g.received(t)
+		args, _ := got["arguments"].(map[string]any)
+		meta, _ := got["_meta"].(map[string]any)
+		if _, ok := args["__mateclaw_user__"]; ok || meta[identity.MetaKey] != nil {
+			t.Errorf("call %d, off while the replacement connects: upstream received %v; want no identity", i, got)
+		}
+		if st := connected(t, g.m, "idf"); st.PID != pid {
+			t.Fatalf("the old server (pid %d) is no longer the one serving (pid %d)", pid, st.PID)
+		}
+		if i == 0 {
+			// Again once the replacement has failed (connect timeout).
+			waitFor(t, g.m, "idf", 20*time.Second, "told the new configuration failed", func(st Status) bool {
+				return strings.Contains(st.LastError, "not applied")
+			})
+		}
+	}
+}
+
 func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	g := newGateway(t, identity.Config{Mode: identity.ModeSigned, Audience: "https://orders.internal"})
 	oc := g.session(t, "oc")
