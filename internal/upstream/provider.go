@@ -125,15 +125,19 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 		return nil, tools.Errorf("the definition of %s is not approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
 			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
 	}
-	srv := t.p.server()
-	if !srv.listsDefinition(t.original, t.sha256) {
+	res, err := t.p.server().call(ctx, t.original, t.sha256, args)
+	if errors.Is(err, errDefinitionChanged) {
 		// The server listed another definition (or was replaced) since
 		// this tool was approved; toolsChanged is about to withhold it.
 		return nil, tools.Errorf("the definition of %s changed since it was approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
 			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
 	}
-	return srv.call(ctx, t.original, args)
+	return res, err
 }
+
+// errDefinitionChanged: the server's list no longer has the definition the
+// call was approved under; nothing was sent.
+var errDefinitionChanged = errors.New("the tool's definition changed since it was approved")
 
 // call forwards one tools/call. The result is the upstream's, raw
 // (*tools.CallResult), capped at Options.MaxOutputBytes. A call bounded by
@@ -141,14 +145,26 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 // a JSON-RPC error, becomes a tool error the model can read; the caller's
 // cancellation is returned as ctx.Err() and reaches the upstream as
 // notifications/cancelled. The arguments are first rewritten for the
-// server's identity setting (forward); a refusal there sends nothing. An HTTP server that forgot the session (404) is
-// re-initialized once and the call retried once.
-func (s *server) call(ctx context.Context, name string, args jsontext.Value) (any, error) {
+// server's identity setting (forward); a refusal there sends nothing.
+// def is the SHA-256 of the definition the call was approved under: while
+// the server's list has another one for name, nothing is sent
+// (errDefinitionChanged); "" checks nothing (tests calling unlisted tools).
+// An HTTP server that forgot the session (404) is re-initialized once and
+// the call retried once, if the new session lists the same definition.
+func (s *server) call(ctx context.Context, name, def string, args jsontext.Value) (any, error) {
+	if def != "" && !s.listsDefinition(name, def) {
+		return nil, errDefinitionChanged
+	}
 	args, meta, err := s.forward(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
 	for try := 0; ; try++ {
+		if try > 0 && def != "" && !s.listsDefinition(name, def) {
+			// The server came back listing another definition: the
+			// approval the call was made under is not its.
+			return nil, errDefinitionChanged
+		}
 		sess, swapped, why := s.current()
 		if sess == nil {
 			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
