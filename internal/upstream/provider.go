@@ -152,20 +152,17 @@ var errDefinitionChanged = errors.New("the tool's definition changed since it wa
 // An HTTP server that forgot the session (404) is re-initialized once and
 // the call retried once, if the new session lists the same definition.
 func (s *server) call(ctx context.Context, name, def string, args jsontext.Value) (any, error) {
-	if def != "" && !s.listsDefinition(name, def) {
-		return nil, errDefinitionChanged
-	}
 	args, meta, err := s.forward(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
 	for try := 0; ; try++ {
-		if try > 0 && def != "" && !s.listsDefinition(name, def) {
-			// The server came back listing another definition: the
-			// approval the call was made under is not its.
+		sess, swapped, why, listed := s.sessionFor(name, def)
+		if !listed {
+			// The server listed another definition (a reconnect, maybe the
+			// one before a retry): the call's approval is not for it.
 			return nil, errDefinitionChanged
 		}
-		sess, swapped, why := s.current()
 		if sess == nil {
 			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
 		}

@@ -388,6 +388,11 @@ func (s *server) status() Status {
 func (s *server) current() (*session, chan struct{}, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.currentLocked()
+}
+
+// currentLocked is current with s.mu held.
+func (s *server) currentLocked() (*session, chan struct{}, string) {
 	if s.sess != nil {
 		return s.sess, s.swapped, "" // the common case: no text to build
 	}
