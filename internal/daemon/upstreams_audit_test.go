@@ -9,27 +9,20 @@ import (
 	"github.com/clawde/clawd/internal/upstream"
 )
 
-type rowsAudit struct{ rows []chain.AuditRecord }
-
-func (a *rowsAudit) Record(r *chain.AuditRecord) (int64, error) {
-	a.rows = append(a.rows, *r)
-	return int64(len(a.rows)), nil
-}
-func (a *rowsAudit) RecordOutcome(int64, chain.Outcome) {}
-
 // TestAuditUpstreamEvent: an event of the upstream manager becomes the
 // upstream audit row the shared conventions describe.
 func TestAuditUpstreamEvent(t *testing.T) {
-	a := &rowsAudit{}
+	a := &chain.MemoryAudit{}
 	logger := slog.New(slog.DiscardHandler)
 	d := &Daemon{Chain: &chain.Chain{Audit: a}, Logger: logger, upstreamAudit: newUpstreamAuditor(a, logger.Warn)}
 	at := time.Now()
 	d.auditUpstream(upstream.AuditEvent{Time: at, Entity: "cc:ws", Tool: "mcp:orders/find", Reason: "identity_refused: x"})
 	d.upstreamAudit.close() // writes what is queued
-	if len(a.rows) != 1 {
-		t.Fatalf("%d rows", len(a.rows))
+	rows := a.Rows()
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
 	}
-	r := a.rows[0]
+	r := rows[0]
 	if r.EntityID != "cc:ws" || r.ToolID != "mcp:orders/find" || r.Step != "upstream" || r.Result != chain.ResultDeny ||
 		r.Transport != "daemon" || r.Reason != "identity_refused: x" || !r.Time.Equal(at) || r.TrustLevel != chain.NoTrustLevel ||
 		r.Server != "orders" {

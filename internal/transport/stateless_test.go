@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,37 +19,7 @@ import (
 )
 
 // memAudit is an in-memory audit log: rows and their outcomes.
-type memAudit struct {
-	mu       sync.Mutex
-	rows     []chain.AuditRecord
-	outcomes map[int64]chain.Outcome
-}
-
-func (a *memAudit) Record(r *chain.AuditRecord) (int64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.rows = append(a.rows, *r)
-	return int64(len(a.rows)), nil
-}
-
-func (a *memAudit) RecordOutcome(id int64, o chain.Outcome) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.outcomes == nil {
-		a.outcomes = map[int64]chain.Outcome{}
-	}
-	a.outcomes[id] = o
-}
-
-// last returns the newest row and its outcome ("" while none).
-func (a *memAudit) last() (chain.AuditRecord, string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.rows) == 0 {
-		return chain.AuditRecord{}, ""
-	}
-	return a.rows[len(a.rows)-1], a.outcomes[int64(len(a.rows))].Result
-}
+type memAudit = chain.MemoryAudit
 
 // reportTool reports progress and an info log, then answers; "slow" (its
 // tag argument) then blocks until cancelled.
@@ -190,7 +159,7 @@ func TestLegacySessionBesideStateless(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(string(body), `"resultType":"complete"`) {
 		t.Fatalf("stateless call: %d %s", resp.StatusCode, body)
 	}
-	row, _ := audit.last()
+	row, _ := audit.Last()
 	if row.EntityID != "local:ws-test" || row.ClientClaim != "opencode" || row.Transport != "http" {
 		t.Errorf("stateless audit row: entity %q claim %q transport %q", row.EntityID, row.ClientClaim, row.Transport)
 	}
@@ -199,7 +168,7 @@ func TestLegacySessionBesideStateless(t *testing.T) {
 	if resp.StatusCode != 200 || strings.Contains(string(body), "resultType") || !strings.Contains(string(body), `"isError":false`) {
 		t.Fatalf("legacy call in the session: %d %s", resp.StatusCode, body)
 	}
-	if row, _ := audit.last(); row.ClientClaim != "test" {
+	if row, _ := audit.Last(); row.ClientClaim != "test" {
 		t.Errorf("legacy audit row claim %q", row.ClientClaim)
 	}
 	if n := f.h.sessions.len(); n != 1 {
@@ -271,7 +240,7 @@ func TestStatelessSSECancelOnClose(t *testing.T) {
 	resp.Body.Close()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, outcome := audit.last()
+		_, outcome := audit.Last()
 		if rt.cancelled.Load() == 1 && outcome == chain.OutcomeCancelled {
 			break
 		}
@@ -350,7 +319,7 @@ func TestGoSDKModernClient(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("tools/call: %v %+v", err, res)
 	}
-	if row, outcome := audit.last(); row.EntityID != "local:ws-test" || row.ClientClaim != "claude-code" || outcome != chain.OutcomeOK {
+	if row, outcome := audit.Last(); row.EntityID != "local:ws-test" || row.ClientClaim != "claude-code" || outcome != chain.OutcomeOK {
 		t.Errorf("audit row entity %q claim %q outcome %q", row.EntityID, row.ClientClaim, outcome)
 	}
 	if n := f.h.sessions.len(); n != 0 {
@@ -380,7 +349,7 @@ func TestGoSDKModernClient(t *testing.T) {
 	}()
 	for rt.cancelled.Load() == 0 {
 		time.Sleep(20 * time.Millisecond)
-		if _, o := audit.last(); o == "" { // started, running
+		if _, o := audit.Last(); o == "" { // started, running
 			ccancel()
 		}
 		if time.Now().After(deadline.Add(5 * time.Second)) {

@@ -147,7 +147,7 @@ func TestStreamTransportsBothEras(t *testing.T) {
 			if r := b.recv(t); !strings.HasPrefix(r, `{"jsonrpc":"2.0","id":7,"result":{"resultType":"complete"`) {
 				t.Fatalf("answer: %s", r)
 			}
-			if row, _ := audit.last(); row.Transport != name {
+			if row, _ := audit.Last(); row.Transport != name {
 				t.Errorf("audit transport %q", row.Transport)
 			}
 
@@ -156,7 +156,7 @@ func TestStreamTransportsBothEras(t *testing.T) {
 			b.send(t, line26(`"slow"`, "tools/call", `"name":"report","arguments":{"tag":"slow"}`, ""))
 			deadline := time.Now().Add(5 * time.Second)
 			for {
-				if row, o := audit.last(); row.RequestID == `"slow"` && o == "" {
+				if row, o := audit.Last(); row.RequestID == `"slow"` && o == "" {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -169,7 +169,7 @@ func TestStreamTransportsBothEras(t *testing.T) {
 			if r := b.recv(t); !strings.HasPrefix(r, `{"jsonrpc":"2.0","id":8,`) {
 				t.Fatalf("after cancel: %s", r)
 			}
-			for rt.cancelled.Load() == before || func() bool { _, o := audit.last(); return o != chain.OutcomeCancelled }() {
+			for rt.cancelled.Load() == before || func() bool { _, o := audit.Last(); return o != chain.OutcomeCancelled }() {
 				if time.Now().After(deadline) {
 					t.Fatal("the cancel did not reach the tool and the audit row")
 				}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // applyPlan is what one Apply changes, decided under m.mu and carried out
@@ -89,13 +90,15 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		}
 		if p, ok := m.pending[name]; ok && p.equal(cfg) {
 			m.pending[name] = cfg // the newest identity setting
-			continue              // this replacement is already being connected
+			stopForwarding(old, cfg)
+			continue // this replacement is already being connected
 		}
 		runnable := cfg.Enabled && cfg.Validate() == nil
 		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
 			// Connect the new one first; swap only if it initializes.
 			m.pending[name] = cfg
 			pl.replacing = append(pl.replacing, cfg)
+			stopForwarding(old, cfg)
 			continue
 		}
 		delete(m.pending, name)
@@ -120,6 +123,19 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		}
 	}
 	return pl
+}
+
+// stopForwarding applies cfg's identity setting to the server old still
+// serving while cfg's replacement connects (or after it failed to), when
+// that setting forwards nothing: turning forwarding off takes effect on the
+// next call, as documented, even with the connection changed at the same
+// time. A setting that forwards is left for the replacement: the old
+// connection (maybe another URL or command) is not what the user chose to
+// send the caller's identity to.
+func stopForwarding(old *server, cfg ServerConfig) {
+	if m := cfg.Identity.Mode; old != nil && (m == identity.ModeOff || m == "") {
+		old.setIdentity(cfg.Identity)
+	}
 }
 
 // newServerLocked builds the server for cfg; a disabled or invalid one
@@ -246,8 +262,15 @@ func (m *Manager) toolsChanged() {
 			p.server().setApprovals(approval[name])
 		}
 	}
+	byServer := make(map[string]map[string]exposedName, len(provs))
+	for k, v := range names {
+		if byServer[k.server] == nil {
+			byServer[k.server] = map[string]exposedName{}
+		}
+		byServer[k.server][k.tool] = v
+	}
 	m.namesMu.Lock()
-	m.names = names
+	m.names = byServer
 	m.namesMu.Unlock()
 	for name, p := range provs {
 		list := make([]tools.Tool, 0, len(offered[name]))
@@ -264,17 +287,13 @@ func (m *Manager) toolsChanged() {
 	}
 }
 
-// namesOf returns server's exposed names by original tool name.
+// namesOf returns server's exposed names by original tool name (nil when
+// it has none): a lookup, not a walk over every server's tools, since each
+// status of each server asks. The map is shared: read it, never modify it.
 func (m *Manager) namesOf(server string) map[string]exposedName {
 	m.namesMu.RLock()
 	defer m.namesMu.RUnlock()
-	out := map[string]exposedName{}
-	for k, v := range m.names {
-		if k.server == server {
-			out[k.tool] = v
-		}
-	}
-	return out
+	return m.names[server]
 }
 
 // report hands s's status to Options.OnStatus, outside every lock.

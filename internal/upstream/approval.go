@@ -89,17 +89,25 @@ func (s *server) offeredTools() ([]upstreamTool, bool) {
 	return s.tools, false
 }
 
-// listsDefinition reports whether the server's current list has tool name
-// with exactly the definition sha256: a call made between a new listing
-// and the re-evaluation of approvals (or a replacement of the server) is
-// refused rather than sent under the approval of an older definition.
-func (s *server) listsDefinition(name, sha256 string) bool {
+// sessionFor is current() for a call of tool name approved under
+// definition def (its SHA-256; "" checks nothing): listed reports whether
+// the server's list has name with exactly that definition, read under the
+// same lock as the session, since a reconnect installs a new list and its
+// session together. A call made between a new listing and the
+// re-evaluation of approvals (or a replacement of the server) is refused
+// rather than sent under the approval of an older definition.
+func (s *server) sessionFor(name, def string) (sess *session, swapped chan struct{}, why string, listed bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.tools {
+	listed = def == ""
+	for i := 0; !listed && i < len(s.tools); i++ {
 		if s.tools[i].Name == name {
-			return s.tools[i].Def.SHA256 == sha256
+			if s.tools[i].Def.SHA256 != def {
+				break
+			}
+			listed = true
 		}
 	}
-	return false
+	sess, swapped, why = s.currentLocked()
+	s.mu.Unlock()
+	return sess, swapped, why, listed
 }

@@ -37,10 +37,7 @@ func (s *server) setIdentity(c identity.Config) { s.ident.Store(&c) }
 // identity_refused and returned: nothing is sent.
 func (s *server) forward(ctx context.Context, tool string, args jsontext.Value) (jsontext.Value, map[string]any, error) {
 	cfg := s.identityConfig()
-	fw := s.m.opts.Identity
-	if fw == nil {
-		fw = &identity.Forwarder{} // meta works; signed is refused (no key)
-	}
+	fw := s.m.opts.Identity // never nil (withDefaults)
 	entity := tools.CallerEntity(ctx)
 	c, err := fw.Apply(cfg, s.cfg.Name, entity, args)
 	if err == nil {

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,28 +39,9 @@ func (readTool) Call(context.Context, jsontext.Value) (any, error) {
 	return map[string]bool{"ok": true}, nil
 }
 
-// memAudit keeps audit rows in memory.
-type memAudit struct {
-	mu   sync.Mutex
-	rows []chain.AuditRecord
-	out  map[int64]chain.Outcome
-}
-
-func (a *memAudit) Record(r *chain.AuditRecord) (int64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.rows = append(a.rows, *r)
-	return int64(len(a.rows)), nil
-}
-
-func (a *memAudit) RecordOutcome(id int64, o chain.Outcome) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.out == nil {
-		a.out = map[int64]chain.Outcome{}
-	}
-	a.out[id] = o
-}
+// memAudit keeps audit rows in memory, and upstream events as the daemon
+// records them.
+type memAudit struct{ chain.MemoryAudit }
 
 // event records an upstream event as the daemon does (auditUpstream).
 func (a *memAudit) event(ev AuditEvent) {
@@ -70,10 +50,8 @@ func (a *memAudit) event(ev AuditEvent) {
 }
 
 func (a *memAudit) find(reasonPrefix string) []chain.AuditRecord {
-	a.mu.Lock()
-	defer a.mu.Unlock()
 	var out []chain.AuditRecord
-	for _, r := range a.rows {
+	for _, r := range a.Rows() {
 		if strings.HasPrefix(r.Reason, reasonPrefix) {
 			out = append(out, r)
 		}
@@ -233,6 +211,42 @@ func TestIdentityForgedValuesOverwritten(t *testing.T) {
 	}
 }
 
+// Turning forwarding off together with a change of the connection takes
+// effect on the next call, though the old connection keeps serving while
+// the new one connects (here it never initializes) and after it failed.
+func TestIdentityOffWhileReplacing(t *testing.T) {
+	t.Parallel()
+	g := newGateway(t, identity.Config{Mode: identity.ModeMeta})
+	cc := g.session(t, "cc")
+	pid := connected(t, g.m, "idf").PID
+
+	cfg := g.cfg
+	cfg.Args = append(append([]string(nil), cfg.Args...), "-hang-init")
+	cfg.ConnectTimeout = 5 * time.Second
+	cfg.Identity = identity.Config{Mode: identity.ModeOff}
+	g.m.Apply(context.Background(), []ServerConfig{cfg})
+	for i := range 2 {
+		if r := rpc(t, cc, fmt.Sprintf(forgedCall, 10+i)); r["error"] != nil {
+			t.Fatalf("call: %v", r)
+		}
+		got, _ := g.received(t)
+		args, _ := got["arguments"].(map[string]any)
+		meta, _ := got["_meta"].(map[string]any)
+		if _, ok := args["__mateclaw_user__"]; ok || meta[identity.MetaKey] != nil {
+			t.Errorf("call %d, off while the replacement connects: upstream received %v; want no identity", i, got)
+		}
+		if st := connected(t, g.m, "idf"); st.PID != pid {
+			t.Fatalf("the old server (pid %d) is no longer the one serving (pid %d)", pid, st.PID)
+		}
+		if i == 0 {
+			// Again once the replacement has failed (connect timeout).
+			waitFor(t, g.m, "idf", 20*time.Second, "told the new configuration failed", func(st Status) bool {
+				return strings.Contains(st.LastError, "not applied")
+			})
+		}
+	}
+}
+
 func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	g := newGateway(t, identity.Config{Mode: identity.ModeSigned, Audience: "https://orders.internal"})
 	oc := g.session(t, "oc")
@@ -305,23 +319,22 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	}
 	rows := g.audit.find("identity_refused: ")
 	if len(rows) != 3 {
-		t.Fatalf("identity_refused audit rows: %d, want 3 (%+v)", len(rows), g.audit.rows)
+		t.Fatalf("identity_refused audit rows: %d, want 3 (%+v)", len(rows), g.audit.Rows())
 	}
 	for _, r := range rows {
 		if r.ToolID != "mcp:idf/echo" || r.Step != "upstream" || r.Result != chain.ResultDeny || r.EntityID != "oc:ws" || r.Transport != "daemon" {
 			t.Errorf("audit row %+v", r)
 		}
 	}
-	g.audit.mu.Lock()
-	defer g.audit.mu.Unlock()
 	refused := 0
-	for _, o := range g.audit.out {
+	outcomes := g.audit.Outcomes()
+	for _, o := range outcomes {
 		if o.Result == chain.OutcomeToolError && o.Detail == "identity_refused" {
 			refused++
 		}
 	}
 	if refused != 3 {
-		t.Errorf("the calls' own rows: %d outcomes identity_refused, want 3 (%v)", refused, g.audit.out)
+		t.Errorf("the calls' own rows: %d outcomes identity_refused, want 3 (%v)", refused, outcomes)
 	}
 }
 

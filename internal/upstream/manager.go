@@ -223,6 +223,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = 4 << 20
 	}
+	if o.Identity == nil {
+		o.Identity = &identity.Forwarder{} // meta works; signed is refused (no key)
+	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 2 * time.Second
 	}
@@ -249,7 +252,9 @@ type Manager struct {
 	procMu   sync.Mutex // serializes persistProcs
 	reportMu sync.Mutex // serializes OnStatus
 	namesMu  sync.RWMutex
-	names    map[toolKey]exposedName
+	// names is every server's exposed names by original tool name, as
+	// toolsChanged last assigned them; replaced whole, never modified.
+	names map[string]map[string]exposedName
 }
 
 // NewManager returns a manager adding its providers to reg (a nil reg

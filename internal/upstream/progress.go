@@ -171,9 +171,14 @@ func (rt *progressRoute) forward(ctx context.Context) {
 // upstream's answer to the call, so what the upstream sent before its
 // answer is forwarded and what it sent after is dropped, although the SDK
 // hands notifications to their handler on another goroutine, in no fixed
-// order with the answer. (Legacy SSE upstreams: only the handler delivers,
-// and stop, when the call returns, ends the route; a report read in
-// between still reaches the client, before clawd's answer.)
+// order with the answer. The handler (session.go) is kept for what those
+// readers never see: every report of a legacy SSE upstream, and a report a
+// Streamable HTTP upstream sends on its standalone GET stream rather than
+// on the call's own POST stream. For these, stop, when the call returns,
+// ends the route; a report read in between still reaches the client,
+// before clawd's answer. A report both paths see is forwarded once: the
+// handler's copy does not increase the progress. On stdio the handler
+// sees no report while a route is open (the connection keeps them).
 func (rt *progressRoute) close() {
 	rt.mu.Lock()
 	rt.closed = true

@@ -125,15 +125,19 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 		return nil, tools.Errorf("the definition of %s is not approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
 			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
 	}
-	srv := t.p.server()
-	if !srv.listsDefinition(t.original, t.sha256) {
+	res, err := t.p.server().call(ctx, t.original, t.sha256, args)
+	if errors.Is(err, errDefinitionChanged) {
 		// The server listed another definition (or was replaced) since
 		// this tool was approved; toolsChanged is about to withhold it.
 		return nil, tools.Errorf("the definition of %s changed since it was approved; see clawd mcp diff %s, then clawd mcp approve %s %s",
 			t.spec.Name, t.p.name, t.p.name, t.spec.Name)
 	}
-	return srv.call(ctx, t.original, args)
+	return res, err
 }
+
+// errDefinitionChanged: the server's list no longer has the definition the
+// call was approved under; nothing was sent.
+var errDefinitionChanged = errors.New("the tool's definition changed since it was approved")
 
 // call forwards one tools/call. The result is the upstream's, raw
 // (*tools.CallResult), capped at Options.MaxOutputBytes. A call bounded by
@@ -141,21 +145,36 @@ func (t *upTool) Call(ctx context.Context, args jsontext.Value) (any, error) {
 // a JSON-RPC error, becomes a tool error the model can read; the caller's
 // cancellation is returned as ctx.Err() and reaches the upstream as
 // notifications/cancelled. The arguments are first rewritten for the
-// server's identity setting (forward); a refusal there sends nothing. An HTTP server that forgot the session (404) is
-// re-initialized once and the call retried once.
-func (s *server) call(ctx context.Context, name string, args jsontext.Value) (any, error) {
+// server's identity setting (forward); a refusal there sends nothing.
+// def is the SHA-256 of the definition the call was approved under: while
+// the server's list has another one for name, nothing is sent
+// (errDefinitionChanged); "" checks nothing (tests calling unlisted tools).
+// An HTTP server that forgot the session (404) is re-initialized once and
+// the call retried once, if the new session lists the same definition.
+func (s *server) call(ctx context.Context, name, def string, args jsontext.Value) (any, error) {
 	args, meta, err := s.forward(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
 	for try := 0; ; try++ {
-		sess, swapped, why := s.current()
+		sess, swapped, why, listed := s.sessionFor(name, def)
+		if !listed {
+			// The server listed another definition (a reconnect, maybe the
+			// one before a retry): the call's approval is not for it.
+			return nil, errDefinitionChanged
+		}
 		if sess == nil {
 			return nil, tools.Errorf("upstream server %s is not connected: %s", s.cfg.Name, why)
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
-		if err == nil || try > 0 || !isSessionMissing(err) || ctx.Err() != nil {
+		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
 			return res, err
+		}
+		if try > 0 {
+			// The SDK's error names the session id; the model gets what
+			// happened, as for every other upstream failure.
+			return nil, tools.Errorf("upstream server %s forgot the session again (HTTP 404 on its session id) right after clawd connected anew; %s was tried twice",
+				s.cfg.Name, displayName(name))
 		}
 		// The session is gone on the server: end ours, let the supervisor
 		// reconnect, and retry once on the new session.
@@ -281,7 +300,10 @@ const maxOutputItems = 1000
 // within both limits is returned as it is.
 func capResult(r *tools.CallResult, maxBytes, maxItems int) *tools.CallResult {
 	total := len(r.Content) + len(r.StructuredContent) + len(r.Meta)
-	if total <= maxBytes && countItems(r.Content) <= maxItems {
+	if total <= maxBytes && (len(r.Content) < 2*maxItems+3 || countItems(r.Content) <= maxItems) {
+		// An array of more than maxItems values takes at least
+		// 2*(maxItems+1)+1 bytes (a byte each, commas, brackets): a
+		// shorter one is not decoded to count them, on every call.
 		return r
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(r.Content))

@@ -388,11 +388,19 @@ func (s *server) status() Status {
 func (s *server) current() (*session, chan struct{}, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.currentLocked()
+}
+
+// currentLocked is current with s.mu held.
+func (s *server) currentLocked() (*session, chan struct{}, string) {
+	if s.sess != nil {
+		return s.sess, s.swapped, "" // the common case: no text to build
+	}
 	why := s.state
 	if s.lastErr != "" {
 		why += " (" + s.lastErr + ")"
 	}
-	return s.sess, s.swapped, why
+	return nil, s.swapped, why
 }
 
 // offered returns the tools to offer: none while hidden.

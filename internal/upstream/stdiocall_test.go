@@ -137,7 +137,7 @@ func TestDirectCallErrorAnswer(t *testing.T) {
 	m.mu.Lock()
 	srv := m.servers["e"]
 	m.mu.Unlock()
-	_, err := srv.call(context.Background(), "no-such-tool", jsontext.Value(`{}`))
+	_, err := srv.call(context.Background(), "no-such-tool", "", jsontext.Value(`{}`))
 	if err == nil || !strings.Contains(err.Error(), "upstream server e refused no-such-tool: unknown tool no-such-tool (JSON-RPC error -32602)") {
 		t.Fatalf("error answer: %v", err)
 	}
@@ -145,7 +145,7 @@ func TestDirectCallErrorAnswer(t *testing.T) {
 
 	// A server may make its error as long as a line; the tool error keeps
 	// maxErrorText bytes of it, in valid UTF-8, and says it cut the rest.
-	_, err = srv.call(context.Background(), "unlisted-big-error", jsontext.Value(`{}`))
+	_, err = srv.call(context.Background(), "unlisted-big-error", "", jsontext.Value(`{}`))
 	if err == nil {
 		t.Fatal("the error answer was not an error")
 	}
