@@ -31,13 +31,13 @@ import (
 func originClient(rawURL string, headers map[string]string, connectTimeout time.Duration, guard *netguard.Guard, resolver *net.Resolver) (*http.Client, error) {
 	o, err := netguard.OriginOfURL(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("url %q: %v", rawURL, err)
+		return nil, fmt.Errorf("url: %v", err) // never the URL: its path or query may hold a key
 	}
 	if guard == nil {
 		guard = netguard.NewGuard(netguard.Policy{Origin: o})
 	}
 	if guard.Policy().Origin != o {
-		return nil, fmt.Errorf("url %q: the egress policy is for %s, not %s", rawURL, guard.Policy().Origin, o)
+		return nil, fmt.Errorf("url: the egress policy is for %s, not %s", guard.Policy().Origin, o)
 	}
 	origin := o.String()
 	base := &http.Transport{

@@ -260,3 +260,16 @@ func TestOriginClient(t *testing.T) {
 		t.Errorf("the other origin received the header %q", v)
 	}
 }
+
+// A URL originClient refuses is not repeated in the error: its path or
+// query may hold a key.
+func TestOriginClientErrorKeepsTheURLOut(t *testing.T) {
+	for _, raw := range []string{"ftp://h.example/mcp?key=sk-SECRET123", "https://h.example:99999/mcp?key=sk-SECRET123", "https:///mcp?key=sk-SECRET123"} {
+		_, err := originClient(raw, nil, time.Second, nil, nil)
+		if err == nil {
+			t.Errorf("%s: accepted", raw)
+		} else if strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("%s: the error repeats the URL: %v", raw, err)
+		}
+	}
+}
