@@ -37,3 +37,20 @@ func TestCapResultItemLimitAtTheShortestArray(t *testing.T) {
 		t.Errorf("%d spaced items with a limit of %d: not capped", limit+1, limit)
 	}
 }
+
+// A server's _meta counts against the result's limit like its content: one
+// larger than half the limit is dropped (and the note says so), so a
+// result never exceeds the limit by its _meta.
+func TestCapResultBoundsMeta(t *testing.T) {
+	const limit = 1000
+	big := jsontext.Value(`{"x":"` + strings.Repeat("m", limit) + `"}`)
+	r := &tools.CallResult{Content: jsontext.Value(`[{"type":"text","text":"hi"}]`), Meta: big}
+	got := capResult(r, limit, 10)
+	if len(got.Meta) != 0 || !strings.Contains(string(got.Content), "_meta was dropped") || !strings.Contains(string(got.Content), `"hi"`) {
+		t.Errorf("a %d-byte _meta with a %d-byte limit: meta %d bytes, content %s", len(big), limit, len(got.Meta), got.Content)
+	}
+	small := &tools.CallResult{Content: jsontext.Value(`[{"type":"text","text":"hi"}]`), Meta: jsontext.Value(`{"k":1}`)}
+	if got := capResult(small, limit, 10); got != small {
+		t.Errorf("a result within the limit was touched: %+v", got)
+	}
+}

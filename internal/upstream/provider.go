@@ -309,7 +309,11 @@ func capResult(r *tools.CallResult, maxBytes, maxItems int) *tools.CallResult {
 	dec := jsontext.NewDecoder(bytes.NewReader(r.Content))
 	dec.ReadToken() // '['
 	var kept []jsontext.Value
-	used, dropped := len(r.Meta), 0
+	out := &tools.CallResult{IsError: r.IsError, Meta: r.Meta}
+	if len(r.Meta) > maxBytes/2 {
+		out.Meta = nil // _meta is the server's, and not worth the content's room
+	}
+	used, dropped := len(out.Meta), 0
 	for dec.PeekKind() != ']' && dec.PeekKind() != 0 {
 		v, err := dec.ReadValue()
 		if err != nil {
@@ -322,12 +326,14 @@ func capResult(r *tools.CallResult, maxBytes, maxItems int) *tools.CallResult {
 			dropped++
 		}
 	}
-	out := &tools.CallResult{IsError: r.IsError, Meta: r.Meta}
 	note := fmt.Sprintf("[clawd: the upstream result was %d bytes; %d content item(s) over the limit of %d bytes / %d items were dropped", total, dropped, maxBytes, maxItems)
 	if len(r.StructuredContent) > 0 && used+len(r.StructuredContent) <= maxBytes {
 		out.StructuredContent = r.StructuredContent
 	} else if len(r.StructuredContent) > 0 {
 		note += "; structuredContent was dropped"
+	}
+	if len(r.Meta) > 0 && out.Meta == nil {
+		note += "; _meta was dropped"
 	}
 	note += "]"
 	marker, _ := json.Marshal(map[string]string{"type": "text", "text": note})
