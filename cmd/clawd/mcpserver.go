@@ -15,6 +15,7 @@ import (
 
 	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // The commands on stored MCP servers work on the database directly,
@@ -231,7 +232,7 @@ func terminalEscape(s string, keepLines bool, max int) string {
 			fmt.Fprintf(&b, "\\x%02x", s[i])
 		case r < 0x80 && !unicode.IsPrint(r):
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case !unicode.IsPrint(r) && r != ' ':
+		case safetext.Forbidden(r) || (!unicode.IsPrint(r) && r != ' '): // variation selectors, tags, fillers: printable, invisible
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteRune(r)

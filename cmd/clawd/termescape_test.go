@@ -22,6 +22,9 @@ func TestTerminalEscape(t *testing.T) {
 		{in: "replacement \uFFFD itself", oneLine: "replacement \uFFFD itself", terminalSafe: "replacement \uFFFD itself"},
 		{in: "carriage\rreturn", oneLine: `carriage\x0dreturn`, terminalSafe: `carriage\x0dreturn`},
 		{in: "abcdef", max: 3, oneLine: "abc...", terminalSafe: "abcdef"},
+		// Printable to unicode.IsPrint, invisible on a terminal: a variation
+		// selector and a tag character can hide text in a name.
+		{in: "a\ufe0fb\U000e0041c", oneLine: `a\ufe0fb\ue0041c`, terminalSafe: `a\ufe0fb\ue0041c`},
 	} {
 		if got := oneLine(tc.in, tc.max); got != tc.oneLine {
 			t.Errorf("oneLine(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.oneLine)
