@@ -103,6 +103,30 @@ func (l Launch) AllowLine(server string) string {
 // or read; a command that runs something clawd cannot pin comes back with
 // Unpinned set.
 func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
+	return resolveLaunch(cfg, env, plainHasher{})
+}
+
+// resolveLaunch is ResolveLaunch with the script hashed by h: a spawn
+// passes the manager's hasher, which in the daemon is the cache the
+// per-call check of the same script uses, so an unchanged script is read
+// once, not at every spawn and again at the first call.
+func resolveLaunch(cfg ServerConfig, env map[string]string, h FileHasher) (Launch, error) {
+	l, err := launchPaths(cfg, env)
+	if err != nil || l.Script == "" {
+		return l, err
+	}
+	sum, err := h.Sum(l.Script)
+	if err != nil {
+		return l, fmt.Errorf("cannot read the script %s to check it: %v", l.Script, err)
+	}
+	l.ScriptSHA256 = sum
+	return l, nil
+}
+
+// launchPaths resolves what cfg's command runs without hashing anything:
+// Exec, Script, Package and Unpinned as ResolveLaunch sets them, and
+// ScriptSHA256 empty. It reads no file's content except npm's lockfiles.
+func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	l := Launch{Command: append([]string{cfg.Command}, cfg.Args...)}
 	exe, err := resolveCommand(cfg.Command, cfg.Cwd)
 	if err != nil {
@@ -171,11 +195,6 @@ func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, nil
 	}
 	l.Script = script
-	sum, err := hashPath(script)
-	if err != nil {
-		return l, fmt.Errorf("cannot read the script %s to check it: %v", script, err)
-	}
-	l.ScriptSHA256 = sum
 	return l, nil
 }
 

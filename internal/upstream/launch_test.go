@@ -377,3 +377,64 @@ func TestExecutableWrittenInPlaceBetweenCheckAndExec(t *testing.T) {
 		t.Fatalf("connected to a file written after its check: %+v", st)
 	}
 }
+
+// countingHasher is a FileHasher that records the paths it hashed.
+type countingHasher struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (c *countingHasher) Sum(p string) (string, error) {
+	c.mu.Lock()
+	c.paths = append(c.paths, p)
+	c.mu.Unlock()
+	return plainHasher{}.Sum(p)
+}
+
+func (c *countingHasher) SumFile(f *os.File) (string, error) { return plainHasher{}.SumFile(f) }
+
+func (c *countingHasher) count(p string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, q := range c.paths {
+		if q == p {
+			n++
+		}
+	}
+	return n
+}
+
+// A spawn hashes an interpreter's script through Options.Hasher (in the
+// daemon the cache the per-call check of that script shares), once, and
+// applying the configuration hashes nothing: resolving the origin takes
+// paths only.
+func TestScriptHashedOnceThroughHasher(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(script, []byte("exec "+fakeBin+" \"$@\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if real, err := filepath.EvalSymlinks(script); err == nil {
+		script = real
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	h := &countingHasher{}
+	m, _ := newTestManager(t, Options{Hasher: h})
+	cfg := fake("script")
+	cfg.Command, cfg.Args = sh, []string{script}
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "script")
+	if n := h.count(script); n != 1 {
+		t.Fatalf("the script was hashed %d times through Options.Hasher for one spawn; want 1 (hashed: %v)", n, h.paths)
+	}
+	m.mu.Lock()
+	o := m.servers["script"].origin()
+	m.mu.Unlock()
+	if o.Script != script {
+		t.Fatalf("origin script %q; want %q", o.Script, script)
+	}
+}

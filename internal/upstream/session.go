@@ -127,7 +127,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
-		l, err := ResolveLaunch(cfg, env)
+		l, err := resolveLaunch(cfg, env, m.hasher())
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
