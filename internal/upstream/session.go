@@ -127,13 +127,13 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
-		l, err := resolveLaunch(cfg, env, m.hasher())
+		l, err := resolveLaunch(cfg, env, m.opts.Hasher)
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
 		path := l.Exec
 		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
-		exe, sum, exeBefore, err := openHashed(m.hasher(), path)
+		exe, sum, exeBefore, err := openHashed(m.opts.Hasher, path)
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
