@@ -352,15 +352,17 @@ func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.Fi
 	return f, sum, before, nil
 }
 
-// unchangedSince reports whether the open file f still has the size,
-// modification time and (where the platform has one) change time it had
-// in before. A write changes the change time even when the writer resets
-// the modification time. Unlinking the file (a rename over its name, the
-// swap executing the descriptor defeats) changes the change time too, so
-// when the link count changed only size and modification time are
-// compared. Within one tick of the file system's clock (Linux: a few ms)
-// a write can go unseen.
-func unchangedSince(f *os.File, before os.FileInfo) bool {
+// unchangedSince reports whether the open file f still holds what was
+// hashed as sum: it has the size and modification time it had in before
+// and, where the platform has one, the same change time, which any write
+// moves even when the writer resets the modification time. A change time
+// that moved alone may be harmless metadata (a chmod, a hard link, the
+// file unlinked or renamed over: the swap executing the descriptor
+// defeats) or such a write followed by a link or rename to hide it, so
+// then the descriptor is hashed again (h) and must still give sum. Within
+// one tick of the file system's clock (Linux: a few ms) a write can go
+// unseen.
+func unchangedSince(f *os.File, before os.FileInfo, h FileHasher, sum string) bool {
 	now, err := f.Stat()
 	if err != nil {
 		return false
@@ -368,9 +370,11 @@ func unchangedSince(f *os.File, before os.FileInfo) bool {
 	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
 		return false
 	}
-	c0, n0 := changeTime(before)
-	c1, n1 := changeTime(now)
-	return c0 == c1 || n0 != n1
+	if changeTime(before) == changeTime(now) {
+		return true
+	}
+	got, err := h.SumFile(f)
+	return err == nil && got == sum
 }
 
 // verify asks the configured check whether l may run.

@@ -440,3 +440,60 @@ func TestScriptHashedOnceThroughHasher(t *testing.T) {
 		t.Fatalf("origin script %q; want %q", o.Script, script)
 	}
 }
+
+// A write into the executable in place between its check and its exec,
+// with the modification time put back and the change time's move hidden
+// behind a hard link or a rename over the name (which also move it), is
+// still seen: the descriptor is hashed again and the process stopped
+// before any request.
+func TestExecutableWrittenInPlaceThenRelinked(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("on Linux the descriptor written to is the one executed")
+	}
+	for _, hide := range []string{"link", "rename"} {
+		t.Run(hide, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "server")
+			copyFile(t, fakeBin, bin, 0o755)
+			fi, err := os.Stat(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &approvals{exec: map[string]bool{fileSum(t, bin): true}}
+			head := "#!/bin/sh\nsleep 30\nexit 1\n"
+			evil := head + strings.Repeat("#", int(fi.Size())-len(head))
+			var once sync.Once
+			testHookBeforeExec = func(path string) {
+				once.Do(func() {
+					f, err := os.OpenFile(path, os.O_WRONLY, 0)
+					if err == nil {
+						_, err = f.WriteAt([]byte(evil), 0)
+						f.Close()
+					}
+					if err == nil {
+						err = os.Chtimes(path, fi.ModTime(), fi.ModTime())
+					}
+					if err == nil && hide == "link" {
+						err = os.Link(path, path+".link")
+					}
+					if err == nil && hide == "rename" {
+						copyFile(t, fakeBin, path+".new", 0o755)
+						err = os.Rename(path+".new", path)
+					}
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			t.Cleanup(func() { testHookBeforeExec = nil })
+			m, _ := newTestManager(t, Options{VerifyLaunch: a.verify, MaxFailures: 1})
+			cfg := fake("relinked")
+			cfg.Command = bin
+			m.Apply(context.Background(), []ServerConfig{cfg})
+			st := waitFor(t, m, "relinked", 20*time.Second, "stopped", func(s Status) bool { return s.LastError != "" })
+			if !strings.Contains(st.LastError, "written to between its check and its start") {
+				t.Fatalf("last error %q; want the write named (state %s)", st.LastError, st.State)
+			}
+		})
+	}
+}
