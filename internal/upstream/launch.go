@@ -37,6 +37,11 @@ import (
 //   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x:
 //     they fetch and run a package clawd cannot pin; refused, with "install
 //     it and name its executable" as the fix.
+//   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
+//     taskset, xargs, sudo, doas, busybox, cmd: they start the program
+//     named in their arguments, which would go unpinned (`env npx -y pkg`
+//     would run a floating package under env's hash); refused, with "name
+//     that program as the command" as the fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -148,6 +153,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	case "fetcher":
 		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
 		return l, nil
+	case "wrapper":
+		l.Unpinned = fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
+		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
 			l.Unpinned = "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
@@ -230,6 +238,9 @@ func launcherKind(name string) string {
 		return "npx"
 	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
 		return "fetcher"
+	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
+		"taskset", "xargs", "sudo", "doas", "busybox", "cmd":
+		return "wrapper"
 	}
 	if pythonName.MatchString(name) {
 		return "python"

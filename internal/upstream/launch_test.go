@@ -151,7 +151,7 @@ func TestResolveLaunchRules(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("fake interpreters are shell scripts")
 	}
-	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool")
+	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool", "env", "nice", "sudo")
 	work := t.TempDir()
 	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
@@ -197,6 +197,10 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"npx", "github:user/repo"}, unpinned: "not a registry package"},
 		{cmd: []string{"npx", "-p", "pkg@1.0.0", "bin"}, unpinned: "option -p"},
 		{cmd: []string{"npx"}, unpinned: "no package"},
+		{cmd: []string{"env", "npx", "-y", "pkg"}, unpinned: "starts the program named in its arguments"},
+		{cmd: []string{"env", "FOO=1", "node", "x.js"}, unpinned: "name that program as the command"},
+		{cmd: []string{"nice", "-n", "5", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"sudo", "mytool"}, unpinned: "starts the program"},
 	}
 	t.Setenv("npm_config_cache", t.TempDir())
 	for _, tc := range cases {
