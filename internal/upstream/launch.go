@@ -38,10 +38,10 @@ import (
 //     they fetch and run a package clawd cannot pin; refused, with "install
 //     it and name its executable" as the fix.
 //   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
-//     taskset, xargs, sudo, doas, busybox, cmd: they start the program
-//     named in their arguments, which would go unpinned (`env npx -y pkg`
-//     would run a floating package under env's hash); refused, with "name
-//     that program as the command" as the fix.
+//     taskset, xargs, sudo, doas, busybox, cmd (Windows): they start the
+//     program named in their arguments, which would go unpinned (`env npx
+//     -y pkg` would run a floating package under env's hash); refused, with
+//     "name that program as the command" as the fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -239,8 +239,12 @@ func launcherKind(name string) string {
 	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
 		return "fetcher"
 	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
-		"taskset", "xargs", "sudo", "doas", "busybox", "cmd":
+		"taskset", "xargs", "sudo", "doas", "busybox":
 		return "wrapper"
+	case "cmd":
+		if runtime.GOOS == "windows" {
+			return "wrapper" // cmd /c PROGRAM
+		}
 	}
 	if pythonName.MatchString(name) {
 		return "python"
