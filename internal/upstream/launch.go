@@ -1,14 +1,15 @@
 package upstream
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
-
-	"github.com/clawde/clawd/internal/chain"
 )
 
 // Launch is what a stdio server's command runs, as far as clawd can tell
@@ -107,7 +108,7 @@ func (l Launch) AllowLine(server string) string {
 // or read; a command that runs something clawd cannot pin comes back with
 // Unpinned set.
 func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
-	return resolveLaunch(cfg, env, new(chain.HashCache))
+	return resolveLaunch(cfg, env, plainHasher{})
 }
 
 // resolveLaunch is ResolveLaunch with the script hashed by h: a spawn
@@ -331,19 +332,49 @@ func contains(list []string, s string) bool {
 }
 
 // FileHasher computes files' SHA-256 (lowercase hex): by path, and
-// through an open descriptor (never by its name). It is what
-// chain.HashCache does, which remembers a hash per file version, so a
-// 100 MB node binary is read once, not at every spawn: the daemon passes
-// the chain's own cache (shared with the per-call check), and a manager
-// given none makes one of its own (Options.Hasher).
+// through an open descriptor (never by its name). The daemon passes
+// chain.HashCache, which remembers a hash per file version, so a 100 MB
+// node binary is read once, not at every spawn.
 type FileHasher interface {
 	Sum(path string) (string, error)
 	SumFile(f *os.File) (string, error)
 }
 
-// hashPath reads and hashes the file at p afresh: a new cache remembers
-// nothing.
-func hashPath(p string) (string, error) { return new(chain.HashCache).Sum(p) }
+// plainHasher reads the whole file every time.
+type plainHasher struct{}
+
+func (plainHasher) Sum(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return plainHasher{}.SumFile(f)
+}
+
+func (plainHasher) SumFile(f *os.File) (string, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", f.Name())
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func hashPath(p string) (string, error) { return plainHasher{}.Sum(p) }
+
+func (m *Manager) hasher() FileHasher {
+	if m.opts.Hasher != nil {
+		return m.opts.Hasher
+	}
+	return plainHasher{}
+}
 
 // openHashed opens the executable read-only and hashes the open
 // descriptor: the descriptor is what the spawn executes
@@ -438,7 +469,7 @@ func Inspect(cfg ServerConfig) (Launch, error) {
 	if err != nil {
 		return l, err
 	}
-	f, sum, _, err := openHashed(new(chain.HashCache), l.Exec)
+	f, sum, _, err := openHashed(plainHasher{}, l.Exec)
 	if err != nil {
 		return l, err
 	}

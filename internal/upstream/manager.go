@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/upstream/identity"
@@ -132,7 +131,7 @@ type Options struct {
 	// server unavailable with that error as its last error.
 	VerifyLaunch func(server string, l Launch) error
 	// Hasher hashes executables and interpreters' scripts before a spawn
-	// (default: a chain.HashCache of the manager's own).
+	// (default: read the whole file every time).
 	Hasher FileHasher
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add
@@ -214,9 +213,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.BackoffMax <= 0 {
 		o.BackoffMax = 30 * time.Second
-	}
-	if o.Hasher == nil {
-		o.Hasher = new(chain.HashCache)
 	}
 	if o.MaxPages <= 0 {
 		o.MaxPages = 100

@@ -127,13 +127,13 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
-		l, err := resolveLaunch(cfg, env, m.opts.Hasher)
+		l, err := resolveLaunch(cfg, env, m.hasher())
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
 		path := l.Exec
 		// The descriptor hashed here is the one executed (proc.Cmd.ExecFile).
-		exe, sum, exeBefore, err := openHashed(m.opts.Hasher, path)
+		exe, sum, exeBefore, err := openHashed(m.hasher(), path)
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
@@ -155,7 +155,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		spawn := spawnSeq.Add(1)
 		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
-			path: path, exe: exe, exeBefore: exeBefore, exeSum: sum, hasher: m.opts.Hasher, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			path: path, exe: exe, exeBefore: exeBefore, exeSum: sum, hasher: m.hasher(), args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p
