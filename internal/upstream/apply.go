@@ -204,7 +204,10 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 func (s *server) resolveOrigin() {
 	switch s.cfg.Transport {
 	case TransportStdio:
-		if l, err := ResolveLaunch(s.cfg, nil); err == nil {
+		// Paths only: this runs at every apply (under m.mu for a new
+		// server), and the hashes are the spawn's and the chain's to
+		// compute.
+		if l, err := launchPaths(s.cfg, nil); err == nil {
 			// The chain re-checks the executable and the script on every
 			// call; a package npx runs is checked at spawn only.
 			s.originV = tools.LocalOrigin(l.Exec)

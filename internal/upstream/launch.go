@@ -38,6 +38,11 @@ import (
 //   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x:
 //     they fetch and run a package clawd cannot pin; refused, with "install
 //     it and name its executable" as the fix.
+//   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
+//     taskset, xargs, sudo, doas, busybox, cmd (Windows): they start the
+//     program named in their arguments, which would go unpinned (`env npx
+//     -y pkg` would run a floating package under env's hash); refused, with
+//     "name that program as the command" as the fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -103,6 +108,30 @@ func (l Launch) AllowLine(server string) string {
 // or read; a command that runs something clawd cannot pin comes back with
 // Unpinned set.
 func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
+	return resolveLaunch(cfg, env, plainHasher{})
+}
+
+// resolveLaunch is ResolveLaunch with the script hashed by h: a spawn
+// passes the manager's hasher, which in the daemon is the cache the
+// per-call check of the same script uses, so an unchanged script is read
+// once, not at every spawn and again at the first call.
+func resolveLaunch(cfg ServerConfig, env map[string]string, h FileHasher) (Launch, error) {
+	l, err := launchPaths(cfg, env)
+	if err != nil || l.Script == "" {
+		return l, err
+	}
+	sum, err := h.Sum(l.Script)
+	if err != nil {
+		return l, fmt.Errorf("cannot read the script %s to check it: %v", l.Script, err)
+	}
+	l.ScriptSHA256 = sum
+	return l, nil
+}
+
+// launchPaths resolves what cfg's command runs without hashing anything:
+// Exec, Script, Package and Unpinned as ResolveLaunch sets them, and
+// ScriptSHA256 empty. It reads no file's content except npm's lockfiles.
+func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	l := Launch{Command: append([]string{cfg.Command}, cfg.Args...)}
 	exe, err := resolveCommand(cfg.Command, cfg.Cwd)
 	if err != nil {
@@ -124,6 +153,9 @@ func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, nil
 	case "fetcher":
 		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
+		return l, nil
+	case "wrapper":
+		l.Unpinned = fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
 		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
@@ -171,11 +203,6 @@ func ResolveLaunch(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, nil
 	}
 	l.Script = script
-	sum, err := hashPath(script)
-	if err != nil {
-		return l, fmt.Errorf("cannot read the script %s to check it: %v", script, err)
-	}
-	l.ScriptSHA256 = sum
 	return l, nil
 }
 
@@ -212,6 +239,13 @@ func launcherKind(name string) string {
 		return "npx"
 	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
 		return "fetcher"
+	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
+		"taskset", "xargs", "sudo", "doas", "busybox":
+		return "wrapper"
+	case "cmd":
+		if runtime.GOOS == "windows" {
+			return "wrapper" // cmd /c PROGRAM
+		}
 	}
 	if pythonName.MatchString(name) {
 		return "python"
@@ -364,15 +398,17 @@ func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.Fi
 	return f, sum, before, nil
 }
 
-// unchangedSince reports whether the open file f still has the size,
-// modification time and (where the platform has one) change time it had
-// in before. A write changes the change time even when the writer resets
-// the modification time. Unlinking the file (a rename over its name, the
-// swap executing the descriptor defeats) changes the change time too, so
-// when the link count changed only size and modification time are
-// compared. Within one tick of the file system's clock (Linux: a few ms)
-// a write can go unseen.
-func unchangedSince(f *os.File, before os.FileInfo) bool {
+// unchangedSince reports whether the open file f still holds what was
+// hashed as sum: it has the size and modification time it had in before
+// and, where the platform has one, the same change time, which any write
+// moves even when the writer resets the modification time. A change time
+// that moved alone may be harmless metadata (a chmod, a hard link, the
+// file unlinked or renamed over: the swap executing the descriptor
+// defeats) or such a write followed by a link or rename to hide it, so
+// then the descriptor is hashed again (h) and must still give sum. Within
+// one tick of the file system's clock (Linux: a few ms) a write can go
+// unseen.
+func unchangedSince(f *os.File, before os.FileInfo, h FileHasher, sum string) bool {
 	now, err := f.Stat()
 	if err != nil {
 		return false
@@ -380,9 +416,11 @@ func unchangedSince(f *os.File, before os.FileInfo) bool {
 	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
 		return false
 	}
-	c0, n0 := changeTime(before)
-	c1, n1 := changeTime(now)
-	return c0 == c1 || n0 != n1
+	if changeTime(before) == changeTime(now) {
+		return true
+	}
+	got, err := h.SumFile(f)
+	return err == nil && got == sum
 }
 
 // verify asks the configured check whether l may run.

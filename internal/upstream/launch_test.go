@@ -149,7 +149,7 @@ func TestResolveLaunchRules(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("fake interpreters are shell scripts")
 	}
-	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool")
+	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool", "env", "nice", "sudo")
 	work := t.TempDir()
 	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
@@ -195,6 +195,10 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"npx", "github:user/repo"}, unpinned: "not a registry package"},
 		{cmd: []string{"npx", "-p", "pkg@1.0.0", "bin"}, unpinned: "option -p"},
 		{cmd: []string{"npx"}, unpinned: "no package"},
+		{cmd: []string{"env", "npx", "-y", "pkg"}, unpinned: "starts the program named in its arguments"},
+		{cmd: []string{"env", "FOO=1", "node", "x.js"}, unpinned: "name that program as the command"},
+		{cmd: []string{"nice", "-n", "5", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"sudo", "mytool"}, unpinned: "starts the program"},
 	}
 	t.Setenv("npm_config_cache", t.TempDir())
 	for _, tc := range cases {
@@ -375,5 +379,123 @@ func TestExecutableWrittenInPlaceBetweenCheckAndExec(t *testing.T) {
 	})
 	if st.State == StateConnected {
 		t.Fatalf("connected to a file written after its check: %+v", st)
+	}
+}
+
+// countingHasher is a FileHasher that records the paths it hashed.
+type countingHasher struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (c *countingHasher) Sum(p string) (string, error) {
+	c.mu.Lock()
+	c.paths = append(c.paths, p)
+	c.mu.Unlock()
+	return plainHasher{}.Sum(p)
+}
+
+func (c *countingHasher) SumFile(f *os.File) (string, error) { return plainHasher{}.SumFile(f) }
+
+func (c *countingHasher) count(p string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, q := range c.paths {
+		if q == p {
+			n++
+		}
+	}
+	return n
+}
+
+// A spawn hashes an interpreter's script through Options.Hasher (in the
+// daemon the cache the per-call check of that script shares), once, and
+// applying the configuration hashes nothing: resolving the origin takes
+// paths only.
+func TestScriptHashedOnceThroughHasher(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	if err := os.WriteFile(script, []byte("exec "+fakeBin+" \"$@\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if real, err := filepath.EvalSymlinks(script); err == nil {
+		script = real
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	h := &countingHasher{}
+	m, _ := newTestManager(t, Options{Hasher: h})
+	cfg := fake("script")
+	cfg.Command, cfg.Args = sh, []string{script}
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "script")
+	if n := h.count(script); n != 1 {
+		t.Fatalf("the script was hashed %d times through Options.Hasher for one spawn; want 1 (hashed: %v)", n, h.paths)
+	}
+	m.mu.Lock()
+	o := m.servers["script"].origin()
+	m.mu.Unlock()
+	if o.Script != script {
+		t.Fatalf("origin script %q; want %q", o.Script, script)
+	}
+}
+
+// A write into the executable in place between its check and its exec,
+// with the modification time put back and the change time's move hidden
+// behind a hard link or a rename over the name (which also move it), is
+// still seen: the descriptor is hashed again and the process stopped
+// before any request.
+func TestExecutableWrittenInPlaceThenRelinked(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("on Linux the descriptor written to is the one executed")
+	}
+	for _, hide := range []string{"link", "rename"} {
+		t.Run(hide, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := filepath.Join(dir, "server")
+			copyFile(t, fakeBin, bin, 0o755)
+			fi, err := os.Stat(bin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &approvals{exec: map[string]bool{fileSum(t, bin): true}}
+			head := "#!/bin/sh\nsleep 30\nexit 1\n"
+			evil := head + strings.Repeat("#", int(fi.Size())-len(head))
+			var once sync.Once
+			testHookBeforeExec = func(path string) {
+				once.Do(func() {
+					f, err := os.OpenFile(path, os.O_WRONLY, 0)
+					if err == nil {
+						_, err = f.WriteAt([]byte(evil), 0)
+						f.Close()
+					}
+					if err == nil {
+						err = os.Chtimes(path, fi.ModTime(), fi.ModTime())
+					}
+					if err == nil && hide == "link" {
+						err = os.Link(path, path+".link")
+					}
+					if err == nil && hide == "rename" {
+						copyFile(t, fakeBin, path+".new", 0o755)
+						err = os.Rename(path+".new", path)
+					}
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			t.Cleanup(func() { testHookBeforeExec = nil })
+			m, _ := newTestManager(t, Options{VerifyLaunch: a.verify, MaxFailures: 1})
+			cfg := fake("relinked")
+			cfg.Command = bin
+			m.Apply(context.Background(), []ServerConfig{cfg})
+			st := waitFor(t, m, "relinked", 20*time.Second, "stopped", func(s Status) bool { return s.LastError != "" })
+			if !strings.Contains(st.LastError, "written to between its check and its start") {
+				t.Fatalf("last error %q; want the write named (state %s)", st.LastError, st.State)
+			}
+		})
 	}
 }

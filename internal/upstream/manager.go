@@ -130,8 +130,8 @@ type Options struct {
 	// npx, the script or package it runs (Launch). An error makes the
 	// server unavailable with that error as its last error.
 	VerifyLaunch func(server string, l Launch) error
-	// Hasher hashes executables before a spawn (default: read the whole
-	// file every time).
+	// Hasher hashes executables and interpreters' scripts before a spawn
+	// (default: read the whole file every time).
 	Hasher FileHasher
 	// NameLimit is the longest exposed tool name (default 64, what Claude
 	// Code, Cursor, VS Code and OpenAI-style APIs accept). Clients that add

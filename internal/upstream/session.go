@@ -127,7 +127,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if err != nil {
 			return nil, nil, &errConfig{fmt.Errorf("env %w", err)}
 		}
-		l, err := ResolveLaunch(cfg, env)
+		l, err := resolveLaunch(cfg, env, m.hasher())
 		if err != nil {
 			return nil, nil, &errConfig{err}
 		}
@@ -155,7 +155,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		spawn := spawnSeq.Add(1)
 		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
-			path: path, exe: exe, exeBefore: exeBefore, args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
+			path: path, exe: exe, exeBefore: exeBefore, exeSum: sum, hasher: m.hasher(), args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
 			grace: m.opts.StopGrace, logger: m.opts.Logger,
 			started: func(p *proc.Process) {
 				sess.proc = p

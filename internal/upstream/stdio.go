@@ -68,6 +68,8 @@ type stdioTransport struct {
 	path      string      // resolved executable
 	exe       *os.File    // path, opened and hashed: what is executed; closed by Connect
 	exeBefore os.FileInfo // exe's state before it was hashed
+	exeSum    string      // exe's hash, as approved
+	hasher    FileHasher  // hashes exe again if its change time moved
 	args      []string    // arguments
 	dir       string
 	env       []string // NAME=value, resolved
@@ -97,7 +99,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.path, err)
 	}
-	if t.exe != nil && t.exeBefore != nil && !unchangedSince(t.exe, t.exeBefore) {
+	if t.exe != nil && t.exeBefore != nil && !unchangedSince(t.exe, t.exeBefore, t.hasher, t.exeSum) {
 		// Written to in place between the hash and the exec: what runs may
 		// not be what was approved. Stop it before a single request.
 		p.Kill()

@@ -43,6 +43,23 @@ func swapIn(t *testing.T, path, content string, mode os.FileMode) {
 	}
 }
 
+// openThenSwap writes content to path, opens it (the descriptor a caller
+// hashes and runs; closed when the test ends) and then renames a script
+// printing "swapped" over path.
+func openThenSwap(t *testing.T, path string, content []byte) *os.File {
+	t.Helper()
+	if err := os.WriteFile(path, content, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	return f
+}
+
 // An ELF program opened, then replaced by a script: the opened one runs.
 // Without exec by descriptor the child would print "swapped".
 func TestExecFileRunsTheOpenedBinary(t *testing.T) {
@@ -53,15 +70,7 @@ func TestExecFileRunsTheOpenedBinary(t *testing.T) {
 	if err != nil {
 		t.Skipf("cannot read %s: %v", echo, err)
 	}
-	if err := os.WriteFile(path, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	f := openThenSwap(t, path, b)
 	out, err := runFile(t, path, f, "approved")
 	if err != nil {
 		t.Fatalf("run: %v (output %q)", err, out)
@@ -87,15 +96,7 @@ func TestExecFileRunsTheOpenedBinary(t *testing.T) {
 func TestExecFileRunsTheOpenedScript(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "server.sh")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\necho approved \"$@\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	f := openThenSwap(t, path, []byte("#!/bin/sh\necho approved \"$@\"\n"))
 	out, err := runFile(t, path, f, "x")
 	if err != nil {
 		t.Fatalf("run: %v (output %q)", err, out)
@@ -134,15 +135,7 @@ func TestExecFileKeepsArgv0(t *testing.T) {
 func TestExecFileScriptNameAndCleanup(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "python3")
-	if err := os.WriteFile(path, []byte("#!/bin/sh\necho \"approved ${0##*/} $(cat \"$0\" | wc -l)\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	swapIn(t, path, "#!/bin/sh\necho swapped\n", 0o755)
+	f := openThenSwap(t, path, []byte("#!/bin/sh\necho \"approved ${0##*/} $(cat \"$0\" | wc -l)\"\n"))
 	var out bytes.Buffer
 	c := &Cmd{Path: path, ExecFile: f, Stdout: &out}
 	p, err := Start(c)
