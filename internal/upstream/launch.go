@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"syscall"
 )
 
 // Launch is what a stdio server's command runs, as far as clawd can tell
@@ -344,7 +345,7 @@ type FileHasher interface {
 type plainHasher struct{}
 
 func (plainHasher) Sum(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := openNoWait(path)
 	if err != nil {
 		return "", err
 	}
@@ -376,6 +377,14 @@ func (m *Manager) hasher() FileHasher {
 	return plainHasher{}
 }
 
+// openNoWait opens path read-only without waiting: a FIFO put where a
+// server's program or script was (an agent can write the workspace) would
+// block a plain open until a writer came, and the spawn with it. What is
+// not a regular file is then refused by the hash (SumFile).
+func openNoWait(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
 // openHashed opens the executable read-only and hashes the open
 // descriptor: the descriptor is what the spawn executes
 // (proc.Cmd.ExecFile), so the hash is of the file that runs.
@@ -384,7 +393,7 @@ func (m *Manager) hasher() FileHasher {
 // it after the exec (unchangedSince) to catch a write into the same file
 // in between, which executing the descriptor does not prevent.
 func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.FileInfo, err error) {
-	f, err = os.Open(path)
+	f, err = openNoWait(path)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -497,5 +498,33 @@ func TestExecutableWrittenInPlaceThenRelinked(t *testing.T) {
 				t.Fatalf("last error %q; want the write named (state %s)", st.LastError, st.State)
 			}
 		})
+	}
+}
+
+// A FIFO put where a server's program (or script) was does not block the
+// spawn until a writer comes: it is refused as not a regular file, at once.
+func TestHashRefusesAFIFOAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "server")
+	if err := syscall.Mkfifo(path, 0o700); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		f, _, _, err := openHashed(plainHasher{}, path)
+		if f != nil {
+			f.Close()
+		}
+		done <- err
+	}()
+	go func() { _, err := plainHasher{}.Sum(path); done <- err }()
+	for i := 0; i < 2; i++ {
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("hashing a FIFO: %v, want a refusal naming it not a regular file", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("hashing a FIFO blocked")
+		}
 	}
 }
