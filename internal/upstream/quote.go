@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // QuoteCommand writes a command line a POSIX shell reads back as exactly
@@ -28,7 +30,7 @@ func shellQuote(w string) string {
 		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))) {
 			safe = false
 		}
-		if !unicode.IsPrint(r) || r == unicode.ReplacementChar {
+		if !unicode.IsPrint(r) || r == unicode.ReplacementChar || safetext.Forbidden(r) {
 			printable = false
 		}
 	}
@@ -51,7 +53,7 @@ func shellQuote(w string) string {
 			b.WriteRune(r)
 		case r == unicode.ReplacementChar && n == 1 || r < 0x80 && !unicode.IsPrint(r):
 			fmt.Fprintf(&b, "\\x%02x", w[i])
-		case !unicode.IsPrint(r):
+		case !unicode.IsPrint(r) || safetext.Forbidden(r): // invisible though printable: variation selectors, fillers
 			for j := 0; j < n; j++ {
 				fmt.Fprintf(&b, "\\x%02x", w[i+j])
 			}
