@@ -301,11 +301,16 @@ func findScript(kind string, args []string) (string, string) {
 			}
 			break
 		}
-		if a == "-" || contains(opts.foreignCode, a) || (len(a) > 2 && a[0] == '-' && a[1] != '-' && contains(opts.foreignCode, a[:2])) {
+		runsCode, valueNext := a == "-" || contains(opts.foreignCode, a), false
+		if !runsCode && len(a) > 2 && a[0] == '-' && a[1] != '-' {
+			runsCode, valueNext = shortCluster(a, opts.withValue, opts.foreignCode, kind != "shell")
+		}
+		if runsCode {
 			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
 		}
-		if kind == "shell" && len(a) > 2 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(a[1:], "cs") {
-			return "", fmt.Sprintf("`%s` makes the shell run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+		if valueNext {
+			i++ // "-uW ignore": the cluster's last option takes the next argument
+			continue
 		}
 		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
 			return a, ""
@@ -321,6 +326,28 @@ func findScript(kind string, args []string) (string, string) {
 		}
 	}
 	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+}
+
+// shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),
+// as the interpreters do: letter by letter until one takes a value, which
+// is the rest of the group (attached) or, at its end, the next argument.
+// A shell's options never take an attached value: every letter counts, and
+// one that takes a value takes the next argument. It reports whether a
+// letter makes the interpreter run other code, and whether the next
+// argument is a value.
+func shortCluster(a string, withValue, foreignCode []string, attached bool) (runsCode, valueNext bool) {
+	for i := 1; i < len(a); i++ {
+		o := "-" + a[i:i+1]
+		switch {
+		case contains(foreignCode, o):
+			return true, false
+		case contains(withValue, o) && attached:
+			return false, i == len(a)-1
+		case contains(withValue, o):
+			valueNext = true
+		}
+	}
+	return false, valueNext
 }
 
 func contains(list []string, s string) bool {

@@ -181,6 +181,18 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"bash", "-e", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"sh", "-c", "echo hi"}, unpinned: "`-c`"},
 		{cmd: []string{"bash", "-ec", "echo hi"}, unpinned: "`-ec`"},
+		// One-letter options grouped: each letter counts, up to one that
+		// takes a value (the rest of the group, or the next argument).
+		{cmd: []string{"python3", "-Im", "mod"}, unpinned: "`-Im`"},
+		{cmd: []string{"python3", "-Bc", "import os"}, unpinned: "`-Bc`"},
+		{cmd: []string{"python3", "-Wignore", "x.py"}, script: "x.py"},
+		{cmd: []string{"python3", "-uW", "ignore", "x.py"}, script: "x.py"},
+		{cmd: []string{"python3", "-uWi", "x.py"}, script: "x.py"},
+		{cmd: []string{"ruby", "-we", "puts 1"}, unpinned: "`-we`"},
+		{cmd: []string{"node", "-pe", "1"}, unpinned: "`-pe`"},
+		{cmd: []string{"bash", "-xs"}, unpinned: "`-xs`"},
+		{cmd: []string{"bash", "-oc", "posix", "echo hi"}, unpinned: "`-oc`"},
+		{cmd: []string{"bash", "-eo", "pipefail", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"ruby", "x.rb"}, script: "x.rb"},
 		{cmd: []string{"deno", "run", "--allow-read", "-c", "deno.json", "x.ts"}, script: "x.ts"},
 		{cmd: []string{"deno", "run", "https://example.com/x.ts"}, unpinned: "from the network"},
