@@ -78,6 +78,12 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 	for _, p := range l.Pins() {
 		fmt.Fprintf(w, "  %s\n", oneLine(p, 0))
 	}
+	if !a.yes && db != nil && daemon.VerifyUpstream(db)(s.Name, l) == nil {
+		// Approved before (a server removed and added again keeps its
+		// approval): say so rather than ask or print the allow line.
+		fmt.Fprintf(w, "Already approved: what %s runs now matches its approval.\n", s.Name)
+		return l, true, nil
+	}
 	if !a.yes {
 		if a.in == nil {
 			fmt.Fprintf(w, "Not approved (no terminal to ask on). To approve exactly this: %s\n", oneLine(l.AllowLine(s.Name), 0))

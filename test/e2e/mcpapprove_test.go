@@ -78,6 +78,12 @@ func TestMCPApproveFromCLI(t *testing.T) {
 	if ap := mustJSON[map[string]any](t, e.MustRun("mcp", "show", "now", "--json"))["approval"].(map[string]any); ap["current"] != true {
 		t.Errorf("add --allow left it unapproved: %v", ap)
 	}
+	// Removed and added again, it keeps its approval, and add says so
+	// instead of printing an allow line.
+	e.MustRun("mcp", "rm", "now")
+	if out := e.MustRun("mcp", "add", "now", "--stdio", "--", "node", script); !strings.Contains(out, "Already approved") || strings.Contains(out, "Not approved") {
+		t.Errorf("add again of an approved server:\n%s", out)
+	}
 	// --allow with a command that cannot be approved: nothing stored.
 	_, errs, code = e.Run("mcp", "add", "floating", "--allow", "--stdio", "--", "npx", "-y", "some-mcp-server")
 	if code != 2 || !strings.Contains(errs, "floating spec") || !strings.Contains(errs, "npx -y some-mcp-server@") {
