@@ -91,6 +91,28 @@ func (l *callLimiter) inUse() int {
 	return l.n
 }
 
+// minStreamCalls is the least maxStreamCalls allows on one stream.
+const minStreamCalls = 32
+
+// maxStreamCalls bounds the calls (a batch counts its tools/call requests)
+// one stream connection (stdio, the unix socket) may have in progress
+// beside its reader: running, waiting for a max_concurrency slot, or
+// holding an answer the client has not read yet. The reader reads on, so
+// cancels and pings still arrive; a call beyond the bound is answered at
+// once with a busy error. Without it, a client that sends calls and never
+// reads the answers makes clawd hold every request and answer in memory,
+// without end. Twice max_concurrency, at least minStreamCalls: a client
+// waiting for its answers never meets it.
+func (srv *Server) maxStreamCalls() int32 {
+	return int32(max(minStreamCalls, 2*srv.CallLimit()))
+}
+
+// maxBatchItems bounds the messages of one JSON-RPC batch (protocol
+// versions before 2025-06-18): the batch's answer is one message holding
+// every item's answer, so a batch of many small requests (tools/list
+// repeated) could otherwise ask for an answer of gigabytes.
+const maxBatchItems = 64
+
 // BusyError is Session.Handle's refusal of a message whose tools/call
 // requests find fewer than that many free slots.
 type BusyError struct {

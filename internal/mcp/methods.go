@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -202,6 +203,11 @@ func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
 	}
 	if b.Err != nil {
 		return jsonrpc.AppendError(nil, jsonrpc.ID{}, b.Err)
+	}
+	if len(b.Items) > maxBatchItems {
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"invalid request: a batch may carry at most "+strconv.Itoa(maxBatchItems)+" messages, this one has "+
+				strconv.Itoa(len(b.Items))+"; send them in smaller batches"))
 	}
 	out := make([][]byte, len(b.Items))
 	var wg sync.WaitGroup

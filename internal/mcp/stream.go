@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,24 @@ func (st *stream) write(msg []byte) bool {
 	return st.conn.Write(st.ctx, msg) == nil
 }
 
+// deliver writes an answer from a goroutine beside the reader; when the
+// output has failed (the peer is gone, or left answers unread too long)
+// the session ends.
+func (st *stream) deliver(msg []byte) {
+	if !st.write(msg) {
+		st.outputFailed()
+	}
+}
+
+// outputFailed ends the session after a write failed off the reader: its
+// calls are cancelled and the read is interrupted where the input allows
+// (a socket, a pollable stdin); serve returns at once if the loop moved to
+// another goroutine.
+func (st *stream) outputFailed() {
+	st.failOnce.Do(func() { close(st.failed) })
+	st.cancel()
+}
+
 // serve runs the read loop until the input ends or fails, also when the
 // loop moved to another goroutine on the way, and returns its error.
 func (st *stream) serve() error {
@@ -148,12 +167,15 @@ func (st *stream) resume() {
 func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	s := st.s
 	if msg.Batch != nil {
+		n := int32(max(countCalls(msg), 1))
+		if !st.reserve(n) {
+			return st.write(st.busy(jsonrpc.ID{})), false
+		}
 		st.wg.Add(1)
-		st.running.Add(1)
 		go func() {
 			defer st.wg.Done()
-			defer st.running.Add(-1)
-			st.write(s.handleBatch(st.ctx, msg.Batch))
+			defer st.running.Add(-n)
+			st.deliver(s.handleBatch(st.ctx, msg.Batch))
 		}()
 		return true, false
 	}
@@ -166,7 +188,7 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 			go func() {
 				defer st.wg.Done()
 				defer done()
-				st.write(s.srv.serveStateless(cctx, s.stateless(), msg))
+				st.deliver(s.srv.serveStateless(cctx, s.stateless(), msg))
 			}()
 			return true, false
 		}
@@ -174,22 +196,45 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	if msg.Method != "tools/call" || msg.IsNotification() || msg.IsResponse {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
+	inline := st.running.Load() == 0 && !st.moreInput()
+	if !inline && !st.reserve(1) {
+		return st.write(st.busy(msg.ID)), false
+	}
 	// Register before the call starts, so a cancel read next always finds
 	// it.
 	cctx, done, cancelled := s.calls.register(st.ctx, msg.ID.Key())
 	st.wg.Add(1)
-	if st.running.Load() == 0 && !st.moreInput() {
+	if inline {
 		return st.runInline(cctx, msg, cancelled, done)
 	}
 	// msg is safe to keep: the loop declares a new one for every read.
-	st.running.Add(1)
 	st.workers.run(func() {
 		defer st.wg.Done()
 		defer st.running.Add(-1)
 		defer done()
-		st.write(s.callTool(cctx, msg, cancelled))
+		st.deliver(s.callTool(cctx, msg, cancelled))
 	})
 	return true, false
+}
+
+// reserve counts n more calls as running beside the reader, unless that
+// would pass the stream's limit (maxStreamCalls): then it reports false
+// and the caller answers at once that the connection is busy. Only the
+// reader reserves, so the check and the add need no lock; the watcher's
+// hand-over of an inline call may add one more.
+func (st *stream) reserve(n int32) bool {
+	if st.running.Load()+n > st.s.srv.maxStreamCalls() {
+		return false
+	}
+	st.running.Add(n)
+	return true
+}
+
+// busy is the answer to a request refused by reserve.
+func (st *stream) busy(id jsonrpc.ID) []byte {
+	return jsonrpc.AppendError(nil, id, jsonrpc.NewError(jsonrpc.CodeInternalError,
+		"service unavailable: "+strconv.Itoa(int(st.s.srv.maxStreamCalls()))+
+			" tool calls are already in progress on this connection; wait for their answers before sending more"))
 }
 
 // runInline runs a call on the reader goroutine under the watcher's eye.
@@ -209,8 +254,7 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	// counted this call as running on another goroutine than the reader.
 	st.running.Add(-1)
 	if !ok {
-		st.failOnce.Do(func() { close(st.failed) })
-		st.cancel()
+		st.outputFailed()
 	}
 	return ok, true
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +217,95 @@ func TestCallAfterHandOverGoesToWorker(t *testing.T) {
 	}
 	if n := st.workers.live.Load(); n != 1 {
 		t.Errorf("%d workers, want 1", n)
+	}
+}
+
+// TestStreamCallBound: a stream client that sends calls without waiting
+// for their answers has at most maxStreamCalls of them in progress; those
+// beyond are answered at once with a busy error (a batch counted by its
+// calls), while pings and cancels are still read, and an answered call
+// makes room for the next. Without the bound clawd would hold every
+// request and answer of such a client in memory.
+func TestStreamCallBound(t *testing.T) {
+	began := make(chan struct{}, 256)
+	hold := newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
+		began <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	srv := testServer(&testChain{}, hold)
+	srv.MaxConcurrency = 2 // most calls wait for a slot: they count all the same
+	limit := int(srv.maxStreamCalls())
+	if limit != minStreamCalls {
+		t.Fatalf("maxStreamCalls = %d with max_concurrency 2, want %d", limit, minStreamCalls)
+	}
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-03-26") // batches allowed
+	var b strings.Builder
+	for i := 0; i < limit+5; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold"}}`+"\n", i)
+	}
+	b.WriteString(`[{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"hold"}},{"jsonrpc":"2.0","id":"b2","method":"ping"}]` + "\n")
+	b.WriteString(`{"jsonrpc":"2.0","id":"p","method":"ping"}` + "\n")
+	if _, err := io.WriteString(h.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	want := strconv.Itoa(limit) + " tool calls are already in progress on this connection"
+	for i := 0; i < 6; i++ {
+		line := h.recv()
+		if i == 5 {
+			if !strings.HasPrefix(line, `{"jsonrpc":"2.0","id":null,"error"`) || !strings.Contains(line, want) {
+				t.Fatalf("batch beyond the bound answered %s, want one busy error", line)
+			}
+			continue
+		}
+		r := decode(t, line)
+		if r.Error == nil || !strings.Contains(r.Error.Message, want) {
+			t.Fatalf("answer %d: %s, want busy (%q)", i, line, want)
+		}
+		if id, _ := strconv.Atoi(string(r.ID)); id < limit {
+			t.Fatalf("call %s refused, but only calls from %d on are beyond the bound", r.ID, limit)
+		}
+	}
+	if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+		t.Fatalf("ping after the refusals answered %s", r.ID)
+	}
+	if n := st.running.Load(); n != int32(limit) {
+		t.Fatalf("%d calls in progress, want %d", n, limit)
+	}
+	// An ended call makes room: the next is taken (not refused: the ping
+	// sent after it is the next line out).
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":0}}`)
+	waitFor(t, func() bool { return st.running.Load() == int32(limit-1) })
+	h.send(`{"jsonrpc":"2.0","id":"again","method":"tools/call","params":{"name":"hold"}}`)
+	h.send(`{"jsonrpc":"2.0","id":"p2","method":"ping"}`)
+	if r := decode(t, h.recv()); string(r.ID) != `"p2"` {
+		t.Fatalf("after room was made, got %s before the ping's answer", r.ID)
+	}
+	if n := st.running.Load(); n != int32(limit) {
+		t.Fatalf("%d calls in progress after one more was taken, want %d", n, limit)
+	}
+}
+
+// TestBatchItemBound: a batch carries at most maxBatchItems messages; one
+// more and the whole batch is refused, naming the bound.
+func TestBatchItemBound(t *testing.T) {
+	h, _ := streamHarness(t, testServer(&testChain{}))
+	h.initialize("2025-03-26")
+	batch := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"ping"}`
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	h.send(batch(maxBatchItems))
+	if got := h.recv(); !strings.HasPrefix(got, "[") || strings.Count(got, `"result"`) != maxBatchItems {
+		t.Fatalf("batch of %d: %.200s", maxBatchItems, got)
+	}
+	h.send(batch(maxBatchItems + 1))
+	r := decode(t, h.recv())
+	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "at most "+strconv.Itoa(maxBatchItems)+" messages") {
+		t.Fatalf("batch of %d: %+v, want -32600 naming the bound", maxBatchItems+1, r)
 	}
 }
