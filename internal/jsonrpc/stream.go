@@ -35,16 +35,36 @@ type Stream struct {
 	next   error
 	closed atomic.Bool
 
-	wmu  sync.Mutex
-	bw   *bufio.Writer
-	werr error
+	wmu   sync.Mutex
+	w     io.Writer
+	bw    *bufio.Writer
+	werr  error
+	guard *stallGuard // nil unless LimitWriteStall
 }
 
 // NewStream returns a Stream reading r and writing w; a message longer than
 // max bytes (not counting its line end) is refused.
 func NewStream(r io.Reader, w io.Writer, max int) *Stream {
-	return &Stream{r: r, br: bufio.NewReaderSize(r, 64<<10), max: max, bw: bufio.NewWriterSize(w, 64<<10)}
+	return &Stream{r: r, br: bufio.NewReaderSize(r, 64<<10), max: max, w: w, bw: bufio.NewWriterSize(w, 64<<10)}
 }
+
+// LimitWriteStall makes a write that waits longer than d for the peer to
+// read fail, and every write after it (the session then ends; Stalled
+// reports why). It needs a writer that takes a write deadline (a socket, a
+// pipe in the network poller) and reports false otherwise. Call it before
+// the first Write.
+func (s *Stream) LimitWriteStall(d time.Duration) bool {
+	dl, ok := s.w.(writeDeadliner)
+	if !ok || d <= 0 || dl.SetWriteDeadline(time.Time{}) != nil {
+		return false // an *os.File outside the poller says so here
+	}
+	s.guard = newStallGuard(dl, d)
+	return true
+}
+
+// Stalled reports whether a write failed because the peer stopped reading
+// for longer than LimitWriteStall allowed.
+func (s *Stream) Stalled() bool { return s.guard != nil && s.guard.tripped.Load() }
 
 // Read returns the next message; see Connection.Read. ctx is not watched
 // (a read is interrupted by Close); it is there for the interface.
@@ -88,6 +108,10 @@ func (s *Stream) Write(_ context.Context, msg []byte) error {
 	defer s.wmu.Unlock()
 	if s.werr != nil {
 		return s.werr
+	}
+	if s.guard != nil {
+		s.guard.begin()
+		defer s.guard.end()
 	}
 	if _, err := s.bw.Write(msg); err != nil {
 		s.werr = err

@@ -198,3 +198,99 @@ func (f *failWriter) Write(p []byte) (int, error) {
 
 var _ Connection = (*Stream)(nil)
 var _ ReadAhead = (*Stream)(nil)
+
+// socketPair returns both ends of a connected loopback TCP socket (real
+// kernel buffers, and deadlines through the network poller).
+func socketPair(t *testing.T) (a, b net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	acc := make(chan net.Conn, 1)
+	go func() {
+		c, _ := l.Accept()
+		acc <- c
+	}()
+	a, err = net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = <-acc
+	if b == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
+}
+
+// TestStreamWriteStall: with LimitWriteStall, a write the peer does not read
+// fails after about the limit (and every later one at once, Stalled
+// reporting why); writes the peer reads, however many and however spread
+// out, never trip it. Without the limit the same write is still blocked.
+func TestStreamWriteStall(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	big := bytes.Repeat([]byte("x"), 32<<20) // more than the socket buffers hold
+
+	t.Run("peer reads", func(t *testing.T) {
+		a, b := socketPair(t)
+		s := NewStream(a, a, 1024)
+		if !s.LimitWriteStall(limit) {
+			t.Fatal("LimitWriteStall refused a socket")
+		}
+		go io.Copy(io.Discard, b)
+		end := time.Now().Add(3 * limit)
+		for n := 0; time.Now().Before(end); n++ {
+			if err := s.Write(bg, big[:1000+n%5000]); err != nil {
+				t.Fatalf("write %d: %v", n, err)
+			}
+			if n%50 == 0 {
+				time.Sleep(limit / 3) // idle spells: the timer stops and re-arms
+			}
+		}
+		if err := s.Write(bg, big); err != nil || s.Stalled() {
+			t.Fatalf("large write the peer reads: %v (stalled %v)", err, s.Stalled())
+		}
+	})
+
+	t.Run("peer stops reading", func(t *testing.T) {
+		a, _ := socketPair(t)
+		s := NewStream(a, a, 1024)
+		s.LimitWriteStall(limit)
+		start := time.Now()
+		err := s.Write(bg, big)
+		took := time.Since(start)
+		if err == nil || !s.Stalled() {
+			t.Fatalf("write nobody reads: err %v, stalled %v; want a failure", err, s.Stalled())
+		}
+		if took < limit || took > limit+2*time.Second {
+			t.Fatalf("write failed after %v, want about %v", took, limit)
+		}
+		start = time.Now()
+		if err := s.Write(bg, []byte("{}")); err == nil || time.Since(start) > time.Second {
+			t.Fatalf("write after the stall: %v after %v, want an immediate failure", err, time.Since(start))
+		}
+	})
+
+	t.Run("no limit", func(t *testing.T) {
+		a, _ := socketPair(t)
+		s := NewStream(a, a, 1024)
+		done := make(chan error, 1)
+		go func() { done <- s.Write(bg, big) }()
+		select {
+		case err := <-done:
+			t.Fatalf("write nobody reads returned %v without a limit", err)
+		case <-time.After(3 * limit):
+		}
+		a.Close() // ends the blocked write
+		<-done
+	})
+
+	t.Run("writer without deadlines", func(t *testing.T) {
+		s := NewStream(strings.NewReader(""), io.Discard, 1024)
+		if s.LimitWriteStall(limit) {
+			t.Fatal("LimitWriteStall accepted a writer that takes no deadline")
+		}
+	})
+}

@@ -12,8 +12,8 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -22,10 +22,34 @@ import (
 )
 
 // ServeStdio runs one session over in and out. The peer is the host that
-// spawned clawd, so step 1 passes as "spawn".
+// spawned clawd, so step 1 passes as "spawn". When out takes write
+// deadlines (a pipe in the network poller, a socket), a client that leaves
+// an answer unread for DefaultWriteStall ends the session with an error
+// saying so.
 func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in io.Reader, out io.Writer) error {
 	s := srv.NewSession(caller, mcp.SessionOptions{})
-	return s.Serve(ctx, jsonrpc.NewStream(in, out, srv.MessageLimit()))
+	st := jsonrpc.NewStream(in, out, srv.MessageLimit())
+	st.LimitWriteStall(DefaultWriteStall)
+	err := s.Serve(ctx, st)
+	if st.Stalled() {
+		return fmt.Errorf("the client left an answer unread for %v; session closed", DefaultWriteStall)
+	}
+	return err
+}
+
+// DefaultWriteStall is how long a stream client (stdio, the unix socket)
+// may leave an answer unread before clawd ends its session. A client
+// reads its answers as they come; one that stops (hung, or sending calls
+// without reading) would otherwise hold the session's goroutines and every
+// answer they carry for as long as it lives.
+const DefaultWriteStall = time.Minute
+
+// orDefault is d, or def when d is not set.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // ServeProcessStdio runs one session over the process's own stdin and
@@ -36,8 +60,10 @@ func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in i
 func ServeProcessStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller) error {
 	in, restore := pollableStdin()
 	defer restore()
+	out, restoreOut := pollableStdout()
+	defer restoreOut()
 	done := make(chan error, 1)
-	go func() { done <- ServeStdio(ctx, srv, caller, in, os.Stdout) }()
+	go func() { done <- ServeStdio(ctx, srv, caller, in, out) }()
 	select {
 	case err := <-done:
 		return err

@@ -9,3 +9,7 @@ import "os"
 // a thread as before. Only latency differs (docs/benchmarks.md, "Core",
 // has the unix version's gain); behaviour is the same.
 func pollableStdin() (*os.File, func()) { return os.Stdin, func() {} }
+
+// pollableStdout leaves stdout as it is on Windows, for the same reason:
+// writes to it take no deadline, so DefaultWriteStall does not apply there.
+func pollableStdout() (*os.File, func()) { return os.Stdout, func() {} }

@@ -28,3 +28,27 @@ func pollableStdin() (f *os.File, restore func()) {
 	// NewFile on a non-blocking descriptor registers it with the poller.
 	return os.NewFile(uintptr(fd), "/dev/stdin"), func() { syscall.SetNonblock(fd, false) }
 }
+
+// pollableStdout returns stdout switched to non-blocking mode when it is a
+// pipe or socket, so a write the client does not read can be given a
+// deadline (DefaultWriteStall). It is left alone when stderr shares it
+// (2>&1): stderr's writes would then fail whenever the pipe is full. It is
+// switched regardless when stdin shares it (one socket for both): stdin's
+// switch already made it non-blocking. restore puts it back in blocking
+// mode.
+func pollableStdout() (f *os.File, restore func()) {
+	fi, err := os.Stdout.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return os.Stdout, func() {}
+	}
+	if ei, err := os.Stderr.Stat(); err == nil && os.SameFile(fi, ei) {
+		if ii, err := os.Stdin.Stat(); err != nil || !os.SameFile(fi, ii) {
+			return os.Stdout, func() {}
+		}
+	}
+	fd := int(os.Stdout.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return os.Stdout, func() {}
+	}
+	return os.NewFile(uintptr(fd), "/dev/stdout"), func() { syscall.SetNonblock(fd, false) }
+}

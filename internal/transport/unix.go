@@ -53,8 +53,9 @@ type UnixServer struct {
 	// uid is the uid a peer must have; tests leave it zero to mean "ours".
 	uid int
 	// firstLineWait: default DefaultFirstLineWait; connLogEvery: default
-	// connLogInterval. Tests shorten them.
-	firstLineWait, connLogEvery time.Duration
+	// connLogInterval; writeStall: default DefaultWriteStall. Tests shorten
+	// them.
+	firstLineWait, connLogEvery, writeStall time.Duration
 }
 
 // DefaultFirstLineWait is how long a socket connection may go without
@@ -178,6 +179,10 @@ func (u *UnixServer) connTable(max int) *connTable {
 // (never shed) at its first complete line.
 type lineWatch struct{ c *trackedConn }
 
+// SetReadDeadline lets the session interrupt a blocked read (jsonrpc.Stream
+// Close) when it ends from the writing side.
+func (w lineWatch) SetReadDeadline(t time.Time) error { return w.c.Conn.SetReadDeadline(t) }
+
 func (w lineWatch) Read(p []byte) (int, error) {
 	n, err := w.c.Conn.Read(p)
 	if n > 0 && w.c.state.Load() == connIdle && bytes.IndexByte(p[:n], '\n') >= 0 {
@@ -217,7 +222,13 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 		case <-done:
 		}
 	}()
-	if err := s.Serve(ctx, jsonrpc.NewStream(lineWatch{tc}, c, u.Server.MessageLimit())); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
+	st := jsonrpc.NewStream(lineWatch{tc}, c, u.Server.MessageLimit())
+	st.LimitWriteStall(orDefault(u.writeStall, DefaultWriteStall))
+	err = s.Serve(ctx, st)
+	if st.Stalled() {
+		u.logger().Warn("unix socket: connection closed, the client stopped reading its answers",
+			"peer_pid", pid, "waited", orDefault(u.writeStall, DefaultWriteStall))
+	} else if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
 		u.logger().Debug("unix socket: session ended", "peer_pid", pid, "err", err)
 	}
 }

@@ -422,3 +422,42 @@ func TestPeerWithOtherUIDRefused(t *testing.T) {
 		t.Errorf("the refusal was not logged with the peer's uid:\n%s", log)
 	}
 }
+
+// TestUnixClientThatStopsReading: a socket client that sends calls and
+// never reads the answers is disconnected once an answer has waited
+// writeStall, with a warning saying why; another client is served
+// meanwhile and after.
+func TestUnixClientThatStopsReading(t *testing.T) {
+	const stall = 300 * time.Millisecond
+	path, logs := startUnixWith(t, func(u *UnixServer) { u.writeStall = stall })
+	stuck := dialLines(t, path)
+	stuck.send(t, initBody)
+	stuck.recv(t)
+	payload := strings.Repeat("x", 512<<10) // answers far beyond the socket's buffers
+	for i := 0; i < 4; i++ {
+		stuck.send(t, `{"jsonrpc":"2.0","id":`+fmt.Sprint(i)+`,"method":"tools/call","params":{"name":"echo","arguments":{"p":"`+payload+`"}}}`)
+	}
+	other := dialLines(t, path)
+	other.send(t, initBody)
+	other.recv(t)
+	other.send(t, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if got := other.recv(t); !strings.Contains(got, `"id":"p"`) {
+		t.Fatalf("ping of another client answered %s", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "the client stopped reading its answers") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stall after %v; log:\n%s", 10*time.Second, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The connection is closed: what was sent drains, then EOF.
+	stuck.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.Copy(io.Discard, stuck.c); err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the stalled connection was not closed: %v", err)
+	}
+	other.send(t, `{"jsonrpc":"2.0","id":"p2","method":"ping"}`)
+	if got := other.recv(t); !strings.Contains(got, `"id":"p2"`) {
+		t.Fatalf("second ping answered %s", got)
+	}
+}
