@@ -5,7 +5,10 @@
 #   2. tools/list latency with N fake upstreams connected, then with one SIGSTOPped (blackholed)
 #      while a call to it is pending;
 #   3. spawn-to-ready: clawd start -> all N upstreams connected and their tools listed, with the
-#      fake server, with one of them never answering initialize, and with N/3 server-everything.
+#      fake server, with one of them never answering initialize, and with N/3 server-everything;
+#   4. peers for the proxied call: echo called directly, through a proxy that only copies lines,
+#      through a proxy built plainly on the official Go SDK, and through clawd, the order rotated
+#      call by call in one run (upstreambench -mode floor).
 # Each runs ROUNDS times; the summary is the median of each figure over the rounds.
 #
 # usage: bench/upstream.sh [ROUNDS (default 3)] [CALLS per round (default 5000)] [SERVERS (default 30)]
@@ -39,6 +42,7 @@ for r in $(seq "$rounds"); do
   # A third as many server-everything: each costs about 0.9 s of CPU to start, so 30 at once on 2
   # cores outlast the 30 s connect timeout (docs/benchmarks.md).
   "${ub[@]}" -mode spawn -servers $((servers / 3)) -runs 2 -upstream everything >>"$results"
+  "${ub[@]}" -mode floor -n "$calls" >>"$results"
 done
 
 python3 - "$results" <<'PY'

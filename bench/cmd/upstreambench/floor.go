@@ -6,16 +6,22 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"time"
 )
 
-// benchFloor measures what any proxy adds on this machine: server-everything's
-// echo called directly and through copyProxy (this program again, copying
-// lines both ways and renaming the tool, nothing else), alternating call by
-// call as mode overhead does. It is the floor a gateway's proxied call is
-// compared with: one more pipe hop and the wake-ups it costs.
+// benchFloor measures what a proxy adds on this machine, against peers:
+// server-everything's echo called directly, through copyProxy (this program
+// again, copying lines both ways and renaming the tool, nothing else: the
+// floor of one more pipe hop and its wake-ups), through sdkProxy (this
+// program again, a gateway built plainly on the official Go SDK) and, when
+// -clawd is given, through clawd with the same server as its upstream. Each
+// side has its own server-everything, started once. Every iteration calls
+// each side once, the order rotated by one each time, so every side goes
+// first, second, ... equally often and none always runs on caches another
+// warmed.
 func benchFloor(o options) []result {
 	self, err := os.Executable()
 	if err != nil {
@@ -26,61 +32,84 @@ func benchFloor(o options) []result {
 		fatalf("%v", err)
 	}
 	defer os.RemoveAll(dir)
-	direct, err := startPeer("server-everything", os.Environ(), dir, "node", o.everything, "stdio")
-	if err != nil {
-		fatalf("%v", err)
+	type side struct {
+		label, by, tool string
+		what            string // the process whose CPU the note gives
+		p               *peer
+		d               []time.Duration
+		cpu             time.Duration
 	}
-	defer direct.close()
-	proxied, err := startPeer("copy proxy", os.Environ(), dir, self, "-copy-proxy", "node", o.everything, "stdio")
-	if err != nil {
-		fatalf("%v", err)
-	}
-	defer proxied.close()
-	for _, p := range []*peer{direct, proxied} {
+	start := func(label, by, what, tool string, argv ...string) *side {
+		p, err := startPeer(label, os.Environ(), dir, argv...)
+		if err != nil {
+			fatalf("%v", err)
+		}
 		if err := p.initialize(); err != nil {
 			fatalf("%v", err)
 		}
+		return &side{label: label, by: by, what: what, tool: tool, p: p, d: make([]time.Duration, 0, o.n)}
+	}
+	everything := []string{"node", o.everything, "stdio"}
+	sides := []*side{
+		start("direct", "", "server-everything", "echo", everything...),
+		start("through a line-copying proxy", "the copying proxy", "proxy", "everything__echo", append([]string{self, "-copy-proxy"}, everything...)...),
+		start("through a go-sdk proxy", "the go-sdk proxy", "proxy", "everything__echo", append([]string{self, "-sdk-proxy"}, everything...)...),
+	}
+	if o.clawd != "" {
+		w := newWorld(o.clawd)
+		defer w.remove()
+		sides = append(sides, &side{label: "through clawd", by: "clawd", what: "clawd", tool: "everything__echo",
+			p: w.serveEverything(o), d: make([]time.Duration, 0, o.n)})
+	}
+	for _, s := range sides {
+		defer s.p.close()
 	}
 	args := json.RawMessage(`{"message":"hello"}`)
-	viaDirect := func() error { return direct.call("echo", args) }
-	viaProxy := func() error { return proxied.call("everything__echo", args) }
 	for i := 0; i < o.warmup; i++ {
-		if err := viaDirect(); err != nil {
-			fatalf("%v", err)
-		}
-		if err := viaProxy(); err != nil {
-			fatalf("%v", err)
-		}
-	}
-	dd := make([]time.Duration, 0, o.n)
-	dp := make([]time.Duration, 0, o.n)
-	for i := 0; i < o.n; i++ {
-		first, firstInto, second, secondInto := viaDirect, &dd, viaProxy, &dp
-		if i%2 == 1 {
-			first, firstInto, second, secondInto = viaProxy, &dp, viaDirect, &dd
-		}
-		for _, f := range []struct {
-			call func() error
-			into *[]time.Duration
-		}{{first, firstInto}, {second, secondInto}} {
-			start := time.Now()
-			if err := f.call(); err != nil {
+		for _, s := range sides {
+			if err := s.p.call(s.tool, args); err != nil {
 				fatalf("%v", err)
 			}
-			*f.into = append(*f.into, time.Since(start))
 		}
 	}
-	rd := summarize("server-everything echo, direct", dd)
-	rp := summarize("server-everything echo, through a line-copying proxy", dp)
-	diff := result{Label: "added by the copying proxy (percentile differences)", N: o.n,
-		P50us: rp.P50us - rd.P50us, P90us: rp.P90us - rd.P90us, P99us: rp.P99us - rd.P99us, MaxUs: rp.MaxUs - rd.MaxUs}
-	return []result{rd, rp, diff}
+	for _, s := range sides {
+		s.cpu = cpuTime(s.p)
+	}
+	for i := 0; i < o.n; i++ {
+		for j := range sides {
+			s := sides[(i+j)%len(sides)]
+			start := time.Now()
+			if err := s.p.call(s.tool, args); err != nil {
+				fatalf("%v", err)
+			}
+			s.d = append(s.d, time.Since(start))
+		}
+	}
+	// The suffix keeps these rows apart from mode overhead's when
+	// bench/upstream.sh groups both runs' rows by label.
+	suffix := fmt.Sprintf(", rotation of %d", len(sides))
+	var out, diffs []result
+	for _, s := range sides {
+		s.cpu = cpuTime(s.p) - s.cpu
+		r := summarize("server-everything echo, "+s.label+suffix, s.d)
+		r.Note = fmt.Sprintf("%s CPU %.0f us per call", s.what, float64(s.cpu.Microseconds())/float64(o.n))
+		out = append(out, r)
+		if s != sides[0] {
+			base := out[0]
+			diffs = append(diffs, result{Label: "added by " + s.by + " (percentile differences" + suffix + ")", N: o.n,
+				P50us: r.P50us - base.P50us, P90us: r.P90us - base.P90us, P99us: r.P99us - base.P99us, MaxUs: r.MaxUs - base.MaxUs})
+		}
+	}
+	return append(out, diffs...)
 }
 
 // copyProxy runs argv and copies lines between its own stdio and the
 // child's, renaming everything__echo to echo on the way in: the least a
 // proxy can do.
 func copyProxy(argv []string) {
+	if len(argv) == 0 {
+		fatalf("-copy-proxy needs the upstream's command as arguments")
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()

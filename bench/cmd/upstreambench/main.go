@@ -13,13 +13,20 @@
 //   - spawn: clawd start -> every one of N upstreams connected and its
 //     tools listed to a client, over several runs; -hang K makes K of them
 //     accept and never answer initialize.
+//   - floor: server-everything's echo called directly, through a proxy that
+//     only copies lines (this program with -copy-proxy), through a proxy
+//     built plainly on the official Go SDK (this program with -sdk-proxy)
+//     and, with -clawd, through clawd: each side once per iteration, the
+//     order rotated every iteration; p50/p90/p99 of each and what each adds
+//     to the direct call. It needs only -everything (and -clawd for clawd).
 //
 // It speaks raw NDJSON (2025-11-25 initialize) so the client adds as little
-// as it can. bench/upstream.sh builds everything and runs the three.
+// as it can. bench/upstream.sh builds everything and runs them all.
 //
 //	upstreambench -mode overhead -clawd ./clawd -everything .../server-everything/dist/index.js -n 5000
 //	upstreambench -mode list -clawd ./clawd -fake ./fakeserver -servers 30 -n 2000
 //	upstreambench -mode spawn -clawd ./clawd -fake ./fakeserver -servers 30 -runs 10
+//	upstreambench -mode floor -everything .../server-everything/dist/index.js [-clawd ./clawd] -n 5000
 package main
 
 import (
@@ -43,13 +50,14 @@ type options struct {
 
 func main() {
 	var o options
-	mode := flag.String("mode", "overhead", "overhead, list, spawn or floor (what a proxy that only copies lines adds; needs only -everything)")
+	mode := flag.String("mode", "overhead", "overhead, list, spawn or floor (what a line-copying proxy, a go-sdk proxy and, with -clawd, clawd add; needs -everything)")
 	proxy := flag.Bool("copy-proxy", false, "run as mode floor's line-copying proxy for the command given as arguments")
-	flag.StringVar(&o.clawd, "clawd", "", "the clawd binary")
-	flag.StringVar(&o.everything, "everything", "", "server-everything's dist/index.js (mode overhead, or spawn with -upstream everything)")
+	sdk := flag.Bool("sdk-proxy", false, "run as mode floor's go-sdk proxy for the command given as arguments")
+	flag.StringVar(&o.clawd, "clawd", "", "the clawd binary (optional in mode floor)")
+	flag.StringVar(&o.everything, "everything", "", "server-everything's dist/index.js (modes overhead and floor, or spawn with -upstream everything)")
 	flag.StringVar(&o.fake, "fake", "", "the fake server binary (internal/upstream/testdata/fakeserver)")
 	upstreamKind := flag.String("upstream", "fake", "what the N upstreams are in modes list and spawn: fake or everything")
-	flag.IntVar(&o.n, "n", 5000, "timed requests (modes overhead, list)")
+	flag.IntVar(&o.n, "n", 5000, "timed requests (modes overhead, list, floor)")
 	flag.IntVar(&o.warmup, "warmup", 500, "untimed requests first")
 	flag.IntVar(&o.block, "block", 1, "mode overhead: calls in a row to one side before switching (1: alternate call by call, so each process sleeps between its calls; more: each side's calls come back to back)")
 	flag.IntVar(&o.runs, "runs", 10, "daemon starts to time (mode spawn)")
@@ -63,25 +71,23 @@ func main() {
 		copyProxy(flag.Args())
 		return
 	}
-	if *mode == "floor" {
-		if o.everything == "" {
-			usage("-everything (server-everything's dist/index.js) is required")
-		}
-		for _, r := range benchFloor(o) {
-			printResult(r, *asJSON)
-		}
+	if *sdk {
+		sdkProxy(flag.Args())
 		return
 	}
-	if o.clawd == "" {
+	if !slices.Contains([]string{"overhead", "list", "spawn", "floor"}, *mode) {
+		usage("unknown -mode " + *mode + " (overhead, list, spawn or floor)")
+	}
+	if o.clawd == "" && *mode != "floor" {
 		usage("-clawd is required")
 	}
 	if *upstreamKind != "fake" && *upstreamKind != "everything" {
 		usage("-upstream must be fake or everything")
 	}
-	if (*mode == "overhead" || *upstreamKind == "everything") && o.everything == "" {
+	if (*mode == "overhead" || *mode == "floor" || *upstreamKind == "everything") && o.everything == "" {
 		usage("-everything (server-everything's dist/index.js) is required")
 	}
-	if *mode != "overhead" && *upstreamKind == "fake" && o.fake == "" {
+	if (*mode == "list" || *mode == "spawn") && *upstreamKind == "fake" && o.fake == "" {
 		usage("-fake (the fake server binary) is required")
 	}
 	if o.hang > 0 && *upstreamKind != "fake" {
@@ -102,6 +108,12 @@ func main() {
 		}
 	}
 	time.AfterFunc(*limit, func() { fatalf("still running after -limit %v: killed", *limit) })
+	if *mode == "floor" {
+		for _, r := range benchFloor(o) {
+			printResult(r, *asJSON)
+		}
+		return
+	}
 
 	w := newWorld(o.clawd)
 	defer w.remove()
@@ -115,8 +127,6 @@ func main() {
 	case "spawn":
 		w.addUpstreams(o, *upstreamKind)
 		results = benchSpawn(w, o, *upstreamKind)
-	default:
-		usage("unknown -mode " + *mode + " (overhead, list or spawn)")
 	}
 	for _, r := range results {
 		printResult(r, *asJSON)

@@ -19,25 +19,8 @@ import (
 // always runs on a cache the other warmed), and reports both and the
 // difference of the percentiles.
 func benchOverhead(w *world, o options) []result {
-	w.run("mcp", "add", "everything", "--stdio", "--", "node", o.everything, "stdio")
-	w.allow("everything")
-	clawd := w.serve()
+	clawd := w.serveEverything(o)
 	defer clawd.close()
-	w.approveTools([]string{"everything"}, 60*time.Second)
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		names, err := clawd.listNames()
-		if err != nil {
-			fatalf("%v", err)
-		}
-		if slices.Contains(names, "everything__echo") {
-			break
-		}
-		if time.Now().After(deadline) {
-			fatalf("everything__echo never listed: %v\n%s", names, w.run("mcp", "list"))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	direct, err := startPeer("server-everything", os.Environ(), w.ws, "node", o.everything, "stdio")
 	if err != nil {
 		fatalf("%v", err)
@@ -109,6 +92,30 @@ func benchOverhead(w *world, o options) []result {
 	diff := result{Label: "added by clawd (percentile differences)" + order, N: o.n,
 		P50us: rc.P50us - rd.P50us, P90us: rc.P90us - rd.P90us, P99us: rc.P99us - rd.P99us, MaxUs: rc.MaxUs - rd.MaxUs}
 	return []result{rd, rc, diff, rb}
+}
+
+// serveEverything configures server-everything as upstream "everything",
+// allows its command and approves its tools as a user would, starts
+// `clawd serve` and waits until everything__echo is listed.
+func (w *world) serveEverything(o options) *peer {
+	w.run("mcp", "add", "everything", "--stdio", "--", "node", o.everything, "stdio")
+	w.allow("everything")
+	clawd := w.serve()
+	w.approveTools([]string{"everything"}, 60*time.Second)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		names, err := clawd.listNames()
+		if err != nil {
+			fatalf("%v", err)
+		}
+		if slices.Contains(names, "everything__echo") {
+			return clawd
+		}
+		if time.Now().After(deadline) {
+			fatalf("everything__echo never listed: %v\n%s", names, w.run("mcp", "list"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // benchList starts clawd with o.servers fake upstreams, waits until all are
