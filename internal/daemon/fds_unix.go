@@ -53,7 +53,7 @@ func markScan() {
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
 		lim.Cur = 1024
 	}
-	for fd := 3; fd < scanLimit(lim.Cur); fd++ {
+	for fd := 3; fd < scanLimit(uint64(lim.Cur)); fd++ { // int64 on the BSDs
 		unix.CloseOnExec(fd)
 	}
 }

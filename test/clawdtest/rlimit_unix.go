@@ -17,14 +17,18 @@ func RaiseFDLimit(t *testing.T, n uint64) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Skipf("getrlimit: %v", err)
 	}
-	if lim.Cur >= n {
+	if uint64(lim.Cur) >= n {
 		return
 	}
-	if lim.Max < n {
+	if uint64(lim.Max) < n {
 		t.Skipf("RLIMIT_NOFILE hard limit %d < %d", lim.Max, n)
 	}
-	lim.Cur = n
+	setLimit(&lim.Cur, n)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Skipf("setrlimit: %v", err)
 	}
 }
+
+// setLimit stores n in an Rlimit field, which is uint64 on Linux and macOS
+// and int64 on the BSDs.
+func setLimit[T int64 | uint64](field *T, n uint64) { *field = T(n) }
