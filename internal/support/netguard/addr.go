@@ -38,7 +38,8 @@ const (
 	// Reserved: special-purpose ranges that are not meant to be dialled
 	// on the internet: IETF protocol assignments 192.0.0/24,
 	// documentation (192.0.2/24, 198.51.100/24, 203.0.113/24,
-	// 2001:db8::/32), benchmarking 198.18/15, 240/4, the IPv6 discard
+	// 2001:db8::/32, 3fff::/20), SRv6 segment identifiers 5f00::/16,
+	// benchmarking 198.18/15, 240/4, the IPv6 discard
 	// prefix 100::/64, IPv4-compatible ::a.b.c.d, and ORCHID/other
 	// special blocks handled below.
 	Reserved
@@ -115,6 +116,8 @@ var (
 		{netip.MustParsePrefix("64:ff9b:1::/48"), Private},
 		{netip.MustParsePrefix("2001::/23"), Reserved}, // IETF protocol assignments (Teredo, ORCHID, ...)
 		{netip.MustParsePrefix("2001:db8::/32"), Reserved},
+		{netip.MustParsePrefix("3fff::/20"), Reserved}, // documentation, RFC 9637
+		{netip.MustParsePrefix("5f00::/16"), Reserved}, // SRv6 segment identifiers, RFC 9602: not routed on the internet
 		{netip.MustParsePrefix("fc00::/7"), Private},
 		{netip.MustParsePrefix("fe80::/10"), LinkLocal},
 		{netip.MustParsePrefix("fec0::/10"), Private},

@@ -63,6 +63,11 @@ func TestClassify(t *testing.T) {
 		{"192.0.2.1", Reserved},
 		{"198.18.0.1", Reserved},
 		{"2001:db8::1", Reserved},
+		{"3fff::1", Reserved},
+		{"3fff:fff:ffff::1", Reserved},
+		{"3fff:1000::1", Public}, // just past 3fff::/20: global unicast
+		{"5f00::1", Reserved},
+		{"5f00:ffff::1", Reserved},
 		{"100::1", Reserved},
 		{"::10.0.0.1", Reserved}, // IPv4-compatible
 		{"2001::1", Reserved},    // Teredo
