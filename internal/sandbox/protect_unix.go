@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // identity is a file's device and inode.
@@ -61,8 +63,7 @@ func ctimeOf(fi os.FileInfo) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	ct := ctimeNano(st)
-	return ct, ct >= 0
+	return fileutil.StatChangeTime(st)
 }
 
 // unlinked reports whether the object has no directory entry left.

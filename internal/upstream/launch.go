@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Launch is what a stdio server's command runs, as far as clawd can tell
@@ -452,7 +454,9 @@ func unchangedSince(f *os.File, before os.FileInfo, h FileHasher, sum string) bo
 	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
 		return false
 	}
-	if changeTime(before) == changeTime(now) {
+	// Where the change time is not read, both are 0: size and mtime decide.
+	bt, _ := fileutil.ChangeTime(before)
+	if nt, _ := fileutil.ChangeTime(now); bt == nt {
 		return true
 	}
 	got, err := h.SumFile(f)

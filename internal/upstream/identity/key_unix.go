@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // openNoFollow opens path for reading without following a final symlink
@@ -40,7 +42,7 @@ func versionOf(fi os.FileInfo) keyVersion {
 	v := keyVersion{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		v.dev, v.ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // types differ by platform
-		v.ctime = changeTime(st)
+		v.ctime, _ = fileutil.StatChangeTime(st)      // 0 where not read: size, times and inode decide
 	}
 	return v
 }

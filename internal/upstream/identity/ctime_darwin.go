@@ -1,5 +1,0 @@
-package identity
-
-import "syscall"
-
-func changeTime(st *syscall.Stat_t) int64 { return st.Ctimespec.Nano() }
