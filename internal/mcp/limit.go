@@ -97,12 +97,11 @@ const minStreamCalls = 32
 // maxStreamCalls bounds the calls (a batch counts its tools/call requests)
 // one stream connection (stdio, the unix socket) may have in progress
 // beside its reader: running, waiting for a max_concurrency slot, or
-// holding an answer the client has not read yet. The reader reads on, so
-// cancels and pings still arrive; a call beyond the bound is answered at
-// once with a busy error. Without it, a client that sends calls and never
-// reads the answers makes clawd hold every request and answer in memory,
-// without end. Twice max_concurrency, at least minStreamCalls: a client
-// waiting for its answers never meets it.
+// holding an answer the client has not read yet. At the bound the reader
+// waits for one to end before it reads on (stream.reserve). Without it, a
+// client that sends calls and never reads the answers makes clawd hold
+// every request and answer in memory, without end. Twice max_concurrency,
+// at least minStreamCalls: more would only wait for a slot.
 func (srv *Server) maxStreamCalls() int32 {
 	return int32(max(minStreamCalls, 2*srv.CallLimit()))
 }

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"io"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +46,8 @@ type stream struct {
 
 	wg      sync.WaitGroup // running calls and batches, inline ones included
 	workers callWorkers
-	running atomic.Int32 // calls and batches running beside the reader
+	running atomic.Int32  // calls running beside the reader (a batch counts its calls)
+	room    chan struct{} // release signals a reader waiting in reserve
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
 	seq      atomic.Uint64              // inline calls started
@@ -66,7 +66,8 @@ type inlineCall struct {
 }
 
 func newStream(s *Session, ctx context.Context, cancel context.CancelFunc, conn jsonrpc.Connection) *stream {
-	st := &stream{s: s, ctx: ctx, cancel: cancel, conn: conn, ended: make(chan error, 1), failed: make(chan struct{})}
+	st := &stream{s: s, ctx: ctx, cancel: cancel, conn: conn, ended: make(chan error, 1), failed: make(chan struct{}),
+		room: make(chan struct{}, 1)}
 	st.ahead, _ = conn.(jsonrpc.ReadAhead)
 	return st
 }
@@ -169,12 +170,12 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	if msg.Batch != nil {
 		n := int32(max(countCalls(msg), 1))
 		if !st.reserve(n) {
-			return st.write(st.busy(jsonrpc.ID{})), false
+			return true, false // the session ended while waiting
 		}
 		st.wg.Add(1)
 		go func() {
 			defer st.wg.Done()
-			defer st.running.Add(-n)
+			defer st.release(n)
 			st.deliver(s.handleBatch(st.ctx, msg.Batch))
 		}()
 		return true, false
@@ -198,7 +199,7 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	}
 	inline := st.running.Load() == 0 && !st.moreInput()
 	if !inline && !st.reserve(1) {
-		return st.write(st.busy(msg.ID)), false
+		return true, false // the session ended while waiting
 	}
 	// Register before the call starts, so a cancel read next always finds
 	// it.
@@ -210,31 +211,44 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	// msg is safe to keep: the loop declares a new one for every read.
 	st.workers.run(func() {
 		defer st.wg.Done()
-		defer st.running.Add(-1)
+		defer st.release(1)
 		defer done()
 		st.deliver(s.callTool(cctx, msg, cancelled))
 	})
 	return true, false
 }
 
-// reserve counts n more calls as running beside the reader, unless that
-// would pass the stream's limit (maxStreamCalls): then it reports false
-// and the caller answers at once that the connection is busy. Only the
-// reader reserves, so the check and the add need no lock; the watcher's
-// hand-over of an inline call may add one more.
+// reserve counts n more calls as running beside the reader, first
+// waiting while that would pass the stream's bound (maxStreamCalls; a
+// batch larger than the bound waits until it alone would be running). It
+// reports false when the session ended while waiting. The reader reads
+// nothing meanwhile: a client that keeps sending calls without reading the
+// answers is held to the bound, and one that reads them is slowed to the
+// pace its calls are answered at; a cancel sent behind such a call is read
+// once room is made. Only the reader reserves; the watcher's hand-over of
+// an inline call may add one more.
 func (st *stream) reserve(n int32) bool {
-	if st.running.Load()+n > st.s.srv.maxStreamCalls() {
-		return false
+	bound := st.s.srv.maxStreamCalls()
+	need := min(n, bound)
+	for st.running.Load()+need > bound {
+		select {
+		case <-st.room:
+		case <-st.ctx.Done():
+			return false
+		}
 	}
 	st.running.Add(n)
 	return true
 }
 
-// busy is the answer to a request refused by reserve.
-func (st *stream) busy(id jsonrpc.ID) []byte {
-	return jsonrpc.AppendError(nil, id, jsonrpc.NewError(jsonrpc.CodeInternalError,
-		"service unavailable: "+strconv.Itoa(int(st.s.srv.maxStreamCalls()))+
-			" tool calls are already in progress on this connection; wait for their answers before sending more"))
+// release ends n calls reserved with reserve (or handed over by the
+// watcher) and wakes a reader waiting for room.
+func (st *stream) release(n int32) {
+	st.running.Add(-n)
+	select {
+	case st.room <- struct{}{}:
+	default: // a wake-up is pending already
+	}
 }
 
 // runInline runs a call on the reader goroutine under the watcher's eye.
@@ -252,7 +266,7 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	}
 	// The watcher handed the loop to another goroutine meanwhile, and
 	// counted this call as running on another goroutine than the reader.
-	st.running.Add(-1)
+	st.release(1)
 	if !ok {
 		st.outputFailed()
 	}

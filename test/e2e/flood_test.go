@@ -14,10 +14,10 @@ import (
 
 // TestStdioClientThatDoesNotRead: a client that sends many read_file calls
 // of a 1 MiB file and does not read its stdout makes clawd hold at most
-// the stream's bound of calls (32 by default) and their answers, not one per call
-// sent: its memory stays far below what the calls' answers add up to.
-// Once the client reads, every call is answered, those beyond the bound
-// with a busy error, and the session goes on.
+// the stream's bound of calls (32 by default) and their answers, not one
+// per call sent: clawd stops reading its input meanwhile, and its memory
+// stays far below what the calls' answers add up to. Once the client
+// reads, every call is answered and the session goes on.
 func TestStdioClientThatDoesNotRead(t *testing.T) {
 	e := newEnv(t)
 	e.Write("big.txt", strings.Repeat("0123456789abcdef\n", 1<<16)) // 1.1 MB
@@ -75,18 +75,16 @@ func TestStdioClientThatDoesNotRead(t *testing.T) {
 	t.Logf("resident while the client did not read: %d MB", rss>>10)
 
 	br := bufio.NewReaderSize(stdout, 1<<20)
-	var results, busy int
-	for results+busy < calls {
+	results := 0
+	for results < calls {
 		stdout.SetReadDeadline(time.Now().Add(20 * time.Second))
 		line, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("after %d results and %d busy answers: %v", results, busy, err)
+			t.Fatalf("after %d answers: %v", results, err)
 		}
 		switch {
 		case strings.HasPrefix(line, `{"jsonrpc":"2.0","id":"init"`):
-		case strings.Contains(line, "tool calls are already in progress on this connection"):
-			busy++
-		case strings.Contains(line, `"result"`):
+		case strings.Contains(line, `"result"`) && !strings.Contains(line, `"isError":true`):
 			results++
 		default:
 			t.Fatalf("unexpected answer: %.300s", line)
@@ -95,10 +93,6 @@ func TestStdioClientThatDoesNotRead(t *testing.T) {
 	if err := <-sent; err != nil {
 		t.Fatalf("sending the calls: %v", err)
 	}
-	if results < 32 || busy == 0 {
-		t.Fatalf("%d results and %d busy answers; want at least 32 results and some refused", results, busy)
-	}
-	t.Logf("%d results, %d answered busy", results, busy)
 	// The session goes on.
 	fmt.Fprintln(stdin, `{"jsonrpc":"2.0","id":"last","method":"ping"}`)
 	line, err := br.ReadString('\n')
