@@ -71,7 +71,7 @@ func (c Class) Describe() string {
 	case Loopback:
 		return "a loopback address (this machine)"
 	case Private:
-		return "a private-network address (RFC 1918, CGNAT 100.64/10 or IPv6 unique-local)"
+		return "a private-network address (RFC 1918, CGNAT 100.64/10, IPv6 unique-local fc00::/7 or site-local fec0::/10, or local-use NAT64 64:ff9b:1::/48)"
 	case LinkLocal:
 		return "a link-local address (169.254/16 or fe80::/10, where cloud metadata services live)"
 	case Unspecified:
