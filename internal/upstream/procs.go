@@ -122,7 +122,9 @@ func (m *Manager) persistProcs() {
 	b, _ := json.Marshal(f)
 	err := fileutil.MkdirPrivate(filepath.Dir(m.opts.ProcFile))
 	if err == nil {
-		err = fileutil.WriteAtomic(m.opts.ProcFile, b, 0o600)
+		// No sync: the record is only read within the same boot (BootID),
+		// and a crash of the machine ends every process it lists.
+		err = fileutil.WriteAtomicVolatile(m.opts.ProcFile, b, 0o600)
 	}
 	if err != nil {
 		m.opts.Logger.Warn("upstream: recording the running servers failed; after a kill -9 only the owner token finds them", "file", m.opts.ProcFile, "err", err)

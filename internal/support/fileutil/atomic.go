@@ -11,7 +11,20 @@ import (
 // the new, never a part: a temp file in the same directory, synced, chmod'ed
 // to perm (and, for a mode without group or other bits, private on Windows
 // too: MakePrivate), then renamed over path.
-func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, true)
+}
+
+// WriteAtomicVolatile is WriteAtomic without the sync: readers still see
+// the old content or the new, but after a power loss or a kernel crash the
+// file may be empty or old. For records that mean nothing after a reboot
+// (clawd's list of the upstream processes it runs), where the sync costs
+// milliseconds on every write for nothing.
+func WriteAtomicVolatile(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, data, perm, false)
+}
+
+func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -34,8 +47,10 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return err
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	if sync {
+		if err = f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err = f.Close(); err != nil {
 		return err
