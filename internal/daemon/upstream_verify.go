@@ -32,25 +32,23 @@ func checkLaunch(db *store.DB, server string, l upstream.Launch) error {
 	if l.Unpinned != "" {
 		return fmt.Errorf("%s: the command %s cannot be approved, so it was not started: %s", UnverifiedReason, cmd, l.Unpinned)
 	}
-	var missing []string
-	ok, err := db.ServerAllowed(server, l.ExecSHA256)
+	pins := LaunchPins(l)
+	execOK, pinned, err := db.LaunchAllowed(server, l.ExecSHA256, pins)
 	if err != nil {
 		return fmt.Errorf("%s: the supply-chain allowlist could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
 	}
-	if !ok {
+	var missing []string
+	if !execOK {
 		missing = append(missing, fmt.Sprintf("executable %s (sha256 %s)", upstream.QuoteCommand([]string{l.Exec}), l.ExecSHA256))
 	}
-	if l.Script != "" {
-		if ok, err = db.PinAllowed(server, store.PinScript, "", l.ScriptSHA256); err != nil {
-			return fmt.Errorf("%s: the pins could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
-		} else if !ok {
-			missing = append(missing, fmt.Sprintf("script %s (sha256 %s)", upstream.QuoteCommand([]string{l.Script}), l.ScriptSHA256))
+	for i, p := range pins {
+		if pinned[i] {
+			continue
 		}
-	}
-	if l.Package != "" {
-		if ok, err = db.PinAllowed(server, store.PinPackage, l.Package, l.Integrity); err != nil {
-			return fmt.Errorf("%s: the pins could not be read, so %s was not started: %v", UnverifiedReason, cmd, err)
-		} else if !ok {
+		switch p.Kind {
+		case store.PinScript:
+			missing = append(missing, fmt.Sprintf("script %s (sha256 %s)", upstream.QuoteCommand([]string{l.Script}), l.ScriptSHA256))
+		case store.PinPackage:
 			missing = append(missing, fmt.Sprintf("package %s (integrity %s, from %s)", l.Package, l.Integrity, upstream.QuoteCommand([]string{l.Lockfile})))
 		}
 	}

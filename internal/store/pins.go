@@ -123,6 +123,23 @@ func (db *DB) PinAllowed(server, kind, subject, digest string) (bool, error) {
 	return s.pins[pinKey(server, kind, subject, digest)], nil
 }
 
+// LaunchAllowed answers, from one snapshot of the registry, whether the
+// executable's SHA-256 is allowed for server and, for each of pins, whether
+// it is pinned for it: separate reads could pair an executable approved
+// before a change with pins approved after it, a combination nobody
+// approved at any one time.
+func (db *DB) LaunchAllowed(server, execSHA256 string, pins []PinRow) (execOK bool, pinned []bool, err error) {
+	s, err := db.current()
+	if err != nil {
+		return false, nil, err
+	}
+	pinned = make([]bool, len(pins))
+	for i, p := range pins {
+		pinned[i] = s.pins[pinKey(server, p.Kind, p.Subject, p.Digest)]
+	}
+	return s.allow[server+"\x00"+execSHA256], pinned, nil
+}
+
 // ScriptAllowed implements chain.ScriptAllowlist: the script pins of the
 // server.
 func (db *DB) ScriptAllowed(server, sha256 string) (bool, error) {

@@ -48,6 +48,18 @@ func TestApprovePins(t *testing.T) {
 			t.Errorf("%v allowed", c)
 		}
 	}
+	// One read answers for the executable and every pin of a launch.
+	execOK, pinned, err := daemon.LaunchAllowed("js", exe, []PinRow{
+		{Kind: PinScript, Digest: script},
+		{Kind: PinPackage, Subject: "@scope/srv@1.2.4", Digest: testIntegrity}, // not this version
+		{Kind: PinPackage, Subject: "@scope/srv@1.2.3", Digest: testIntegrity},
+	})
+	if err != nil || !execOK || len(pinned) != 3 || !pinned[0] || pinned[1] || !pinned[2] {
+		t.Errorf("LaunchAllowed = %v %v %v, want true [true false true]", execOK, pinned, err)
+	}
+	if execOK, _, _ := daemon.LaunchAllowed("other", exe, nil); execOK {
+		t.Error("LaunchAllowed allowed the executable for another server")
+	}
 	if added, _ := cli.Approve(ctx, "js", exe, []PinRow{{Kind: PinScript, Digest: script}}); added {
 		t.Error("approving the same again reported new entries")
 	}
