@@ -79,13 +79,10 @@ func newMCPApproveCmd() *cobra.Command {
 					err = mcpStoreError(err, "approving")
 				}
 			}
-			auditApprovals(cmd.ErrOrStderr(), db, s.Name, got)
 			if err != nil {
-				for _, a := range got { // approved before the one that stopped it
-					fmt.Fprintf(cmd.ErrOrStderr(), "approved %s (sha256 %s)\n", orNone(a.Exposed), a.ApprovedSHA256)
-				}
-				return err
+				return err // one transaction: nothing was approved
 			}
+			auditApprovals(cmd.ErrOrStderr(), db, s.Name, got)
 			type approvedJSON struct {
 				Tool    string `json:"tool"`
 				Exposed string `json:"exposed"`
@@ -118,10 +115,10 @@ func newMCPApproveCmd() *cobra.Command {
 // it shows the definitions it would approve and, on a yes, approves each
 // by the hash shown, so a definition that changed between the question
 // and the answer (or since a `clawd mcp diff` the user read) is refused,
-// not approved unseen. With no terminal it approves nothing: an answer
-// piped in by a script is not a review. When there is nothing pending (or
-// no such tool, or no tools seen yet) the store's own answer is given.
-// It returns what it approved, also with an error that stopped it midway.
+// not approved unseen: all of them in one transaction, or none. With no
+// terminal it approves nothing: an answer piped in by a script is not a
+// review. When there is nothing pending (or no such tool, or no tools seen
+// yet) the store's own answer is given.
 func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, a approval) ([]store.ToolApproval, error) {
 	pending, err := pendingApprovals(db, s, req.Tool)
 	if err != nil {
@@ -147,13 +144,13 @@ func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, 
 	if !a.confirm(fmt.Sprintf("\nApprove these %d definition(s) of %s? [y/N] ", len(pending), s.Name)) {
 		return nil, runtimeError("nothing was approved")
 	}
-	var got []store.ToolApproval
-	for _, p := range pending {
-		one, err := db.ApproveTools(context.Background(), store.ApproveRequest{Server: s.Name, Tool: p.Tool, SHA256: p.SeenSHA256, By: req.By}, time.Now())
-		got = append(got, one...)
-		if err != nil {
-			return got, mcpStoreError(err, "approving "+safetext.Line(p.Tool))
-		}
+	reviewed := make([]store.ReviewedDefinition, len(pending))
+	for i, p := range pending {
+		reviewed[i] = store.ReviewedDefinition{Tool: p.Tool, SHA256: p.SeenSHA256}
+	}
+	got, err := db.ApproveTools(context.Background(), store.ApproveRequest{Server: s.Name, Reviewed: reviewed, By: req.By}, time.Now())
+	if err != nil {
+		return nil, mcpStoreError(err, "approving")
 	}
 	return got, nil
 }

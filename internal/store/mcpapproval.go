@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -188,16 +189,31 @@ type ApproveRequest struct {
 	// last saw, so the user approves what they reviewed and not a newer
 	// one that arrived since.
 	SHA256 string
-	By     string // who approved (the audit entity, e.g. local:cli)
+	// Reviewed, if set (without Tool and SHA256), approves exactly these
+	// definitions, each by its upstream tool name and the hash the user
+	// was shown, all in one transaction: if any of them changed since, none
+	// is approved.
+	Reviewed []ReviewedDefinition
+	By       string // who approved (the audit entity, e.g. local:cli)
+}
+
+// ReviewedDefinition is a tool definition as it was shown to the user.
+type ReviewedDefinition struct {
+	Tool   string // the upstream name
+	SHA256 string
 }
 
 // ApproveTools approves the definitions last seen of the tools req names
-// and returns them (those that were approved already are not returned).
+// and returns them (those that were approved already are not returned),
+// all in one transaction: on an error nothing was approved.
 // Errors name what to fix: an unknown server or tool, a hash that is not
 // the one seen, or a server whose tools the daemon has not listed yet.
 func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time) ([]ToolApproval, error) {
 	if req.SHA256 != "" && req.Tool == "" {
 		return nil, invalid("--sha256 approves one definition: name the tool too")
+	}
+	if len(req.Reviewed) > 0 && (req.Tool != "" || req.SHA256 != "") {
+		return nil, invalid("approve either reviewed definitions or one tool, not both")
 	}
 	srv, err := db.MCPServerByName(ctx, req.Server)
 	if err != nil {
@@ -216,9 +232,12 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 		if len(all) == 0 {
 			return invalid("clawd has not seen the tools of %s yet: they are listed once clawd serve connects to it (see clawd mcp list), then approve them", srv.Name)
 		}
-		var pick []ToolApproval
+		pick, err := reviewedPick(all, req.Reviewed, srv.Name)
+		if err != nil {
+			return err
+		}
 		for _, a := range all {
-			if req.Tool == "" && a.Present {
+			if req.Tool == "" && len(req.Reviewed) == 0 && a.Present {
 				pick = append(pick, a)
 			}
 		}
@@ -259,5 +278,28 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err // rolled back: nothing was approved
+	}
+	return out, nil
+}
+
+// reviewedPick finds each reviewed definition among all, by upstream name
+// and the hash shown; a tool that is gone or whose definition changed since
+// fails the whole approval.
+func reviewedPick(all []ToolApproval, reviewed []ReviewedDefinition, server string) ([]ToolApproval, error) {
+	var pick []ToolApproval
+	for _, r := range reviewed {
+		i := slices.IndexFunc(all, func(a ToolApproval) bool { return a.Tool == r.Tool })
+		if i < 0 {
+			return nil, invalid("%s no longer has the tool %q you reviewed; nothing was approved: review again with clawd mcp diff %s",
+				server, printable(r.Tool, 80), server)
+		}
+		if all[i].SeenSHA256 != r.SHA256 {
+			return nil, invalid("the definition of %s is now %s, not the %s you reviewed; nothing was approved: review again with clawd mcp diff %s",
+				printable(r.Tool, 80), all[i].SeenSHA256, r.SHA256, server)
+		}
+		pick = append(pick, all[i])
+	}
+	return pick, nil
 }

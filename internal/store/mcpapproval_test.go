@@ -95,3 +95,53 @@ func TestToolDefinitionApproval(t *testing.T) {
 		t.Fatalf("approvals outlived their server: %+v", list)
 	}
 }
+
+// TestApproveReviewedAllOrNothing: reviewed definitions are approved in
+// one transaction, each by the hash the user was shown; when one of them
+// changed (or went away) since, none is approved.
+func TestApproveReviewedAllOrNothing(t *testing.T) {
+	db := openTest(t, "")
+	srv := mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	a1, b1 := seen("a", "up__a", "1", `{"name":"a"}`), seen("b", "up__b", "2", `{"name":"b"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b1}, at); err != nil {
+		t.Fatal(err)
+	}
+	shown := []ReviewedDefinition{{Tool: "a", SHA256: a1.SHA256}, {Tool: "b", SHA256: b1.SHA256}}
+	// b changes between the review and the answer.
+	b2 := seen("b", "up__b", "3", `{"name":"b","description":"now evil"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b2}, at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Reviewed: shown, By: "local:cli"}, at)
+	if err == nil || !IsValidation(err) || !strings.Contains(err.Error(), "nothing was approved") || got != nil {
+		t.Fatalf("approve with one definition changed: %v %v, want a validation error and nothing", got, err)
+	}
+	approved := func() (n int) {
+		list, err := db.ToolApprovals(ctx, srv.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range list {
+			if a.State() == DefinitionApproved {
+				n++
+			}
+		}
+		return n
+	}
+	if n := approved(); n != 0 {
+		t.Fatalf("%d definitions approved after the refused approval, want 0 (a must not be approved alone)", n)
+	}
+	gone := []ReviewedDefinition{{Tool: "a", SHA256: a1.SHA256}, {Tool: "c", SHA256: b1.SHA256}}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Reviewed: gone, By: "local:cli"}, at); err == nil || !strings.Contains(err.Error(), "no longer has the tool") {
+		t.Fatalf("approve a tool that is gone: %v", err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "a", Reviewed: shown[:1], By: "x"}, at); err == nil || !IsValidation(err) {
+		t.Fatalf("Reviewed with Tool: %v, want a validation error", err)
+	}
+	shown[1].SHA256 = b2.SHA256 // reviewed again
+	got, err = db.ApproveTools(ctx, ApproveRequest{Server: "up", Reviewed: shown, By: "local:cli"}, at)
+	if err != nil || len(got) != 2 || approved() != 2 {
+		t.Fatalf("approve as reviewed: %v %v (%d approved)", got, err, approved())
+	}
+}
