@@ -65,6 +65,7 @@ func newMCPAddCmd() *cobra.Command {
 				return err
 			}
 			warnAdd(cmd.ErrOrStderr(), s)
+			var resolved *upstream.Launch
 			if f.allow && !remote {
 				// --allow promises an approved server: one that cannot be
 				// approved is not stored.
@@ -75,6 +76,7 @@ func newMCPAddCmd() *cobra.Command {
 				if l.Unpinned != "" {
 					return usageError("%s cannot be approved, so it was not added: %s", s.Name, l.Unpinned)
 				}
+				resolved = &l
 			}
 			db, err := openStore()
 			if err != nil {
@@ -96,7 +98,9 @@ func newMCPAddCmd() *cobra.Command {
 				printServer(out, got)
 			}
 			if got.Transport == store.TransportStdio {
-				if _, _, err := approveServer(db, got, newApproval(f.allow, out)); err != nil {
+				a := newApproval(f.allow, out)
+				a.resolved = resolved // approve what was checked, not a second resolution
+				if _, _, err := approveServer(db, got, a); err != nil {
 					fmt.Fprintf(cmd.ErrOrStderr(), "%s\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", terminalSafe(err.Error()), got.Name)
 				}
 			}

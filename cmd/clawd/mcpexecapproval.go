@@ -23,6 +23,10 @@ type approval struct {
 	yes bool
 	in  io.Reader // the terminal, nil when there is none
 	out io.Writer
+	// resolved is the server's launch when the caller resolved it already
+	// (mcp add --allow checks it can be approved before storing the
+	// server): approving that one saves hashing every file again.
+	resolved *upstream.Launch
 }
 
 // newApproval asks on stdin only when both stdin and stderr are terminals:
@@ -59,8 +63,13 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 	if s.Transport != store.TransportStdio {
 		return upstream.Launch{}, false, usageError("%s is a %s server: only stdio servers run a local program that needs approval", s.Name, s.Transport)
 	}
-	cfg := daemon.UpstreamConfigs([]store.MCPServer{s})[0]
-	l, err := upstream.Inspect(cfg)
+	var l upstream.Launch
+	var err error
+	if a.resolved != nil {
+		l = *a.resolved
+	} else {
+		l, err = upstream.Inspect(daemon.UpstreamConfigs([]store.MCPServer{s})[0])
+	}
 	w := a.out
 	fmt.Fprintf(w, "Server %s runs:\n  %s\n", s.Name, upstream.QuoteCommand(append([]string{s.Command}, s.Args...)))
 	if s.Cwd != "" {
