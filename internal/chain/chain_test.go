@@ -522,3 +522,44 @@ func TestValidateEntity(t *testing.T) {
 		}
 	}
 }
+
+// TestSumFileWithoutChangeTime: where a file's key has no inode change time
+// (Windows), a same-size rewrite with its mtime set back keeps the key, so
+// Sum (the per-call check) may answer from the cache, but SumFile (what a
+// spawn executes) reads the file again and sees the new content.
+func TestSumFileWithoutChangeTime(t *testing.T) {
+	defer func(w time.Duration) { racyWindow = w }(racyWindow)
+	racyWindow = 0
+	defer func(f func(os.FileInfo) fileID) { fileIDFor = f }(fileIDFor)
+	fileIDFor = func(fi os.FileInfo) fileID {
+		return fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ctime: fi.ModTime().UnixNano()}
+	}
+	bin := filepath.Join(t.TempDir(), "server.exe")
+	writeExe(t, bin, "echo v1")
+	st, _ := os.Stat(bin)
+	var h HashCache
+	approved, err := h.Sum(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeExe(t, bin, "echo v2") // same size
+	os.Chtimes(bin, st.ModTime(), st.ModTime())
+	if cached, _ := h.Sum(bin); cached != approved {
+		t.Fatalf("setup: the per-call check re-read the file (%s); the key should not have changed", cached)
+	}
+	f, err := os.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := h.SumFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == approved {
+		t.Fatal("SumFile answered the approved hash for a replaced file without an inode change time")
+	}
+	if now, _ := h.Sum(bin); now != got {
+		t.Errorf("after SumFile the per-call check still answers %s, want the fresh %s", now, got)
+	}
+}

@@ -16,7 +16,7 @@ func fileIDOf(fi os.FileInfo) fileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		id.dev, id.ino = uint64(st.Dev), uint64(st.Ino) //nolint:unconvert // types differ by platform
 		if ct, ok := fileutil.StatChangeTime(st); ok {
-			id.ctime = ct
+			id.ctime, id.changeTracked = ct, true
 		}
 	}
 	return id

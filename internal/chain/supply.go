@@ -227,7 +227,15 @@ type fileID struct {
 	dev, ino     uint64
 	size         int64
 	mtime, ctime int64 // nanoseconds
+	// changeTracked: ctime is the inode's change time, which no system call
+	// sets back. Without it (Windows, some BSDs) mtime stands in, and a
+	// same-size rewrite that restores the mtime keeps the key.
+	changeTracked bool
 }
+
+// fileIDFor is fileIDOf; tests replace it to act as a system without an
+// inode change time.
+var fileIDFor = fileIDOf
 
 // racyWindow: a file changed this recently is hashed but not cached, since
 // a write in the same timestamp tick (Linux file times are coarse, ~4 ms)
@@ -248,7 +256,7 @@ func (h *HashCache) Sum(path string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
-	return h.shared(path, fileIDOf(fi), func() (string, error) { return h.read(path) })
+	return h.shared(path, fileIDFor(fi), func() (string, error) { return h.read(path) })
 }
 
 // shared returns the cached sum of key's version id, or waits for a read
@@ -304,7 +312,10 @@ func (h *HashCache) read(path string) (string, error) {
 // the caller can check the very file it will go on to use, e.g. execute
 // (proc.Cmd.ExecFile). The cache is shared with Sum and keyed by f.Name()
 // and the descriptor's own identity (device, inode, size, times); reads
-// use ReadAt, so f's offset does not move.
+// use ReadAt, so f's offset does not move. Where the key lacks the inode
+// change time (Windows), the file is always read: a spawn must not run a
+// same-size replacement with its mtime set back under the approved hash.
+// The fresh sum then updates the cache for Sum.
 func (h *HashCache) SumFile(f *os.File) (string, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -313,7 +324,11 @@ func (h *HashCache) SumFile(f *os.File) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%s is not a regular file", f.Name())
 	}
-	return h.shared(f.Name(), fileIDOf(fi), func() (string, error) { return h.hashOpen(f.Name(), f) })
+	id := fileIDFor(fi)
+	if !id.changeTracked {
+		return h.hashOpen(f.Name(), f)
+	}
+	return h.shared(f.Name(), id, func() (string, error) { return h.hashOpen(f.Name(), f) })
 }
 
 // hashOpen hashes f and caches the sum under key when the file did not
@@ -339,8 +354,8 @@ func (h *HashCache) hashOpen(key string, f *os.File) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bid := fileIDOf(before)
-	if bid == fileIDOf(after) && time.Since(time.Unix(0, bid.ctime)) > racyWindow &&
+	bid := fileIDFor(before)
+	if bid == fileIDFor(after) && time.Since(time.Unix(0, bid.ctime)) > racyWindow &&
 		time.Since(time.Unix(0, bid.mtime)) > racyWindow {
 		h.mu.Lock()
 		if h.m == nil || len(h.m) >= maxHashEntries {
