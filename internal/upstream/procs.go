@@ -97,7 +97,7 @@ type procRecord struct {
 // Options.ProcFile, or removes the file when none runs. Writes are
 // serialized and each writes the set as it is then.
 func (m *Manager) persistProcs() {
-	if m.opts.ProcFile == "" {
+	if m.opts.ProcFile == "" || !recordsUsed {
 		return
 	}
 	m.procMu.Lock()

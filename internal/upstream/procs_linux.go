@@ -13,6 +13,9 @@ import (
 	"github.com/clawde/clawd/internal/support/proc"
 )
 
+// recordsUsed: SweepRecorded reads the records persistProcs writes.
+const recordsUsed = true
+
 // startTime is pid's start time in clock ticks after boot (0 if unknown:
 // such a record is never acted on).
 func startTime(pid int) uint64 {

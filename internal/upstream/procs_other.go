@@ -2,6 +2,11 @@
 
 package upstream
 
+// recordsUsed: nothing reads the record of running processes here
+// (SweepRecorded needs /proc), so persistProcs does not write one: each
+// daemon killed would leave its file behind.
+const recordsUsed = false
+
 // startTime is 0 where /proc is not there: a record without a start time
 // is never acted on.
 func startTime(pid int) uint64 { return 0 }
