@@ -75,6 +75,13 @@ func LoadOrCreateSecret(path string) ([]byte, error) {
 	return nil, fmt.Errorf("session secret %s: could not be created", path)
 }
 
+// CheckPrivate refuses a key file that another account could read or
+// replace: on unix by its mode bits and owner uid, on Windows by its owner
+// and access list (clawd's own files get an access list for the current
+// user only, fileutil.MakePrivate, which passes). fi is path's Lstat or
+// the open file's Stat.
+func CheckPrivate(path string, fi fs.FileInfo) error { return checkPrivate(path, fi) }
+
 func readSecret(path string) ([]byte, error) {
 	fi, err := os.Lstat(path)
 	if err != nil {

@@ -140,7 +140,7 @@ func loadKey(path string, cache *atomic.Pointer[cachedKey]) (*Key, error) {
 	if modeChecked && fi.Mode().Perm()&0o077 != 0 {
 		return nil, &KeyError{Path: path, Problem: "mode", Detail: fmt.Sprintf("mode %04o, want 0600", fi.Mode().Perm())}
 	}
-	if err := checkOwner(fi); err != nil {
+	if err := checkOwner(path, fi); err != nil {
 		return nil, &KeyError{Path: path, Problem: "owner", Detail: err.Error()}
 	}
 	ver := versionOf(fi)

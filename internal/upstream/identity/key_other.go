@@ -5,6 +5,8 @@ package identity
 import (
 	"fmt"
 	"os"
+
+	"github.com/clawde/clawd/internal/support/token"
 )
 
 // openNoFollow refuses a symlink by Lstat first (Windows has no
@@ -28,9 +30,10 @@ func isSymlinkErr(err error) bool { return err == errSymlink }
 // (its ACL does, which fileutil.MakePrivate sets when clawd writes it).
 const modeChecked = false
 
-// checkOwner: the file's ACL is set by fileutil.MakePrivate when clawd
-// writes it; ownership is not checked on this platform.
-func checkOwner(os.FileInfo) error { return nil }
+// checkOwner refuses a key file another account owns or may read or
+// replace, by its owner and access list, as the session secret's check
+// does (token.CheckPrivate): the mode bits say nothing here.
+func checkOwner(path string, fi os.FileInfo) error { return token.CheckPrivate(path, fi) }
 
 func versionOf(fi os.FileInfo) keyVersion {
 	return keyVersion{size: fi.Size(), mtime: fi.ModTime().UnixNano()}

@@ -27,7 +27,7 @@ func isSymlinkErr(err error) bool {
 const modeChecked = true
 
 // checkOwner requires the file to belong to the user clawd runs as.
-func checkOwner(fi os.FileInfo) error {
+func checkOwner(_ string, fi os.FileInfo) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
