@@ -168,6 +168,11 @@ func (st *stream) resume() {
 func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	s := st.s
 	if msg.Batch != nil {
+		// A batch refused whole is answered at once: it runs nothing, so
+		// it need not wait for room (a large one, for every call to end).
+		if refused := s.batchRefusal(msg.Batch); refused != nil {
+			return st.write(refused), false
+		}
 		n := int32(max(countCalls(msg), 1))
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting

@@ -306,3 +306,44 @@ func TestBatchItemBound(t *testing.T) {
 		t.Fatalf("batch of %d: %+v, want -32600 naming the bound", maxBatchItems+1, r)
 	}
 }
+
+// TestStreamRefusedBatchDoesNotWait: a batch refused whole (more than
+// maxBatchItems messages) is answered at once, also while the stream's
+// calls are at the bound: it runs nothing, so it has no room to wait for.
+// It used to count its calls first and, being larger than the bound, wait
+// until every call in progress had ended.
+func TestStreamRefusedBatchDoesNotWait(t *testing.T) {
+	release := make(chan struct{})
+	hold := newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
+		select {
+		case <-release:
+			return map[string]any{"ok": true}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	srv := testServer(&testChain{}, hold)
+	srv.MaxConcurrency = 2
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-03-26")
+	defer close(release)
+	h.send(`{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"hold"}}`)
+	waitFor(t, func() bool { return st.inlineRunning() || st.running.Load() > 0 })
+	items := make([]string, maxBatchItems+1)
+	for i := range items {
+		items[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"hold"}}`
+	}
+	h.send("[" + strings.Join(items, ",") + "]")
+	select {
+	case line := <-h.lines:
+		r := decode(t, line)
+		if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "at most "+strconv.Itoa(maxBatchItems)+" messages") {
+			t.Fatalf("oversized batch answered %.300s, want -32600 naming the bound", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an oversized batch was not answered while a call was in progress")
+	}
+	if n := st.running.Load(); n > 1 {
+		t.Fatalf("%d calls counted in progress after the refused batch, want at most the held one", n)
+	}
+}
