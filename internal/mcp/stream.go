@@ -46,7 +46,7 @@ type stream struct {
 
 	wg      sync.WaitGroup // running calls and batches, inline ones included
 	workers callWorkers
-	running atomic.Int32  // calls running beside the reader (a batch counts its calls)
+	running atomic.Int32  // calls running beside the reader (a batch counts its messages)
 	room    chan struct{} // release signals a reader waiting in reserve
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
@@ -173,7 +173,9 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		if refused := s.batchRefusal(msg.Batch); refused != nil {
 			return st.write(refused), false
 		}
-		n := int32(max(countCalls(msg), 1))
+		// Every message counts, not only its calls: they run at once and
+		// the one answer holds all their answers.
+		n := int32(max(len(msg.Batch.Items), 1))
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting
 		}
