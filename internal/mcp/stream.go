@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,8 @@ type stream struct {
 	workers callWorkers
 	running atomic.Int32  // calls running beside the reader (a batch counts its messages)
 	room    chan struct{} // release signals a reader waiting in reserve
+
+	listening atomic.Int32 // open subscriptions/listen (maxStreamListeners)
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
 	seq      atomic.Uint64              // inline calls started
@@ -190,11 +193,19 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	if msg.Method == "subscriptions/listen" && !msg.IsNotification() && !msg.IsResponse {
 		if _, claimed := ClaimedVersion(msg); claimed {
 			// A subscription runs until cancelled or the input ends; it is
-			// not counted as running, so calls may still run inline.
+			// not counted as running, so calls may still run inline. One
+			// connection may hold only a few of the server's maxListeners,
+			// so it cannot take them all from the daemon's other clients.
+			if st.listening.Load() >= maxStreamListeners {
+				return st.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+					"internal error: too many open subscriptions on this connection ("+strconv.Itoa(maxStreamListeners)+"); cancel one first"))), false
+			}
+			st.listening.Add(1)
 			cctx, done, _ := s.calls.register(st.ctx, msg.ID.Key())
 			st.wg.Add(1)
 			go func() {
 				defer st.wg.Done()
+				defer st.listening.Add(-1)
 				defer done()
 				st.deliver(s.srv.serveStateless(cctx, s.stateless(), msg))
 			}()
