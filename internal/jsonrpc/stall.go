@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,10 @@ type writeDeadliner interface {
 // read: a peer that stops reading (a stuck client, or one that sends
 // requests and never reads the answers) would otherwise hold the goroutine
 // writing, and everything queued behind it, for as long as it lives.
+//
+// A write here is one chunk of at most stallChunk bytes (stallWriter), so
+// what is bounded is a wait for the peer to read, not how long a large
+// answer takes to go out at the pace of a peer that does read.
 //
 // It costs no timer per write, and needs no stopping: the timer runs only
 // while a write is in progress or once after. One timer is armed by the first write after
@@ -80,4 +85,36 @@ func (g *stallGuard) check() {
 	}
 	g.armed.Store(true)
 	g.timer.Reset(g.limit - waited)
+}
+
+// stallChunk is the most stallWriter hands its writer at once: the size of
+// a pipe's buffer on Linux, and of Stream's write buffer.
+const stallChunk = 64 << 10
+
+// stallWriter writes through a stallGuard, in chunks of at most
+// stallChunk bytes, each with the guard's whole allowance: a peer must take
+// 64 KiB within the limit, not a whole answer of megabytes (a client
+// behind a slow link reads steadily and would otherwise lose its session
+// on a large answer).
+type stallWriter struct {
+	w io.Writer
+	g *stallGuard
+}
+
+func (sw stallWriter) Write(p []byte) (n int, err error) {
+	for len(p) > 0 {
+		c := p[:min(len(p), stallChunk)]
+		sw.g.begin()
+		m, err := sw.w.Write(c)
+		sw.g.end()
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m < len(c) {
+			return n, io.ErrShortWrite
+		}
+		p = p[m:]
+	}
+	return n, nil
 }

@@ -49,16 +49,19 @@ func NewStream(r io.Reader, w io.Writer, max int) *Stream {
 }
 
 // LimitWriteStall makes a write that waits longer than d for the peer to
-// read fail, and every write after it (the session then ends; Stalled
-// reports why). It needs a writer that takes a write deadline (a socket, a
-// pipe in the network poller) and reports false otherwise. Call it before
-// the first Write.
+// read (for it to take the next 64 KiB of a message) fail, and every write
+// after it (the session then ends; Stalled reports why). It needs a writer
+// that takes a write deadline (a socket, a pipe in the network poller) and
+// reports false otherwise. Call it before the first Write.
 func (s *Stream) LimitWriteStall(d time.Duration) bool {
 	dl, ok := s.w.(writeDeadliner)
 	if !ok || d <= 0 || dl.SetWriteDeadline(time.Time{}) != nil {
 		return false // an *os.File outside the poller says so here
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.guard = newStallGuard(dl, d)
+	s.bw = bufio.NewWriterSize(stallWriter{w: s.w, g: s.guard}, 64<<10) // empty: every Write flushes
 	return true
 }
 
@@ -108,10 +111,6 @@ func (s *Stream) Write(_ context.Context, msg []byte) error {
 	defer s.wmu.Unlock()
 	if s.werr != nil {
 		return s.werr
-	}
-	if s.guard != nil {
-		s.guard.begin()
-		defer s.guard.end()
 	}
 	if _, err := s.bw.Write(msg); err != nil {
 		s.werr = err

@@ -273,6 +273,36 @@ func TestStreamWriteStall(t *testing.T) {
 		}
 	})
 
+	// A peer that reads steadily, but slower than a large answer could go
+	// out within the limit, keeps its session: the limit is on a wait for
+	// it to read (64 KiB at a time), not on the whole answer.
+	t.Run("peer reads slowly", func(t *testing.T) {
+		const slowLimit = time.Second // ten times what 64 KiB takes, for a loaded machine
+		a, b := net.Pipe()            // no buffer: each write waits for the reads
+		t.Cleanup(func() { a.Close(); b.Close() })
+		s := NewStream(a, a, 1024)
+		if !s.LimitWriteStall(slowLimit) {
+			t.Fatal("LimitWriteStall refused a net.Pipe")
+		}
+		go func() { // 16 KiB every 25 ms: 64 KiB in about 100 ms
+			buf := make([]byte, 16<<10)
+			for {
+				if _, err := io.ReadFull(b, buf); err != nil {
+					return
+				}
+				time.Sleep(25 * time.Millisecond)
+			}
+		}()
+		msg := big[:2<<20] // about 3.2 s to go out, three times the limit
+		start := time.Now()
+		if err := s.Write(bg, msg); err != nil || s.Stalled() {
+			t.Fatalf("2 MiB to a peer reading 16 KiB every 25 ms: %v after %v (stalled %v)", err, time.Since(start), s.Stalled())
+		}
+		if took := time.Since(start); took < slowLimit {
+			t.Fatalf("the write took %v, less than the limit %v: the test proves nothing", took, slowLimit)
+		}
+	})
+
 	t.Run("no limit", func(t *testing.T) {
 		a, _ := socketPair(t)
 		s := NewStream(a, a, 1024)

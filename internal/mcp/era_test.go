@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -471,4 +472,37 @@ func TestListenersCapped(t *testing.T) {
 	if n := len(srv.listeners); n != 0 {
 		t.Errorf("%d listeners left after their requests ended", n)
 	}
+}
+
+// TestStreamListenersCapped: one stream connection holds at most
+// maxStreamListeners subscriptions, so a daemon client cannot take all of
+// the server's maxListeners from the others; cancelling one makes room,
+// and another connection can subscribe meanwhile.
+func TestStreamListenersCapped(t *testing.T) {
+	srv := testServer(&testChain{})
+	h := newHarness(t, srv)
+	listen := func(h *harness, id int) string {
+		h.send(modernReq(strconv.Itoa(id), "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, ""))
+		return h.recv()
+	}
+	for i := 1; i <= maxStreamListeners; i++ {
+		if ack := listen(h, i); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("subscription %d: %s", i, ack)
+		}
+	}
+	over := listen(h, 100)
+	if !strings.Contains(over, `"id":100`) || !strings.Contains(over, "too many open subscriptions on this connection ("+strconv.Itoa(maxStreamListeners)+")") {
+		t.Fatalf("subscription %d on one connection: %s, want the refusal naming the cap", maxStreamListeners+1, over)
+	}
+	if ack := listen(newHarness(t, srv), 1); !strings.Contains(ack, "acknowledged") {
+		t.Fatalf("another connection's subscription: %s", ack)
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	waitFor(t, func() bool {
+		srv.listenMu.Lock()
+		defer srv.listenMu.Unlock()
+		return len(srv.listeners) == maxStreamListeners // 15 here, 1 on the other
+	})
+	var ack string
+	waitFor(t, func() bool { ack = listen(h, 101); return strings.Contains(ack, "acknowledged") })
 }

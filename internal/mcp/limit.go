@@ -94,10 +94,11 @@ func (l *callLimiter) inUse() int {
 // minStreamCalls is the least maxStreamCalls allows on one stream.
 const minStreamCalls = 32
 
-// maxStreamCalls bounds the calls (a batch counts its tools/call requests)
-// one stream connection (stdio, the unix socket) may have in progress
-// beside its reader: running, waiting for a max_concurrency slot, or
-// holding an answer the client has not read yet. At the bound the reader
+// maxStreamCalls bounds the calls one stream connection (stdio, the unix
+// socket) may have in progress beside its reader: running, waiting for a
+// max_concurrency slot, or holding an answer the client has not read yet.
+// A batch counts its messages: they run at once, and its one answer holds
+// all of theirs. At the bound the reader
 // waits for one to end before it reads on (stream.reserve). Without it, a
 // client that sends calls and never reads the answers makes clawd hold
 // every request and answer in memory, without end. Twice max_concurrency,

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,46 @@ func TestLimitsDefaultToConfig(t *testing.T) {
 	srv.MaxConcurrency, srv.MaxMessageBytes = 3, 5000
 	if srv.CallLimit() != 3 || srv.MessageLimit() != 5000 {
 		t.Errorf("configured limits not used: %d %d", srv.CallLimit(), srv.MessageLimit())
+	}
+}
+
+// TestHandleBatchRefusedBeforeSlots: over HTTP (Handle) a batch that is
+// refused whole gets its refusal, not a busy error: one of more than
+// maxBatchItems messages gets the -32600 naming that bound, and one whose
+// tools/call requests outnumber max_concurrency (they take their slots at
+// once, so they never could) gets a -32600 naming max_concurrency, where
+// both were answered busy on every retry. Neither takes a slot.
+func TestHandleBatchRefusedBeforeSlots(t *testing.T) {
+	srv := testServer(&testChain{})
+	srv.MaxConcurrency = 2
+	ctx := context.Background()
+	s := srv.NewSession(&chain.Caller{Transport: "http", AuthMethod: "bearer", Kind: "local", Subject: "ws"},
+		SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	defer s.Close()
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`))
+	calls := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i+1) + `,"method":"tools/call","params":{"name":"echo"}}`
+		}
+		return "[" + strings.Join(items, ",") + "]"
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{
+		{maxBatchItems + 1, "at most " + strconv.Itoa(maxBatchItems) + " messages"},
+		{3, "at most max_concurrency (2)"},
+	} {
+		got := string(handleBody(s, ctx, []byte(calls(c.n))))
+		if !strings.Contains(got, `"code":-32600`) || !strings.Contains(got, c.want) {
+			t.Errorf("a batch of %d calls with max_concurrency 2: %.300s, want -32600 naming %q", c.n, got, c.want)
+		}
+		if n := srv.limiter().inUse(); n != 0 {
+			t.Errorf("after the refused batch of %d %d slots are taken, want 0", c.n, n)
+		}
+	}
+	if got := string(handleBody(s, ctx, []byte(calls(2)))); strings.Count(got, `"isError":false`) != 2 {
+		t.Errorf("a batch of 2 calls with 2 slots free: %.300s", got)
 	}
 }

@@ -41,6 +41,12 @@ type listener struct {
 // too): a client opening them in a loop gets an error, not all the memory.
 const maxListeners = 1024
 
+// maxStreamListeners bounds the open subscriptions of one stream
+// connection (stdio, the unix socket), so that one client of a daemon
+// cannot hold every one of maxListeners. A client needs one: clawd offers
+// one kind of notification.
+const maxStreamListeners = 16
+
 func (l *listener) stop() { l.endOnce.Do(func() { close(l.end) }) }
 
 // send writes a notification of this subscription.

@@ -196,18 +196,8 @@ func orEmpty(v jsontext.Value) jsontext.Value {
 // versions before 2025-06-18 only; later sessions (and sessions not yet
 // initialized, since initialize may not be batched) get -32600.
 func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
-	v := s.ProtocolVersion()
-	if v == "" || v >= "2025-06-18" {
-		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-			"invalid request: JSON-RPC batches are not supported in protocol version "+orWord(v, "(not initialized)")))
-	}
-	if b.Err != nil {
-		return jsonrpc.AppendError(nil, jsonrpc.ID{}, b.Err)
-	}
-	if len(b.Items) > maxBatchItems {
-		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
-			"invalid request: a batch may carry at most "+strconv.Itoa(maxBatchItems)+" messages, this one has "+
-				strconv.Itoa(len(b.Items))+"; send them in smaller batches"))
+	if refused := s.batchRefusal(b); refused != nil {
+		return refused
 	}
 	out := make([][]byte, len(b.Items))
 	var wg sync.WaitGroup
@@ -242,6 +232,28 @@ func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
 		return nil // only notifications
 	}
 	return append(resp, ']')
+}
+
+// batchRefusal is the answer to a batch refused whole (batches not
+// allowed in the session's protocol version, not a valid batch, too many
+// messages), or nil when its messages are to be handled. Session.Handle
+// asks it before taking the batch's tools/call slots, so a refused batch
+// gets this answer and not a busy refusal.
+func (s *Session) batchRefusal(b *jsonrpc.Batch) []byte {
+	v := s.ProtocolVersion()
+	if v == "" || v >= "2025-06-18" {
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"invalid request: JSON-RPC batches are not supported in protocol version "+orWord(v, "(not initialized)")))
+	}
+	if b.Err != nil {
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, b.Err)
+	}
+	if len(b.Items) > maxBatchItems {
+		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+			"invalid request: a batch may carry at most "+strconv.Itoa(maxBatchItems)+" messages, this one has "+
+				strconv.Itoa(len(b.Items))+"; send them in smaller batches"))
+	}
+	return nil
 }
 
 func orWord(v, w string) string {

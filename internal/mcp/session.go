@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -186,6 +187,18 @@ func (s *Session) serve(ctx context.Context, conn jsonrpc.Connection, seen func(
 // running, it answers nothing and returns a *BusyError (HTTP answers 503
 // with Retry-After; the client retries).
 func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message) ([]byte, error) {
+	if msg.Batch != nil {
+		if refused := s.batchRefusal(msg.Batch); refused != nil {
+			return refused, nil
+		}
+		// Its calls take their slots all at once: more than there are would
+		// be refused as busy on every retry.
+		if n, limit := countCalls(msg), s.srv.limiter().max; n > limit {
+			return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+				"invalid request: this batch carries "+strconv.Itoa(n)+" tools/call requests, and over HTTP a batch's calls run at once, "+
+					"at most max_concurrency ("+strconv.Itoa(limit)+"); send them in smaller batches")), nil
+		}
+	}
 	if n := countCalls(msg); n > 0 {
 		if !s.srv.limiter().tryAcquire(n) {
 			return nil, &BusyError{Limit: s.srv.limiter().max}

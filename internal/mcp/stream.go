@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,8 +47,10 @@ type stream struct {
 
 	wg      sync.WaitGroup // running calls and batches, inline ones included
 	workers callWorkers
-	running atomic.Int32  // calls running beside the reader (a batch counts its calls)
+	running atomic.Int32  // calls running beside the reader (a batch counts its messages)
 	room    chan struct{} // release signals a reader waiting in reserve
+
+	listening atomic.Int32 // open subscriptions/listen (maxStreamListeners)
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
 	seq      atomic.Uint64              // inline calls started
@@ -168,7 +171,14 @@ func (st *stream) resume() {
 func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	s := st.s
 	if msg.Batch != nil {
-		n := int32(max(countCalls(msg), 1))
+		// A batch refused whole is answered at once: it runs nothing, so
+		// it need not wait for room (a large one, for every call to end).
+		if refused := s.batchRefusal(msg.Batch); refused != nil {
+			return st.write(refused), false
+		}
+		// Every message counts, not only its calls: they run at once and
+		// the one answer holds all their answers.
+		n := int32(max(len(msg.Batch.Items), 1))
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting
 		}
@@ -183,11 +193,19 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	if msg.Method == "subscriptions/listen" && !msg.IsNotification() && !msg.IsResponse {
 		if _, claimed := ClaimedVersion(msg); claimed {
 			// A subscription runs until cancelled or the input ends; it is
-			// not counted as running, so calls may still run inline.
+			// not counted as running, so calls may still run inline. One
+			// connection may hold only a few of the server's maxListeners,
+			// so it cannot take them all from the daemon's other clients.
+			if st.listening.Load() >= maxStreamListeners {
+				return st.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
+					"internal error: too many open subscriptions on this connection ("+strconv.Itoa(maxStreamListeners)+"); cancel one first"))), false
+			}
+			st.listening.Add(1)
 			cctx, done, _ := s.calls.register(st.ctx, msg.ID.Key())
 			st.wg.Add(1)
 			go func() {
 				defer st.wg.Done()
+				defer st.listening.Add(-1)
 				defer done()
 				st.deliver(s.srv.serveStateless(cctx, s.stateless(), msg))
 			}()

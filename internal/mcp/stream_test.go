@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,7 +223,7 @@ func TestCallAfterHandOverGoesToWorker(t *testing.T) {
 
 // TestStreamCallBound: a stream client that sends calls without waiting
 // for their answers has at most maxStreamCalls of them in progress (a
-// batch counted by its calls): the reader stops reading until one ends, so
+// batch counted by its messages): the reader stops reading until one ends, so
 // what the client sends next waits in the input, and as calls end the rest
 // are read and run. Without the bound clawd would hold every request and
 // answer of a client that does not read.
@@ -304,5 +305,97 @@ func TestBatchItemBound(t *testing.T) {
 	r := decode(t, h.recv())
 	if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "at most "+strconv.Itoa(maxBatchItems)+" messages") {
 		t.Fatalf("batch of %d: %+v, want -32600 naming the bound", maxBatchItems+1, r)
+	}
+}
+
+// TestStreamRefusedBatchDoesNotWait: a batch refused whole (more than
+// maxBatchItems messages) is answered at once, also while the stream's
+// calls are at the bound: it runs nothing, so it has no room to wait for.
+// It used to count its calls first and, being larger than the bound, wait
+// until every call in progress had ended.
+func TestStreamRefusedBatchDoesNotWait(t *testing.T) {
+	release := make(chan struct{})
+	hold := newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
+		select {
+		case <-release:
+			return map[string]any{"ok": true}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	srv := testServer(&testChain{}, hold)
+	srv.MaxConcurrency = 2
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-03-26")
+	defer close(release)
+	h.send(`{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"hold"}}`)
+	waitFor(t, func() bool { return st.inlineRunning() || st.running.Load() > 0 })
+	items := make([]string, maxBatchItems+1)
+	for i := range items {
+		items[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/call","params":{"name":"hold"}}`
+	}
+	h.send("[" + strings.Join(items, ",") + "]")
+	select {
+	case line := <-h.lines:
+		r := decode(t, line)
+		if r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "at most "+strconv.Itoa(maxBatchItems)+" messages") {
+			t.Fatalf("oversized batch answered %.300s, want -32600 naming the bound", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an oversized batch was not answered while a call was in progress")
+	}
+	if n := st.running.Load(); n > 1 {
+		t.Fatalf("%d calls counted in progress after the refused batch, want at most the held one", n)
+	}
+}
+
+// TestStreamBatchCountsItsMessages: a batch counts every message it
+// carries against the stream's bound, not only its tools/call requests:
+// its messages run at once and the answer holds all their answers, so a
+// client that sends batches of tools/list and never reads would otherwise
+// have maxStreamCalls batches, each of maxBatchItems answers, in progress.
+func TestStreamBatchCountsItsMessages(t *testing.T) {
+	srv := testServer(&testChain{})
+	limit := int(srv.maxStreamCalls())
+	const perBatch, batches = 8, 40
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // read for initialize only: then nobody reads
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}, SessionOptions{})
+	go func() { done <- s.serveStream(ctx, inR, outW, nil) }()
+	t.Cleanup(func() {
+		cancel()
+		inW.Close()
+		outR.Close()
+		<-done
+	})
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	if line, err := bufio.NewReader(outR).ReadString('\n'); err != nil || !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize: %q, %v", line, err)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	items := make([]string, perBatch)
+	for i := range items {
+		items[i] = `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"tools/list"}`
+	}
+	batch := "[" + strings.Join(items, ",") + "]\n"
+	var sent atomic.Int32 // each write is read whole by the session's one read of the pipe
+	go func() {
+		for range batches {
+			if _, err := io.WriteString(inW, batch); err != nil {
+				return
+			}
+			sent.Add(1)
+		}
+	}()
+	// Let the session read what it will while nothing is read.
+	for prev := int32(-1); prev != sent.Load(); {
+		prev = sent.Load()
+		time.Sleep(300 * time.Millisecond)
+	}
+	if n, most := int(sent.Load()), limit/perBatch+2; n > most {
+		t.Fatalf("the session read %d batches of %d tools/list without its answers being read; want at most %d (the bound %d counts messages)",
+			n, perBatch, most, limit)
 	}
 }
