@@ -105,19 +105,18 @@ func (st *stream) outputFailed() {
 	st.cancel()
 }
 
-// serve runs the read loop until the input ends or fails, also when the
-// loop moved to another goroutine on the way, and returns its error.
+// serve runs the read loop on a goroutine of its own until the input ends
+// or fails, also when the loop moves to another goroutine on the way, and
+// returns its error; or ErrOutputClosed as soon as an answer written off
+// the reader failed: the goroutine reading may then be blocked on an input
+// that cannot be interrupted (a terminal), and the session is over
+// regardless.
 func (st *stream) serve() error {
-	err, handedOver := st.loop()
-	if !handedOver {
-		return err
-	}
+	go st.resume()
 	select {
-	case err = <-st.ended:
+	case err := <-st.ended:
 		return err
 	case <-st.failed:
-		// The goroutine reading now may be blocked on an input that
-		// cannot be interrupted; the session is over regardless.
 		return ErrOutputClosed
 	}
 }
@@ -132,6 +131,9 @@ func (st *stream) loop() (err error, handedOver bool) {
 		}
 		msg, rerr := st.conn.Read(st.ctx)
 		if rerr == nil {
+			if err := st.ctx.Err(); err != nil {
+				return err, false // the session ended while the read waited
+			}
 			ok, over := st.handle(&msg)
 			if over {
 				return nil, true

@@ -202,6 +202,50 @@ func TestOutputClosedAfterHandOver(t *testing.T) {
 	}
 }
 
+// A worker's answer that cannot be written ends the session with
+// ErrOutputClosed at once, although the reader (never handed over) is
+// blocked on an input that cannot be interrupted, as a terminal's is.
+func TestOutputClosedWhileReaderBlocked(t *testing.T) {
+	release := make(chan struct{})
+	slow := newFuncTool("slow", tools.PermRead, func(ctx context.Context, args jsontext.Value) (any, error) {
+		started <- "slow"
+		<-release
+		return map[string]bool{"done": true}, nil
+	})
+	srv := testServer(&testChain{}, slow)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	defer inW.Close()
+	s := srv.NewSession(&chain.Caller{AuthMethod: "spawn"}, SessionOptions{})
+	got := make(chan *stream, 1)
+	done := make(chan error, 1)
+	go func() { done <- s.serveStream(context.Background(), inR, outW, func(st *stream) { got <- st }) }()
+	st := <-got
+	br := bufio.NewReader(outR)
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	br.ReadString('\n')
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	// Two calls in one write: both go to workers (more input is buffered
+	// behind the first, and the first runs beside the reader).
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}`+"\n"+
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"slow"}}`+"\n")
+	waitStarted(t, "slow")
+	waitStarted(t, "slow")
+	if st.seq.Load() != 0 {
+		t.Fatal("a call ran inline; the test needs workers")
+	}
+	outR.Close() // the answers cannot be written; the input stays open
+	close(release)
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrOutputClosed) {
+			t.Errorf("ServeStream = %v, want ErrOutputClosed", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("session kept waiting on its input after its output failed")
+	}
+}
+
 // After a hand-over the call that outlived inlineGrace counts as running,
 // so the next call goes to a worker at once instead of running inline and
 // waiting for a hand-over of its own.
