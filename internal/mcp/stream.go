@@ -353,11 +353,17 @@ func (w *inlineWatch) tick() bool {
 	defer w.mu.Unlock()
 	for st, ws := range w.streams {
 		ic := st.inline.Load()
-		if ic != nil && time.Since(ic.start) >= inlineGrace && ic.taken.CompareAndSwap(false, true) {
+		if ic != nil && time.Since(ic.start) >= inlineGrace {
 			// The call now runs beside the reader, as a worker's would:
-			// the next calls go to workers until it ends.
+			// the next calls go to workers until it ends. It is counted
+			// before the claim, so the call's own release (once claimed)
+			// never finds the count at zero.
 			st.running.Add(1)
-			go st.resume()
+			if ic.taken.CompareAndSwap(false, true) {
+				go st.resume()
+			} else {
+				st.running.Add(-1) // the call ended first; its reader reads on
+			}
 		}
 		if n := st.seq.Load(); n != ws.seq || st.inlineRunning() {
 			ws.seq, ws.idle = n, 0
