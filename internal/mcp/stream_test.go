@@ -164,85 +164,62 @@ func TestEOFAfterHandOver(t *testing.T) {
 	}
 }
 
-// An inline call whose answer cannot be written after the hand-over ends
-// the session with ErrOutputClosed, although the goroutine reading now is
-// blocked on an input that cannot be interrupted.
-func TestOutputClosedAfterHandOver(t *testing.T) {
-	release := make(chan struct{})
-	slow := newFuncTool("slow", tools.PermRead, func(ctx context.Context, args jsontext.Value) (any, error) {
-		started <- "slow"
-		<-release
-		return map[string]bool{"done": true}, nil
-	})
-	srv := testServer(&testChain{}, slow)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	defer inW.Close()
-	s := srv.NewSession(&chain.Caller{AuthMethod: "spawn"}, SessionOptions{})
-	got := make(chan *stream, 1)
-	done := make(chan error, 1)
-	go func() { done <- s.serveStream(context.Background(), inR, outW, func(st *stream) { got <- st }) }()
-	st := <-got
-	br := bufio.NewReader(outR)
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	br.ReadString('\n')
-	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`+"\n")
-	waitStarted(t, "slow")
-	waitFor(t, func() bool { ic := st.inline.Load(); return ic != nil && ic.taken.Load() })
-	outR.Close()
-	close(release)
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrOutputClosed) {
-			t.Errorf("ServeStream = %v, want ErrOutputClosed", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("session kept running after its output closed")
-	}
-}
-
-// A worker's answer that cannot be written ends the session with
-// ErrOutputClosed at once, although the reader (never handed over) is
-// blocked on an input that cannot be interrupted, as a terminal's is.
-func TestOutputClosedWhileReaderBlocked(t *testing.T) {
-	release := make(chan struct{})
-	slow := newFuncTool("slow", tools.PermRead, func(ctx context.Context, args jsontext.Value) (any, error) {
-		started <- "slow"
-		<-release
-		return map[string]bool{"done": true}, nil
-	})
-	srv := testServer(&testChain{}, slow)
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	defer inW.Close()
-	s := srv.NewSession(&chain.Caller{AuthMethod: "spawn"}, SessionOptions{})
-	got := make(chan *stream, 1)
-	done := make(chan error, 1)
-	go func() { done <- s.serveStream(context.Background(), inR, outW, func(st *stream) { got <- st }) }()
-	st := <-got
-	br := bufio.NewReader(outR)
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	br.ReadString('\n')
-	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	// Two calls in one write: both go to workers (more input is buffered
-	// behind the first, and the first runs beside the reader).
-	io.WriteString(inW, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}`+"\n"+
-		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"slow"}}`+"\n")
-	waitStarted(t, "slow")
-	waitStarted(t, "slow")
-	if st.seq.Load() != 0 {
-		t.Fatal("a call ran inline; the test needs workers")
-	}
-	outR.Close() // the answers cannot be written; the input stays open
-	close(release)
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrOutputClosed) {
-			t.Errorf("ServeStream = %v, want ErrOutputClosed", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("session kept waiting on its input after its output failed")
+// An answer that cannot be written ends the session with ErrOutputClosed,
+// although the goroutine reading is blocked on an input that cannot be
+// interrupted (as a terminal's is): an inline call's answer after the
+// watcher handed reading over, and a worker's answer while the reader (never
+// handed over) waits.
+func TestOutputClosedWhileReadBlocked(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		calls string // sent in one write
+		n     int    // calls that start
+		ready func(*stream) bool
+	}{
+		{"inline call handed over", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}` + "\n", 1,
+			func(st *stream) bool { ic := st.inline.Load(); return ic != nil && ic.taken.Load() }},
+		// Two calls in one write: both go to workers (more input is
+		// buffered behind the first, and the first runs beside the reader).
+		{"worker calls", `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"slow"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"slow"}}` + "\n", 2,
+			func(st *stream) bool { return st.seq.Load() == 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			slow := newFuncTool("slow", tools.PermRead, func(ctx context.Context, args jsontext.Value) (any, error) {
+				started <- "slow"
+				<-release
+				return map[string]bool{"done": true}, nil
+			})
+			srv := testServer(&testChain{}, slow)
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			defer inW.Close()
+			s := srv.NewSession(&chain.Caller{AuthMethod: "spawn"}, SessionOptions{})
+			got := make(chan *stream, 1)
+			done := make(chan error, 1)
+			go func() { done <- s.serveStream(context.Background(), inR, outW, func(st *stream) { got <- st }) }()
+			st := <-got
+			br := bufio.NewReader(outR)
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+			br.ReadString('\n')
+			io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			io.WriteString(inW, tc.calls)
+			for i := 0; i < tc.n; i++ {
+				waitStarted(t, "slow")
+			}
+			waitFor(t, func() bool { return tc.ready(st) })
+			outR.Close() // the answers cannot be written; the input stays open
+			close(release)
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrOutputClosed) {
+					t.Errorf("ServeStream = %v, want ErrOutputClosed", err)
+				}
+			case <-time.After(2 * time.Second):
+				t.Fatal("session kept waiting on its input after its output failed")
+			}
+		})
 	}
 }
 
