@@ -242,6 +242,19 @@ func TestCallAfterHandOverGoesToWorker(t *testing.T) {
 	}
 }
 
+// holdTool is a tool "hold" whose calls end when release is closed (ok)
+// or their context ends.
+func holdTool(release chan struct{}) tools.Tool {
+	return newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
+		select {
+		case <-release:
+			return map[string]any{"ok": true}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+}
+
 // TestStreamCallBound: a stream client that sends calls without waiting
 // for their answers has at most maxStreamCalls of them in progress (a
 // batch counted by its messages): the reader stops reading until one ends, so
@@ -250,14 +263,7 @@ func TestCallAfterHandOverGoesToWorker(t *testing.T) {
 // answer of a client that does not read.
 func TestStreamCallBound(t *testing.T) {
 	release := make(chan struct{})
-	hold := newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
-		select {
-		case <-release:
-			return map[string]any{"ok": true}, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	})
+	hold := holdTool(release)
 	srv := testServer(&testChain{}, hold)
 	srv.MaxConcurrency = 2 // most calls wait for a slot: they count all the same
 	limit := int(srv.maxStreamCalls())
@@ -336,14 +342,7 @@ func TestBatchItemBound(t *testing.T) {
 // until every call in progress had ended.
 func TestStreamRefusedBatchDoesNotWait(t *testing.T) {
 	release := make(chan struct{})
-	hold := newFuncTool("hold", tools.PermExecute, func(ctx context.Context, _ jsontext.Value) (any, error) {
-		select {
-		case <-release:
-			return map[string]any{"ok": true}, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	})
+	hold := holdTool(release)
 	srv := testServer(&testChain{}, hold)
 	srv.MaxConcurrency = 2
 	h, st := streamHarness(t, srv)
