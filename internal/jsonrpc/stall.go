@@ -23,9 +23,10 @@ type writeDeadliner interface {
 // answer takes to go out at the pace of a peer that does read.
 //
 // It costs no timer per write, and needs no stopping: the timer runs only
-// while a write is in progress or once after. One timer is armed by the first write after
-// an idle spell and, when it fires, either finds no write in progress and
-// stays unarmed, or re-arms for the rest of the current write's allowance.
+// while a write is in progress or once after. One timer is armed by the
+// first write after an idle spell and, when it fires, either finds no write
+// in progress and stays unarmed, or re-arms for the rest of the current
+// write's allowance.
 // A write that outlasts limit gets a deadline in the past: it and every
 // later write fail, which ends the session.
 type stallGuard struct {
