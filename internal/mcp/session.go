@@ -169,7 +169,7 @@ func (s *Session) serve(ctx context.Context, conn jsonrpc.Connection, seen func(
 		seen(st)
 	}
 	defer st.workers.close() // runs after wg.Wait: every call has finished
-	defer st.wg.Wait()
+	defer st.wait()
 	err := st.serve()
 	// The input ended: end this stream's subscriptions with their closing
 	// result (wg.Wait then waits for them to be written).

@@ -45,7 +45,9 @@ type stream struct {
 	conn   jsonrpc.Connection
 	ahead  jsonrpc.ReadAhead // nil when conn does not read ahead
 
-	wg      sync.WaitGroup // running calls and batches, inline ones included
+	wg      sync.WaitGroup // running calls and batches, inline ones included (enter)
+	stopMu  sync.Mutex     // orders enter with wait
+	stopped bool           // wait has begun: nothing more enters
 	workers callWorkers
 	running atomic.Int32  // calls running beside the reader (a batch counts its messages)
 	room    chan struct{} // release signals a reader waiting in reserve
@@ -184,7 +186,10 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting
 		}
-		st.wg.Add(1)
+		if !st.enter() {
+			st.release(n)
+			return true, false
+		}
 		go func() {
 			defer st.wg.Done()
 			defer st.release(n)
@@ -202,9 +207,11 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 				return st.write(jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInternalError,
 					"internal error: too many open subscriptions on this connection ("+strconv.Itoa(maxStreamListeners)+"); cancel one first"))), false
 			}
+			if !st.enter() {
+				return true, false
+			}
 			st.listening.Add(1)
 			cctx, done, _ := s.calls.register(st.ctx, msg.ID.Key())
-			st.wg.Add(1)
 			go func() {
 				defer st.wg.Done()
 				defer st.listening.Add(-1)
@@ -221,10 +228,15 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 	if !inline && !st.reserve(1) {
 		return true, false // the session ended while waiting
 	}
+	if !st.enter() {
+		if !inline {
+			st.release(1)
+		}
+		return true, false
+	}
 	// Register before the call starts, so a cancel read next always finds
 	// it.
 	cctx, done, cancelled := s.calls.register(st.ctx, msg.ID.Key())
-	st.wg.Add(1)
 	if inline {
 		return st.runInline(cctx, msg, cancelled, done)
 	}
@@ -236,6 +248,30 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		st.deliver(s.callTool(cctx, msg, cancelled))
 	})
 	return true, false
+}
+
+// enter counts one more call, batch or subscription that the session's end
+// waits for (wg), unless the session already waits (stream.wait): serve may
+// return while the reader still reads (an input that cannot be
+// interrupted), and a WaitGroup must not gain work while its Wait may be
+// returning. It reports false then, and the message is dropped: the
+// session is over.
+func (st *stream) enter() bool {
+	st.stopMu.Lock()
+	defer st.stopMu.Unlock()
+	if st.stopped {
+		return false
+	}
+	st.wg.Add(1)
+	return true
+}
+
+// wait lets nothing more enter and waits for what did.
+func (st *stream) wait() {
+	st.stopMu.Lock()
+	st.stopped = true
+	st.stopMu.Unlock()
+	st.wg.Wait()
 }
 
 // reserve counts n more calls as running beside the reader, first

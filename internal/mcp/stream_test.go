@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -417,5 +418,51 @@ func TestStreamBatchCountsItsMessages(t *testing.T) {
 	if n, most := int(sent.Load()), limit/perBatch+2; n > most {
 		t.Fatalf("the session read %d batches of %d tools/list without its answers being read; want at most %d (the bound %d counts messages)",
 			n, perBatch, most, limit)
+	}
+}
+
+// TestNothingEntersAfterWait: once the session's end waits for its calls
+// (serve returned while the reader may still read, from an input that
+// cannot be interrupted), a message the reader still hands over runs
+// nothing: no call starts, nothing counts as running, and the WaitGroup
+// gains no work while its Wait may be returning.
+func TestNothingEntersAfterWait(t *testing.T) {
+	srv := testServer(&testChain{})
+	s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}, SessionOptions{})
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := newStream(s, ctx, cancel, jsonrpc.NewStream(strings.NewReader(""), io.Discard, 1<<20))
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		msg := mustParse(t, line)
+		st.handle(&msg)
+	}
+	st.wait()
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"block","arguments":{"tag":"late"}}}`,
+		`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"block","arguments":{"tag":"late-batch"}}}]`,
+	} {
+		msg := mustParse(t, line)
+		handled := make(chan [2]bool, 1)
+		go func() { ok, over := st.handle(&msg); handled <- [2]bool{ok, over} }()
+		select {
+		case r := <-handled:
+			if !r[0] || r[1] {
+				t.Fatalf("handle(%s) = %v, %v after wait; want the message dropped", line, r[0], r[1])
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("handle(%s) ran the call after wait instead of dropping it", line)
+		}
+	}
+	select {
+	case tag := <-started:
+		t.Fatalf("call %q started after the session's end began waiting", tag)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if n := st.running.Load(); n != 0 {
+		t.Errorf("%d calls counted as running after wait, want 0", n)
 	}
 }
