@@ -11,7 +11,8 @@
 #      call by call in one run (upstreambench -mode floor).
 # Each runs ROUNDS times; the summary is the median of each figure over the rounds.
 #
-# usage: bench/upstream.sh [ROUNDS (default 3)] [CALLS per round (default 5000)] [SERVERS (default 30)]
+# usage: bench/upstream.sh [ROUNDS (default 3)] [CALLS per round (default 5000)] [SERVERS (default 30), at least 6 and at most 200:
+#   upstreambench takes 2-200 servers, and the server-everything spawn uses SERVERS/3)]
 # Needs: Go, Node.js + npm (installs the pinned server-everything into the test cache on first use).
 set -euo pipefail
 rounds=${1:-3}

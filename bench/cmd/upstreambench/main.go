@@ -142,7 +142,10 @@ func printResult(r result, asJSON bool) {
 }
 
 func usage(msg string) {
-	fmt.Fprintln(os.Stderr, "upstreambench: "+msg+"\nusage: upstreambench -mode overhead|list|spawn|floor -clawd BIN [-everything JS] [-fake BIN] [flags]")
+	fmt.Fprintln(os.Stderr, "upstreambench: "+msg+"\n"+
+		"usage: upstreambench -mode overhead|list|spawn -clawd BIN [-everything JS] [-fake BIN] [flags]\n"+
+		"       upstreambench -mode floor -everything JS [-clawd BIN] [flags]\n"+
+		"(upstreambench -h lists the flags)")
 	os.Exit(2)
 }
 
