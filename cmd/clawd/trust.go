@@ -70,24 +70,20 @@ func newTrustCmd() *cobra.Command {
 }
 
 func newTrustListCmd() *cobra.Command {
-	return trustList.command()
-}
-
-// trustList prints the trust registry (clawd trust list, and after trust
-// set and rm).
-var trustList = storeList[store.TrustRow]{
-	use: "list", short: "List the trust registry", usage: "clawd trust list [--json]",
-	jsonHelp: "print JSON",
-	what:     "the trust registry",
-	read:     (*store.DB).TrustRows,
-	asJSON:   func(rows []store.TrustRow) any { return trustJSON(rows) },
-	empty:    "The trust registry is empty: every call is refused (unknown_entity). Add a row with 'clawd trust set ENTITY LEVEL'.",
-	header:   "ENTITY\tLEVEL\tALLOW\tDENY\tBOUND\tUPDATED",
-	row: func(r store.TrustRow) string {
-		allow, deny := permLists(r.Perms)
-		return fmt.Sprintf("%s\t%d (%s)\t%s\t%s\t%s\t%s", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny),
-			orDash(boundTools(r.Perms)), r.UpdatedAt)
-	},
+	return storeList[store.TrustRow]{
+		use: "list", short: "List the trust registry", usage: "clawd trust list [--json]",
+		jsonHelp: "print JSON",
+		what:     "the trust registry",
+		read:     (*store.DB).TrustRows,
+		asJSON:   func(rows []store.TrustRow) any { return trustJSON(rows) },
+		empty:    "The trust registry is empty: every call is refused (unknown_entity). Add a row with 'clawd trust set ENTITY LEVEL'.",
+		header:   "ENTITY\tLEVEL\tALLOW\tDENY\tBOUND\tUPDATED",
+		row: func(r store.TrustRow) string {
+			allow, deny := permLists(r.Perms)
+			return fmt.Sprintf("%s\t%d (%s)\t%s\t%s\t%s\t%s", r.Entity, r.Level, levelMeaning[r.Level], orDash(allow), orDash(deny),
+				orDash(boundTools(r.Perms)), r.UpdatedAt)
+		},
+	}.command()
 }
 
 type trustRowJSON struct {

@@ -57,6 +57,8 @@ type Daemon struct {
 	upstreamAudit *upstreamAuditor
 	// egress is the egress allowlist as recheckEgress last saw it.
 	egress egressState
+	// retries are the servers retryUpstreams is retrying now.
+	retries retryState
 	// loadedFile is the config file as it was just before it was last
 	// read (New, Reload): what the watcher compares against, so a write
 	// between reading the file and the watcher's first look is not missed.

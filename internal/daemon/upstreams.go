@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -157,21 +158,76 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 // run on their own goroutines and it returns at once: a Refresh waits for
 // the connection (up to the server's connect timeout), and its caller,
 // WatchConfig's loop, must go on to the egress recheck, reloads and
-// SIGHUP meanwhile. The manager runs one server's refreshes one after
-// another, each checking the allowlist as it is then.
+// SIGHUP meanwhile. A server has at most one retry running and one more
+// owed (retryState): changes that come faster than a retry takes do not
+// pile up a goroutine and a reconnect each.
 func (d *Daemon) retryUpstreams(ctx context.Context) {
 	if d.upstreams == nil {
 		return
 	}
 	for _, st := range d.upstreams.Status() {
-		if st.State == upstream.StateUnavailable || st.State == upstream.StateError {
-			go func(name string) {
-				if err := d.upstreams.Refresh(ctx, name); err != nil {
-					d.Logger.Debug("upstream servers: retry refused", "server", name, "err", err)
-				}
-			}(st.Name)
+		if needsRetry(st) && d.retries.start(st.Name) {
+			go d.retryLoop(ctx, st.Name)
 		}
 	}
+}
+
+func needsRetry(st upstream.Status) bool {
+	return st.State == upstream.StateUnavailable || st.State == upstream.StateError
+}
+
+// retryLoop retries name, and again while a change came during the last
+// retry (it checked the allowlist as it was before that change) and the
+// server still could not start.
+func (d *Daemon) retryLoop(ctx context.Context, name string) {
+	for {
+		if err := d.upstreams.Refresh(ctx, name); err != nil {
+			d.Logger.Debug("upstream servers: retry refused", "server", name, "err", err)
+		}
+		if !d.retries.again(name, func() bool {
+			st, ok := d.upstreams.StatusOf(name)
+			return ok && needsRetry(st) && ctx.Err() == nil
+		}) {
+			return
+		}
+	}
+}
+
+// retryState is, per server being retried, whether another retry is owed
+// (a change came while the retry ran).
+type retryState struct {
+	mu   sync.Mutex
+	owed map[string]bool
+}
+
+// start reports whether the caller is to run name's retry; if one runs
+// already, it is told to go once more instead.
+func (r *retryState) start(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, running := r.owed[name]; running {
+		r.owed[name] = true
+		return false
+	}
+	if r.owed == nil {
+		r.owed = make(map[string]bool)
+	}
+	r.owed[name] = false
+	return true
+}
+
+// again reports whether the retry of name is to run once more: one is owed
+// and still needed. Otherwise name is no longer being retried. needed runs
+// under the lock, so a start cannot slip in between it and the decision.
+func (r *retryState) again(name string, needed func() bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.owed[name] && needed() {
+		r.owed[name] = false
+		return true
+	}
+	delete(r.owed, name)
+	return false
 }
 
 // upstreamOwnerToken is this workspace's random token that marks the

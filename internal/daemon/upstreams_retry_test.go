@@ -50,3 +50,46 @@ func TestRetryUpstreamsDoesNotWait(t *testing.T) {
 		t.Fatal("the retry never checked the launch again")
 	}
 }
+
+// Changes that come faster than a retry takes owe the server one more
+// retry, not one each: five changes during a slow check of the launch
+// make two retries (the one running and one after it, which sees the
+// allowlist as the last change left it), not five queued reconnects.
+func TestRetryUpstreamsCoalesces(t *testing.T) {
+	const slow = 1500 * time.Millisecond
+	var checks atomic.Int32
+	verify := func(string, upstream.Launch) error {
+		if checks.Add(1) > 1 {
+			time.Sleep(slow)
+		}
+		return errors.New("not approved")
+	}
+	m := startManager(t, nil, upstream.Options{VerifyLaunch: verify})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
+		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
+	waitState(t, m, "slow", upstream.StateUnavailable)
+
+	d := &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for range 5 {
+		d.retryUpstreams(ctx)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for checks.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d checks of the launch, want 3 (the start, the retry, the one owed)", checks.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * slow) // a queued retry beyond the owed one would check by now
+	if n := checks.Load(); n != 3 {
+		t.Errorf("%d checks of the launch after five changes, want 3 (the start, the retry, the one owed)", n)
+	}
+	d.retries.mu.Lock()
+	left := len(d.retries.owed)
+	d.retries.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d server(s) still marked as being retried after the retries ended", left)
+	}
+}
