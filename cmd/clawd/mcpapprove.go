@@ -117,19 +117,16 @@ func newMCPApproveCmd() *cobra.Command {
 // and the answer (or since a `clawd mcp diff` the user read) is refused,
 // not approved unseen: all of them in one transaction, or none. With no
 // terminal it approves nothing: an answer piped in by a script is not a
-// review. When there is nothing pending (or no such tool, or no tools seen
-// yet) the store's own answer is given.
+// review. When there is nothing pending it approves nothing (a definition
+// seen meanwhile waits for the next review); an unknown tool, or no tools
+// seen yet, gets the store's answer.
 func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, a approval) ([]store.ToolApproval, error) {
-	pending, err := pendingApprovals(db, s, req.Tool)
+	pending, err := db.PendingApprovals(context.Background(), s.Name, req.Tool)
 	if err != nil {
-		return nil, err
+		return nil, mcpStoreError(err, "approving")
 	}
 	if len(pending) == 0 {
-		got, err := db.ApproveTools(context.Background(), req, time.Now())
-		if err != nil {
-			return got, mcpStoreError(err, "approving")
-		}
-		return got, nil
+		return nil, nil
 	}
 	if a.in == nil {
 		return nil, usageError("%d tool definition(s) of %s would be approved unseen, and there is no terminal to show them and ask: "+
@@ -153,37 +150,6 @@ func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, 
 		return nil, mcpStoreError(err, "approving")
 	}
 	return got, nil
-}
-
-// pendingApprovals is what ApproveTools would approve for tool ("" for
-// every listed tool) now: the definitions not approved, chosen the way it
-// chooses (the upstream name first, then the exposed name).
-func pendingApprovals(db *store.DB, s store.MCPServer, tool string) ([]store.ToolApproval, error) {
-	if s.Builtin {
-		return nil, nil
-	}
-	list, err := db.ToolApprovals(context.Background(), s.ID)
-	if err != nil {
-		return nil, runtimeError("reading the tool definitions: %v", err)
-	}
-	var pick []store.ToolApproval
-	for _, a := range list {
-		if (tool == "" && a.Present) || (tool != "" && a.Tool == tool) {
-			pick = append(pick, a)
-		}
-	}
-	for _, a := range list {
-		if tool != "" && len(pick) == 0 && a.Exposed != "" && a.Exposed == tool {
-			pick = append(pick, a)
-		}
-	}
-	var out []store.ToolApproval
-	for _, a := range pick {
-		if a.State() != store.DefinitionApproved {
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }
 
 // auditApprovals writes one row per approved definition (the caller is

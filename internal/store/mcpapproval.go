@@ -229,34 +229,16 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 		if err != nil {
 			return err
 		}
-		if len(all) == 0 {
-			return invalid("clawd has not seen the tools of %s yet: they are listed once clawd serve connects to it (see clawd mcp list), then approve them", srv.Name)
-		}
-		pick, err := reviewedPick(all, req.Reviewed, srv.Name)
-		if err != nil {
+		var pick []ToolApproval
+		if len(req.Reviewed) > 0 {
+			if len(all) == 0 {
+				return notSeen(srv.Name)
+			}
+			if pick, err = reviewedPick(all, req.Reviewed, srv.Name); err != nil {
+				return err
+			}
+		} else if pick, err = pickTools(all, req.Tool, srv.Name); err != nil {
 			return err
-		}
-		for _, a := range all {
-			if req.Tool == "" && len(req.Reviewed) == 0 && a.Present {
-				pick = append(pick, a)
-			}
-		}
-		if req.Tool != "" {
-			// By upstream name first: an upstream name may equal another
-			// tool's exposed name.
-			for _, a := range all {
-				if a.Tool == req.Tool {
-					pick = append(pick, a)
-				}
-			}
-			for _, a := range all {
-				if len(pick) == 0 && a.Exposed != "" && a.Exposed == req.Tool {
-					pick = append(pick, a)
-				}
-			}
-			if len(pick) == 0 {
-				return invalid("%s has no tool %q; clawd mcp tools %s lists them", srv.Name, printable(req.Tool, 80), srv.Name)
-			}
 		}
 		if req.SHA256 != "" && pick[0].SeenSHA256 != req.SHA256 {
 			return invalid("the definition of %s is now %s, not %s: it changed since you looked; review it again with clawd mcp diff %s",
@@ -282,6 +264,72 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 		return nil, err // rolled back: nothing was approved
 	}
 	return out, nil
+}
+
+// PendingApprovals is what ApproveTools would approve for tool ("" for
+// every listed tool) now: the definitions it picks that are not approved,
+// with the same errors (an unknown server or tool, clawd's own tools, a
+// server whose tools the daemon has not listed yet). `clawd mcp approve`
+// shows them and then approves exactly those (ApproveRequest.Reviewed).
+func (db *DB) PendingApprovals(ctx context.Context, server, tool string) ([]ToolApproval, error) {
+	srv, err := db.MCPServerByName(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	if srv.Builtin {
+		return nil, invalid("%s is clawd's own tools: they need no approval", srv.Name)
+	}
+	all, err := db.ToolApprovals(ctx, srv.ID)
+	if err != nil {
+		return nil, err
+	}
+	pick, err := pickTools(all, tool, srv.Name)
+	if err != nil {
+		return nil, err
+	}
+	var out []ToolApproval
+	for _, a := range pick {
+		if a.State() != DefinitionApproved {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// pickTools is the tools an approval of tool names: every listed one when
+// tool is empty, else the tool by its upstream name first (an upstream name
+// may equal another tool's exposed name), then by its exposed name.
+func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) {
+	if len(all) == 0 {
+		return nil, notSeen(server)
+	}
+	var pick []ToolApproval
+	if tool == "" {
+		for _, a := range all {
+			if a.Present {
+				pick = append(pick, a)
+			}
+		}
+		return pick, nil
+	}
+	for _, a := range all {
+		if a.Tool == tool {
+			pick = append(pick, a)
+		}
+	}
+	for _, a := range all {
+		if len(pick) == 0 && a.Exposed != "" && a.Exposed == tool {
+			pick = append(pick, a)
+		}
+	}
+	if len(pick) == 0 {
+		return nil, invalid("%s has no tool %q; clawd mcp tools %s lists them", server, printable(tool, 80), server)
+	}
+	return pick, nil
+}
+
+func notSeen(server string) error {
+	return invalid("clawd has not seen the tools of %s yet: they are listed once clawd serve connects to it (see clawd mcp list), then approve them", server)
 }
 
 // reviewedPick finds each reviewed definition among all, by upstream name

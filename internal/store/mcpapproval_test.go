@@ -145,3 +145,40 @@ func TestApproveReviewedAllOrNothing(t *testing.T) {
 		t.Fatalf("approve as reviewed: %v %v (%d approved)", got, err, approved())
 	}
 }
+
+// TestPendingApprovals: what `mcp approve` shows is what ApproveTools
+// picks (every listed tool, or one by upstream then exposed name), less
+// what is approved, with the same errors.
+func TestPendingApprovals(t *testing.T) {
+	db := openTest(t, "")
+	mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	if _, err := db.PendingApprovals(ctx, "up", ""); err == nil || !strings.Contains(err.Error(), "has not seen the tools") {
+		t.Fatalf("before any listing: %v", err)
+	}
+	a1, b1 := seen("a", "up__a", "1", `{"name":"a"}`), seen("b", "up__b", "2", `{"name":"b"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{a1, b1}, at); err != nil {
+		t.Fatal(err)
+	}
+	names := func(list []ToolApproval) (out []string) {
+		for _, a := range list {
+			out = append(out, a.Tool)
+		}
+		return out
+	}
+	if got, err := db.PendingApprovals(ctx, "up", ""); err != nil || strings.Join(names(got), ",") != "a,b" {
+		t.Fatalf("all pending: %v %v", names(got), err)
+	}
+	if got, err := db.PendingApprovals(ctx, "up", "up__b"); err != nil || strings.Join(names(got), ",") != "b" {
+		t.Fatalf("by exposed name: %v %v", names(got), err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "a", By: "x"}, at); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.PendingApprovals(ctx, "up", ""); err != nil || strings.Join(names(got), ",") != "b" {
+		t.Fatalf("after approving a: %v %v", names(got), err)
+	}
+	if _, err := db.PendingApprovals(ctx, "up", "nope"); err == nil || !strings.Contains(err.Error(), "clawd mcp tools up") {
+		t.Fatalf("unknown tool: %v", err)
+	}
+}
