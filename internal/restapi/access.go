@@ -3,7 +3,9 @@ package restapi
 // Who may use the API, and the audit rows of what they did.
 //
 // The rule (docs/upstreams.md, "Who may call it"): only the workspace
-// token, never a per-client credential, and the token's entity must have a
+// token over HTTP, or a unix-socket peer of the user's uid that presented
+// no credential (the kernel vouches for it as the token does), never a
+// per-client credential; and the caller's entity must have a
 // trust level of at least 1 to read and 2 to change anything, test or
 // refresh. Why: adding or editing a stdio server chooses a command clawd
 // runs, and an HTTP server's headers may name ${VAR}s of clawd's
