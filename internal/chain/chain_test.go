@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,31 +42,18 @@ var specTools = map[string]*testTool{
 
 var builtin = &tools.StaticProvider{Name: "clawd", Source: tools.BuiltinOrigin()}
 
-// memAudit records decisions in memory.
+// memAudit is MemoryAudit that can be told to fail: with fail set, Record
+// returns it, as a SQLite audit log does when its disk is full.
 type memAudit struct {
-	mu       sync.Mutex
-	rows     []AuditRecord
-	outcomes map[int64]Outcome
-	fail     error
+	MemoryAudit
+	fail error
 }
 
 func (m *memAudit) Record(r *AuditRecord) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.fail != nil {
 		return 0, m.fail
 	}
-	m.rows = append(m.rows, *r)
-	return int64(len(m.rows)), nil
-}
-
-func (m *memAudit) RecordOutcome(id int64, o Outcome) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.outcomes == nil {
-		m.outcomes = map[int64]Outcome{}
-	}
-	m.outcomes[id] = o
+	return m.MemoryAudit.Record(r)
 }
 
 type memAllow map[string]bool
@@ -198,15 +184,15 @@ func TestStepsDenyPaths(t *testing.T) {
 				t.Errorf("step, reason = %s, %s; want %s, %s", d.Step, d.Reason, tt.step, tt.reason)
 			}
 			if !tt.audit {
-				if len(audit.rows) != 0 || d.AuditID != 0 {
-					t.Errorf("auth failure wrote %d audit rows", len(audit.rows))
+				if len(audit.Rows()) != 0 || d.AuditID != 0 {
+					t.Errorf("auth failure wrote %d audit rows", len(audit.Rows()))
 				}
 				return
 			}
-			if len(audit.rows) != 1 || d.AuditID != 1 {
-				t.Fatalf("%d audit rows (AuditID %d), want 1", len(audit.rows), d.AuditID)
+			if len(audit.Rows()) != 1 || d.AuditID != 1 {
+				t.Fatalf("%d audit rows (AuditID %d), want 1", len(audit.Rows()), d.AuditID)
 			}
-			r := audit.rows[0]
+			r := audit.Rows()[0]
 			wantResult := ResultAllow
 			if tt.code != 0 {
 				wantResult = ResultDeny
@@ -293,8 +279,8 @@ func TestVisible(t *testing.T) {
 	if got := visible(&Caller{Subject: "ws", EntityID: "local:ws"}); got != "" {
 		t.Errorf("unauthenticated caller sees %q", got)
 	}
-	if len(audit.rows) != 0 {
-		t.Errorf("tools/list visibility wrote %d audit rows", len(audit.rows))
+	if len(audit.Rows()) != 0 {
+		t.Errorf("tools/list visibility wrote %d audit rows", len(audit.Rows()))
 	}
 }
 
@@ -334,7 +320,7 @@ func TestSupplyChain(t *testing.T) {
 		!strings.Contains(data["hint"].(string), "clawd mcp allow --server fs-server --sha256 "+sum1) {
 		t.Errorf("data = %v", data)
 	}
-	if r := audit.rows[len(audit.rows)-1]; r.Step != StepSupply || r.Result != ResultDeny || r.TrustLevel != 3 {
+	if r, _ := audit.Last(); r.Step != StepSupply || r.Result != ResultDeny || r.TrustLevel != 3 {
 		t.Errorf("audit row = %+v", r)
 	}
 	if c.Visible(caller("cc:ws"), mk().Entry) {
@@ -463,8 +449,8 @@ func TestTrustStoreErrorRefuses(t *testing.T) {
 	if d.Allowed() || d.Err.Code != jsonrpc.CodeInternalError || d.Step != StepTrust {
 		t.Fatalf("decision = %+v", d)
 	}
-	if len(audit.rows) != 1 || audit.rows[0].Reason != "trust_registry_unavailable" {
-		t.Errorf("audit = %+v", audit.rows)
+	if len(audit.Rows()) != 1 || audit.Rows()[0].Reason != "trust_registry_unavailable" {
+		t.Errorf("audit = %+v", audit.Rows())
 	}
 }
 
@@ -485,8 +471,8 @@ func TestFinishAndLastEval(t *testing.T) {
 		t.Errorf("LastEval = %v, decision latency %v", c.LastEval(), d.Latency)
 	}
 	c.Finish(cl, d, Outcome{Result: OutcomeOK})
-	if audit.outcomes[d.AuditID].Result != OutcomeOK {
-		t.Errorf("outcomes = %v", audit.outcomes)
+	if audit.Outcomes()[d.AuditID].Result != OutcomeOK {
+		t.Errorf("outcomes = %v", audit.Outcomes())
 	}
 	denied := c.Authorize(context.Background(), call(caller("local:ws"), "read_file", `{"path":"../x"}`))
 	c.Finish(cl, denied, Outcome{Result: OutcomeOK}) // not called by mcp for denials; harmless

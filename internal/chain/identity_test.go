@@ -55,8 +55,8 @@ func TestClaimOnlyLowersTrust(t *testing.T) {
 		if vis := c.Visible(cl, call(cl, tt.tool, "").Entry); vis != tt.allow {
 			t.Errorf("%s claiming %q: %s visible=%v, want %v", tt.kind, tt.claim, tt.tool, vis, tt.allow)
 		}
-		if len(audit.rows) != 1 || audit.rows[0].EntityID != tt.kind+":ws" || audit.rows[0].ClientClaim != tt.claim {
-			t.Errorf("%s claiming %q: audit rows %+v, want one for %s:ws with the claim", tt.kind, tt.claim, audit.rows, tt.kind)
+		if len(audit.Rows()) != 1 || audit.Rows()[0].EntityID != tt.kind+":ws" || audit.Rows()[0].ClientClaim != tt.claim {
+			t.Errorf("%s claiming %q: audit rows %+v, want one for %s:ws with the claim", tt.kind, tt.claim, audit.Rows(), tt.kind)
 		}
 	}
 }
@@ -69,8 +69,8 @@ func TestCallerWithoutKindIsUnauthenticated(t *testing.T) {
 	if d := c.Authorize(context.Background(), call(cl, "read_file", `{}`)); d.Err == nil || d.Err.Code != CodeUnauthorized {
 		t.Fatalf("a caller without a kind: %+v", d)
 	}
-	if len(audit.rows) != 0 {
-		t.Errorf("audit rows for an unknown caller: %+v", audit.rows)
+	if len(audit.Rows()) != 0 {
+		t.Errorf("audit rows for an unknown caller: %+v", audit.Rows())
 	}
 }
 
@@ -103,8 +103,8 @@ func TestRevokedCredentialRefused(t *testing.T) {
 		if d.Allowed() || d.Err.Code != CodeUnauthorized || d.Reason != tt.reason {
 			t.Errorf("%s: decision %+v, want -32001 %s", tt.name, d, tt.reason)
 		}
-		if len(audit.rows) != 1 || audit.rows[0].Step != StepAuth || audit.rows[0].CredentialID != "c1" {
-			t.Errorf("%s: audit rows %+v, want one denial at step auth naming the credential", tt.name, audit.rows)
+		if len(audit.Rows()) != 1 || audit.Rows()[0].Step != StepAuth || audit.Rows()[0].CredentialID != "c1" {
+			t.Errorf("%s: audit rows %+v, want one denial at step auth naming the credential", tt.name, audit.Rows())
 		}
 		if c.Visible(cl, call(cl, "read_file", "").Entry) {
 			t.Errorf("%s: tools visible to a refused credential", tt.name)

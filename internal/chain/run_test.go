@@ -82,10 +82,10 @@ func TestRunLabelsOutcomes(t *testing.T) {
 			if n.calls != 1 || n.commits != 1 {
 				t.Errorf("Call ran %d times, Commit %d times; want once each", n.calls, n.commits)
 			}
-			if len(audit.rows) != 1 || audit.rows[0].Result != ResultAllow {
-				t.Fatalf("audit rows = %+v, want one Allow", audit.rows)
+			if len(audit.Rows()) != 1 || audit.Rows()[0].Result != ResultAllow {
+				t.Fatalf("audit rows = %+v, want one Allow", audit.Rows())
 			}
-			if o := audit.outcomes[1]; o.Result != tt.result || o.Detail != tt.detail {
+			if o := audit.Outcomes()[1]; o.Result != tt.result || o.Detail != tt.detail {
 				t.Errorf("outcome = %+v, want %s (%s)", o, tt.result, tt.detail)
 			}
 		})
@@ -118,13 +118,13 @@ func TestRunDenialNeverCallsNext(t *testing.T) {
 			if n.calls != 0 || n.commits != 0 {
 				t.Errorf("denied call: Call %d, Commit %d; want neither", n.calls, n.commits)
 			}
-			for _, r := range audit.rows {
+			for _, r := range audit.Rows() {
 				if r.Result != ResultDeny {
 					t.Errorf("row %+v, want Deny", r)
 				}
 			}
-			if len(audit.outcomes) != 0 {
-				t.Errorf("a denied call recorded outcomes %v", audit.outcomes)
+			if len(audit.Outcomes()) != 0 {
+				t.Errorf("a denied call recorded outcomes %v", audit.Outcomes())
 			}
 		})
 	}
@@ -149,7 +149,7 @@ func TestRunPanicIsAuditedToolError(t *testing.T) {
 	if n.commits != 1 {
 		t.Errorf("Commit ran %d times after a panic, want 1", n.commits)
 	}
-	if o := audit.outcomes[1]; o.Result != OutcomeToolError || o.Detail != "handler_panic" {
+	if o := audit.Outcomes()[1]; o.Result != OutcomeToolError || o.Detail != "handler_panic" {
 		t.Errorf("outcome = %+v, want tool_error (handler_panic)", o)
 	}
 	if l := logged.String(); !strings.Contains(l, "tool handler panicked") || !strings.Contains(l, "assignment to entry in nil map") ||
@@ -172,7 +172,7 @@ func TestRunSandboxViolationFromNext(t *testing.T) {
 	if d, _ := a.Err.Data.(map[string]any); d["path"] != "link/x" || d["reason"] != v.Reason {
 		t.Errorf("data = %v", a.Err.Data)
 	}
-	if o := audit.outcomes[1]; o.Result != OutcomeSandboxViolation || o.Detail != v.Reason {
+	if o := audit.Outcomes()[1]; o.Result != OutcomeSandboxViolation || o.Detail != v.Reason {
 		t.Errorf("outcome = %+v, want sandbox_violation (%s)", o, v.Reason)
 	}
 }
@@ -194,8 +194,8 @@ func TestRunCancelledBeforeNext(t *testing.T) {
 	if n.calls != 0 {
 		t.Errorf("Call ran %d times", n.calls)
 	}
-	if len(audit.rows) != 1 || audit.rows[0].Result != ResultAllow || audit.outcomes[1].Result != OutcomeCancelled {
-		t.Errorf("rows %+v, outcomes %v; want one Allow row with outcome cancelled", audit.rows, audit.outcomes)
+	if len(audit.Rows()) != 1 || audit.Rows()[0].Result != ResultAllow || audit.Outcomes()[1].Result != OutcomeCancelled {
+		t.Errorf("rows %+v, outcomes %v; want one Allow row with outcome cancelled", audit.Rows(), audit.Outcomes())
 	}
 }
 
@@ -213,7 +213,7 @@ func TestRunCommitLostIsCancelled(t *testing.T) {
 		if a.Kind != AnswerCancelled || a.Value != nil || a.Err != nil || a.Message != "" {
 			t.Errorf("answer = %+v, want a bare cancelled", a)
 		}
-		if o := audit.outcomes[1]; o.Result != OutcomeCancelled || o.Detail != "" {
+		if o := audit.Outcomes()[1]; o.Result != OutcomeCancelled || o.Detail != "" {
 			t.Errorf("outcome = %+v, want cancelled", o)
 		}
 	}

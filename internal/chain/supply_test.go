@@ -70,7 +70,7 @@ func TestSupplyByOrigin(t *testing.T) {
 			if data := d.Err.Data.(map[string]any); data["server"] != "fs" || data["reason"] != tc.reason {
 				t.Errorf("data = %v", data)
 			}
-			if r := audit.rows[len(audit.rows)-1]; r.Step != StepSupply || r.Result != ResultDeny || r.Reason != tc.reason {
+			if r, _ := audit.Last(); r.Step != StepSupply || r.Result != ResultDeny || r.Reason != tc.reason {
 				t.Errorf("audit row = %+v", r)
 			}
 			if c.Visible(caller("cc:ws"), e) || c.Active(e) {
@@ -86,12 +86,12 @@ func TestSupplyByOrigin(t *testing.T) {
 	}
 	// The audit row of an upstream tool names its server; a built-in
 	// tool's names none.
-	if r := audit.rows[len(audit.rows)-1]; r.Server != "fs" {
+	if r, _ := audit.Last(); r.Server != "fs" {
 		t.Errorf("upstream call's audit row has server %q, want fs", r.Server)
 	}
 	bi := tools.Entry{Provider: &tools.StaticProvider{Name: "clawd", Source: tools.BuiltinOrigin()}, Tool: &testTool{tools.Spec{Name: "read_file", Permission: tools.PermRead}}}
 	c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "read_file", Entry: bi})
-	if r := audit.rows[len(audit.rows)-1]; r.Server != "" {
+	if r, _ := audit.Last(); r.Server != "" {
 		t.Errorf("built-in call's audit row has server %q", r.Server)
 	}
 	// A URL clawd will not connect to is refused without its path, query
@@ -178,7 +178,7 @@ func TestSupplyRefusesUnapprovedDefinitions(t *testing.T) {
 		if h, _ := d.Err.Data.(map[string]any)["hint"].(string); !strings.Contains(h, "clawd mcp diff fs") || !strings.Contains(h, "clawd mcp approve fs fs__read") {
 			t.Errorf("hint %q", h)
 		}
-		if r := audit.rows[len(audit.rows)-1]; r.Result != ResultDeny || r.Reason != tc.reason {
+		if r, _ := audit.Last(); r.Result != ResultDeny || r.Reason != tc.reason {
 			t.Errorf("audit row %+v", r)
 		}
 		if c.Visible(caller("cc:ws"), e) || c.Active(e) {

@@ -45,20 +45,29 @@ type stream struct {
 	conn   jsonrpc.Connection
 	ahead  jsonrpc.ReadAhead // nil when conn does not read ahead
 
-	wg      sync.WaitGroup // running calls and batches, inline ones included (enter)
-	stopMu  sync.Mutex     // orders enter with wait
-	stopped bool           // wait has begun: nothing more enters
+	wg     sync.WaitGroup // running calls and batches, inline ones included (enter)
+	stopMu sync.Mutex     // orders enter with wait
+	// stopped: wait has begun, nothing more enters. It is not ctx.Err():
+	// at the input's end the session waits for its calls with ctx live (they
+	// still answer), and serve may return on failed before outputFailed's
+	// cancel has run.
+	stopped bool
 	workers callWorkers
 	running atomic.Int32  // calls running beside the reader (a batch counts its messages)
 	room    chan struct{} // release signals a reader waiting in reserve
 
-	listening atomic.Int32 // open subscriptions/listen (maxStreamListeners)
+	// listening counts this stream's subscriptions/listen from the reader's
+	// check to their goroutine's end (maxStreamListeners). The server's
+	// listener set (owner) cannot stand in: it holds only registered ones,
+	// so refused or still-starting listens, each a goroutine writing an
+	// answer, would go uncounted.
+	listening atomic.Int32
 
 	inline   atomic.Pointer[inlineCall] // the call the reader runs, if any
 	seq      atomic.Uint64              // inline calls started
 	watched  atomic.Bool                // the server's watcher looks at this stream
 	ended    chan error                 // the loop's result when it ends on a goroutine that took over
-	failed   chan struct{}              // closed when an inline call's answer failed after a hand-over
+	failed   chan struct{}              // closed when an answer written off the reader failed (outputFailed)
 	failOnce sync.Once
 }
 

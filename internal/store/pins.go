@@ -137,7 +137,7 @@ func (db *DB) LaunchAllowed(server, execSHA256 string, pins []PinRow) (execOK bo
 	for i, p := range pins {
 		pinned[i] = s.pins[pinKey(server, p.Kind, p.Subject, p.Digest)]
 	}
-	return s.allow[server+"\x00"+execSHA256], pinned, nil
+	return s.allow[allowKey(server, execSHA256)], pinned, nil
 }
 
 // ScriptAllowed implements chain.ScriptAllowlist: the script pins of the

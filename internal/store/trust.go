@@ -22,7 +22,7 @@ type TrustRow struct {
 type snapshot struct {
 	gen   int64
 	trust map[string]chain.TrustEntry
-	allow map[string]bool // server + "\x00" + sha256
+	allow map[string]bool // allowKey(server, sha256)
 	pins  map[string]bool // server, kind, subject, digest joined by "\x00"
 	creds map[string]credEntry
 	// egress: origin (netguard.Origin.String) -> its private flag.
@@ -47,8 +47,12 @@ func (db *DB) ServerAllowed(server, sha256 string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return s.allow[server+"\x00"+sha256], nil
+	return s.allow[allowKey(server, sha256)], nil
 }
+
+// allowKey is the key of the snapshot's allow map, for every reader and
+// the writer alike: a hex SHA-256 holds no NUL, so no two pairs share a key.
+func allowKey(server, sha256 string) string { return server + "\x00" + sha256 }
 
 // current returns the snapshot of a generation at most FreshFor old.
 func (db *DB) current() (*snapshot, error) {
@@ -96,7 +100,7 @@ func (db *DB) loadSnapshot(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	for _, a := range list {
-		s.allow[a.Server+"\x00"+a.SHA256] = true
+		s.allow[allowKey(a.Server, a.SHA256)] = true
 	}
 	pins, err := readPins(ctx, tx, "")
 	if err != nil {

@@ -18,15 +18,10 @@ import (
 // shares it after clawd exits.
 func pollableStdin() (f *os.File, restore func()) {
 	fi, err := os.Stdin.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+	if err != nil {
 		return os.Stdin, func() {}
 	}
-	fd := int(os.Stdin.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return os.Stdin, func() {}
-	}
-	// NewFile on a non-blocking descriptor registers it with the poller.
-	return os.NewFile(uintptr(fd), "/dev/stdin"), func() { syscall.SetNonblock(fd, false) }
+	return pollable(os.Stdin, fi, "/dev/stdin")
 }
 
 // pollableStdout returns stdout switched to non-blocking mode when it is a
@@ -38,7 +33,7 @@ func pollableStdin() (f *os.File, restore func()) {
 // mode.
 func pollableStdout() (f *os.File, restore func()) {
 	fi, err := os.Stdout.Stat()
-	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+	if err != nil {
 		return os.Stdout, func() {}
 	}
 	if ei, err := os.Stderr.Stat(); err == nil && os.SameFile(fi, ei) {
@@ -46,9 +41,21 @@ func pollableStdout() (f *os.File, restore func()) {
 			return os.Stdout, func() {}
 		}
 	}
-	fd := int(os.Stdout.Fd())
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return os.Stdout, func() {}
+	return pollable(os.Stdout, fi, "/dev/stdout")
+}
+
+// pollable switches std (stat'ed as fi) to non-blocking mode and returns
+// it as a file in the network poller, when it is a pipe or a socket;
+// otherwise, or when the switch fails, std itself. restore puts the
+// descriptor back in blocking mode.
+func pollable(std *os.File, fi os.FileInfo, name string) (f *os.File, restore func()) {
+	if fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return std, func() {}
 	}
-	return os.NewFile(uintptr(fd), "/dev/stdout"), func() { syscall.SetNonblock(fd, false) }
+	fd := int(std.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return std, func() {}
+	}
+	// NewFile on a non-blocking descriptor registers it with the poller.
+	return os.NewFile(uintptr(fd), name), func() { syscall.SetNonblock(fd, false) }
 }

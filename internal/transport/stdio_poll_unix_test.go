@@ -4,6 +4,7 @@ package transport
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +69,28 @@ func TestPollableStdout(t *testing.T) {
 		})
 		if !strings.Contains(got, "deadline=false nonblock-after-restore=false") {
 			t.Fatalf("stdout shared with stderr: %s", got)
+		}
+	})
+	// One socket for stdin, stdout and stderr (a host that hands clawd a
+	// socket): stderr shares stdout, but stdin's switch makes the socket
+	// non-blocking anyway, so stdout takes the deadline there.
+	t.Run("one socket for all three", func(t *testing.T) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine, theirs := os.NewFile(uintptr(fds[0]), "mine"), os.NewFile(uintptr(fds[1]), "theirs")
+		defer mine.Close()
+		got := run(t, func(cmd *exec.Cmd) func() string {
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = theirs, theirs, theirs
+			return func() string {
+				theirs.Close()
+				b, _ := io.ReadAll(mine)
+				return string(b)
+			}
+		})
+		if !strings.Contains(got, "deadline=true nonblock-after-restore=false") {
+			t.Fatalf("one socket for stdin, stdout and stderr: %s", got)
 		}
 	})
 	t.Run("regular file", func(t *testing.T) {
