@@ -347,7 +347,9 @@ func reviewedPick(all []ToolApproval, reviewed []ReviewedDefinition, server stri
 			return nil, invalid("the definition of %s is now %s, not the %s you reviewed; nothing was approved: review again with clawd mcp diff %s",
 				printable(r.Tool, 80), all[i].SeenSHA256, r.SHA256, server)
 		}
-		pick = append(pick, all[i])
+		if !slices.ContainsFunc(pick, func(a ToolApproval) bool { return a.Tool == r.Tool }) {
+			pick = append(pick, all[i]) // a tool named twice is approved once
+		}
 	}
 	return pick, nil
 }
