@@ -137,7 +137,8 @@ type stdioConn struct {
 	ended  func()
 	endOne sync.Once
 
-	writeMu sync.Mutex
+	writeMu     sync.Mutex
+	writeBroken error // under writeMu: set once a write left part of a line in the pipe
 
 	// calls and progress are clawd's own traffic on the connection
 	// (stdiocall.go); the reader routes it before the SDK sees anything.

@@ -279,6 +279,9 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return mcp.ErrConnectionClosed
 	default:
 	}
+	if c.writeBroken != nil {
+		return c.writeBroken
+	}
 	// A child that stops reading fills the pipe; a deadline keeps the
 	// writer from blocking past the request's own bound.
 	if f, ok := c.p.Stdin().(*os.File); ok {
@@ -288,7 +291,17 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 			f.SetWriteDeadline(time.Time{})
 		}
 	}
-	_, err := c.p.Stdin().Write(line)
+	n, err := c.p.Stdin().Write(line)
+	if err != nil && n > 0 {
+		// Part of the line is in the pipe: whatever is written next would
+		// continue it, and the child would read the two as one message
+		// (the rest of one line's arguments glued to the next request).
+		// The stream's framing is lost, so no more writes; the session
+		// ends and the supervisor reconnects.
+		c.writeBroken = fmt.Errorf("the connection to the server is broken: a write stopped after %d of %d bytes: %w", n, len(line), err)
+		go c.Close()
+		return c.writeBroken
+	}
 	return err
 }
 

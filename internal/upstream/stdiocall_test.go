@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +228,36 @@ func TestToolsCallLine(t *testing.T) {
 				t.Errorf("params\n got %s\nwant %s", got, want)
 			}
 		})
+	}
+}
+
+// A write the child stops reading in the middle of (its pipe full, the
+// call's deadline reached) leaves part of a line in the pipe. Nothing may
+// be written after it, or the child would read the rest of one request
+// glued to the next as one message: the connection fails every later
+// write and closes.
+func TestPartialWriteBreaksConnection(t *testing.T) {
+	t.Parallel()
+	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	mc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mc.(*stdioConn)
+	t.Cleanup(func() { c.Close() })
+	big := append(bytes.Repeat([]byte("x"), 4<<20), '\n') // far over any pipe buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := c.writeLine(ctx, big); err == nil {
+		t.Fatal("a 4 MiB write to a child that never reads succeeded")
+	}
+	err = c.writeLine(context.Background(), []byte("{}\n"))
+	if err == nil {
+		t.Fatal("a write after a partial one succeeded: it would continue the cut line")
+	}
+	select {
+	case <-c.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection was not closed after a partial write")
 	}
 }
