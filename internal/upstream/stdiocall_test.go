@@ -190,17 +190,16 @@ func TestToolsCallLine(t *testing.T) {
 			wantParams: `{"name":"echo","arguments":{},"_meta":{"clawd/identity":{"entity":"cc:ws"},"progressToken":"clawd-x-1"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			params, err := toolsCallLine(tc.tool, jsontext.Value(tc.args), tc.ident, tc.token)
+			line, err := toolsCallLine(directIDPrefix+"7", tc.tool, jsontext.Value(tc.args), tc.ident, tc.token)
 			if tc.wantParams == "" {
 				if err == nil {
-					t.Fatalf("accepted: %q", params)
+					t.Fatalf("accepted: %q", line)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			line := appendRequest(params, directIDPrefix+"7")
 			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || bytes.ContainsRune(line, '\r') {
 				t.Fatalf("not one line: %q", line)
 			}
