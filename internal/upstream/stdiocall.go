@@ -265,8 +265,17 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	// Waiting for another writer is bounded by ctx too: one blocked on a
+	// full pipe without a deadline (the SDK answering the server's ping)
+	// must not hold a call past its read timeout or its cancellation.
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	}
+	defer func() { <-c.writeSem }()
 	select {
 	case <-c.closed:
 		return mcp.ErrConnectionClosed

@@ -260,3 +260,42 @@ func TestPartialWriteBreaksConnection(t *testing.T) {
 		t.Fatal("the connection was not closed after a partial write")
 	}
 }
+
+// A call waiting to write behind another writer that is stuck on a full
+// pipe without a deadline (the SDK answering the server, say) returns when
+// its own context ends, not when the stuck write does.
+func TestWriteWaitBoundedByContext(t *testing.T) {
+	t.Parallel()
+	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	mc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mc.(*stdioConn)
+	t.Cleanup(func() { c.Close() })
+	stuck := make(chan error, 1)
+	go func() { stuck <- c.writeLine(context.Background(), append(bytes.Repeat([]byte("x"), 4<<20), '\n')) }()
+	for deadline := time.Now().Add(10 * time.Second); len(c.writeSem) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write never started")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.writeLine(ctx, []byte("{}\n")) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("write = %v, want its context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write waited past its context's end behind a stuck writer")
+	}
+	c.Close()
+	select {
+	case <-stuck:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck write did not end with the connection")
+	}
+}
