@@ -8,9 +8,9 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -293,13 +293,13 @@ func (h *HashCache) shared(key string, id fileID, read func() (string, error)) (
 var testHookRead func(path string)
 
 // read hashes the file at path and caches the sum unless the file changed
-// while it was read or too recently (racyWindow). O_NONBLOCK: Sum saw a
-// regular file, but one swapped for a FIFO since (a server's script in a
-// workspace an agent can write to) would block a plain open until a
+// while it was read or too recently (racyWindow). fileutil.OpenNoWait: Sum
+// saw a regular file, but one swapped for a FIFO since (a server's script
+// in a workspace an agent can write to) would block a plain open until a
 // writer came, and with it every tools/list, /health and call waiting on
 // this read; hashOpen then refuses what is not a regular file.
 func (h *HashCache) read(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := fileutil.OpenNoWait(path)
 	if err != nil {
 		return "", err
 	}

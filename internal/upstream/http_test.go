@@ -99,6 +99,17 @@ func TestHTTPHeadersAndExpiredSession(t *testing.T) {
 	}
 }
 
+// isSessionToolsCall reports whether r posts tools/call on an established
+// session; r's body is left readable for the handler.
+func isSessionToolsCall(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") == "" {
+		return false
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return bytes.Contains(body, []byte(`"tools/call"`))
+}
+
 // A server that forgets the session on every tools/call gets the call
 // twice (the retry after a new initialize), not more, and the model gets a
 // tool error naming the server, not the SDK's error with the session id.
@@ -108,15 +119,11 @@ func TestHTTPSessionForgottenTwice(t *testing.T) {
 	var calls atomic.Int64
 	var sid atomic.Value
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"tools/call"`)) {
-				calls.Add(1)
-				sid.Store(r.Header.Get("Mcp-Session-Id"))
-				http.NotFound(w, r)
-				return
-			}
+		if isSessionToolsCall(r) {
+			calls.Add(1)
+			sid.Store(r.Header.Get("Mcp-Session-Id"))
+			http.NotFound(w, r)
+			return
 		}
 		h.ServeHTTP(w, r)
 	}))
@@ -155,14 +162,10 @@ func TestHTTPSessionForgottenWithAChangedDefinition(t *testing.T) {
 	serve(helloServer())
 	var calls atomic.Int64
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") != "" {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(`"tools/call"`)) && calls.Add(1) == 1 {
-				serve(v2) // restarts with another definition, forgetting every session
-				http.NotFound(w, r)
-				return
-			}
+		if isSessionToolsCall(r) && calls.Add(1) == 1 {
+			serve(v2) // restarts with another definition, forgetting every session
+			http.NotFound(w, r)
+			return
 		}
 		(*handler.Load()).ServeHTTP(w, r)
 	}))

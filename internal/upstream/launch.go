@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
 )
@@ -374,7 +373,7 @@ type FileHasher interface {
 type plainHasher struct{}
 
 func (plainHasher) Sum(path string) (string, error) {
-	f, err := openNoWait(path)
+	f, err := fileutil.OpenNoWait(path)
 	if err != nil {
 		return "", err
 	}
@@ -406,14 +405,6 @@ func (m *Manager) hasher() FileHasher {
 	return plainHasher{}
 }
 
-// openNoWait opens path read-only without waiting: a FIFO put where a
-// server's program or script was (an agent can write the workspace) would
-// block a plain open until a writer came, and the spawn with it. What is
-// not a regular file is then refused by the hash (SumFile).
-func openNoWait(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-}
-
 // openHashed opens the executable read-only and hashes the open
 // descriptor: the descriptor is what the spawn executes
 // (proc.Cmd.ExecFile), so the hash is of the file that runs.
@@ -422,7 +413,7 @@ func openNoWait(path string) (*os.File, error) {
 // it after the exec (unchangedSince) to catch a write into the same file
 // in between, which executing the descriptor does not prevent.
 func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.FileInfo, err error) {
-	f, err = openNoWait(path)
+	f, err = fileutil.OpenNoWait(path)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
 	}

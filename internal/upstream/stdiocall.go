@@ -177,12 +177,12 @@ var errConnectionGone = errors.New("the server closed the connection before answ
 // notifications/cancelled for the request. The answer's error, if it sent
 // one, is returned as *jsonrpc.Error.
 func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Value, ident map[string]any, progressToken string, route *progressRoute) (jsontext.Value, error) {
-	line, err := toolsCallLine(name, args, ident, progressToken)
+	id, call := c.calls.register(route)
+	line, err := toolsCallLine(id, name, args, ident, progressToken)
 	if err != nil {
+		c.calls.forget(id)
 		return nil, err
 	}
-	id, call := c.calls.register(route)
-	line = appendRequest(line, id)
 	if err := c.writeLine(ctx, line); err != nil {
 		c.calls.forget(id)
 		return nil, err
@@ -206,12 +206,13 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Val
 	}
 }
 
-// toolsCallLine builds the params of a tools/call request, terminated by
-// "}}\n"; appendRequest puts the envelope around them. args must be one
+// toolsCallLine builds the whole tools/call request line for id (a
+// directIDPrefix and digits: nothing to escape), in one buffer: the
+// arguments, which can be large, are copied once. args must be one
 // valid JSON object (no name given twice, valid UTF-8); it is compacted, so
 // a client's pretty-printed arguments cannot end the line early and smuggle
 // a second message to the child.
-func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progressToken string) ([]byte, error) {
+func toolsCallLine(id, name string, args jsontext.Value, ident map[string]any, progressToken string) ([]byte, error) {
 	if len(args) == 0 {
 		args = jsontext.Value("{}")
 	}
@@ -230,8 +231,10 @@ func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progr
 	if args.Kind() != '{' {
 		return nil, fmt.Errorf("the arguments are not a JSON object")
 	}
-	b := make([]byte, 0, 96+len(name)+len(args))
-	b = append(b, `"params":{"name":`...)
+	b := make([]byte, 0, 160+len(id)+len(name)+len(args))
+	b = append(b, `{"jsonrpc":"2.0","id":"`...)
+	b = append(b, id...)
+	b = append(b, `","method":"tools/call","params":{"name":`...)
 	b, err := jsontext.AppendQuote(b, name)
 	if err != nil {
 		return nil, fmt.Errorf("tool name: %w", err)
@@ -256,28 +259,30 @@ func toolsCallLine(name string, args jsontext.Value, ident map[string]any, progr
 	return append(b, "}}\n"...), nil
 }
 
-// appendRequest returns the whole request line: the envelope with id,
-// then params (as toolsCallLine built them).
-func appendRequest(params []byte, id string) []byte {
-	b := make([]byte, 0, 64+len(id)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":"`...)
-	b = append(b, id...) // directIDPrefix and digits: nothing to escape
-	b = append(b, `","method":"tools/call",`...)
-	return append(b, params...)
-}
-
 // writeLine writes one line to the child's stdin (every write to it, the
 // SDK's and clawd's own, goes through here), bounded by ctx's deadline.
 func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
+	// Waiting for another writer is bounded by ctx too: one blocked on a
+	// full pipe without a deadline (the SDK answering the server's ping)
+	// must not hold a call past its read timeout or its cancellation.
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	}
+	defer func() { <-c.writeSem }()
 	select {
 	case <-c.closed:
 		return mcp.ErrConnectionClosed
 	default:
+	}
+	if c.writeBroken != nil {
+		return c.writeBroken
 	}
 	// A child that stops reading fills the pipe; a deadline keeps the
 	// writer from blocking past the request's own bound.
@@ -288,7 +293,17 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 			f.SetWriteDeadline(time.Time{})
 		}
 	}
-	_, err := c.p.Stdin().Write(line)
+	n, err := c.p.Stdin().Write(line)
+	if err != nil && n > 0 {
+		// Part of the line is in the pipe: whatever is written next would
+		// continue it, and the child would read the two as one message
+		// (the rest of one line's arguments glued to the next request).
+		// The stream's framing is lost, so no more writes; the session
+		// ends and the supervisor reconnects.
+		c.writeBroken = fmt.Errorf("the connection to the server is broken: a write stopped after %d of %d bytes: %w", n, len(line), err)
+		go c.Close()
+		return c.writeBroken
+	}
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -189,17 +190,16 @@ func TestToolsCallLine(t *testing.T) {
 			wantParams: `{"name":"echo","arguments":{},"_meta":{"clawd/identity":{"entity":"cc:ws"},"progressToken":"clawd-x-1"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			params, err := toolsCallLine(tc.tool, jsontext.Value(tc.args), tc.ident, tc.token)
+			line, err := toolsCallLine(directIDPrefix+"7", tc.tool, jsontext.Value(tc.args), tc.ident, tc.token)
 			if tc.wantParams == "" {
 				if err == nil {
-					t.Fatalf("accepted: %q", params)
+					t.Fatalf("accepted: %q", line)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			line := appendRequest(params, directIDPrefix+"7")
 			if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' || bytes.ContainsRune(line, '\r') {
 				t.Fatalf("not one line: %q", line)
 			}
@@ -227,5 +227,75 @@ func TestToolsCallLine(t *testing.T) {
 				t.Errorf("params\n got %s\nwant %s", got, want)
 			}
 		})
+	}
+}
+
+// A write the child stops reading in the middle of (its pipe full, the
+// call's deadline reached) leaves part of a line in the pipe. Nothing may
+// be written after it, or the child would read the rest of one request
+// glued to the next as one message: the connection fails every later
+// write and closes.
+func TestPartialWriteBreaksConnection(t *testing.T) {
+	t.Parallel()
+	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	mc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mc.(*stdioConn)
+	t.Cleanup(func() { c.Close() })
+	big := append(bytes.Repeat([]byte("x"), 4<<20), '\n') // far over any pipe buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := c.writeLine(ctx, big); err == nil {
+		t.Fatal("a 4 MiB write to a child that never reads succeeded")
+	}
+	err = c.writeLine(context.Background(), []byte("{}\n"))
+	if err == nil {
+		t.Fatal("a write after a partial one succeeded: it would continue the cut line")
+	}
+	select {
+	case <-c.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection was not closed after a partial write")
+	}
+}
+
+// A call waiting to write behind another writer that is stuck on a full
+// pipe without a deadline (the SDK answering the server, say) returns when
+// its own context ends, not when the stuck write does.
+func TestWriteWaitBoundedByContext(t *testing.T) {
+	t.Parallel()
+	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	mc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mc.(*stdioConn)
+	t.Cleanup(func() { c.Close() })
+	stuck := make(chan error, 1)
+	go func() { stuck <- c.writeLine(context.Background(), append(bytes.Repeat([]byte("x"), 4<<20), '\n')) }()
+	for deadline := time.Now().Add(10 * time.Second); len(c.writeSem) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first write never started")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.writeLine(ctx, []byte("{}\n")) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("write = %v, want its context's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write waited past its context's end behind a stuck writer")
+	}
+	c.Close()
+	select {
+	case <-stuck:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stuck write did not end with the connection")
 	}
 }
