@@ -139,7 +139,7 @@ func TestApproveReviewedAllOrNothing(t *testing.T) {
 	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", Tool: "a", Reviewed: shown[:1], By: "x"}, at); err == nil || !IsValidation(err) {
 		t.Fatalf("Reviewed with Tool: %v, want a validation error", err)
 	}
-	shown[1].SHA256 = b2.SHA256 // reviewed again
+	shown[1].SHA256 = b2.SHA256     // reviewed again
 	shown = append(shown, shown[0]) // a tool named twice is approved (and returned) once
 	got, err = db.ApproveTools(ctx, ApproveRequest{Server: "up", Reviewed: shown, By: "local:cli"}, at)
 	if err != nil || len(got) != 2 || approved() != 2 {
