@@ -184,7 +184,7 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
 	if err != nil {
 		m.mu.Unlock()
 		if kind := refusalOf(err); kind != "" {
-			m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: kind, Detail: s.mask(err.Error())})
+			m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: kind, Detail: s.maskLine(err.Error())})
 		}
 		old.noteErr(fmt.Errorf("the new configuration was not applied (still serving the previous one): %w", err))
 		return
@@ -320,7 +320,7 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 		if log := strings.TrimSpace(string(s.logs())); log != "" {
 			err = fmt.Errorf("%w\nits stderr:\n%s", err, log)
 		}
-		return TestResult{}, errors.New(s.mask(err.Error()))
+		return TestResult{}, errors.New(s.maskLine(err.Error()))
 	}
 	defer sess.close()
 	res := TestResult{Latency: time.Since(begin)}
@@ -334,7 +334,7 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools)
 	res.ListLatency = time.Since(begin)
 	if err != nil {
-		return res, errors.New(s.mask(err.Error()))
+		return res, errors.New(s.maskLine(err.Error()))
 	}
 	var keys []toolKey
 	for _, t := range ts {

@@ -148,7 +148,7 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		case reply != nil:
 			why = "reconnecting on request (refresh, or an allowlist changed)"
 		}
-		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.mask(why)})
+		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.maskLine(why)})
 	}()
 	for {
 		select {
@@ -178,7 +178,7 @@ func (s *server) afterFailure(ctx context.Context, err error, failures int) chan
 	case errors.As(err, &ce):
 		s.fail(StateUnavailable, err)
 		if kind := refusalOf(err); kind != "" {
-			s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: kind, Detail: s.mask(err.Error())})
+			s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: kind, Detail: s.maskLine(err.Error())})
 		}
 		return s.wait(ctx, -1)
 	case failures >= s.m.opts.MaxFailures:
@@ -295,7 +295,7 @@ func (s *server) setState(state, lastErr string) {
 
 func (s *server) noteErr(err error) {
 	s.mu.Lock()
-	s.lastErr = s.mask(err.Error())
+	s.lastErr = s.maskLine(err.Error())
 	s.mu.Unlock()
 	s.m.report(s)
 }
@@ -321,7 +321,7 @@ func (s *server) fail(state string, err error) {
 	}
 	s.mu.Lock()
 	s.state = state
-	s.lastErr = s.mask(err.Error())
+	s.lastErr = s.maskLine(err.Error())
 	s.mu.Unlock()
 	s.m.opts.Logger.Warn("upstream server failed", "server", s.cfg.Name, "state", state, "err", s.mask(err.Error()))
 	s.m.report(s)
@@ -349,6 +349,11 @@ func (s *server) mask(text string) string {
 	}
 	return safetext.Clean(secrets.MaskText(text))
 }
+
+// maskLine is mask for a status shown on one line (last_error, events, the
+// CLI's error for mcp test): an upstream's text with newlines would
+// otherwise print lines that look like clawd's own output.
+func (s *server) maskLine(text string) string { return safetext.Line(s.mask(text)) }
 
 func (s *server) logs() []byte {
 	if s.cfg.Transport != TransportStdio {

@@ -725,3 +725,19 @@ func BenchmarkStdioCall(b *testing.B) {
 		}
 	}
 }
+
+// TestStatusErrorIsOneLine: an upstream's error text becomes last_error
+// on one line, masked: a newline in it would print, under mcp list or mcp
+// test, lines that look like clawd's own output.
+func TestStatusErrorIsOneLine(t *testing.T) {
+	m, _ := newTestManager(t, Options{})
+	s := newServer(m, fake("multi"), nil)
+	s.noteErr(errors.New("initialize failed: boom\nApproved multi.\r\n\x1b[2Jtoken sk-abcdefghijklmnop1234"))
+	st := s.status()
+	if strings.ContainsAny(st.LastError, "\r\n\x1b") {
+		t.Fatalf("last error %q spans lines or carries escapes", st.LastError)
+	}
+	if !strings.Contains(st.LastError, "boom") || strings.Contains(st.LastError, "abcdefghijklmnop1234") {
+		t.Fatalf("last error %q: want the text kept and the secret masked", st.LastError)
+	}
+}
