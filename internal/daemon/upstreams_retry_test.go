@@ -31,14 +31,9 @@ func TestRetryUpstreamsDoesNotWait(t *testing.T) {
 		}
 		return errors.New("not approved")
 	}
-	m := startManager(t, nil, upstream.Options{VerifyLaunch: verify})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
-		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
-	waitState(t, m, "slow", upstream.StateUnavailable)
-
-	d := &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	d := daemonWithRefusedServer(t, ctx, verify)
 	start := time.Now()
 	d.retryUpstreams(ctx)
 	if took := time.Since(start); took > slow/2 {
@@ -64,14 +59,9 @@ func TestRetryUpstreamsCoalesces(t *testing.T) {
 		}
 		return errors.New("not approved")
 	}
-	m := startManager(t, nil, upstream.Options{VerifyLaunch: verify})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
-		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
-	waitState(t, m, "slow", upstream.StateUnavailable)
-
-	d := &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	d := daemonWithRefusedServer(t, ctx, verify)
 	for range 5 {
 		d.retryUpstreams(ctx)
 	}
@@ -92,4 +82,15 @@ func TestRetryUpstreamsCoalesces(t *testing.T) {
 	if left != 0 {
 		t.Errorf("%d server(s) still marked as being retried after the retries ended", left)
 	}
+}
+
+// daemonWithRefusedServer is a daemon whose one stdio server "slow" is
+// unavailable: verify refuses its launch (a retry calls it again).
+func daemonWithRefusedServer(t *testing.T, ctx context.Context, verify func(string, upstream.Launch) error) *Daemon {
+	t.Helper()
+	m := startManager(t, nil, upstream.Options{VerifyLaunch: verify})
+	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
+		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
+	waitState(t, m, "slow", upstream.StateUnavailable)
+	return &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 }

@@ -230,13 +230,10 @@ func TestToolsCallLine(t *testing.T) {
 	}
 }
 
-// A write the child stops reading in the middle of (its pipe full, the
-// call's deadline reached) leaves part of a line in the pipe. Nothing may
-// be written after it, or the child would read the rest of one request
-// glued to the next as one message: the connection fails every later
-// write and closes.
-func TestPartialWriteBreaksConnection(t *testing.T) {
-	t.Parallel()
+// connectNonReader connects to a child that never reads its stdin
+// (sleep), so writes fill the pipe and block.
+func connectNonReader(t *testing.T) *stdioConn {
+	t.Helper()
 	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
 	mc, err := tr.Connect(context.Background())
 	if err != nil {
@@ -244,14 +241,24 @@ func TestPartialWriteBreaksConnection(t *testing.T) {
 	}
 	c := mc.(*stdioConn)
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A write the child stops reading in the middle of (its pipe full, the
+// call's deadline reached) leaves part of a line in the pipe. Nothing may
+// be written after it, or the child would read the rest of one request
+// glued to the next as one message: the connection fails every later
+// write and closes.
+func TestPartialWriteBreaksConnection(t *testing.T) {
+	t.Parallel()
+	c := connectNonReader(t)
 	big := append(bytes.Repeat([]byte("x"), 4<<20), '\n') // far over any pipe buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if err := c.writeLine(ctx, big); err == nil {
 		t.Fatal("a 4 MiB write to a child that never reads succeeded")
 	}
-	err = c.writeLine(context.Background(), []byte("{}\n"))
-	if err == nil {
+	if err := c.writeLine(context.Background(), []byte("{}\n")); err == nil {
 		t.Fatal("a write after a partial one succeeded: it would continue the cut line")
 	}
 	select {
@@ -266,13 +273,7 @@ func TestPartialWriteBreaksConnection(t *testing.T) {
 // its own context ends, not when the stuck write does.
 func TestWriteWaitBoundedByContext(t *testing.T) {
 	t.Parallel()
-	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
-	mc, err := tr.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mc.(*stdioConn)
-	t.Cleanup(func() { c.Close() })
+	c := connectNonReader(t)
 	stuck := make(chan error, 1)
 	go func() { stuck <- c.writeLine(context.Background(), append(bytes.Repeat([]byte("x"), 4<<20), '\n')) }()
 	for deadline := time.Now().Add(10 * time.Second); len(c.writeSem) == 0; time.Sleep(time.Millisecond) {
