@@ -71,10 +71,10 @@ type Chain struct {
 func (c *Chain) Hashes() *HashCache { return &c.hashes }
 
 // Authorize runs the five steps (the first part of Run) and, for every call
-// that passed step 1, commits the decision's audit row before it returns: a
-// denied call's row is on disk before the error is sent, an allowed call's
-// row before its handler runs (so even a command that kills clawd leaves a
-// record). When the row cannot be written the call is refused (fail closed).
+// that passed step 1, records the decision's audit row durably (AuditLog)
+// before it returns: a denied call's row is on record before the error is
+// sent, an allowed call's row before its handler runs (so even a command
+// that kills clawd leaves a record). When the row cannot be written the call is refused (fail closed).
 func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 	start := time.Now()
 	d := c.decide(ctx, call)
@@ -99,7 +99,7 @@ func (c *Chain) Authorize(ctx context.Context, call *Call) *Decision {
 }
 
 // LastEval is how long the most recent decision (steps 2-5, without the
-// audit commit) took; /health reports it as last_policy_eval_ms.
+// audit record) took; /health reports it as last_policy_eval_ms.
 func (c *Chain) LastEval() time.Duration { return time.Duration(c.lastEval.Load()) }
 
 // Finish records an allowed call's outcome on its audit row without waiting
@@ -366,6 +366,8 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 	}
 	if !d.Allowed() {
 		r.Result = ResultDeny
+	} else {
+		r.AwaitsOutcome = true // Run calls Finish once the handler ends
 	}
 	// An upstream tool's row names its server: one field compare for
 	// built-in tools, which stay NULL.

@@ -66,7 +66,7 @@ type Answer struct {
 }
 
 // Run is the one entry point of a tools/call: it authorizes the call
-// (Authorize: the five steps, the committed audit row), runs an allowed
+// (Authorize: the five steps, the durable audit row), runs an allowed
 // call through next (Execute: panic recovery, the commit, the outcome's
 // label) and records the outcome on the audit row (Finish). A denied call
 // never reaches next.

@@ -320,13 +320,18 @@ type AuditRecord struct {
 	// configured name), "" for built-in tools and unknown names. The
 	// exposed tool name alone cannot say: it may be hash-shortened.
 	Server string
+	// AwaitsOutcome says RecordOutcome will follow for this row (an
+	// allowed call whose handler runs), so the log keeps what it needs to
+	// find the row until then, and nothing for the rows that get none.
+	AwaitsOutcome bool
 }
 
 // AuditLog stores decisions durably.
 type AuditLog interface {
-	// Record stores r and returns its row id once the row is committed.
-	// An error means the row is not on record; the chain then refuses the
-	// call (fail closed).
+	// Record stores r durably and returns, once it is, an id that
+	// RecordOutcome takes (the store's is a journal sequence, not the row
+	// id). An error means the row is not on record; the chain then
+	// refuses the call (fail closed).
 	Record(r *AuditRecord) (id int64, err error)
 	// RecordOutcome records how an allowed call ended on its row. It does
 	// not wait: the outcome may be lost in a crash, the decision may not.

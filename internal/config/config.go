@@ -35,9 +35,10 @@ type Config struct {
 	MaxConcurrency int    `toml:"max_concurrency"`
 	// MaxMessageBytes caps one JSON-RPC message (a stdio line or HTTP body).
 	MaxMessageBytes int `toml:"max_message_bytes"`
-	// AuditSync is "normal" (the default: a committed audit row survives a
-	// crash of clawd, kill -9 included) or "full" (every commit is also
-	// fsynced, so it survives power loss, at ~0.3 ms per commit).
+	// AuditSync is "normal" (the default: a recorded decision survives a
+	// crash of clawd, kill -9 included) or "full" (every decision's journal
+	// line is also fsynced, so it survives power loss, at the cost of an
+	// fsync per call).
 	AuditSync string `toml:"audit_sync"`
 	// DefaultClientKind is the entity kind of a client that proves only that
 	// it is this machine's user: the workspace bearer token over HTTP, peer

@@ -180,7 +180,7 @@ func (d *Daemon) checkTools(file string, cfg *config.Config) error {
 	return nil
 }
 
-// Close stops the tool providers, commits the queued audit rows and
+// Close stops the tool providers, folds the journaled audit rows and
 // releases the database and the workspace.
 func (d *Daemon) Close() error {
 	stop := d.closeUpstreams()

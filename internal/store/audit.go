@@ -1,12 +1,15 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,81 +17,86 @@ import (
 	"github.com/clawde/clawd/internal/chain"
 )
 
-// Group commit tuning.
 const (
-	// maxBatch caps the decisions of one transaction.
-	maxBatch = 256
-	// outcomeDelay is how long outcome updates, which nobody waits for,
-	// may wait for a decision to share its commit. Under load the next
-	// decision comes sooner; an idle server commits them after this delay.
-	outcomeDelay = 2 * time.Millisecond
+	// foldDelay is how long a journaled decision or an outcome waits to be
+	// folded into cd_policy_audit_log: everything that arrives meanwhile
+	// shares the transaction. Under load the timer fires about every
+	// foldDelay; an idle writer sleeps.
+	foldDelay = 2 * time.Millisecond
+	// foldRetry is the wait after a fold failed (the database busy beyond
+	// BusyTimeout, the disk full): the journal keeps the decisions.
+	foldRetry = 250 * time.Millisecond
+	// maxFoldRows caps the journal lines of one transaction.
+	maxFoldRows = 1024
+	// maxAwaiting bounds the decisions kept for an outcome still to come;
+	// past it the oldest half is forgotten (their outcomes are logged, not
+	// recorded). Only a caller that never finishes its calls reaches it.
+	maxAwaiting = 1 << 16
+	// syncWait bounds how long Sync waits for other live processes to
+	// fold their journals.
+	syncWait = 250 * time.Millisecond
 )
 
 // ErrWriterClosed is returned by Record after the writer was closed.
 var ErrWriterClosed = errors.New("audit log is closed")
 
-// Writer is the process's one audit writer (chain.AuditLog). It owns one
-// database connection, on which one transaction runs at a time, and it
-// commits each decision before Record returns.
+// Writer is the process's one audit writer (chain.AuditLog).
 //
-// A caller that finds no transaction running commits its row itself, on
-// its own goroutine, together with the outcomes waiting. Callers arriving
-// while a transaction runs queue their rows and wait; when it ends, the
-// writer goroutine takes over and commits everything queued in one
-// transaction (group commit), letting the callers that are about to queue
-// do so first, and goes on while rows keep queueing. So a lone caller
-// never hands its row to another goroutine and back (each hand-off wakes a
-// thread: over stdio that, not SQLite, was most of the audit's cost), and N
-// callers arriving together still share a few commits.
-//
-// Outcomes do not wake anyone: they wait in a list for the next commit, and
-// a timer has the writer goroutine commit them if no decision comes within
-// outcomeDelay.
+// Record makes a decision durable before it returns by appending it to the
+// process's decision journal (journal.go) with one write: no SQLite
+// transaction and no hand-off to another goroutine on the call's path. A
+// timer folds what was journaled into cd_policy_audit_log within foldDelay,
+// with the outcomes that arrived meanwhile, in one transaction on the
+// writer's own connection; that transaction also reads the registry
+// generation, so a busy daemon seldom reads it on a call's path
+// (DB.freshGeneration). Readers of the table see a row once it is folded:
+// QueryAudit first calls Sync, which folds this process's journal, folds
+// the journals of processes that died, and waits (syncWait at most) for
+// live ones to fold theirs, so `clawd audit` shows every decision made
+// before it ran.
 type Writer struct {
 	db     *DB
-	conn   *auditConn // used by whoever set busy
+	conn   *auditConn // used by whoever holds foldMu
 	argBuf []driver.NamedValue
 	ckpt   *sql.DB
 	log    *slog.Logger
 	pid    int64
+	dir    string        // the journal directory
+	sync   bool          // fsync each journal line (Options.SyncFull)
+	delay  time.Duration // foldDelay (tests set it)
+	rotate int64         // rotateAt (tests set it)
 
-	mu     sync.Mutex
-	idle   sync.Cond    // broadcast when busy ends (close waits on it)
-	busy   bool         // a transaction is running or the writer goroutine has the queue
-	recs   []*auditReq  // decisions waiting; empty whenever !busy
-	outs   []outcomeReq // outcome updates waiting
-	oldest time.Time    // when the oldest of outs was queued
-	armed  bool         // timer is set
-	timer  *time.Timer  // runs outcomeTimer
-	closed bool
+	mu      sync.Mutex
+	j       *journalFile   // this process's journal; nil until the first Record
+	retired []*journalFile // fully folded journals to close and remove
+	seq     int64          // the last sequence number given out
+	pending []*journalLine // journaled, not folded, in order
+	end     int64          // j's offset after pending's last line
+	folded  int64          // j's offset folded so far
+	outs    []outcomeReq   // outcomes waiting for the next fold
+	armed   bool           // timer is set
+	timer   *time.Timer    // runs foldTimer
+	closed  bool
+	broken  error // a journal write could not be undone: Record fails
 
-	kick chan struct{} // wakes the writer goroutine; closed by close
-	done chan struct{} // closed when the writer goroutine has exited
-	one  [1]*auditReq  // a lone caller's batch (used while busy)
+	foldMu sync.Mutex      // held while a transaction runs on conn
+	rowids map[int64]int64 // sequence -> row id, for decisions awaiting an outcome
 
 	stopCkpt chan struct{}
 	ckptDone chan struct{}
 	dirty    atomic.Bool
 
 	commits, rows atomic.Int64
-	handoffs      atomic.Int64 // transactions run by the writer goroutine (tests)
 }
 
-// auditReq is a decision to insert; a queued caller waits on done.
-type auditReq struct {
-	rec  *chain.AuditRecord
-	id   int64 // the new row's id
-	err  error
-	done chan struct{}
-}
-
-// outcomeReq is an outcome to record on row id.
+// outcomeReq is an outcome to record on the row of decision seq.
 type outcomeReq struct {
-	id int64
-	o  chain.Outcome
+	seq int64
+	o   chain.Outcome
 }
 
-// Audit returns the process's audit writer, starting it on first use.
+// Audit returns the process's audit writer, starting it on first use. It
+// folds the journals of processes that died first (recoverOrphans).
 func (db *DB) Audit() (*Writer, error) {
 	db.writerMu.Lock()
 	defer db.writerMu.Unlock()
@@ -106,167 +114,202 @@ func (db *DB) Audit() (*Writer, error) {
 	}
 	w := &Writer{
 		db: db, conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
-		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		dir: journalDir(db.path), sync: db.opts.SyncFull, delay: foldDelay, rotate: rotateAt,
+		rowids:   map[int64]int64{},
 		stopCkpt: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
-	w.idle.L = &w.mu
-	w.timer = time.AfterFunc(time.Hour, w.outcomeTimer)
+	w.timer = time.AfterFunc(time.Hour, w.foldTimer)
 	w.timer.Stop()
-	go w.run()
+	w.foldMu.Lock()
+	w.recoverOrphans()
+	w.foldMu.Unlock()
 	go w.checkpoints(db.opts.CheckpointEvery)
 	db.writer = w
 	return w, nil
 }
 
-// Record implements chain.AuditLog: it returns once r is committed.
+// Record implements chain.AuditLog: it returns once r is in the journal
+// (and, with Options.SyncFull, on disk). The id it returns is r's
+// sequence number in the journal, for RecordOutcome.
 func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
-	req := &auditReq{rec: r}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return 0, ErrWriterClosed
+	l := lineOf(r, w.pid)
+	if !validLine(l) {
+		return 0, fmt.Errorf("audit record: result %q is neither %s nor %s", r.Result, chain.ResultAllow, chain.ResultDeny)
 	}
-	if w.busy {
-		req.done = make(chan struct{})
-		w.recs = append(w.recs, req)
-		w.mu.Unlock()
-		<-req.done
-		return req.id, req.err
-	}
-	w.busy = true
-	outs := w.outs
-	w.outs = nil
-	w.mu.Unlock()
-	w.one[0] = req
-	w.commit(w.one[:], outs)
-	w.one[0] = nil
-	w.release(outs)
-	return req.id, req.err
-}
-
-// release ends a transaction run on a caller's goroutine: rows queued
-// meanwhile go to the writer goroutine, which stays busy for them. outs,
-// committed, is kept for reuse.
-func (w *Writer) release(outs []outcomeReq) {
+	l.awaits = r.AwaitsOutcome
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.recycleLocked(outs)
-	if len(w.recs) > 0 {
-		w.kickLocked()
-		return
+	if w.closed {
+		return 0, ErrWriterClosed
 	}
-	w.busy = false
+	if w.broken != nil {
+		return 0, w.broken
+	}
+	if w.j != nil && w.j.size >= w.rotate && w.folded == w.j.size {
+		// Everything in it is folded: later lines go to a new file.
+		w.retired = append(w.retired, w.j)
+		w.j = nil
+	}
+	if w.j == nil {
+		j, err := createJournal(w.dir, w.pid)
+		if err != nil {
+			return 0, err
+		}
+		w.j, w.end, w.folded = j, 0, 0
+	}
+	l.Seq = w.seq + 1
+	buf, err := json.Marshal(l)
+	if err != nil {
+		return 0, fmt.Errorf("audit journal: %w", err)
+	}
+	buf = append(buf, '\n')
+	l.size = int64(len(buf))
+	if err := w.j.append(buf, w.sync); err != nil {
+		if _, ok := err.(*brokenJournalError); ok {
+			w.broken = err
+		}
+		return 0, fmt.Errorf("audit journal: %w", err)
+	}
+	w.seq = l.Seq
+	w.pending = append(w.pending, l)
+	w.end = w.j.size
 	w.armLocked()
-	w.idle.Broadcast()
-}
-
-// recycleLocked keeps a committed outcome list's storage for the next
-// outcomes, so steady traffic does not allocate one per commit.
-func (w *Writer) recycleLocked(outs []outcomeReq) {
-	if w.outs == nil && cap(outs) > 0 && cap(outs) <= 4*maxBatch {
-		clear(outs)
-		w.outs = outs[:0]
-	}
-}
-
-// kickLocked wakes the writer goroutine; w.mu is held and busy is set on
-// its behalf.
-func (w *Writer) kickLocked() {
-	select {
-	case w.kick <- struct{}{}:
-	default: // already woken
-	}
+	return l.Seq, nil
 }
 
 // RecordOutcome implements chain.AuditLog: it queues the update for the
-// next commit and returns without waking anyone.
-func (w *Writer) RecordOutcome(id int64, o chain.Outcome) {
+// next fold and returns without waiting.
+func (w *Writer) RecordOutcome(seq int64, o chain.Outcome) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
-		w.log.Warn("audit outcome not recorded", "id", id, "outcome", o.Result, "err", ErrWriterClosed)
+		w.log.Warn("audit outcome not recorded", "seq", seq, "outcome", o.Result, "err", ErrWriterClosed)
 		return
 	}
-	if len(w.outs) == 0 {
-		w.oldest = time.Now()
-	}
-	w.outs = append(w.outs, outcomeReq{id, o})
+	w.outs = append(w.outs, outcomeReq{seq, o})
 	w.armLocked()
 }
 
-// armLocked sets the timer when outcomes wait, nobody is committing and
-// it is not set. Under steady load it stays set: it fires about every
-// outcomeDelay, finds the queue young and sets itself again.
+// armLocked sets the fold timer when something waits and it is not set.
 func (w *Writer) armLocked() {
-	if len(w.outs) > 0 && !w.busy && !w.armed && !w.closed {
+	if !w.armed && !w.closed && len(w.pending)+len(w.outs) > 0 {
 		w.armed = true
-		w.timer.Reset(outcomeDelay)
+		w.timer.Reset(w.delay)
 	}
 }
 
-// outcomeTimer has the writer goroutine commit outcomes that waited
-// outcomeDelay without a decision to share a commit with.
-func (w *Writer) outcomeTimer() {
+// foldTimer folds what waits; after a failure it tries again after
+// foldRetry, the decisions staying in the journal meanwhile.
+func (w *Writer) foldTimer() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.armed = false
-	if w.busy || w.closed || len(w.outs) == 0 {
-		return // the transaction running (or close) takes them
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return // close folds what is left
 	}
-	if age := time.Since(w.oldest); age < outcomeDelay {
-		w.armed = true
-		w.timer.Reset(outcomeDelay - age)
-		return
+	if err := w.fold(); err != nil {
+		w.log.Error("audit log fold failed; the decisions stay in the journal and are retried", "err", err)
+		w.mu.Lock()
+		if !w.armed && !w.closed {
+			w.armed = true
+			w.timer.Reset(foldRetry)
+		}
+		w.mu.Unlock()
 	}
-	w.busy = true
-	w.kickLocked()
 }
 
 // Stats reports the transactions committed and the rows (inserts and
 // outcome updates) they carried.
 func (w *Writer) Stats() (commits, rows int64) { return w.commits.Load(), w.rows.Load() }
 
-// run is the writer goroutine: each kick hands it the queue (busy is set
-// for it). It commits what is queued until, after a commit, no caller
-// queued anything while it yielded once; then it gives busy up.
-func (w *Writer) run() {
-	defer close(w.done)
-	batch := make([]*auditReq, 0, maxBatch)
-	for range w.kick {
-		for {
-			// The callers the last commit woke (or the caller that kicked
-			// this goroutine) are runnable and about to queue their next
-			// rows; let them, so those share the next commit. Cheap when
-			// nobody else is runnable.
-			runtime.Gosched()
-			w.mu.Lock()
-			if len(w.recs) == 0 && len(w.outs) == 0 {
-				w.busy = false
-				w.armLocked()
-				w.idle.Broadcast()
-				w.mu.Unlock()
-				break
-			}
-			n, all := min(len(w.recs), maxBatch), len(w.recs)
-			batch = append(batch[:0], w.recs[:n]...)
-			w.recs = append(w.recs[:0], w.recs[n:]...)
-			clear(w.recs[len(w.recs):all]) // no stale references to served callers
-			outs := w.outs
-			w.outs = nil
-			w.mu.Unlock()
-			w.handoffs.Add(1)
-			w.commit(batch, outs)
-			clear(batch)
-			w.mu.Lock()
-			w.recycleLocked(outs)
-			w.mu.Unlock()
-		}
-	}
+// Sync folds this process's journal now, folds the journals of processes
+// that died, and waits, until ctx ends or syncWait passes, for live
+// processes to fold what their journals held when it started. Readers call
+// it so that a row is there once its call was answered, whichever process
+// answered it.
+func (w *Writer) Sync(ctx context.Context) error {
+	err := w.fold()
+	w.foldMu.Lock()
+	w.recoverOrphans()
+	w.foldMu.Unlock()
+	w.waitLive(ctx)
+	return err
 }
 
-// close commits everything queued, then stops the writer goroutine and the
-// checkpointer and closes the connection. Records that started before
-// close are committed; later ones fail with ErrWriterClosed.
+// fold writes everything waiting in one or more transactions, and closes
+// and removes the journals retired meanwhile.
+func (w *Writer) fold() error {
+	w.foldMu.Lock()
+	defer w.foldMu.Unlock()
+	for {
+		more, err := w.foldOnce()
+		if err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	w.mu.Lock()
+	retired := w.retired
+	w.retired = nil
+	w.mu.Unlock()
+	for _, j := range retired {
+		w.removeJournal(j)
+	}
+	return nil
+}
+
+// foldOnce folds up to maxFoldRows decisions and every outcome waiting;
+// more says decisions are left. foldMu is held.
+func (w *Writer) foldOnce() (more bool, err error) {
+	w.mu.Lock()
+	n := min(len(w.pending), maxFoldRows)
+	batch := slices.Clone(w.pending[:n])
+	outs := w.outs
+	w.outs = nil
+	var name string
+	end := w.end
+	if w.j != nil {
+		name = w.j.name
+		if n < len(w.pending) {
+			end = w.end - w.pendingBytesAfter(n)
+		}
+	}
+	w.mu.Unlock()
+	if len(batch)+len(outs) == 0 {
+		return false, nil
+	}
+	if err := w.write(batch, outs, name, end); err != nil {
+		w.mu.Lock()
+		w.outs = append(outs, w.outs...)
+		w.mu.Unlock()
+		return false, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	clear(w.pending[:n])
+	w.pending = append(w.pending[:0], w.pending[n:]...)
+	if len(batch) > 0 && w.j != nil && w.j.name == name {
+		w.folded = end
+	}
+	return len(w.pending) > 0, nil
+}
+
+// pendingBytesAfter is the journal bytes of pending[n:]. w.mu is held.
+func (w *Writer) pendingBytesAfter(n int) int64 {
+	var b int64
+	for _, l := range w.pending[n:] {
+		b += l.size
+	}
+	return b
+}
+
+// close folds everything waiting, removes the journal and stops the
+// writer. Records that returned before close are folded; later ones fail
+// with ErrWriterClosed. If the fold fails the journal stays, for the next
+// process to fold.
 func (w *Writer) close() error {
 	w.mu.Lock()
 	if w.closed {
@@ -275,70 +318,90 @@ func (w *Writer) close() error {
 	}
 	w.closed = true
 	w.timer.Stop()
-	for w.busy {
-		w.idle.Wait() // queued decisions are committed before busy ends
-	}
-	w.busy = true // for good: nothing may use the connection now
-	outs := w.outs
-	w.outs = nil
 	w.mu.Unlock()
-	w.commit(nil, outs)
-	close(w.kick)
-	<-w.done
+	err := w.fold()
+	w.foldMu.Lock()
+	w.mu.Lock()
+	j := w.j
+	w.j = nil
+	w.mu.Unlock()
+	if j != nil {
+		if err == nil {
+			w.removeJournal(j)
+		} else {
+			j.f.Close()
+		}
+	}
+	w.foldMu.Unlock()
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return w.conn.close()
+	return errors.Join(err, w.conn.close())
 }
 
-// commit writes the decisions of batch and the outcomes in one transaction
-// and wakes the queued callers among batch.
-func (w *Writer) commit(batch []*auditReq, outs []outcomeReq) {
-	if len(batch)+len(outs) == 0 {
-		return
-	}
-	err := w.write(batch, outs)
-	for _, r := range batch {
-		if err != nil {
-			r.id, r.err = 0, err
-		}
-		if r.done != nil {
-			close(r.done)
-		}
-	}
-}
-
-// write runs one transaction.
-func (w *Writer) write(batch []*auditReq, outs []outcomeReq) error {
-	n := 0
+// write runs one transaction: the decisions of batch (the journal name is
+// then folded to end), and the outcomes.
+func (w *Writer) write(batch []*journalLine, outs []outcomeReq, name string, end int64) error {
 	began := time.Since(w.db.opened)
-	_, err := exec(w.conn.begin, nil)
-	if err == nil {
-		// Holding the write lock, this connection sees every commit that
-		// finished before BEGIN: publish the registry generation so calls
-		// need not read it themselves (DB.freshGeneration).
-		if g, err := w.conn.generation(); err == nil {
-			w.db.observe(g, began)
+	if _, err := exec(w.conn.begin, nil); err != nil {
+		return err
+	}
+	// Holding the write lock, this connection sees every commit that
+	// finished before BEGIN: publish the registry generation so calls
+	// need not read it themselves (DB.freshGeneration).
+	if g, err := w.conn.generation(); err == nil {
+		w.db.observe(g, began)
+	}
+	n := 0
+	var added []int64
+	fail := func(err error) error {
+		exec(w.conn.rollback, nil)
+		for _, seq := range added {
+			delete(w.rowids, seq)
 		}
-		for _, o := range outs {
-			if err := w.update(o.id, o.o); err != nil {
-				w.log.Warn("audit outcome not recorded", "id", o.id, "err", err)
-			} else {
-				n++
-			}
+		return err
+	}
+	for _, l := range batch {
+		id, err := w.insert(l)
+		if err != nil {
+			return fail(err)
 		}
-		for _, r := range batch {
-			r.id, r.err = w.insert(r.rec)
-			if r.err == nil {
-				n++
-			}
+		if l.awaits {
+			w.rowids[l.Seq] = id
+			added = append(added, l.Seq)
 		}
-		if _, err = exec(w.conn.commit, nil); err != nil {
-			exec(w.conn.rollback, nil)
+		n++
+	}
+	if len(batch) > 0 && name != "" {
+		if _, err := exec(w.conn.setFolded, args(w.argBuf, name, end)); err != nil {
+			return fail(err)
 		}
 	}
-	if err != nil {
-		w.log.Error("audit log commit failed", "rows", len(batch)+len(outs), "err", err)
-		return err
+	for _, o := range outs {
+		id, ok := w.rowids[o.seq]
+		if !ok {
+			w.log.Warn("audit outcome not recorded: its decision is no longer tracked", "seq", o.seq, "outcome", o.o.Result)
+			continue
+		}
+		if err := w.update(id, o.o); err != nil {
+			w.log.Warn("audit outcome not recorded", "id", id, "err", err)
+		} else {
+			n++
+		}
+	}
+	if _, err := exec(w.conn.commit, nil); err != nil {
+		return fail(err)
+	}
+	for _, o := range outs {
+		delete(w.rowids, o.seq)
+	}
+	if len(w.rowids) > maxAwaiting && len(batch) > 0 {
+		cut := batch[len(batch)-1].Seq - maxAwaiting/2
+		for seq := range w.rowids {
+			if seq < cut {
+				delete(w.rowids, seq)
+			}
+		}
+		w.log.Warn("audit: forgot the oldest decisions still awaiting an outcome", "awaiting", len(w.rowids))
 	}
 	w.commits.Add(1)
 	w.rows.Add(int64(n))
@@ -346,19 +409,17 @@ func (w *Writer) write(batch []*auditReq, outs []outcomeReq) error {
 	return nil
 }
 
-func (w *Writer) insert(r *chain.AuditRecord) (int64, error) {
-	t := r.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
+// insert adds the row of a journaled decision.
+func (w *Writer) insert(l *journalLine) (int64, error) {
 	var level driver.Value
-	if r.TrustLevel != chain.NoTrustLevel {
-		level = int64(r.TrustLevel)
+	if l.TrustLevel != nil {
+		level = *l.TrustLevel
 	}
-	w.argBuf = args(w.argBuf, formatTime(t), r.EntityID, r.ToolID, level, r.Result, r.Reason,
-		(r.Latency + 500*time.Microsecond).Milliseconds(), r.Latency.Microseconds(),
-		r.Step, r.Transport, r.RequestID, w.pid, nullText(r.ClientClaim), nullText(r.CredentialID),
-		nullText(r.ArgsSHA256), nullText(r.ArgsSummary), nullText(r.Server))
+	lat := time.Duration(l.LatencyNS)
+	w.argBuf = args(w.argBuf, l.Timestamp, l.EntityID, l.ToolID, level, l.Result, l.Reason,
+		(lat + 500*time.Microsecond).Milliseconds(), lat.Microseconds(),
+		l.Step, l.Transport, l.RequestID, l.PID, nullText(l.ClientClaim), nullText(l.CredentialID),
+		nullText(l.ArgsSHA256), nullText(l.ArgsSummary), nullText(l.Server))
 	res, err := exec(w.conn.ins, w.argBuf)
 	if err != nil {
 		return 0, err

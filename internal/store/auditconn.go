@@ -21,7 +21,8 @@ type auditConn struct {
 
 	begin, commit, rollback driver.StmtExecContext
 	ins, upd                driver.StmtExecContext
-	gen                     driver.StmtQueryContext
+	setFolded, dropJournal  driver.StmtExecContext
+	gen, folded             driver.StmtQueryContext
 
 	stmts []driver.Stmt // every prepared statement, closed by close
 	dest  []driver.Value
@@ -41,6 +42,10 @@ const (
 			reason = CASE WHEN ?4 THEN ?5 ELSE reason END
 		WHERE id = ?6`
 	sqlGeneration = `SELECT n FROM cd_generation WHERE id = 1`
+	// How far a decision journal is folded (internal/store/journal.go).
+	sqlFolded      = `SELECT folded FROM cd_audit_journal WHERE name = ?`
+	sqlSetFolded   = `INSERT INTO cd_audit_journal (name, folded) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET folded = ?2`
+	sqlDropJournal = `DELETE FROM cd_audit_journal WHERE name = ?`
 )
 
 // openAuditConn opens a connection with dsn through drv and prepares the
@@ -66,6 +71,8 @@ func openAuditConn(drv driver.Driver, dsn string, pragmas ...string) (*auditConn
 		{&a.rollback, `ROLLBACK`},
 		{&a.ins, sqlInsert},
 		{&a.upd, sqlUpdate},
+		{&a.setFolded, sqlSetFolded},
+		{&a.dropJournal, sqlDropJournal},
 	}
 	for _, e := range execs {
 		s, err := a.prepare(e.sql)
@@ -80,17 +87,26 @@ func openAuditConn(drv driver.Driver, dsn string, pragmas ...string) (*auditConn
 		}
 		*e.dst = x
 	}
-	s, err := a.prepare(sqlGeneration)
-	if err != nil {
-		a.close()
-		return nil, err
+	queries := []struct {
+		dst *driver.StmtQueryContext
+		sql string
+	}{
+		{&a.gen, sqlGeneration},
+		{&a.folded, sqlFolded},
 	}
-	q, ok := s.(driver.StmtQueryContext)
-	if !ok {
-		a.close()
-		return nil, fmt.Errorf("sqlite driver statement %T cannot query with a context", s)
+	for _, e := range queries {
+		s, err := a.prepare(e.sql)
+		if err != nil {
+			a.close()
+			return nil, err
+		}
+		q, ok := s.(driver.StmtQueryContext)
+		if !ok {
+			a.close()
+			return nil, fmt.Errorf("sqlite driver statement %T cannot query with a context", s)
+		}
+		*e.dst = q
 	}
-	a.gen = q
 	return a, nil
 }
 
@@ -127,25 +143,40 @@ func exec(s driver.StmtExecContext, args []driver.NamedValue) (driver.Result, er
 
 // generation reads the registry's change counter.
 func (a *auditConn) generation() (int64, error) {
-	rows, err := a.gen.QueryContext(context.Background(), nil)
+	n, ok, err := a.queryInt(a.gen, nil)
+	if err == nil && !ok {
+		err = errors.New("cd_generation has no row")
+	}
+	return n, err
+}
+
+// foldedTo reads how far the journal name is folded: 0 when it has no row.
+func (a *auditConn) foldedTo(name string, buf []driver.NamedValue) (int64, error) {
+	n, _, err := a.queryInt(a.folded, args(buf, name))
+	return n, err
+}
+
+// queryInt runs a query for one integer; ok is false when it has no row.
+func (a *auditConn) queryInt(q driver.StmtQueryContext, argv []driver.NamedValue) (n int64, ok bool, err error) {
+	rows, err := q.QueryContext(context.Background(), argv)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	err = rows.Next(a.dest)
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}
 	if err == io.EOF {
-		return 0, errors.New("cd_generation has no row")
+		return 0, false, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	n, ok := a.dest[0].(int64)
+	n, ok = a.dest[0].(int64)
 	if !ok {
-		return 0, fmt.Errorf("cd_generation.n is %T, not an integer", a.dest[0])
+		return 0, false, fmt.Errorf("query result is %T, not an integer", a.dest[0])
 	}
-	return n, nil
+	return n, true, nil
 }
 
 func (a *auditConn) close() error {

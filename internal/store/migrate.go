@@ -263,6 +263,16 @@ CREATE TRIGGER cd_mcp_server_pin_ai AFTER INSERT ON cd_mcp_server_pin BEGIN UPDA
 CREATE TRIGGER cd_mcp_server_pin_au AFTER UPDATE ON cd_mcp_server_pin BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
 CREATE TRIGGER cd_mcp_server_pin_ad AFTER DELETE ON cd_mcp_server_pin BEGIN UPDATE cd_generation SET n = n + 1 WHERE id = 1; END;
 `,
+	// Version 9: how far each decision journal (a process's append-only
+	// file of audit rows not yet in cd_policy_audit_log) is folded into
+	// the table. The row and the rows it folded commit together, so no
+	// journal line is inserted twice (internal/store/journal.go).
+	`
+CREATE TABLE cd_audit_journal (
+	name   TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 128),
+	folded INTEGER NOT NULL CHECK (folded >= 0)
+) STRICT;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -56,8 +57,10 @@ type AuditFilter struct {
 }
 
 // QueryAudit returns the newest matching rows, oldest first (like a log's
-// tail).
+// tail). It first folds the decision journals (syncJournals), so every
+// decision recorded before it began is among the rows it reads.
 func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
+	db.syncJournals(ctx)
 	var where []string
 	var args []any
 	if f.Entity != "" {
@@ -184,6 +187,7 @@ func serverFilter(name string) (string, []any) {
 // went. Rows are only ever removed this way, on the user's command: the
 // daemon never prunes on its own.
 func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+	db.syncJournals(ctx) // a journaled row older than before is pruned too
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM cd_policy_audit_log WHERE timestamp < ?`, formatTime(before))
@@ -194,4 +198,18 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
 		return err
 	})
 	return n, err
+}
+
+// syncJournals has the decision journals folded before the audit log is
+// read (Writer.Sync). A failure is logged, not returned: the rows already
+// in the table are still worth reading, and the journals stay for the next
+// fold.
+func (db *DB) syncJournals(ctx context.Context) {
+	w, err := db.Audit()
+	if err == nil {
+		err = w.Sync(ctx)
+	}
+	if err != nil && !errors.Is(err, ErrWriterClosed) {
+		db.opts.Logger.Warn("audit journals not folded before reading the audit log", "err", err)
+	}
 }

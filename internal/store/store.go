@@ -10,9 +10,12 @@
 //
 // Durability: synchronous=NORMAL in WAL mode makes a committed transaction
 // survive a crash of the process (kill -9): its WAL frames were written to
-// the OS before COMMIT returned. A power loss or kernel crash can lose the
-// last commits; Options.SyncFull (config audit_sync = "full") fsyncs every
-// commit to survive that too, at a cost per commit.
+// the OS before COMMIT returned. Audit decisions are made durable the same
+// way without a transaction, by a write to the decision journal that is
+// folded into the table later (journal.go). A power loss or kernel crash
+// can lose the last commits and journal lines; Options.SyncFull (config
+// audit_sync = "full") fsyncs every commit and journal line to survive that
+// too, at a cost per call.
 package store
 
 import (
@@ -40,7 +43,8 @@ const BusyTimeout = 5 * time.Second
 
 // Options tune Open.
 type Options struct {
-	// SyncFull fsyncs every commit (PRAGMA synchronous=FULL).
+	// SyncFull fsyncs every commit (PRAGMA synchronous=FULL) and every
+	// decision's journal line.
 	SyncFull bool
 	// Logger receives the audit writer's and checkpointer's errors.
 	Logger *slog.Logger

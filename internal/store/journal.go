@@ -1,0 +1,467 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/support/fileutil"
+)
+
+// The decision journal: how an audit row is made durable before its tool
+// runs without a SQLite commit on the call's path (docs/security.md, "The
+// audit log").
+//
+// Each process that records decisions appends them, one JSON line each, to
+// a journal file of its own, with one write(2) before Record returns; the
+// line is then in the operating system's hands, as a committed WAL frame is
+// under synchronous=NORMAL, so a kill -9 of the process right after loses
+// nothing. The process folds its journal into cd_policy_audit_log within
+// foldDelay, in one transaction that also records in cd_audit_journal how
+// far the file is folded, so no line is inserted twice. The owner holds an
+// exclusive lock on its file for as long as it lives; a file whose lock can
+// be taken belongs to a process that died, and whoever takes the lock first
+// folds the rest of it (recoverOrphans) and removes it.
+//
+// Limits: a line is at most maxJournalLine bytes (the fields are clipped
+// before that: Record clips free text); a trailing line without its newline
+// is a write the crash cut, whose Record never returned, and is dropped.
+
+const (
+	// journalExt ends every journal file's name: PID-NANOS-RANDOM.journal.
+	journalExt = ".journal"
+	// maxJournalLine bounds one line read back from a journal.
+	maxJournalLine = 1 << 20
+	// rotateAt is the size past which a fully folded journal is replaced
+	// by a new, empty one, so a long-running daemon's file stays small.
+	rotateAt = 4 << 20
+)
+
+// journalDir is the directory of the decision journals of the database at
+// dbPath: beside it, private like it.
+func journalDir(dbPath string) string { return dbPath + ".audit" }
+
+// journalLine is one decision as journaled: the row's column values.
+type journalLine struct {
+	Seq          int64  `json:"seq"`
+	PID          int64  `json:"pid"`
+	Timestamp    string `json:"ts"`
+	EntityID     string `json:"entity"`
+	ToolID       string `json:"tool"`
+	TrustLevel   *int64 `json:"level,omitempty"`
+	Result       string `json:"result"`
+	Reason       string `json:"reason"`
+	LatencyNS    int64  `json:"latency_ns"`
+	Step         string `json:"step"`
+	Transport    string `json:"transport"`
+	RequestID    string `json:"request_id"`
+	ClientClaim  string `json:"client_claim,omitempty"`
+	CredentialID string `json:"credential_id,omitempty"`
+	ArgsSHA256   string `json:"args_sha256,omitempty"`
+	ArgsSummary  string `json:"args_summary,omitempty"`
+	Server       string `json:"server,omitempty"`
+
+	awaits bool  // an outcome will follow (chain.AuditRecord.AwaitsOutcome)
+	size   int64 // the line's bytes in the journal, newline included
+}
+
+// lineOf is r as a journal line of process pid (Seq is set by Record).
+func lineOf(r *chain.AuditRecord, pid int64) *journalLine {
+	t := r.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	l := &journalLine{
+		PID: pid, Timestamp: formatTime(t), EntityID: r.EntityID, ToolID: r.ToolID, Result: r.Result,
+		Reason: r.Reason, LatencyNS: int64(r.Latency), Step: r.Step, Transport: r.Transport,
+		RequestID: r.RequestID, ClientClaim: r.ClientClaim, CredentialID: r.CredentialID,
+		ArgsSHA256: r.ArgsSHA256, ArgsSummary: r.ArgsSummary, Server: r.Server,
+	}
+	if r.TrustLevel != chain.NoTrustLevel {
+		v := int64(r.TrustLevel)
+		l.TrustLevel = &v
+	}
+	return l
+}
+
+// journalFile is the journal a Writer appends to.
+type journalFile struct {
+	f    *os.File
+	name string // base name: the key of its cd_audit_journal row
+	size int64  // bytes of complete lines written
+}
+
+// createJournal creates and locks a new journal in dir for process pid.
+func createJournal(dir string, pid int64) (*journalFile, error) {
+	if err := fileutil.MkdirPrivate(dir); err != nil {
+		return nil, fmt.Errorf("audit journal directory: %w", err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	name := fmt.Sprintf("%d-%d-%s%s", pid, time.Now().UnixNano(), hex.EncodeToString(rnd[:]), journalExt)
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit journal: %w", err)
+	}
+	if err := fileutil.MakePrivate(f.Name(), false); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("audit journal: %w", err)
+	}
+	if ok, err := tryLock(f); !ok || err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		if err == nil {
+			err = errors.New("a new file is locked by another process")
+		}
+		return nil, fmt.Errorf("audit journal: locking %s: %w", name, err)
+	}
+	return &journalFile{f: f, name: name}, nil
+}
+
+// append writes line (which ends in a newline) with one write. A failed
+// write is undone, so the file holds only complete lines; if it cannot be
+// undone the journal is unusable and the error says so.
+func (j *journalFile) append(line []byte, sync bool) error {
+	n, err := j.f.Write(line)
+	if err == nil && sync {
+		err = j.f.Sync()
+		if err != nil {
+			n = len(line) // written but not known durable: take it back
+		}
+	}
+	if err != nil {
+		if n > 0 {
+			if terr := j.f.Truncate(j.size); terr != nil {
+				return &brokenJournalError{err: fmt.Errorf("%w; and taking the partial line back failed: %v", err, terr)}
+			}
+		}
+		return err
+	}
+	j.size += int64(n)
+	return nil
+}
+
+// brokenJournalError means the journal may end in a partial line: every
+// later Record fails.
+type brokenJournalError struct{ err error }
+
+func (e *brokenJournalError) Error() string { return "audit journal: " + e.err.Error() }
+func (e *brokenJournalError) Unwrap() error { return e.err }
+
+// isJournalName reports whether name is a journal's file name as
+// createJournal makes them, so nothing else in the directory is read.
+func isJournalName(name string) bool {
+	base, ok := strings.CutSuffix(name, journalExt)
+	if !ok {
+		return false
+	}
+	parts := strings.Split(base, "-")
+	if len(parts) != 3 || len(parts[2]) != 8 {
+		return false
+	}
+	for _, p := range parts[:2] {
+		if _, err := strconv.ParseUint(p, 10, 63); err != nil {
+			return false
+		}
+	}
+	_, err := hex.DecodeString(parts[2])
+	return err == nil
+}
+
+// journalReader reads complete lines from a journal, from a given offset.
+type journalReader struct {
+	r   *bufio.Reader
+	off int64 // offset of the next line
+}
+
+func newJournalReader(f *os.File, off int64) (*journalReader, error) {
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return &journalReader{r: bufio.NewReaderSize(f, 64<<10), off: off}, nil
+}
+
+// next returns the next complete line; jr.off is then its end. A line longer
+// than maxJournalLine or not valid JSON is returned with bad set (and
+// skipped by the caller); io.EOF comes at the end, or at a trailing line
+// the crash cut before its newline.
+func (jr *journalReader) next() (l *journalLine, bad bool, err error) {
+	var buf []byte
+	var n int64 // bytes of this line so far
+	long := false
+	for {
+		chunk, err := jr.r.ReadSlice('\n')
+		n += int64(len(chunk))
+		if err == bufio.ErrBufferFull {
+			if !long && len(buf)+len(chunk) <= maxJournalLine {
+				buf = append(buf, chunk...)
+			} else {
+				long, buf = true, nil
+			}
+			continue
+		}
+		if err != nil { // io.EOF: an unfinished line is not consumed
+			return nil, false, err
+		}
+		jr.off += n
+		if long || len(buf)+len(chunk) > maxJournalLine {
+			return nil, true, nil
+		}
+		buf = append(buf, chunk...)
+		l = new(journalLine)
+		if json.Unmarshal(buf, l) != nil || !validLine(l) {
+			return nil, true, nil
+		}
+		return l, false, nil
+	}
+}
+
+// validLine checks what the table's constraints would refuse, so one bad
+// line cannot fail the transaction that folds the good ones.
+func validLine(l *journalLine) bool {
+	return (l.Result == chain.ResultAllow || l.Result == chain.ResultDeny) && l.Timestamp != ""
+}
+
+// removeJournal closes j (releasing its lock), removes it and then its
+// cd_audit_journal row. Its lines must all be folded. The order matters:
+// a process that opened the file before the removal and locks it after
+// finds it gone (foldOrphan checks inside its transaction) or, if not yet,
+// finds the row still there saying everything is folded. foldMu is held.
+func (w *Writer) removeJournal(j *journalFile) {
+	j.f.Close()
+	if err := os.Remove(filepath.Join(w.dir, j.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		w.log.Warn("audit journal not removed; the next start removes it", "file", j.name, "err", err)
+		return
+	}
+	if err := w.dropJournalRow(j.name); err != nil {
+		w.log.Warn("audit journal row not removed", "file", j.name, "err", err)
+	}
+}
+
+func (w *Writer) dropJournalRow(name string) error {
+	if _, err := exec(w.conn.begin, nil); err != nil {
+		return err
+	}
+	if _, err := exec(w.conn.dropJournal, args(w.argBuf, name)); err != nil {
+		exec(w.conn.rollback, nil)
+		return err
+	}
+	if _, err := exec(w.conn.commit, nil); err != nil {
+		exec(w.conn.rollback, nil)
+		return err
+	}
+	return nil
+}
+
+// ownJournal reports whether name is a journal this writer holds.
+func (w *Writer) ownJournal(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.j != nil && w.j.name == name {
+		return true
+	}
+	for _, j := range w.retired {
+		if j.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// listJournals returns the journal names in the directory, and the
+// directory opened as a root (nil when it does not exist).
+func (w *Writer) listJournals() (*os.Root, []string) {
+	root, err := os.OpenRoot(w.dir)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			w.log.Warn("audit journal directory unreadable", "dir", w.dir, "err", err)
+		}
+		return nil, nil
+	}
+	d, err := root.Open(".")
+	if err != nil {
+		root.Close()
+		return nil, nil
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		w.log.Warn("audit journal directory unreadable", "dir", w.dir, "err", err)
+	}
+	out := names[:0]
+	for _, n := range names {
+		if isJournalName(n) && !w.ownJournal(n) {
+			out = append(out, n)
+		}
+	}
+	return root, out
+}
+
+// recoverOrphans folds and removes the journals of processes that died
+// (their lock is free). foldMu is held.
+func (w *Writer) recoverOrphans() {
+	root, names := w.listJournals()
+	if root == nil {
+		return
+	}
+	defer root.Close()
+	for _, name := range names {
+		if err := w.foldOrphan(root, name); err != nil {
+			w.log.Warn("audit journal of an ended process not folded; the next start retries", "file", name, "err", err)
+		}
+	}
+}
+
+// foldOrphan folds the rest of journal name if its owner is gone, in
+// transactions of maxFoldRows lines, then removes it. Lines that cannot be
+// read are skipped and counted in a warning. foldMu is held.
+func (w *Writer) foldOrphan(root *os.Root, name string) error {
+	f, err := root.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // another process folded it meanwhile
+		}
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return err
+	}
+	if ok, err := tryLock(f); !ok {
+		return err // its owner lives (nil), or the lock failed
+	}
+	folded, bad := 0, 0
+	for {
+		done, n, b, err := w.foldOrphanBatch(root, name, f, fi)
+		folded, bad = folded+n, bad+b
+		if err != nil {
+			return err
+		}
+		if done {
+			break
+		}
+	}
+	if folded > 0 || bad > 0 {
+		w.log.Warn("folded the audit journal of an ended process", "file", name, "rows", folded, "unreadable_lines", bad)
+	}
+	f.Close()
+	if err := root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return w.dropJournalRow(name)
+}
+
+// foldOrphanBatch folds up to maxFoldRows lines of f (journal name) from
+// where it was folded to, in one transaction; done says the file's end
+// was reached, or that the file is no longer at name.
+func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.FileInfo) (done bool, n, bad int, err error) {
+	if _, err := exec(w.conn.begin, nil); err != nil {
+		return false, 0, 0, err
+	}
+	fail := func(err error) (bool, int, int, error) {
+		exec(w.conn.rollback, nil)
+		return false, 0, 0, err
+	}
+	// Under the write lock: if another process folded and removed the
+	// file since we opened it, its row may be gone too; fold nothing.
+	if cur, err := root.Lstat(name); err != nil || !os.SameFile(fi, cur) {
+		exec(w.conn.rollback, nil)
+		return true, 0, 0, nil
+	}
+	off, err := w.conn.foldedTo(name, w.argBuf)
+	if err != nil {
+		return fail(err)
+	}
+	jr, err := newJournalReader(f, off)
+	if err != nil {
+		return fail(err)
+	}
+	for n < maxFoldRows {
+		l, isBad, err := jr.next()
+		if err == io.EOF {
+			done = true
+			break
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if isBad {
+			bad++
+			continue
+		}
+		if _, err := w.insert(l); err != nil {
+			return fail(err)
+		}
+		n++
+	}
+	if jr.off != off {
+		if _, err := exec(w.conn.setFolded, args(w.argBuf, name, jr.off)); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := exec(w.conn.commit, nil); err != nil {
+		return fail(err)
+	}
+	if n > 0 {
+		w.commits.Add(1)
+		w.rows.Add(int64(n))
+		w.dirty.Store(true)
+	}
+	return done, n, bad, nil
+}
+
+// waitLive waits until every other live process's journal is folded as
+// far as it was written when waitLive began: until ctx ends or syncWait
+// passes, checking each millisecond.
+func (w *Writer) waitLive(ctx context.Context) {
+	root, names := w.listJournals()
+	if root == nil {
+		return
+	}
+	defer root.Close()
+	want := map[string]int64{}
+	for _, name := range names {
+		if fi, err := root.Lstat(name); err == nil && fi.Size() > 0 {
+			want[name] = fi.Size()
+		}
+	}
+	deadline := time.NewTimer(syncWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for len(want) > 0 {
+		for name, size := range want {
+			var folded int64
+			err := w.db.rdb.QueryRowContext(ctx, sqlFolded, name).Scan(&folded)
+			if err == nil && folded >= size {
+				delete(want, name)
+			} else if _, serr := root.Lstat(name); errors.Is(serr, os.ErrNotExist) {
+				delete(want, name) // folded and removed
+			}
+		}
+		if len(want) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-deadline.C:
+			w.log.Debug("audit: other processes' journals not folded in time", "journals", len(want))
+			return
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,340 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clawde/clawd/internal/chain"
+)
+
+// journalFiles lists the files in the journal directory of the database at path.
+func journalFiles(t *testing.T, path string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(journalDir(path))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// requestIDs is the audit log's request ids, oldest first, as QueryAudit
+// (which folds the journals first) returns them.
+func requestIDs(t *testing.T, db *DB) string {
+	t.Helper()
+	rows, err := db.QueryAudit(context.Background(), AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, r := range rows {
+		ids = append(ids, r.RequestID)
+	}
+	return strings.Join(ids, " ")
+}
+
+// line is journal line i as Record writes it, for process pid.
+func line(t *testing.T, i int, pid int64) string {
+	t.Helper()
+	l := lineOf(auditRecord(i), pid)
+	l.Seq = int64(i)
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b) + "\n"
+}
+
+const journalChildEnv = "CLAWD_TEST_JOURNAL_CHILD"
+
+// The guarantee the journal exists for: once Record returned, a kill -9 of
+// the process loses nothing. A child process records five decisions (with
+// no fold before the kill) and kills itself; the next process to open the
+// database folds them, once, with the child's pid, and removes the file.
+func TestAuditJournalSurvivesKill9(t *testing.T) {
+	if path := os.Getenv(journalChildEnv); path != "" {
+		db, err := Open(path, Options{})
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		w, err := db.Audit()
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		w.mu.Lock()
+		w.delay = time.Hour
+		w.mu.Unlock()
+		for i := 1; i <= 5; i++ {
+			if _, err := w.Record(auditRecord(i)); err != nil {
+				fmt.Println(err)
+				os.Exit(1)
+			}
+		}
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		time.Sleep(time.Minute)
+		os.Exit(1)
+	}
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	cmd := osexec.Command(os.Args[0], "-test.run=^TestAuditJournalSurvivesKill9$")
+	cmd.Env = append(os.Environ(), journalChildEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != -1 && runtime.GOOS != "windows" {
+		t.Fatalf("child did not die by a signal: %v\n%s", err, out)
+	}
+	if len(journalFiles(t, path)) != 1 {
+		t.Fatalf("journal files after the kill: %v, want the child's one", journalFiles(t, path))
+	}
+	db := openTest(t, path)
+	if got := requestIDs(t, db); got != "1 2 3 4 5" {
+		t.Errorf("rows after the kill = %q, want 1 2 3 4 5", got)
+	}
+	rows, _ := db.QueryAudit(context.Background(), AuditFilter{PID: int64(cmd.Process.Pid)})
+	if len(rows) != 5 {
+		t.Errorf("%d rows carry the child's pid %d, want 5", len(rows), cmd.Process.Pid)
+	}
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files left after folding: %v", f)
+	}
+	if got := requestIDs(t, openTest(t, path)); got != "1 2 3 4 5" {
+		t.Errorf("rows after a second start = %q: folded twice?", got)
+	}
+	var n int
+	raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
+	if n != 0 {
+		t.Errorf("%d cd_audit_journal rows left", n)
+	}
+}
+
+// One table of journals left by processes that died, run through the
+// recovery a starting process does: what is folded, what is skipped, and
+// that nothing is folded twice.
+func TestAuditJournalRecovery(t *testing.T) {
+	const name = "4242-1700000000000000000-0badc0de.journal"
+	l1, l2, l3 := line(t, 1, 4242), line(t, 2, 4242), line(t, 3, 4242)
+	badResult := strings.Replace(line(t, 9, 4242), `"result":"Allow"`, `"result":"Maybe"`, 1)
+	tests := []struct {
+		name   string
+		body   string
+		folded int64 // the cd_audit_journal row, -1 for none
+		want   string
+	}{
+		{"complete lines", l1 + l2 + l3, -1, "1 2 3"},
+		{"a trailing line the crash cut", l1 + l2 + l3[:len(l3)/2], -1, "1 2"},
+		{"a line of zeros", l1 + "\x00\x00\x00\x00\n" + l3, -1, "1 3"},
+		{"a result the table refuses", l1 + badResult + l3, -1, "1 3"},
+		{"a line over the limit", l1 + `{"seq":` + strings.Repeat("9", maxJournalLine) + "}\n" + l3, -1, "1 3"},
+		{"folded up to line 1", l1 + l2 + l3, int64(len(l1)), "2 3"},
+		{"folded to the end", l1 + l2 + l3, int64(len(l1 + l2 + l3)), ""},
+		{"empty", "", -1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "clawd.db")
+			openTest(t, path).Close() // the schema, for the folded row
+			if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(tt.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tt.folded >= 0 {
+				if _, err := raw(t, path).Exec(`INSERT INTO cd_audit_journal VALUES (?, ?)`, name, tt.folded); err != nil {
+					t.Fatal(err)
+				}
+			}
+			db := openTest(t, path)
+			if got := requestIDs(t, db); got != tt.want {
+				t.Errorf("rows = %q, want %q", got, tt.want)
+			}
+			if f := journalFiles(t, path); len(f) != 0 {
+				t.Errorf("journal files left: %v", f)
+			}
+			var n int
+			raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
+			if n != 0 {
+				t.Errorf("%d cd_audit_journal rows left", n)
+			}
+			if got := requestIDs(t, openTest(t, path)); got != tt.want {
+				t.Errorf("rows after a second start = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Files that are not journals are neither read nor removed; a symlink named
+// like a journal is not followed out of the directory.
+func TestAuditJournalRecoveryLeavesOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	openTest(t, path).Close()
+	dir := journalDir(path)
+	os.MkdirAll(dir, 0o700)
+	outside := filepath.Join(t.TempDir(), "outside.journal")
+	body := line(t, 1, 7)
+	os.WriteFile(outside, []byte(body), 0o600)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(body), 0o600)
+	os.WriteFile(filepath.Join(dir, "1-2-xyz.journal"), []byte(body), 0o600) // not a name createJournal makes
+	link := filepath.Join(dir, "7-1700000000000000000-00000000.journal")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	db := openTest(t, path)
+	if got := requestIDs(t, db); got != "" {
+		t.Errorf("rows = %q, want none", got)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != body {
+		t.Error("the symlink's target was changed")
+	}
+	if f := journalFiles(t, path); !slices.Equal(f, []string{"1-2-xyz.journal", "7-1700000000000000000-00000000.journal", "notes.txt"}) {
+		t.Errorf("files = %v", f)
+	}
+}
+
+// A live process's journal is its own: another process neither folds it
+// nor removes it, and a reader waits (syncWait at most) for the owner's
+// fold, so a decision made before a read is in what the read returns.
+func TestAuditJournalOfALiveProcess(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	a, b := openTest(t, path), openTest(t, path)
+	wa, _ := a.Audit()
+	wa.mu.Lock()
+	wa.delay = time.Hour
+	wa.mu.Unlock()
+	for i := 1; i <= 2; i++ {
+		if _, err := wa.Record(auditRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	if got := requestIDs(t, b); got != "" {
+		t.Errorf("b read %q before a folded: it folded a live process's journal", got)
+	}
+	if waited := time.Since(start); waited < syncWait {
+		t.Errorf("b waited %v for a's fold, want syncWait (%v)", waited, syncWait)
+	}
+	if f := journalFiles(t, path); len(f) != 1 {
+		t.Fatalf("journal files = %v, want a's", f)
+	}
+	// With the normal delay, a's fold comes within the wait.
+	wa.mu.Lock()
+	wa.delay = foldDelay
+	wa.timer.Stop() // the hour-long one set by the first Record
+	wa.armed = false
+	wa.mu.Unlock()
+	if err := wa.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wa.Record(auditRecord(3)); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if got := requestIDs(t, b); got != "1 2 3" {
+		t.Errorf("b read %q, want 1 2 3", got)
+	}
+	if waited := time.Since(start); waited >= syncWait {
+		t.Errorf("b waited %v for a fold due within %v", waited, foldDelay)
+	}
+	a.Close()
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files after a closed: %v", f)
+	}
+	if got := requestIDs(t, b); got != "1 2 3" {
+		t.Errorf("after a closed: %q", got)
+	}
+}
+
+// A journal is replaced once it is past its size limit and fully folded;
+// the old one is removed with its row, and no decision is lost or doubled.
+func TestAuditJournalRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.rotate = 1
+	w.mu.Unlock()
+	names := map[string]bool{}
+	for i := 1; i <= 4; i++ {
+		if _, err := w.Record(auditRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+		names[w.j.name] = true
+		if err := w.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if f := journalFiles(t, path); len(f) != 1 {
+			t.Errorf("after decision %d, journal files = %v, want one", i, f)
+		}
+	}
+	if len(names) != 4 {
+		t.Errorf("%d journals for 4 decisions, want a new one each time", len(names))
+	}
+	if got := requestIDs(t, db); got != "1 2 3 4" {
+		t.Errorf("rows = %q", got)
+	}
+	var n int
+	raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
+	if n != 1 {
+		t.Errorf("%d cd_audit_journal rows, want the current journal's", n)
+	}
+}
+
+// A decision that cannot be journaled is refused (the chain then refuses
+// the call), and nothing of it reaches the table.
+func TestAuditJournalWriteFailureFailsClosed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	if _, err := w.Record(auditRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	w.j.f.Close() // the disk gone from under it
+	if _, err := w.Record(auditRecord(2)); err == nil {
+		t.Fatal("Record succeeded with its journal unwritable")
+	}
+	rec := auditRecord(3)
+	rec.Result = "Maybe"
+	if _, err := w.Record(rec); err == nil {
+		t.Error("Record took a result the table refuses")
+	}
+	if got := requestIDs(t, db); got != "1" {
+		t.Errorf("rows = %q, want only the journaled decision", got)
+	}
+}
+
+// Close folds what waits and removes the journal.
+func TestAuditCloseFoldsAndRemovesTheJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	r := auditRecord(1)
+	r.AwaitsOutcome = true
+	id, _ := w.Record(r)
+	w.RecordOutcome(id, chain.Outcome{Result: chain.OutcomeOK})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files after Close: %v", f)
+	}
+	rows, _ := openTest(t, path).QueryAudit(context.Background(), AuditFilter{})
+	if len(rows) != 1 || rows[0].Outcome == nil || *rows[0].Outcome != chain.OutcomeOK {
+		t.Errorf("rows after Close = %+v, want the decision with its outcome", rows)
+	}
+}
