@@ -62,16 +62,16 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-us")
 }
 
-// BenchmarkChain measures steps 2-5 plus the audit commit for one call at
+// BenchmarkChain measures steps 2-5 plus the audit record for one call at
 // a time, as a sequential stdio client sees it: Authorize (the decision and
-// its committed Allow row) and Finish (the outcome, queued), with a no-op
+// its durable Allow row: a journal line; the folds into SQLite run beside,
+// on the timer's goroutine) and Finish (the outcome, queued), with a no-op
 // handler. "decide" is steps 2-5 alone, without an audit log, the peer for
 // the audit's share; "audited-gap" leaves 50 us between calls (not timed),
 // as a client's round trip does, so threads parked after one call have to
 // be woken for the next, which back-to-back calls hide; "audited-goroutine"
-// runs each call on a goroutine started for it (its stack grows through
-// SQLite every time); "audited-syncfull" fsyncs every commit (what
-// surviving a power loss would cost).
+// runs each call on a goroutine started for it; "audited-syncfull" fsyncs
+// every journal line (what surviving a power loss would cost).
 func BenchmarkChain(b *testing.B) {
 	for _, bc := range []struct {
 		name              string
@@ -120,8 +120,8 @@ func BenchmarkChain(b *testing.B) {
 	}
 }
 
-// BenchmarkChainParallel: many callers at once share commits (group
-// commit); reports calls/s and commits per call.
+// BenchmarkChainParallel: many callers at once share folds; reports
+// calls/s and fold transactions per call.
 func BenchmarkChainParallel(b *testing.B) {
 	c, call, w := benchChain(b, true, false)
 	ctx := context.Background()

@@ -190,10 +190,11 @@ func (db *DB) Generation() (int64, error) {
 // FreshFor is how long a generation read stays good for deciding calls. A
 // registry change is used by every call decided at least FreshFor after
 // the change committed (calls in that window may still see the previous
-// state). The audit writer reads the generation inside every transaction
-// it commits, so a busy daemon never queries it on the call path; an idle
-// one does, once per FreshFor.
-const FreshFor = time.Millisecond
+// state). The audit writer reads the generation inside every fold, which
+// comes every foldDelay while decisions come; twice that keeps a busy
+// daemon from querying it on the call path. An idle one queries it once
+// per FreshFor.
+const FreshFor = 2 * foldDelay
 
 // genStamp is a generation and the monotonic time (since Open) at which
 // the read that returned it began: every commit finished before that time
