@@ -229,7 +229,7 @@ func launcherKind(name string) string {
 	switch name {
 	case "node", "nodejs":
 		return "node"
-	case "bash", "sh", "dash", "zsh", "ksh":
+	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh":
 		return "shell"
 	case "ruby", "perl", "php":
 		return "script"
@@ -242,7 +242,13 @@ func launcherKind(name string) string {
 	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
 		return "fetcher"
 	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
-		"taskset", "xargs", "sudo", "doas", "busybox":
+		"taskset", "xargs", "sudo", "doas", "busybox",
+		// More programs that run the command in their arguments: other
+		// users' and namespaces' launchers, tracers and debuggers, and
+		// PowerShell and WSL (on Windows, and pwsh elsewhere too).
+		"su", "runuser", "systemd-run", "unshare", "nsenter", "chroot", "firejail", "bwrap",
+		"flatpak-spawn", "flock", "watch", "strace", "ltrace", "valgrind", "gdb",
+		"caffeinate", "arch", "pwsh", "powershell", "wsl":
 		return "wrapper"
 	case "cmd":
 		if runtime.GOOS == "windows" {

@@ -150,7 +150,8 @@ func TestResolveLaunchRules(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("fake interpreters are shell scripts")
 	}
-	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool", "env", "nice", "sudo")
+	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool", "env", "nice", "sudo",
+		"fish", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace")
 	work := t.TempDir()
 	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
@@ -212,6 +213,14 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"env", "FOO=1", "node", "x.js"}, unpinned: "name that program as the command"},
 		{cmd: []string{"nice", "-n", "5", "mytool"}, unpinned: "starts the program"},
 		{cmd: []string{"sudo", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"pwsh", "-c", "npx -y pkg"}, unpinned: "starts the program"},
+		{cmd: []string{"powershell", "-Command", "npx -y pkg"}, unpinned: "starts the program"},
+		{cmd: []string{"wsl", "npx", "-y", "pkg"}, unpinned: "starts the program"},
+		{cmd: []string{"systemd-run", "--user", "--pipe", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"flock", "/tmp/l", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"strace", "-f", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"fish", "-c", "npx -y pkg"}, unpinned: "`-c`"},
+		{cmd: []string{"tcsh", "x.sh"}, script: "x.sh"},
 	}
 	t.Setenv("npm_config_cache", t.TempDir())
 	for _, tc := range cases {
