@@ -13,9 +13,10 @@ import (
 )
 
 // openNoFollow opens path for reading without following a final symlink
-// and without blocking on a FIFO, so what is checked is what is read.
+// and without blocking on a FIFO (or making a terminal clawd's controlling
+// one), so what is checked is what is read.
 func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 }
 
 func isSymlinkErr(err error) bool {
