@@ -63,6 +63,20 @@ func (g *stallGuard) begin() {
 	}
 }
 
+// shorten lowers the limit to d for the writes to come and the one in
+// progress (whose allowance is then counted from its start).
+func (g *stallGuard) shorten(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if d >= g.limit {
+		return
+	}
+	g.limit = d
+	if g.armed.Load() {
+		g.timer.Reset(0) // check re-arms for what is left of the new limit
+	}
+}
+
 // end marks the write as finished.
 func (g *stallGuard) end() { g.started.Store(0) }
 

@@ -24,7 +24,10 @@ import (
 // or a socket the transport closes): it interrupts a blocked Read when r has
 // SetReadDeadline (a socket, a pollable stdin) and makes later Reads return
 // ErrClosed. Writes still go through after Close, so answers of calls that
-// finish while a session winds down reach the peer.
+// finish while a session winds down reach the peer; with LimitWriteStall,
+// though, a write then waits at most CloseWriteGrace for the peer to read,
+// so a session cancelled under a peer that stopped reading ends in that
+// time, not the full limit.
 type Stream struct {
 	r   io.Reader
 	br  *bufio.Reader
@@ -39,7 +42,7 @@ type Stream struct {
 	w     io.Writer
 	bw    *bufio.Writer
 	werr  error
-	guard *stallGuard // nil unless LimitWriteStall
+	guard atomic.Pointer[stallGuard] // nil unless LimitWriteStall; read by Close, which must not wait for wmu
 }
 
 // NewStream returns a Stream reading r and writing w; a message longer than
@@ -60,14 +63,18 @@ func (s *Stream) LimitWriteStall(d time.Duration) bool {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	s.guard = newStallGuard(dl, d)
-	s.bw = bufio.NewWriterSize(stallWriter{w: s.w, g: s.guard}, 64<<10) // empty: every Write flushes
+	g := newStallGuard(dl, d)
+	s.guard.Store(g)
+	s.bw = bufio.NewWriterSize(stallWriter{w: s.w, g: g}, 64<<10) // empty: every Write flushes
 	return true
 }
 
 // Stalled reports whether a write failed because the peer stopped reading
 // for longer than LimitWriteStall allowed.
-func (s *Stream) Stalled() bool { return s.guard != nil && s.guard.tripped.Load() }
+func (s *Stream) Stalled() bool {
+	g := s.guard.Load()
+	return g != nil && g.tripped.Load()
+}
 
 // Read returns the next message; see Connection.Read. ctx is not watched
 // (a read is interrupted by Close); it is there for the interface.
@@ -128,9 +135,18 @@ func (s *Stream) Close() error {
 		if d, ok := s.r.(interface{ SetReadDeadline(time.Time) error }); ok {
 			d.SetReadDeadline(time.Now())
 		}
+		if g := s.guard.Load(); g != nil { // a Write may hold wmu, blocked
+			g.shorten(CloseWriteGrace)
+		}
 	}
 	return nil
 }
+
+// CloseWriteGrace is how long, after Close, a write may wait for the peer
+// to read (LimitWriteStall): long enough for a peer that reads to take the
+// answers of a session winding down, short enough that one that stopped
+// reading does not hold the shutdown. A variable so tests can shorten it.
+var CloseWriteGrace = 5 * time.Second
 
 // SessionID implements Connection: a stream has no session id.
 func (s *Stream) SessionID() string { return "" }

@@ -273,6 +273,33 @@ func TestStreamWriteStall(t *testing.T) {
 		}
 	})
 
+	// Close shortens the wait of a write in progress, and of the writes
+	// after it, to CloseWriteGrace: a session cancelled under a peer that
+	// stopped reading ends in that time, not the full limit.
+	t.Run("closed while the peer does not read", func(t *testing.T) {
+		defer func(g time.Duration) { CloseWriteGrace = g }(CloseWriteGrace)
+		CloseWriteGrace = limit
+		a, _ := socketPair(t)
+		s := NewStream(a, a, 1024)
+		s.LimitWriteStall(time.Hour)
+		errc := make(chan error, 1)
+		start := time.Now()
+		go func() { errc <- s.Write(bg, big) }()
+		time.Sleep(limit) // the write is blocked by now
+		s.Close()
+		select {
+		case err := <-errc:
+			if err == nil || !s.Stalled() {
+				t.Fatalf("write after Close: err %v, stalled %v; want a stall failure", err, s.Stalled())
+			}
+			if took := time.Since(start); took < limit {
+				t.Fatalf("write failed after %v, before the grace", took)
+			}
+		case <-time.After(limit + 5*time.Second):
+			t.Fatal("a write blocked on a peer that does not read outlived Close by far more than CloseWriteGrace")
+		}
+	})
+
 	// A peer that reads steadily, but slower than a large answer could go
 	// out within the limit, keeps its session: the limit is on a wait for
 	// it to read (64 KiB at a time), not on the whole answer.
