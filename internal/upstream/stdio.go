@@ -110,7 +110,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		t.started(p)
 	}
 	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended, progress: t.progress,
-		writeSem: make(chan struct{}, 1), incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	go c.readLoop()
 	go c.watchExit()
 	return c, nil
@@ -139,6 +139,7 @@ type stdioConn struct {
 
 	writeSem    chan struct{} // holds one token while a line is written (writeLine)
 	writeBroken error         // under writeSem: set once a write left part of a line in the pipe
+	writeStall  time.Duration // stdinWriteStall (tests shorten it)
 
 	// calls and progress are clawd's own traffic on the connection
 	// (stdiocall.go); the reader routes it before the SDK sees anything.

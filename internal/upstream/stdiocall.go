@@ -285,13 +285,15 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return c.writeBroken
 	}
 	// A child that stops reading fills the pipe; a deadline keeps the
-	// writer from blocking past the request's own bound.
+	// writer from blocking past the request's own bound, and a write with
+	// no bound of its own (the SDK's: answering the server's ping, say)
+	// from blocking past stdinWriteStall.
 	if f, ok := c.p.Stdin().(*os.File); ok {
-		if dl, ok := ctx.Deadline(); ok {
-			f.SetWriteDeadline(dl)
-		} else {
-			f.SetWriteDeadline(time.Time{})
+		dl, ok := ctx.Deadline()
+		if stall := time.Now().Add(c.writeStall); !ok || dl.After(stall) {
+			dl = stall
 		}
+		f.SetWriteDeadline(dl)
 	}
 	n, err := c.p.Stdin().Write(line)
 	if err != nil && n > 0 {
@@ -306,6 +308,12 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	}
 	return err
 }
+
+// stdinWriteStall bounds any one write to a child's stdin: a child that
+// has not taken a line in that long is not reading, and the write fails
+// (ending the connection if part of the line went out). The same minute
+// clawd gives its own clients (docs/transports.md).
+const stdinWriteStall = time.Minute
 
 // cancelWriteTimeout bounds the write of notifications/cancelled.
 const cancelWriteTimeout = 5 * time.Second

@@ -268,6 +268,35 @@ func TestPartialWriteBreaksConnection(t *testing.T) {
 	}
 }
 
+// A write with no deadline of its own (the SDK's) to a child that does not
+// read fails after stdinWriteStall instead of holding the connection's
+// writer forever, and the connection then closes (part of the line went
+// out).
+func TestWriteWithoutDeadlineIsBounded(t *testing.T) {
+	t.Parallel()
+	c := connectNonReader(t)
+	c.writeStall = 300 * time.Millisecond
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- c.writeLine(context.Background(), append(bytes.Repeat([]byte("x"), 4<<20), '\n')) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a 4 MiB write to a child that never reads succeeded")
+		}
+		if took := time.Since(start); took < c.writeStall {
+			t.Errorf("the write failed after %v, before the stall bound", took)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write without a deadline was still blocked after 10 s")
+	}
+	select {
+	case <-c.closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection was not closed after the cut write")
+	}
+}
+
 // A call waiting to write behind another writer that is stuck on a full
 // pipe without a deadline (the SDK answering the server, say) returns when
 // its own context ends, not when the stuck write does.
