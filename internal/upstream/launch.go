@@ -266,8 +266,11 @@ func launcherKind(name string) string {
 // the script file (refused).
 var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 	"node": {
-		withValue:   []string{"--title", "--env-file", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
-		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive"},
+		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
+		// An env file or a config file may set NODE_OPTIONS (or
+		// "nodeOptions") to --require or --import a module of its choice.
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
+			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file"},
 	},
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
