@@ -59,7 +59,7 @@ func newDoctorCmd() *cobra.Command {
 		Short: "Check the setup and say how to fix what is wrong",
 		Long: "Check what a client needs to reach clawd, each with a fix when it fails: clawd on PATH (a client\n" +
 			"that cannot find it says only \"Failed to connect\"), the config file, this workspace's id, entity\n" +
-			"and trust level, the daemons running for any workspace and whether they answer, the token files\n" +
+			"and trust level, whether the audit log's decision journal can be written, the daemons running for any workspace and whether they answer, the token files\n" +
 			"and their age, and the clients whose configuration runs clawd and whether those entries are current.\n" +
 			"Exit status 1 when a check fails, 0 otherwise (warnings included).",
 		Args: noArgs("clawd doctor [--workspace DIR] [--config FILE] [--json]"),
@@ -208,6 +208,10 @@ func checkTrust(r *doctorReport, ws *runstate.Workspace, kinds map[string]bool) 
 		return
 	}
 	defer db.Close()
+	if dir, err := db.CheckJournalDir(); err != nil {
+		r.add(check{Area: "trust", Status: statusFail, What: "the audit log's decision journal cannot be written in " + dir + ": every call would be refused (" + err.Error() + ")",
+			Fix: "check " + dir + " and " + ws.Paths.DataDir + " (owner, permissions, free space)"})
+	}
 	want := map[string]bool{ws.Config.DefaultClientKind: true}
 	for k := range kinds {
 		want[k] = true

@@ -52,6 +52,23 @@ const (
 // dbPath: beside it, private like it.
 func journalDir(dbPath string) string { return dbPath + ".audit" }
 
+// CheckJournalDir makes sure a decision journal can be created beside the
+// database (its directory made if missing, a file created and removed),
+// and returns the directory. Without one every call is refused, since no
+// decision could be recorded (`clawd doctor` runs it).
+func (db *DB) CheckJournalDir() (string, error) {
+	dir := journalDir(db.path)
+	if err := fileutil.MkdirPrivate(dir); err != nil {
+		return dir, err
+	}
+	f, err := os.CreateTemp(dir, "doctor-*.tmp")
+	if err != nil {
+		return dir, err
+	}
+	f.Close()
+	return dir, os.Remove(f.Name())
+}
+
 // journalLine is one decision as journaled: the row's column values.
 type journalLine struct {
 	Seq          int64  `json:"seq"`

@@ -96,6 +96,9 @@ func TestDoctor(t *testing.T) {
 	if find(checks, "client", `"other"`) != nil {
 		t.Error("doctor reported another server's entry")
 	}
+	if find(checks, "trust", "decision journal") != nil {
+		t.Errorf("healthy setup: doctor found the audit journal unwritable:\n%+v", checks)
+	}
 	out, _, code := e.Run("doctor") // the text form, with clawd on the test's PATH or not
 	if !strings.Contains(out, "ok    workspace") {
 		t.Errorf("doctor text: exit %d\n%s", code, out)
@@ -136,6 +139,18 @@ func TestDoctor(t *testing.T) {
 	}
 	wantCheck(t, checks, "trust", "fail", "entity local:"+id+" has no trust row", "clawd trust set local:"+id)
 	e.Run("trust", "set", "local:*", "2")
+
+	// No decision journal can be created (a file where its directory
+	// goes): every call would be refused, so doctor fails and says where.
+	journal := e.DBFile() + ".audit"
+	os.RemoveAll(journal)
+	os.WriteFile(journal, nil, 0o600)
+	code, checks = e.doctor(good)
+	if code != 1 {
+		t.Errorf("unwritable audit journal: exit %d", code)
+	}
+	wantCheck(t, checks, "trust", "fail", "decision journal cannot be written in "+journal, "check "+journal)
+	os.Remove(journal)
 
 	// An invalid config file: named, with the key.
 	cfg := filepath.Join(e.Home, ".config", "clawde", "mcp-server.toml")
