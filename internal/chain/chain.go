@@ -382,7 +382,7 @@ func auditFailure(d *Decision) *Decision {
 	return &Decision{
 		Step: d.Step, Reason: "audit_unavailable", TrustLevel: d.TrustLevel, Started: d.Started, Latency: d.Latency,
 		Err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-			Message: "internal error: the audit log could not be written, so the call was refused; see clawd's log",
+			Message: "internal error: the audit log could not be written, so the call was refused; see clawd's log, and run `clawd doctor`",
 			Data:    map[string]any{"reason": "audit_unavailable"}},
 	}
 }
