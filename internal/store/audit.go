@@ -269,6 +269,20 @@ func (w *Writer) foldOnce() (more bool, err error) {
 	batch := slices.Clone(w.pending[:n])
 	outs := w.outs
 	w.outs = nil
+	if n < len(w.pending) {
+		// An outcome whose decision is not in this batch waits for the
+		// batch that inserts its row: now it would find none.
+		first := w.pending[n].Seq
+		now := outs[:0:0]
+		for _, o := range outs {
+			if o.seq >= first {
+				w.outs = append(w.outs, o)
+			} else {
+				now = append(now, o)
+			}
+		}
+		outs = now
+	}
 	var name string
 	end := w.end
 	if w.j != nil {

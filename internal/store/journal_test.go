@@ -338,3 +338,40 @@ func TestAuditCloseFoldsAndRemovesTheJournal(t *testing.T) {
 		t.Errorf("rows after Close = %+v, want the decision with its outcome", rows)
 	}
 }
+
+// An outcome waits for its decision's row: when more decisions wait than
+// one transaction folds (a burst, or the database busy for a while), the
+// outcome of one beyond the first batch is recorded by the batch that folds
+// it, not dropped as "no longer tracked".
+func TestAuditOutcomeOfADecisionBeyondTheFirstBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	var last int64
+	for i := 1; i <= maxFoldRows+1; i++ {
+		r := auditRecord(i)
+		r.AwaitsOutcome = true
+		id, err := w.Record(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = id
+	}
+	w.RecordOutcome(last, chain.Outcome{Result: chain.OutcomeSandboxViolation, Detail: "symlink_escape"})
+	if err := w.fold(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryAudit(context.Background(), AuditFilter{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].RequestID != fmt.Sprint(maxFoldRows+1) {
+		t.Fatalf("rows = %+v, want the last decision", rows)
+	}
+	if r := rows[0]; r.Outcome == nil || *r.Outcome != chain.OutcomeSandboxViolation || r.Result != chain.ResultDeny {
+		t.Errorf("last decision's row = %+v, want its sandbox violation (a Deny)", r)
+	}
+}
