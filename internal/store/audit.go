@@ -163,6 +163,10 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		return 0, fmt.Errorf("audit journal: %w", err)
 	}
 	buf = append(buf, '\n')
+	if len(buf) > maxJournalLine {
+		// Recovery would skip it: after a crash the decision would be lost.
+		return 0, fmt.Errorf("audit journal: a decision of %d bytes is over the %d a journal line may hold", len(buf), maxJournalLine)
+	}
 	l.size = int64(len(buf))
 	if err := w.j.append(buf, w.sync); err != nil {
 		if _, ok := err.(*brokenJournalError); ok {

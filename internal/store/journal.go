@@ -34,9 +34,10 @@ import (
 // be taken belongs to a process that died, and whoever takes the lock first
 // folds the rest of it (recoverOrphans) and removes it.
 //
-// Limits: a line is at most maxJournalLine bytes (the fields are clipped
-// before that: Record clips free text); a trailing line without its newline
-// is a write the crash cut, whose Record never returned, and is dropped.
+// Limits: a line is at most maxJournalLine bytes: Record refuses a longer
+// one, which recovery could not read back (the chain clips the caller's
+// text far below that); a trailing line without its newline is a write the
+// crash cut, whose Record never returned, and is dropped.
 
 const (
 	// journalExt ends every journal file's name: PID-NANOS-RANDOM.journal.

@@ -375,3 +375,36 @@ func TestAuditOutcomeOfADecisionBeyondTheFirstBatch(t *testing.T) {
 		t.Errorf("last decision's row = %+v, want its sandbox violation (a Deny)", r)
 	}
 }
+
+// A decision Record accepts can be read back from the journal after a
+// crash: a line over maxJournalLine would be skipped by recovery, so Record
+// refuses it (the chain then refuses the call) rather than accept a row a
+// kill -9 would lose.
+func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	r := auditRecord(1)
+	r.RequestID = strings.Repeat("x", maxJournalLine)
+	_, rerr := w.Record(r)
+	if rerr == nil {
+		f, err := os.Open(filepath.Join(journalDir(path), w.j.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		jr, _ := newJournalReader(f, 0)
+		if l, bad, err := jr.next(); err != nil || bad || l.RequestID != r.RequestID {
+			t.Errorf("Record accepted a decision recovery cannot read back (bad %v, err %v)", bad, err)
+		}
+	}
+	if _, err := w.Record(auditRecord(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := requestIDs(t, db); rerr != nil && got != "2" {
+		t.Errorf("rows = %.40q, want only the decision Record accepted", got)
+	}
+}
