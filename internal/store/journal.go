@@ -435,7 +435,10 @@ func (w *Writer) waitLive(ctx context.Context) {
 	defer root.Close()
 	want := map[string]int64{}
 	for _, name := range names {
-		if fi, err := root.Lstat(name); err == nil && fi.Size() > 0 {
+		// Only a regular file can be a live process's journal: a
+		// directory or symlink with a journal's name would cost every read
+		// syncWait.
+		if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 			want[name] = fi.Size()
 		}
 	}

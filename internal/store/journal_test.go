@@ -408,3 +408,23 @@ func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
 		t.Errorf("rows = %.40q, want only the decision Record accepted", got)
 	}
 }
+
+// A read waits only for journal files: a directory or symlink that has a
+// journal's name is no live process's journal, and must not cost every
+// read syncWait.
+func TestAuditReadDoesNotWaitForWhatIsNoJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	dir := journalDir(path)
+	if err := os.MkdirAll(filepath.Join(dir, "7-1700000000000000000-00000001.journal"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), filepath.Join(dir, "7-1700000000000000000-00000002.journal")); err != nil {
+		t.Log("no symlinks here:", err)
+	}
+	start := time.Now()
+	requestIDs(t, db)
+	if waited := time.Since(start); waited >= syncWait {
+		t.Errorf("a read waited %v for files that are no journals", waited)
+	}
+}
