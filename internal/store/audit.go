@@ -151,7 +151,7 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		w.j = nil
 	}
 	if w.j == nil {
-		j, err := createJournal(w.dir, w.pid)
+		j, err := createJournal(w.dir, w.pid, w.sync)
 		if err != nil {
 			return 0, err
 		}

@@ -49,6 +49,9 @@ const (
 	rotateAt = 4 << 20
 )
 
+// syncDir makes the entries of dir durable (tests replace it).
+var syncDir = syncDirOS
+
 // journalDir is the directory of the decision journals of the database at
 // dbPath: beside it, private like it.
 func journalDir(dbPath string) string { return dbPath + ".audit" }
@@ -104,7 +107,9 @@ type journalFile struct {
 }
 
 // createJournal creates and locks a new journal in dir for process pid.
-func createJournal(dir string, pid int64) (*journalFile, error) {
+// With sync, the new name is made durable too (dir and its parent synced),
+// or a power loss could take the file, and the lines fsynced into it, away.
+func createJournal(dir string, pid int64, sync bool) (*journalFile, error) {
 	if err := fileutil.MkdirPrivate(dir); err != nil {
 		return nil, fmt.Errorf("audit journal directory: %w", err)
 	}
@@ -127,6 +132,13 @@ func createJournal(dir string, pid int64) (*journalFile, error) {
 			err = errors.New("a new file is locked by another process")
 		}
 		return nil, fmt.Errorf("audit journal: locking %s: %w", name, err)
+	}
+	if sync {
+		if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("audit journal: syncing its directory: %w", err)
+		}
 	}
 	return &journalFile{f: f, name: name}, nil
 }
@@ -239,16 +251,29 @@ func validLine(l *journalLine) bool {
 // cd_audit_journal row. Its lines must all be folded. The order matters:
 // a process that opened the file before the removal and locks it after
 // finds it gone (foldOrphan checks inside its transaction) or, if not yet,
-// finds the row still there saying everything is folded. foldMu is held.
+// finds the row still there saying everything is folded. The removal is
+// synced before the row goes (dropRemoved), so a power loss cannot bring
+// the file back without its row, to be folded again. foldMu is held.
 func (w *Writer) removeJournal(j *journalFile) {
 	j.f.Close()
 	if err := os.Remove(filepath.Join(w.dir, j.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		w.log.Warn("audit journal not removed; the next start removes it", "file", j.name, "err", err)
 		return
 	}
-	if err := w.dropJournalRow(j.name); err != nil {
+	if err := w.dropRemoved(j.name); err != nil {
 		w.log.Warn("audit journal row not removed", "file", j.name, "err", err)
 	}
+}
+
+// dropRemoved drops the row of journal name, which was just removed, once
+// the removal is durable; if it cannot be made so, the row stays (a row
+// without its file is harmless, a file without its row would be folded
+// again from its start).
+func (w *Writer) dropRemoved(name string) error {
+	if err := syncDir(w.dir); err != nil {
+		return fmt.Errorf("syncing the journal directory: %w", err)
+	}
+	return w.dropJournalRow(name)
 }
 
 func (w *Writer) dropJournalRow(name string) error {
@@ -362,7 +387,7 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if err := root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return w.dropJournalRow(name)
+	return w.dropRemoved(name)
 }
 
 // foldOrphanBatch folds up to maxFoldRows lines of f (journal name) from

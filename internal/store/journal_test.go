@@ -428,3 +428,46 @@ func TestAuditReadDoesNotWaitForWhatIsNoJournal(t *testing.T) {
 		t.Errorf("a read waited %v for files that are no journals", waited)
 	}
 }
+
+// With SyncFull a journal line is to survive a power loss, and so must its
+// file's name: the journal directory is synced once a journal is created,
+// before Record returns. A journal's row is dropped only after its removal
+// is synced: otherwise a power loss could bring the file back without the
+// row that says it is folded, and its lines would be folded twice.
+func TestAuditSyncFullSyncsTheJournalDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db, err := Open(path, Options{SyncFull: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other := raw(t, path)
+	var syncs []string
+	saved := syncDir
+	syncDir = func(dir string) error {
+		if dir == journalDir(path) {
+			var rows int
+			other.QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&rows)
+			syncs = append(syncs, fmt.Sprintf("files=%d rows=%d", len(journalFiles(t, path)), rows))
+		}
+		return saved(dir)
+	}
+	defer func() { syncDir = saved }()
+	w, _ := db.Audit()
+	if _, err := w.Record(auditRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"files=1 rows=0"}; !slices.Equal(syncs, want) {
+		t.Errorf("directory syncs by Record = %v, want %v", syncs, want)
+	}
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	syncs = nil
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"files=0 rows=1"}; !slices.Equal(syncs, want) {
+		t.Errorf("directory syncs by Close = %v, want %v (the file removed, its row not yet)", syncs, want)
+	}
+}
