@@ -47,6 +47,9 @@ const (
 	// rotateAt is the size past which a fully folded journal is replaced
 	// by a new, empty one, so a long-running daemon's file stays small.
 	rotateAt = 4 << 20
+	// newJournalAge is how long an empty journal may be a new one whose
+	// owner has yet to lock it: recovery leaves it that long.
+	newJournalAge = time.Minute
 )
 
 // syncDir makes the entries of dir durable (tests replace it).
@@ -368,6 +371,12 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	}
 	if ok, err := tryLock(f); !ok {
 		return err // its owner lives (nil), or the lock failed
+	}
+	// createJournal creates a journal, then locks it: an empty one this
+	// new may be a live owner's, not locked yet. Removing it would leave
+	// the owner appending to a file no name leads to.
+	if st, err := f.Stat(); err != nil || st.Size() == 0 && time.Since(st.ModTime()) < newJournalAge {
+		return err
 	}
 	folded, bad := 0, 0
 	for {

@@ -152,6 +152,12 @@ func TestAuditJournalRecovery(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(tt.body), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			// An ended process's: not one just created, whose owner may
+			// be about to lock it (TestAuditRecoveryLeavesAJournalJustCreated).
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(journalDir(path), name), old, old); err != nil {
+				t.Fatal(err)
+			}
 			if tt.folded >= 0 {
 				if _, err := raw(t, path).Exec(`INSERT INTO cd_audit_journal VALUES (?, ?)`, name, tt.folded); err != nil {
 					t.Fatal(err)
@@ -469,5 +475,35 @@ func TestAuditSyncFullSyncsTheJournalDirectory(t *testing.T) {
 	}
 	if want := []string{"files=0 rows=1"}; !slices.Equal(syncs, want) {
 		t.Errorf("directory syncs by Close = %v, want %v (the file removed, its row not yet)", syncs, want)
+	}
+}
+
+// A journal exists, empty, a moment before its owner locks it (createJournal
+// creates, then locks). Recovery that takes the lock in that moment must
+// leave the file: removing it would leave its owner appending to a file no
+// name leads to, whose lines a kill -9 would lose. An empty journal that
+// is not new is an ended process's, and is removed.
+func TestAuditRecoveryLeavesAJournalJustCreated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	openTest(t, path).Close()
+	dir := journalDir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	name := "4242-1700000000000000000-0badc0de.journal"
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	requestIDs(t, openTest(t, path)) // a reader recovers what it can lock
+	if f := journalFiles(t, path); !slices.Equal(f, []string{name}) {
+		t.Errorf("journal files = %v, want the new one left to its owner", f)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, name), old, old); err != nil {
+		t.Fatal(err)
+	}
+	requestIDs(t, openTest(t, path))
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files = %v, want the old empty one removed", f)
 	}
 }
