@@ -369,14 +369,16 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return err
 	}
+	// createJournal creates a journal, then locks it: an empty one this
+	// new may be a live owner's, not locked yet. Taking its lock would
+	// fail the owner's Record; removing it would leave the owner appending
+	// to a file no name leads to. (An owner writes only once it holds the
+	// lock, so a file with a line in it was locked.)
+	if fi.Size() == 0 && time.Since(fi.ModTime()) < newJournalAge {
+		return nil
+	}
 	if ok, err := tryLock(f); !ok {
 		return err // its owner lives (nil), or the lock failed
-	}
-	// createJournal creates a journal, then locks it: an empty one this
-	// new may be a live owner's, not locked yet. Removing it would leave
-	// the owner appending to a file no name leads to.
-	if st, err := f.Stat(); err != nil || st.Size() == 0 && time.Since(st.ModTime()) < newJournalAge {
-		return err
 	}
 	folded, bad := 0, 0
 	for {
