@@ -80,8 +80,9 @@ type Writer struct {
 	closed  bool
 	broken  error // a journal write could not be undone: Record fails
 
-	foldMu sync.Mutex      // held while a transaction runs on conn
-	rowids map[int64]int64 // sequence -> row id, for decisions awaiting an outcome
+	foldMu     sync.Mutex      // held while a transaction runs on conn
+	connClosed bool            // conn is closed (close); foldMu guards it
+	rowids     map[int64]int64 // sequence -> row id, for decisions awaiting an outcome
 
 	stopCkpt chan struct{}
 	ckptDone chan struct{}
@@ -213,7 +214,7 @@ func (w *Writer) foldTimer() {
 	if closed {
 		return // close folds what is left
 	}
-	if err := w.fold(); err != nil {
+	if err := w.fold(); err != nil && !errors.Is(err, ErrWriterClosed) {
 		w.log.Error("audit log fold failed; the decisions stay in the journal and are retried", "err", err)
 		w.mu.Lock()
 		if !w.armed && !w.closed {
@@ -235,18 +236,28 @@ func (w *Writer) Stats() (commits, rows int64) { return w.commits.Load(), w.rows
 // answered it.
 func (w *Writer) Sync(ctx context.Context) error {
 	err := w.fold()
+	if errors.Is(err, ErrWriterClosed) {
+		return err
+	}
 	w.foldMu.Lock()
-	w.recoverOrphans()
+	if !w.connClosed {
+		w.recoverOrphans()
+	}
 	w.foldMu.Unlock()
 	w.waitLive(ctx)
 	return err
 }
 
 // fold writes everything waiting in one or more transactions, and closes
-// and removes the journals retired meanwhile.
+// and removes the journals retired meanwhile. After close it does nothing
+// and returns ErrWriterClosed: the connection is gone (the driver panics
+// on a closed statement).
 func (w *Writer) fold() error {
 	w.foldMu.Lock()
 	defer w.foldMu.Unlock()
+	if w.connClosed {
+		return ErrWriterClosed
+	}
 	for {
 		more, err := w.foldOnce()
 		if err != nil {
@@ -351,10 +362,12 @@ func (w *Writer) close() error {
 			j.f.Close()
 		}
 	}
+	cerr := w.conn.close()
+	w.connClosed = true
 	w.foldMu.Unlock()
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return errors.Join(err, w.conn.close())
+	return errors.Join(err, cerr)
 }
 
 // write runs one transaction: the decisions of batch (the journal name is

@@ -507,3 +507,37 @@ func TestAuditRecoveryLeavesAJournalJustCreated(t *testing.T) {
 		t.Errorf("journal files = %v, want the old empty one removed", f)
 	}
 }
+
+// A reader that got the writer before the database closed may call Sync
+// after: with an ended process's journal to fold, that must not run a
+// statement on the closed connection (the driver panics on one).
+func TestAuditSyncAfterCloseDoesNotUseTheClosedConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, err := db.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := journalDir(path)
+	os.MkdirAll(dir, 0o700)
+	name := filepath.Join(dir, "4242-1700000000000000000-0badc0de.journal")
+	if err := os.WriteFile(name, []byte(line(t, 1, 4242)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(name, old, old)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Errorf("Sync after Close panicked: %v", p)
+			}
+		}()
+		w.Sync(context.Background())
+	}()
+	if got := requestIDs(t, openTest(t, path)); got != "1" {
+		t.Errorf("rows = %q, want the journal folded by the next process", got)
+	}
+}
