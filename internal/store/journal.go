@@ -188,7 +188,10 @@ func isJournalName(name string) bool {
 		return false
 	}
 	for _, p := range parts[:2] {
-		if _, err := strconv.ParseUint(p, 10, 63); err != nil {
+		// At most 19 digits, as %d writes an int64: ParseUint alone takes
+		// any number of leading zeros, and a name longer than
+		// cd_audit_journal takes could never be folded.
+		if _, err := strconv.ParseUint(p, 10, 63); err != nil || len(p) > 19 {
 			return false
 		}
 	}

@@ -416,8 +416,8 @@ func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
 }
 
 // A read waits only for journal files: a directory or symlink that has a
-// journal's name is no live process's journal, and must not cost every
-// read syncWait.
+// journal's name, or a file whose name createJournal cannot have made, is
+// no live process's journal, and must not cost every read syncWait.
 func TestAuditReadDoesNotWaitForWhatIsNoJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clawd.db")
 	db := openTest(t, path)
@@ -427,6 +427,12 @@ func TestAuditReadDoesNotWaitForWhatIsNoJournal(t *testing.T) {
 	}
 	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), filepath.Join(dir, "7-1700000000000000000-00000002.journal")); err != nil {
 		t.Log("no symlinks here:", err)
+	}
+	// Numbers padded past what createJournal writes: a name longer than
+	// cd_audit_journal takes, so its fold could never commit.
+	long := strings.Repeat("0", 120) + "7-1700000000000000000-00000003.journal"
+	if err := os.WriteFile(filepath.Join(dir, long), []byte(line(t, 1, 7)), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	start := time.Now()
 	requestIDs(t, db)
