@@ -54,7 +54,8 @@ var ErrWriterClosed = errors.New("audit log is closed")
 // the journals of processes that died, and waits (syncWait at most) for
 // live ones to fold theirs, so `clawd audit` shows every decision made
 // before it ran, unless a live process could not fold within syncWait
-// (its folds failing, or the process stopped): those rows come later.
+// (the database busy, its folds failing, or the process stopped): those
+// rows come later.
 type Writer struct {
 	db     *DB
 	conn   *auditConn // used by whoever holds foldMu
