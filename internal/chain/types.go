@@ -125,10 +125,13 @@ type Decision struct {
 	// TrustLevel is the caller's level, NoTrustLevel when no registry row
 	// was found (or the lookup was not reached).
 	TrustLevel int
-	AuditID    int64 // the audit row of this decision, 0 if none was written
-	Started    time.Time
+	// AuditID is what AuditLog.Record returned for this decision's row
+	// (the store's is a journal sequence, not the row id), for
+	// RecordOutcome; 0 if none was written.
+	AuditID int64
+	Started time.Time
 	// Latency is how long steps 2-5 took to decide, without the audit
-	// commit (the audit row's latency_ms / latency_us).
+	// record (the audit row's latency_ms / latency_us).
 	Latency time.Duration
 }
 

@@ -53,7 +53,9 @@ var ErrWriterClosed = errors.New("audit log is closed")
 // QueryAudit first calls Sync, which folds this process's journal, folds
 // the journals of processes that died, and waits (syncWait at most) for
 // live ones to fold theirs, so `clawd audit` shows every decision made
-// before it ran.
+// before it ran, unless a live process could not fold within syncWait
+// (the database busy, its folds failing, or the process stopped): those
+// rows come later.
 type Writer struct {
 	db     *DB
 	conn   *auditConn // used by whoever holds foldMu
@@ -79,8 +81,9 @@ type Writer struct {
 	closed  bool
 	broken  error // a journal write could not be undone: Record fails
 
-	foldMu sync.Mutex      // held while a transaction runs on conn
-	rowids map[int64]int64 // sequence -> row id, for decisions awaiting an outcome
+	foldMu     sync.Mutex      // held while a transaction runs on conn
+	connClosed bool            // conn is closed (close); foldMu guards it
+	rowids     map[int64]int64 // sequence -> row id, for decisions awaiting an outcome
 
 	stopCkpt chan struct{}
 	ckptDone chan struct{}
@@ -151,7 +154,7 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		w.j = nil
 	}
 	if w.j == nil {
-		j, err := createJournal(w.dir, w.pid)
+		j, err := createJournal(w.dir, w.pid, w.sync)
 		if err != nil {
 			return 0, err
 		}
@@ -163,6 +166,10 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		return 0, fmt.Errorf("audit journal: %w", err)
 	}
 	buf = append(buf, '\n')
+	if len(buf) > maxJournalLine {
+		// Recovery would skip it: after a crash the decision would be lost.
+		return 0, fmt.Errorf("audit journal: a decision of %d bytes is over the %d a journal line may hold", len(buf), maxJournalLine)
+	}
 	l.size = int64(len(buf))
 	if err := w.j.append(buf, w.sync); err != nil {
 		if _, ok := err.(*brokenJournalError); ok {
@@ -208,7 +215,7 @@ func (w *Writer) foldTimer() {
 	if closed {
 		return // close folds what is left
 	}
-	if err := w.fold(); err != nil {
+	if err := w.fold(); err != nil && !errors.Is(err, ErrWriterClosed) {
 		w.log.Error("audit log fold failed; the decisions stay in the journal and are retried", "err", err)
 		w.mu.Lock()
 		if !w.armed && !w.closed {
@@ -230,18 +237,28 @@ func (w *Writer) Stats() (commits, rows int64) { return w.commits.Load(), w.rows
 // answered it.
 func (w *Writer) Sync(ctx context.Context) error {
 	err := w.fold()
+	if errors.Is(err, ErrWriterClosed) {
+		return err
+	}
 	w.foldMu.Lock()
-	w.recoverOrphans()
+	if !w.connClosed {
+		w.recoverOrphans()
+	}
 	w.foldMu.Unlock()
 	w.waitLive(ctx)
 	return err
 }
 
 // fold writes everything waiting in one or more transactions, and closes
-// and removes the journals retired meanwhile.
+// and removes the journals retired meanwhile. After close it does nothing
+// and returns ErrWriterClosed: the connection is gone (the driver panics
+// on a closed statement).
 func (w *Writer) fold() error {
 	w.foldMu.Lock()
 	defer w.foldMu.Unlock()
+	if w.connClosed {
+		return ErrWriterClosed
+	}
 	for {
 		more, err := w.foldOnce()
 		if err != nil {
@@ -269,6 +286,20 @@ func (w *Writer) foldOnce() (more bool, err error) {
 	batch := slices.Clone(w.pending[:n])
 	outs := w.outs
 	w.outs = nil
+	if n < len(w.pending) {
+		// An outcome whose decision is not in this batch waits for the
+		// batch that inserts its row: now it would find none.
+		first := w.pending[n].Seq
+		now := outs[:0:0]
+		for _, o := range outs {
+			if o.seq >= first {
+				w.outs = append(w.outs, o)
+			} else {
+				now = append(now, o)
+			}
+		}
+		outs = now
+	}
 	var name string
 	end := w.end
 	if w.j != nil {
@@ -332,10 +363,12 @@ func (w *Writer) close() error {
 			j.f.Close()
 		}
 	}
+	cerr := w.conn.close()
+	w.connClosed = true
 	w.foldMu.Unlock()
 	close(w.stopCkpt)
 	<-w.ckptDone
-	return errors.Join(err, w.conn.close())
+	return errors.Join(err, cerr)
 }
 
 // write runs one transaction: the decisions of batch (the journal name is

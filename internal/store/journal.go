@@ -34,9 +34,10 @@ import (
 // be taken belongs to a process that died, and whoever takes the lock first
 // folds the rest of it (recoverOrphans) and removes it.
 //
-// Limits: a line is at most maxJournalLine bytes (the fields are clipped
-// before that: Record clips free text); a trailing line without its newline
-// is a write the crash cut, whose Record never returned, and is dropped.
+// Limits: a line is at most maxJournalLine bytes: Record refuses a longer
+// one, which recovery could not read back (the chain clips the caller's
+// text far below that); a trailing line without its newline is a write the
+// crash cut, whose Record never returned, and is dropped.
 
 const (
 	// journalExt ends every journal file's name: PID-NANOS-RANDOM.journal.
@@ -46,7 +47,13 @@ const (
 	// rotateAt is the size past which a fully folded journal is replaced
 	// by a new, empty one, so a long-running daemon's file stays small.
 	rotateAt = 4 << 20
+	// newJournalAge is how long an empty journal may be a new one whose
+	// owner has yet to lock it: recovery leaves it that long.
+	newJournalAge = time.Minute
 )
+
+// syncDir makes the entries of dir durable (tests replace it).
+var syncDir = syncDirOS
 
 // journalDir is the directory of the decision journals of the database at
 // dbPath: beside it, private like it.
@@ -120,7 +127,9 @@ type journalFile struct {
 }
 
 // createJournal creates and locks a new journal in dir for process pid.
-func createJournal(dir string, pid int64) (*journalFile, error) {
+// With sync, the new name is made durable too (dir and its parent synced),
+// or a power loss could take the file, and the lines fsynced into it, away.
+func createJournal(dir string, pid int64, sync bool) (*journalFile, error) {
 	if err := fileutil.MkdirPrivate(dir); err != nil {
 		return nil, fmt.Errorf("audit journal directory: %w", err)
 	}
@@ -143,6 +152,13 @@ func createJournal(dir string, pid int64) (*journalFile, error) {
 			err = errors.New("a new file is locked by another process")
 		}
 		return nil, fmt.Errorf("audit journal: locking %s: %w", name, err)
+	}
+	if sync {
+		if err := errors.Join(syncDir(dir), syncDir(filepath.Dir(dir))); err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			return nil, fmt.Errorf("audit journal: syncing its directory: %w", err)
+		}
 	}
 	return &journalFile{f: f, name: name}, nil
 }
@@ -189,7 +205,10 @@ func isJournalName(name string) bool {
 		return false
 	}
 	for _, p := range parts[:2] {
-		if _, err := strconv.ParseUint(p, 10, 63); err != nil {
+		// At most 19 digits, as %d writes an int64: ParseUint alone takes
+		// any number of leading zeros, and a name longer than
+		// cd_audit_journal takes could never be folded.
+		if _, err := strconv.ParseUint(p, 10, 63); err != nil || len(p) > 19 {
 			return false
 		}
 	}
@@ -255,16 +274,29 @@ func validLine(l *journalLine) bool {
 // cd_audit_journal row. Its lines must all be folded. The order matters:
 // a process that opened the file before the removal and locks it after
 // finds it gone (foldOrphan checks inside its transaction) or, if not yet,
-// finds the row still there saying everything is folded. foldMu is held.
+// finds the row still there saying everything is folded. The removal is
+// synced before the row goes (dropRemoved), so a power loss cannot bring
+// the file back without its row, to be folded again. foldMu is held.
 func (w *Writer) removeJournal(j *journalFile) {
 	j.f.Close()
 	if err := os.Remove(filepath.Join(w.dir, j.name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		w.log.Warn("audit journal not removed; the next start removes it", "file", j.name, "err", err)
 		return
 	}
-	if err := w.dropJournalRow(j.name); err != nil {
+	if err := w.dropRemoved(j.name); err != nil {
 		w.log.Warn("audit journal row not removed", "file", j.name, "err", err)
 	}
+}
+
+// dropRemoved drops the row of journal name, which was just removed, once
+// the removal is durable; if it cannot be made so, the row stays (a row
+// without its file is harmless, a file without its row would be folded
+// again from its start).
+func (w *Writer) dropRemoved(name string) error {
+	if err := syncDir(w.dir); err != nil {
+		return fmt.Errorf("syncing the journal directory: %w", err)
+	}
+	return w.dropJournalRow(name)
 }
 
 func (w *Writer) dropJournalRow(name string) error {
@@ -357,6 +389,14 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if err != nil || !fi.Mode().IsRegular() {
 		return err
 	}
+	// createJournal creates a journal, then locks it: an empty one this
+	// new may be a live owner's, not locked yet. Taking its lock would
+	// fail the owner's Record; removing it would leave the owner appending
+	// to a file no name leads to. (An owner writes only once it holds the
+	// lock, so a file with a line in it was locked.)
+	if fi.Size() == 0 && time.Since(fi.ModTime()) < newJournalAge {
+		return nil
+	}
 	if ok, err := tryLock(f); !ok {
 		return err // its owner lives (nil), or the lock failed
 	}
@@ -378,7 +418,7 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if err := root.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return w.dropJournalRow(name)
+	return w.dropRemoved(name)
 }
 
 // foldOrphanBatch folds up to maxFoldRows lines of f (journal name) from
@@ -451,7 +491,10 @@ func (w *Writer) waitLive(ctx context.Context) {
 	defer root.Close()
 	want := map[string]int64{}
 	for _, name := range names {
-		if fi, err := root.Lstat(name); err == nil && fi.Size() > 0 {
+		// Only a regular file can be a live process's journal: a
+		// directory or symlink with a journal's name would cost every read
+		// syncWait.
+		if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 			want[name] = fi.Size()
 		}
 	}

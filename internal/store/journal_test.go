@@ -152,6 +152,12 @@ func TestAuditJournalRecovery(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(tt.body), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			// An ended process's: not one just created, whose owner may
+			// be about to lock it (TestAuditRecoveryLeavesAJournalJustCreated).
+			old := time.Now().Add(-time.Hour)
+			if err := os.Chtimes(filepath.Join(journalDir(path), name), old, old); err != nil {
+				t.Fatal(err)
+			}
 			if tt.folded >= 0 {
 				if _, err := raw(t, path).Exec(`INSERT INTO cd_audit_journal VALUES (?, ?)`, name, tt.folded); err != nil {
 					t.Fatal(err)
@@ -336,5 +342,208 @@ func TestAuditCloseFoldsAndRemovesTheJournal(t *testing.T) {
 	rows, _ := openTest(t, path).QueryAudit(context.Background(), AuditFilter{})
 	if len(rows) != 1 || rows[0].Outcome == nil || *rows[0].Outcome != chain.OutcomeOK {
 		t.Errorf("rows after Close = %+v, want the decision with its outcome", rows)
+	}
+}
+
+// An outcome waits for its decision's row: when more decisions wait than
+// one transaction folds (a burst, or the database busy for a while), the
+// outcome of one beyond the first batch is recorded by the batch that folds
+// it, not dropped as "no longer tracked".
+func TestAuditOutcomeOfADecisionBeyondTheFirstBatch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	var last int64
+	for i := 1; i <= maxFoldRows+1; i++ {
+		r := auditRecord(i)
+		r.AwaitsOutcome = true
+		id, err := w.Record(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = id
+	}
+	w.RecordOutcome(last, chain.Outcome{Result: chain.OutcomeSandboxViolation, Detail: "symlink_escape"})
+	if err := w.fold(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryAudit(context.Background(), AuditFilter{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].RequestID != fmt.Sprint(maxFoldRows+1) {
+		t.Fatalf("rows = %+v, want the last decision", rows)
+	}
+	if r := rows[0]; r.Outcome == nil || *r.Outcome != chain.OutcomeSandboxViolation || r.Result != chain.ResultDeny {
+		t.Errorf("last decision's row = %+v, want its sandbox violation (a Deny)", r)
+	}
+}
+
+// A decision Record accepts can be read back from the journal after a
+// crash: a line over maxJournalLine would be skipped by recovery, so Record
+// refuses it (the chain then refuses the call) rather than accept a row a
+// kill -9 would lose.
+func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, _ := db.Audit()
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	r := auditRecord(1)
+	r.RequestID = strings.Repeat("x", maxJournalLine)
+	_, rerr := w.Record(r)
+	if rerr == nil {
+		f, err := os.Open(filepath.Join(journalDir(path), w.j.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		jr, _ := newJournalReader(f, 0)
+		if l, bad, err := jr.next(); err != nil || bad || l.RequestID != r.RequestID {
+			t.Errorf("Record accepted a decision recovery cannot read back (bad %v, err %v)", bad, err)
+		}
+	}
+	if _, err := w.Record(auditRecord(2)); err != nil {
+		t.Fatal(err)
+	}
+	if got := requestIDs(t, db); rerr != nil && got != "2" {
+		t.Errorf("rows = %.40q, want only the decision Record accepted", got)
+	}
+}
+
+// A read waits only for journal files: a directory or symlink that has a
+// journal's name, or a file whose name createJournal cannot have made, is
+// no live process's journal, and must not cost every read syncWait.
+func TestAuditReadDoesNotWaitForWhatIsNoJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	dir := journalDir(path)
+	if err := os.MkdirAll(filepath.Join(dir, "7-1700000000000000000-00000001.journal"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), filepath.Join(dir, "7-1700000000000000000-00000002.journal")); err != nil {
+		t.Log("no symlinks here:", err)
+	}
+	// Numbers padded past what createJournal writes: a name longer than
+	// cd_audit_journal takes, so its fold could never commit.
+	long := strings.Repeat("0", 120) + "7-1700000000000000000-00000003.journal"
+	if err := os.WriteFile(filepath.Join(dir, long), []byte(line(t, 1, 7)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	requestIDs(t, db)
+	if waited := time.Since(start); waited >= syncWait {
+		t.Errorf("a read waited %v for files that are no journals", waited)
+	}
+}
+
+// With SyncFull a journal line is to survive a power loss, and so must its
+// file's name: the journal directory is synced once a journal is created,
+// before Record returns. A journal's row is dropped only after its removal
+// is synced: otherwise a power loss could bring the file back without the
+// row that says it is folded, and its lines would be folded twice.
+func TestAuditSyncFullSyncsTheJournalDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db, err := Open(path, Options{SyncFull: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other := raw(t, path)
+	var syncs []string
+	saved := syncDir
+	syncDir = func(dir string) error {
+		if dir == journalDir(path) {
+			var rows int
+			other.QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&rows)
+			syncs = append(syncs, fmt.Sprintf("files=%d rows=%d", len(journalFiles(t, path)), rows))
+		}
+		return saved(dir)
+	}
+	defer func() { syncDir = saved }()
+	w, _ := db.Audit()
+	if _, err := w.Record(auditRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"files=1 rows=0"}; !slices.Equal(syncs, want) {
+		t.Errorf("directory syncs by Record = %v, want %v", syncs, want)
+	}
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	syncs = nil
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"files=0 rows=1"}; !slices.Equal(syncs, want) {
+		t.Errorf("directory syncs by Close = %v, want %v (the file removed, its row not yet)", syncs, want)
+	}
+}
+
+// A journal exists, empty, a moment before its owner locks it (createJournal
+// creates, then locks). Recovery that takes the lock in that moment must
+// leave the file: removing it would leave its owner appending to a file no
+// name leads to, whose lines a kill -9 would lose. An empty journal that
+// is not new is an ended process's, and is removed.
+func TestAuditRecoveryLeavesAJournalJustCreated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	openTest(t, path).Close()
+	dir := journalDir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	name := "4242-1700000000000000000-0badc0de.journal"
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	requestIDs(t, openTest(t, path)) // a reader recovers what it can lock
+	if f := journalFiles(t, path); !slices.Equal(f, []string{name}) {
+		t.Errorf("journal files = %v, want the new one left to its owner", f)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, name), old, old); err != nil {
+		t.Fatal(err)
+	}
+	requestIDs(t, openTest(t, path))
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files = %v, want the old empty one removed", f)
+	}
+}
+
+// A reader that got the writer before the database closed may call Sync
+// after: with an ended process's journal to fold, that must not run a
+// statement on the closed connection (the driver panics on one).
+func TestAuditSyncAfterCloseDoesNotUseTheClosedConnection(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w, err := db.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir := journalDir(path)
+	os.MkdirAll(dir, 0o700)
+	name := filepath.Join(dir, "4242-1700000000000000000-0badc0de.journal")
+	if err := os.WriteFile(name, []byte(line(t, 1, 4242)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(name, old, old)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Errorf("Sync after Close panicked: %v", p)
+			}
+		}()
+		w.Sync(context.Background())
+	}()
+	if got := requestIDs(t, openTest(t, path)); got != "1" {
+		t.Errorf("rows = %q, want the journal folded by the next process", got)
 	}
 }

@@ -58,7 +58,8 @@ type AuditFilter struct {
 
 // QueryAudit returns the newest matching rows, oldest first (like a log's
 // tail). It first folds the decision journals (syncJournals), so every
-// decision recorded before it began is among the rows it reads.
+// decision recorded before it began is among the rows it reads, unless a
+// live process could not fold its journal within syncWait.
 func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
 	db.syncJournals(ctx)
 	var where []string
