@@ -404,6 +404,9 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	for {
 		done, n, b, err := w.foldOrphanBatch(root, name, f, fi)
 		folded, bad = folded+n, bad+b
+		if err == errJournalMoved {
+			return nil // not the file at name: neither folded nor removed
+		}
 		if err != nil {
 			return err
 		}
@@ -421,9 +424,14 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	return w.dropRemoved(name)
 }
 
+// errJournalMoved: the file opened is no longer the one at its name
+// (another process folded and removed it; or the name is a link).
+var errJournalMoved = errors.New("audit journal is no longer at its name")
+
 // foldOrphanBatch folds up to maxFoldRows lines of f (journal name) from
 // where it was folded to, in one transaction; done says the file's end
-// was reached, or that the file is no longer at name.
+// was reached. errJournalMoved says f is not (or no longer) the file at
+// name, so nothing may be folded under that name, nor the name removed.
 func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.FileInfo) (done bool, n, bad int, err error) {
 	if _, err := exec(w.conn.begin, nil); err != nil {
 		return false, 0, 0, err
@@ -433,10 +441,12 @@ func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.F
 		return false, 0, 0, err
 	}
 	// Under the write lock: if another process folded and removed the
-	// file since we opened it, its row may be gone too; fold nothing.
+	// file since we opened it, its row may be gone too; fold nothing. A
+	// name that is a link to another file (a journal's lines under two
+	// names would be folded twice) is not a journal either.
 	if cur, err := root.Lstat(name); err != nil || !os.SameFile(fi, cur) {
 		exec(w.conn.rollback, nil)
-		return true, 0, 0, nil
+		return false, 0, 0, errJournalMoved
 	}
 	off, err := w.conn.foldedTo(name, w.argBuf)
 	if err != nil {

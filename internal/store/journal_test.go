@@ -57,6 +57,16 @@ func line(t *testing.T, i int, pid int64) string {
 	return string(b) + "\n"
 }
 
+// journalRows counts the cd_audit_journal rows of the database at path.
+func journalRows(t *testing.T, path string) int {
+	t.Helper()
+	var n int
+	if err := raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 const journalChildEnv = "CLAWD_TEST_JOURNAL_CHILD"
 
 // The guarantee the journal exists for: once Record returned, a kill -9 of
@@ -113,9 +123,7 @@ func TestAuditJournalSurvivesKill9(t *testing.T) {
 	if got := requestIDs(t, openTest(t, path)); got != "1 2 3 4 5" {
 		t.Errorf("rows after a second start = %q: folded twice?", got)
 	}
-	var n int
-	raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
-	if n != 0 {
+	if n := journalRows(t, path); n != 0 {
 		t.Errorf("%d cd_audit_journal rows left", n)
 	}
 }
@@ -170,9 +178,7 @@ func TestAuditJournalRecovery(t *testing.T) {
 			if f := journalFiles(t, path); len(f) != 0 {
 				t.Errorf("journal files left: %v", f)
 			}
-			var n int
-			raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
-			if n != 0 {
+			if n := journalRows(t, path); n != 0 {
 				t.Errorf("%d cd_audit_journal rows left", n)
 			}
 			if got := requestIDs(t, openTest(t, path)); got != tt.want {
@@ -198,14 +204,22 @@ func TestAuditJournalRecoveryLeavesOtherFiles(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
+	// Inside the directory: a link named like a journal to a file that is
+	// not one, and a second name for a real journal (whose lines must be
+	// folded once, under the real name).
+	os.Symlink("notes.txt", filepath.Join(dir, "8-1700000000000000000-00000000.journal"))
+	real := "9-1700000000000000000-00000000.journal"
+	os.WriteFile(filepath.Join(dir, real), []byte(line(t, 2, 9)), 0o600)
+	os.Symlink(real, filepath.Join(dir, "9-1600000000000000000-00000000.journal"))
 	db := openTest(t, path)
-	if got := requestIDs(t, db); got != "" {
-		t.Errorf("rows = %q, want none", got)
+	if got := requestIDs(t, db); got != "2" {
+		t.Errorf("rows = %q, want the real journal's one row, once", got)
 	}
+	os.Remove(filepath.Join(dir, "9-1600000000000000000-00000000.journal")) // dangling now; not this test's point
 	if b, _ := os.ReadFile(outside); string(b) != body {
 		t.Error("the symlink's target was changed")
 	}
-	if f := journalFiles(t, path); !slices.Equal(f, []string{"1-2-xyz.journal", "7-1700000000000000000-00000000.journal", "notes.txt"}) {
+	if f := journalFiles(t, path); !slices.Equal(f, []string{"1-2-xyz.journal", "7-1700000000000000000-00000000.journal", "8-1700000000000000000-00000000.journal", "notes.txt"}) {
 		t.Errorf("files = %v", f)
 	}
 }
@@ -291,9 +305,7 @@ func TestAuditJournalRotation(t *testing.T) {
 	if got := requestIDs(t, db); got != "1 2 3 4" {
 		t.Errorf("rows = %q", got)
 	}
-	var n int
-	raw(t, path).QueryRow(`SELECT count(*) FROM cd_audit_journal`).Scan(&n)
-	if n != 1 {
+	if n := journalRows(t, path); n != 1 {
 		t.Errorf("%d cd_audit_journal rows, want the current journal's", n)
 	}
 }
