@@ -57,6 +57,20 @@ func line(t *testing.T, i int, pid int64) string {
 	return string(b) + "\n"
 }
 
+// pausedWriter is db's audit writer with its fold timer set to an hour, so
+// nothing is folded but what the test folds (fold, Sync, close).
+func pausedWriter(t *testing.T, db *DB) *Writer {
+	t.Helper()
+	w, err := db.Audit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mu.Lock()
+	w.delay = time.Hour
+	w.mu.Unlock()
+	return w
+}
+
 // journalRows counts the cd_audit_journal rows of the database at path.
 func journalRows(t *testing.T, path string) int {
 	t.Helper()
@@ -337,10 +351,7 @@ func TestAuditJournalWriteFailureFailsClosed(t *testing.T) {
 func TestAuditCloseFoldsAndRemovesTheJournal(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clawd.db")
 	db := openTest(t, path)
-	w, _ := db.Audit()
-	w.mu.Lock()
-	w.delay = time.Hour
-	w.mu.Unlock()
+	w := pausedWriter(t, db)
 	r := auditRecord(1)
 	r.AwaitsOutcome = true
 	id, _ := w.Record(r)
@@ -364,10 +375,7 @@ func TestAuditCloseFoldsAndRemovesTheJournal(t *testing.T) {
 func TestAuditOutcomeOfADecisionBeyondTheFirstBatch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clawd.db")
 	db := openTest(t, path)
-	w, _ := db.Audit()
-	w.mu.Lock()
-	w.delay = time.Hour
-	w.mu.Unlock()
+	w := pausedWriter(t, db)
 	var last int64
 	for i := 1; i <= maxFoldRows+1; i++ {
 		r := auditRecord(i)
@@ -401,10 +409,7 @@ func TestAuditOutcomeOfADecisionBeyondTheFirstBatch(t *testing.T) {
 func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "clawd.db")
 	db := openTest(t, path)
-	w, _ := db.Audit()
-	w.mu.Lock()
-	w.delay = time.Hour
-	w.mu.Unlock()
+	w := pausedWriter(t, db)
 	r := auditRecord(1)
 	r.RequestID = strings.Repeat("x", maxJournalLine)
 	_, rerr := w.Record(r)
