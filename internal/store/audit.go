@@ -73,7 +73,6 @@ type Writer struct {
 	retired []*journalFile // fully folded journals to close and remove
 	seq     int64          // the last sequence number given out
 	pending []*journalLine // journaled, not folded, in order
-	end     int64          // j's offset after pending's last line
 	folded  int64          // j's offset folded so far
 	outs    []outcomeReq   // outcomes waiting for the next fold
 	armed   bool           // timer is set
@@ -158,7 +157,7 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		w.j, w.end, w.folded = j, 0, 0
+		w.j, w.folded = j, 0
 	}
 	l.Seq = w.seq + 1
 	buf, err := json.Marshal(l)
@@ -179,7 +178,6 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 	}
 	w.seq = l.Seq
 	w.pending = append(w.pending, l)
-	w.end = w.j.size
 	w.armLocked()
 	return l.Seq, nil
 }
@@ -301,12 +299,10 @@ func (w *Writer) foldOnce() (more bool, err error) {
 		outs = now
 	}
 	var name string
-	end := w.end
+	var end int64 // j's offset after batch's last line
 	if w.j != nil {
 		name = w.j.name
-		if n < len(w.pending) {
-			end = w.end - w.pendingBytesAfter(n)
-		}
+		end = w.j.size - w.pendingBytesAfter(n) // pending ends where j does
 	}
 	w.mu.Unlock()
 	if len(batch)+len(outs) == 0 {
