@@ -27,7 +27,7 @@ func BenchmarkGeneration(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if i%64 == 0 {
-				db.observe(g, time.Since(db.opened)) // as the writer does on each commit
+				db.observe(g, time.Since(db.opened)) // as the writer does on each fold
 			}
 			if _, err := db.freshGeneration(); err != nil {
 				b.Fatal(err)

@@ -3,7 +3,7 @@
 // calls of a trivial tool (read_file of a 6-byte file) one after another,
 // and reports calls/s, p50 and p99. In the same run it measures `ping`, a
 // request that passes neither the chain nor the audit log, as the peer:
-// the difference is what the chain, the audit commit and the handler add.
+// the difference is what the chain, the audit record and the handler add.
 // It then reads the audit log to check that every call has its row and
 // reports the chain's own decision latency (latency_us, steps 2-5).
 //
