@@ -166,7 +166,7 @@ func (d *Daemon) retryUpstreams(ctx context.Context) {
 		return
 	}
 	for _, st := range d.upstreams.Status() {
-		if needsRetry(st) && d.retries.start(st.Name) {
+		if d.retries.start(st.Name, needsRetry(st)) {
 			go d.retryLoop(ctx, st.Name)
 		}
 	}
@@ -200,13 +200,20 @@ type retryState struct {
 	owed map[string]bool
 }
 
-// start reports whether the caller is to run name's retry; if one runs
-// already, it is told to go once more instead.
-func (r *retryState) start(name string) bool {
+// start reports whether the caller is to run name's retry. If one runs
+// already, it is told to go once more instead, whatever name's state is
+// now: a running retry shows the server as connecting, yet it may have
+// checked the allowlist before this change, and again decides after it
+// ends whether the owed retry is still needed. Otherwise a retry starts
+// only if needed (the server could not start).
+func (r *retryState) start(name string, needed bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, running := r.owed[name]; running {
 		r.owed[name] = true
+		return false
+	}
+	if !needed {
 		return false
 	}
 	if r.owed == nil {

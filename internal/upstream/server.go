@@ -109,10 +109,10 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 		}
 		if err == nil {
 			s.install(sess, ts)
-		}
-		if reply != nil { // after install: a Refresh that returned nil finds the server connected
-			reply <- err
-			reply = nil
+			if reply != nil { // after install: a Refresh that returned nil finds the server connected
+				reply <- nil
+				reply = nil
+			}
 		}
 		if err == nil {
 			var lost bool
@@ -126,10 +126,13 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 			err = exitError(sess)
 		}
 		if ctx.Err() != nil {
+			if reply != nil {
+				reply <- err
+			}
 			return
 		}
 		failures++
-		if reply = s.afterFailure(ctx, err, failures); reply != nil {
+		if reply = s.afterFailure(ctx, err, failures, reply); reply != nil {
 			failures = 0
 		}
 	}
@@ -168,25 +171,33 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 	}
 }
 
-// afterFailure records err and waits: for a Refresh when the
-// configuration must change (unavailable) or after MaxFailures in a row
-// (error), else for the backoff. It returns a Refresh's reply channel if
-// one came.
-func (s *server) afterFailure(ctx context.Context, err error, failures int) chan error {
+// afterFailure records err, answers the Refresh that asked for the failed
+// attempt (if one did) and waits: for a Refresh when the configuration
+// must change (unavailable) or after MaxFailures in a row (error), else
+// for the backoff. It returns a Refresh's reply channel if one came.
+//
+// The Refresh is answered after the state is recorded, so its caller
+// finds the server unavailable or in error, not still connecting: the
+// daemon's retries decide from that state whether to try again.
+func (s *server) afterFailure(ctx context.Context, err error, failures int, asked chan error) chan error {
 	var ce *errConfig
+	wait := time.Duration(-1) // until a Refresh
 	switch {
 	case errors.As(err, &ce):
 		s.fail(StateUnavailable, err)
 		if kind := refusalOf(err); kind != "" {
 			s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: kind, Detail: s.maskLine(err.Error())})
 		}
-		return s.wait(ctx, -1)
 	case failures >= s.m.opts.MaxFailures:
 		s.fail(StateError, err)
-		return s.wait(ctx, -1)
+	default:
+		s.fail("", err)
+		wait = s.backoff(failures)
 	}
-	s.fail("", err)
-	return s.wait(ctx, s.backoff(failures))
+	if asked != nil {
+		asked <- err
+	}
+	return s.wait(ctx, wait)
 }
 
 // exitError says how a lost session ended.
@@ -430,16 +441,28 @@ func (s *server) doRefresh(ctx context.Context) error {
 		return ctx.Err()
 	}
 	select {
-	case err := <-r:
-		if err != nil {
-			// Callers log and print it: the server's secrets masked, as in
-			// its status (the kind of error is kept for errors.As).
-			return &maskedError{msg: s.mask(err.Error()), err: err}
+	case <-s.done: // the supervisor ended; it answers before it ends if it can
+		select {
+		case err := <-r:
+			return s.refreshErr(err)
+		default:
+			return ErrClosed
 		}
-		return nil
+	case err := <-r:
+		return s.refreshErr(err)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// refreshErr is a Refresh's answer as its caller gets it.
+func (s *server) refreshErr(err error) error {
+	if err != nil {
+		// Callers log and print it: the server's secrets masked, as in its
+		// status (the kind of error is kept for errors.As).
+		return &maskedError{msg: s.mask(err.Error()), err: err}
+	}
+	return nil
 }
 
 // maskedError shows a masked message and unwraps to the original error.
