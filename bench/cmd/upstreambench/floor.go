@@ -53,13 +53,31 @@ func benchFloor(o options) []result {
 	sides := []*side{
 		start("direct", "", "server-everything", "echo", everything...),
 		start("through a line-copying proxy", "the copying proxy", "proxy", "everything__echo", append([]string{self, "-copy-proxy"}, everything...)...),
-		start("through a go-sdk proxy", "the go-sdk proxy", "proxy", "everything__echo", append([]string{self, "-sdk-proxy"}, everything...)...),
+	}
+	if o.clawdB == "" {
+		sides = append(sides, start("through a go-sdk proxy", "the go-sdk proxy", "proxy", "everything__echo", append([]string{self, "-sdk-proxy"}, everything...)...))
+	}
+	var worlds []*world
+	defer func() { // after the sides close (deferred below)
+		for _, w := range worlds {
+			w.remove()
+		}
+	}()
+	addClawd := func(bin, label, by string) {
+		w := newWorld(bin)
+		worlds = append(worlds, w)
+		sides = append(sides, &side{label: label, by: by, what: "clawd", tool: "everything__echo",
+			p: w.serveEverything(o), d: make([]time.Duration, 0, o.n)})
 	}
 	if o.clawd != "" {
-		w := newWorld(o.clawd)
-		defer w.remove()
-		sides = append(sides, &side{label: "through clawd", by: "clawd", what: "clawd", tool: "everything__echo",
-			p: w.serveEverything(o), d: make([]time.Duration, 0, o.n)})
+		label, by := "through clawd", "clawd"
+		if o.clawdB != "" {
+			label, by = "through clawd A ("+o.clawd+")", "clawd A"
+		}
+		addClawd(o.clawd, label, by)
+	}
+	if o.clawdB != "" {
+		addClawd(o.clawdB, "through clawd B ("+o.clawdB+")", "clawd B")
 	}
 	for _, s := range sides {
 		defer s.p.close()

@@ -19,6 +19,10 @@
 //     and, with -clawd, through clawd: each side once per iteration, the
 //     order rotated every iteration; p50/p90/p99 of each and what each adds
 //     to the direct call. It needs only -everything (and -clawd for clawd).
+//     With -clawd-b, a second clawd build joins the rotation instead of the
+//     go-sdk proxy: two builds compared call by call in one run, so drift
+//     of the machine (which moves a whole run by tens of microseconds on a
+//     shared VM) falls on both alike.
 //
 // It speaks raw NDJSON (2025-11-25 initialize) so the client adds as little
 // as it can. bench/upstream.sh builds everything and runs them all.
@@ -27,6 +31,7 @@
 //	upstreambench -mode list -clawd ./clawd -fake ./fakeserver -servers 30 -n 2000
 //	upstreambench -mode spawn -clawd ./clawd -fake ./fakeserver -servers 30 -runs 10
 //	upstreambench -mode floor -everything .../server-everything/dist/index.js [-clawd ./clawd] -n 5000
+//	upstreambench -mode floor -everything .../dist/index.js -clawd ./before/clawd -clawd-b ./after/clawd -n 5000
 package main
 
 import (
@@ -43,6 +48,7 @@ import (
 
 type options struct {
 	clawd, everything, fake string
+	clawdB                  string // mode floor: a second clawd build, compared with -clawd
 	n, warmup, runs         int
 	servers, tools, hang    int
 	block                   int
@@ -54,6 +60,7 @@ func main() {
 	proxy := flag.Bool("copy-proxy", false, "run as mode floor's line-copying proxy for the command given as arguments")
 	sdk := flag.Bool("sdk-proxy", false, "run as mode floor's go-sdk proxy for the command given as arguments")
 	flag.StringVar(&o.clawd, "clawd", "", "the clawd binary (optional in mode floor)")
+	flag.StringVar(&o.clawdB, "clawd-b", "", "mode floor: a second clawd build, rotated in instead of the go-sdk proxy (needs -clawd)")
 	flag.StringVar(&o.everything, "everything", "", "server-everything's dist/index.js (modes overhead and floor, or spawn with -upstream everything)")
 	flag.StringVar(&o.fake, "fake", "", "the fake server binary (internal/upstream/testdata/fakeserver)")
 	upstreamKind := flag.String("upstream", "fake", "what the N upstreams are in modes list and spawn: fake or everything")
@@ -78,7 +85,7 @@ func main() {
 	if !slices.Contains([]string{"overhead", "list", "spawn", "floor"}, *mode) {
 		usage("unknown -mode " + *mode + " (overhead, list, spawn or floor)")
 	}
-	if o.clawd == "" && *mode != "floor" {
+	if o.clawd == "" && (*mode != "floor" || o.clawdB != "") {
 		usage("-clawd is required")
 	}
 	if *upstreamKind != "fake" && *upstreamKind != "everything" {
