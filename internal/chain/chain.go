@@ -60,6 +60,15 @@ type Chain struct {
 	Audit   AuditLog
 	Options func() Options
 	Logger  *slog.Logger
+	// SupplyFreshFor is how long the supply-chain step may reuse its look
+	// at a provider's executable and script (a stat of each path, then the
+	// cached hash of that file version) for further calls. Zero looks on
+	// every call. The daemon sets store.FreshFor, the window in which a
+	// registry change may also not yet be seen: a binary or script replaced
+	// on disk refuses every call decided that long after the replacement.
+	// The server's running process read its code before either; a respawn
+	// checks the very file it executes, never through this window.
+	SupplyFreshFor time.Duration
 
 	hashes   HashCache
 	lastEval atomic.Int64 // nanoseconds

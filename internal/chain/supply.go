@@ -140,7 +140,7 @@ func (c *Chain) supplyLocal(server, path string) *Decision {
 		// clawd itself.
 		return deny(CodeSupplyChainDenied, StepSupply, "no_binary_path", map[string]any{"server": server})
 	}
-	sum, err := c.hashes.Sum(path)
+	sum, err := c.hashes.SumWithin(path, c.SupplyFreshFor)
 	if err != nil {
 		c.logger().Warn("supply chain: cannot hash the provider's binary", "server", server, "path", path, "err", err)
 		return deny(CodeSupplyChainDenied, StepSupply, "binary_unreadable", map[string]any{
@@ -169,7 +169,7 @@ func (c *Chain) supplyLocal(server, path string) *Decision {
 // the path now, so a script changed since approval refuses every call
 // (and the next spawn), even though the running process read it earlier.
 func (c *Chain) supplyScript(server, path string) *Decision {
-	sum, err := c.hashes.Sum(path)
+	sum, err := c.hashes.SumWithin(path, c.SupplyFreshFor)
 	if err != nil {
 		c.logger().Warn("supply chain: cannot hash the provider's script", "server", server, "path", path, "err", err)
 		return deny(CodeSupplyChainDenied, StepSupply, "script_unreadable", map[string]any{
@@ -206,7 +206,14 @@ type HashCache struct {
 	mu       sync.Mutex
 	m        map[string]hashEntry
 	inflight map[string]*hashCall
-	hashing  atomic.Int64 // files actually read, for tests and metrics
+	looked   map[string]lookedAt // SumWithin's last successful look per path
+	hashing  atomic.Int64        // files actually read, for tests and metrics
+}
+
+// lookedAt is a path's sum and the monotonic time its stat began.
+type lookedAt struct {
+	at  time.Time
+	sum string
 }
 
 // hashCall is one read in progress; done is closed when sum and err are set.
@@ -257,6 +264,37 @@ func (h *HashCache) Sum(path string) (string, error) {
 		return "", fmt.Errorf("%s is not a regular file", path)
 	}
 	return h.shared(path, fileIDFor(fi), func() (string, error) { return h.read(path) })
+}
+
+// SumWithin is Sum, or the sum a successful Sum of path returned when its
+// stat began less than within ago (within <= 0: Sum). The per-call
+// supply-chain check uses it (Chain.SupplyFreshFor): two stats of long
+// paths were a measurable part of a proxied call. A failed look is never
+// reused.
+func (h *HashCache) SumWithin(path string, within time.Duration) (string, error) {
+	if within <= 0 {
+		return h.Sum(path)
+	}
+	h.mu.Lock()
+	l, ok := h.looked[path]
+	h.mu.Unlock()
+	if ok && time.Since(l.at) < within {
+		return l.sum, nil
+	}
+	at := time.Now()
+	sum, err := h.Sum(path)
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	if old, ok := h.looked[path]; !ok || old.at.Before(at) {
+		if h.looked == nil || len(h.looked) >= maxHashEntries {
+			h.looked = map[string]lookedAt{}
+		}
+		h.looked[path] = lookedAt{at: at, sum: sum}
+	}
+	h.mu.Unlock()
+	return sum, nil
 }
 
 // shared returns the cached sum of key's version id, or waits for a read

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -234,6 +235,54 @@ func TestSupplyScript(t *testing.T) {
 	os.Remove(script)
 	if d := authorize(); d.Allowed() || d.Reason != "script_unreadable" {
 		t.Fatalf("missing script: %+v", d)
+	}
+}
+
+// TestSupplyFreshFor: with Chain.SupplyFreshFor set, the per-call check
+// reuses its look at the executable and script for that long, and no
+// longer: a rewritten script refuses the calls decided after the window.
+// A look that failed is never reused.
+func TestSupplyFreshFor(t *testing.T) {
+	dir := t.TempDir()
+	bin, script := filepath.Join(dir, "node"), filepath.Join(dir, "srv.js")
+	writeExe(t, bin, "echo node")
+	c, _ := newTestChain(t, Options{})
+	binSum, _ := c.hashes.Sum(bin)
+	writeExe(t, script, "echo v1")
+	scriptSum, _ := c.hashes.Sum(script)
+	os.Remove(script)
+	c.Allow = scriptAllow{memAllow{"js " + binSum: true}, map[string]bool{"js " + scriptSum: true}}
+	origin := tools.LocalOrigin(bin)
+	origin.Script = script
+	e := tools.Entry{Provider: &tools.StaticProvider{Name: "js", Source: origin},
+		Tool: &testTool{tools.Spec{Name: "js__hello", Permission: tools.PermUpstream}}}
+	authorize := func() *Decision {
+		return c.Authorize(context.Background(), &Call{Caller: caller("cc:ws"), ToolName: "js__hello", Entry: e})
+	}
+
+	c.SupplyFreshFor = time.Hour
+	if d := authorize(); d.Allowed() || d.Reason != "script_unreadable" {
+		t.Fatalf("missing script: %+v", d)
+	}
+	writeExe(t, script, "echo v1")
+	if d := authorize(); !d.Allowed() {
+		t.Fatalf("the failed look was reused: the approved script, now there, is refused: %+v", d.Err)
+	}
+	writeExe(t, script, "echo v2")
+	if d := authorize(); !d.Allowed() {
+		t.Fatalf("within the window the look was not reused: %+v", d.Err)
+	}
+
+	const window = 30 * time.Millisecond
+	c.SupplyFreshFor = window
+	time.Sleep(window + 10*time.Millisecond)
+	if d := authorize(); d.Allowed() || d.Reason != "script_not_allowlisted" {
+		t.Fatalf("a script rewritten before the window began was not refused after it: %+v", d)
+	}
+	c.SupplyFreshFor = 0
+	writeExe(t, script, "echo v1")
+	if d := authorize(); !d.Allowed() {
+		t.Fatalf("without a window the restored script is refused: %+v", d.Err)
 	}
 }
 

@@ -124,7 +124,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.setConfig(cfg)
 	env := &builtin.Env{WS: ws, Limits: d.limits}
-	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions}
+	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions, SupplyFreshFor: store.FreshFor}
 	if err := d.openStore(); err != nil {
 		ws.Close()
 		return nil, err

@@ -12,12 +12,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/transport"
 	"github.com/clawde/clawd/test/clawdtest"
@@ -219,7 +221,8 @@ func (u upstreamTool) Call(context.Context, jsontext.Value) (any, error) {
 
 // TestSupplyChain: a provider whose binary is not allowlisted is refused
 // with -32004 naming the hash, until `clawd mcp allow` (another process,
-// same database) allowlists it; replacing the binary refuses it again.
+// same database) allowlists it; replacing the binary refuses it again
+// (every call decided store.FreshFor after the replacement).
 func TestSupplyChain(t *testing.T) {
 	e := newEnv(t)
 	bin := filepath.Join(e.Home, "fs-server")
@@ -257,6 +260,9 @@ func TestSupplyChain(t *testing.T) {
 	}
 
 	os.WriteFile(bin, []byte("#!/bin/sh\necho fs v2, evil\n"), 0o755)
+	// The per-call look at the binary is reused for store.FreshFor
+	// (docs/security.md): a call decided after that is refused.
+	time.Sleep(store.FreshFor + time.Millisecond)
 	if code, _, data := c.CallTool("fs__stat", map[string]any{}).Err(); code != -32004 || data["sha256"] == hexSum {
 		t.Errorf("replaced binary: %d %v", code, data)
 	}
