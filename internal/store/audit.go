@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,6 +71,7 @@ type Writer struct {
 	j       *journalFile   // this process's journal; nil until the first Record
 	retired []*journalFile // fully folded journals to close and remove
 	seq     int64          // the last sequence number given out
+	lineBuf []byte         // Record's line buffer, reused (up to 64 KiB)
 	pending []*journalLine // journaled, not folded, in order
 	folded  int64          // j's offset folded so far
 	outs    []outcomeReq   // outcomes waiting for the next fold
@@ -139,6 +139,7 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		return 0, fmt.Errorf("audit record: result %q is neither %s nor %s", r.Result, chain.ResultAllow, chain.ResultDeny)
 	}
 	l.awaits = r.AwaitsOutcome
+	body := appendLineBody(make([]byte, 0, 512), l)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -160,11 +161,10 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		w.j, w.folded = j, 0
 	}
 	l.Seq = w.seq + 1
-	buf, err := json.Marshal(l)
-	if err != nil {
-		return 0, fmt.Errorf("audit journal: %w", err)
+	buf := append(appendLineHead(w.lineBuf[:0], l.Seq), body...)
+	if cap(buf) <= 64<<10 {
+		w.lineBuf = buf[:0]
 	}
-	buf = append(buf, '\n')
 	if len(buf) > maxJournalLine {
 		// Recovery would skip it: after a crash the decision would be lost.
 		return 0, fmt.Errorf("audit journal: a decision of %d bytes is over the %d a journal line may hold", len(buf), maxJournalLine)

@@ -252,8 +252,6 @@ func (db *DB) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // spec's "2026-06-01T10:00:00.123Z").
 func now() string { return formatTime(time.Now()) }
 
-func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
-
 // Ensure the interfaces the chain needs are implemented.
 var (
 	_ chain.TrustStore = (*DB)(nil)
