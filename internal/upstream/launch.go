@@ -23,15 +23,17 @@ import (
 // or of the resolved executable, without .exe/.cmd):
 //
 //   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
-//     ksh, ruby, perl, php, lua, luajit, Rscript: the first argument that
-//     is not an option is the script file; it must be an existing regular
-//     file, whose SHA-256 is pinned (Script, ScriptSHA256). An option that
-//     makes the interpreter run code from elsewhere (node -e/-p/-r/--import/
-//     --loader, python -c/-m, a shell's -c/-s, ruby/perl/lua/Rscript -e,
-//     lua -l, Rscript --restore, "-" for stdin) is refused (Unpinned). An
-//     option clawd does not know that takes a separate value makes that
-//     value be taken for the script.
+//     ksh, ruby, perl, php, lua, luajit: the first argument that is not an
+//     option is the script file; it must be an existing regular file, whose
+//     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
+//     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
+//     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
+//     stdin) is refused (Unpinned). An option clawd does not know that
+//     takes a separate value makes that value be taken for the script.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is refused.
+//   - Rscript [--options] FILE: as above, with Rscript's reading (the first
+//     argument not starting with "--" is the file); -e, --restore, --args,
+//     --file and --debugger are refused.
 //   - java [options] -jar FILE, java [options] FILE.java (or any FILE after
 //     --source N): FILE is pinned. A main class, -m/--module, an @argfile,
 //     and options that load code from elsewhere (-javaagent:, -agentlib:,
@@ -42,7 +44,7 @@ import (
 //   - dotnet [exec] [host options] FILE.dll (or .exe): FILE is pinned. An
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
-//   - lua's LUA_INIT*, Rscript's R_PROFILE*/R_ENVIRON*, dotnet's
+//   - lua's LUA_INIT*, R's R_PROFILE*/R_ENVIRON*, dotnet's
 //     DOTNET_STARTUP_HOOKS, DOTNET_ADDITIONAL_DEPS and
 //     CORECLR_ENABLE_PROFILING in the server's env are refused.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
@@ -202,6 +204,8 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		script, why = javaTarget(args)
 	case "dotnet":
 		script, why = dotnetTarget(args)
+	case "rscript":
+		script, why = rscriptTarget(args)
 	default:
 		script, why = findScript(kind, args)
 	}
@@ -342,13 +346,6 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		// -l loads a module from the search path; luajit's -j loads a
 		// JIT extension module and -b runs its bytecode saver.
 		foreignCode: []string{"-e", "-l", "-i", "-", "-j", "-b"},
-	},
-	"rscript": {
-		withValue: []string{"-g", "--gui"},
-		// --restore loads .RData (whose .First runs); --args before the
-		// file hides the file from R, which then reads stdin; --file
-		// names another; -d runs R under a debugger.
-		foreignCode: []string{"-e", "--restore", "--args", "-f", "--file", "-d", "--debugger", "-"},
 	},
 }
 

@@ -119,8 +119,17 @@ func TestResolveLaunchRuntimes(t *testing.T) {
 		{cmd: []string{"Rscript", "--restore", "x.R"}, unpinned: "`--restore`"},
 		{cmd: []string{"Rscript", "--args", "x.R"}, unpinned: "`--args`"},
 		{cmd: []string{"Rscript", "--file=other.R", "x.R"}, unpinned: "--file"},
-		{cmd: []string{"Rscript", "-d", "gdb", "x.R"}, unpinned: "`-d`"},
+		// Rscript takes the first argument not starting with "--" for the
+		// file: a one-letter option other than -e is the file's name.
+		{cmd: []string{"Rscript", "-d", "gdb", "x.R"}, err: "-d"},
+		{cmd: []string{"Rscript", "--encoding", "x.R", "y.R"}, script: "x.R"},
+		{cmd: []string{"Rscript", "--debugger=gdb", "x.R"}, unpinned: "--debugger"},
+		{cmd: []string{"Rscript", "-"}, unpinned: "stdin"},
+		// A first argument of options is split, as for a #! line.
+		{cmd: []string{"Rscript", "--vanilla --restore", "x.R"}, unpinned: "`--restore`"},
+		{cmd: []string{"Rscript", "--vanilla --no-echo", "x.R"}, script: "x.R"},
 		{cmd: []string{"Rscript"}, unpinned: "no script file"},
+		{cmd: []string{"Rscript", "--vanilla"}, unpinned: "no script file"},
 		{cmd: []string{"Rscript", "x.R"}, env: map[string]string{"R_PROFILE_USER": "/tmp/p.R"}, unpinned: "R_PROFILE_USER"},
 		{cmd: []string{"Rscript", "x.R"}, env: map[string]string{"R_ENVIRON_USER": "/tmp/.Renviron"}, unpinned: "R_ENVIRON_USER"},
 	}

@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// The rules for java and dotnet, whose command lines findScript cannot
-// read (a main class or an SDK command is not a file), and the variables
-// of a server's env that make a runtime load code from elsewhere.
+// The rules for java, dotnet and Rscript, whose command lines findScript
+// cannot read (a main class or an SDK command is not a file; Rscript takes
+// any argument not starting with "--" for its file), and the variables of
+// a server's env that make a runtime load code from elsewhere.
 
 // javaValueOpts are the java launcher's options whose value is the next
 // argument (java.c's IsWhiteSpaceOption), less those refused below and
@@ -123,6 +124,36 @@ func dotnetTarget(args []string) (string, string) {
 		}
 	}
 	return "", "dotnet is given no application, so clawd cannot pin what it runs; " + dotnetFix
+}
+
+// rscriptForeign are the R options Rscript passes on that run other code:
+// --restore loads .RData (whose .First runs), --args before the file hides
+// it from R (which then reads stdin), --file names another file, and
+// --debugger runs R under the program it names.
+var rscriptForeign = []string{"--restore", "--args", "--file", "--debugger"}
+
+// rscriptTarget returns the file `Rscript ARGS` runs, or why there is none
+// clawd can pin. Rscript reads its options as Rscript.c does: -e, and
+// arguments starting with "--" (with "=value", never a separate value;
+// a first argument starting with "--" is split at blanks, as for a #!
+// line); the first other argument is the file.
+func rscriptTarget(args []string) (string, string) {
+	if len(args) > 0 && strings.HasPrefix(args[0], "--") {
+		args = append(strings.Fields(args[0]), args[1:]...)
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		switch {
+		case a == "-e" || contains(rscriptForeign, name):
+			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+		case strings.HasPrefix(a, "--"):
+		case a == "-":
+			return "", "`-` makes R read its code from stdin, which clawd cannot pin; name the script file"
+		default:
+			return a, ""
+		}
+	}
+	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
 }
 
 // codeEnv are, per rule, the variables that make the runtime load or run
