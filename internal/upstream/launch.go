@@ -23,13 +23,30 @@ import (
 // or of the resolved executable, without .exe/.cmd):
 //
 //   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
-//     ksh, ruby, perl, php: the first argument that is not an option is the
-//     script file; it must be an existing regular file, whose SHA-256 is
-//     pinned (Script, ScriptSHA256). An option that makes the interpreter
-//     run code from elsewhere (node -e/-p/-r/--import/--loader, python
-//     -c/-m, a shell's -c/-s, ruby/perl -e, "-" for stdin) or an option
-//     clawd does not know with a separate value is refused (Unpinned).
+//     ksh, ruby, perl, php, lua, luajit: the first argument that is not an
+//     option is the script file; it must be an existing regular file, whose
+//     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
+//     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
+//     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
+//     stdin) is refused (Unpinned). An option clawd does not know that
+//     takes a separate value makes that value be taken for the script.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is refused.
+//   - Rscript [--options] FILE: as above, with Rscript's reading (the first
+//     argument not starting with "--" is the file); -e, --restore, --args,
+//     --file and --debugger are refused.
+//   - java [options] -jar FILE, java [options] FILE.java (or any FILE after
+//     --source N): FILE is pinned. A main class, -m/--module, an @argfile,
+//     and options that load code from elsewhere (-javaagent:, -agentlib:,
+//     -agentpath:, -Xbootclasspath, --module-path, --patch-module...) are
+//     refused, and so is such an option in JDK_JAVA_OPTIONS,
+//     JAVA_TOOL_OPTIONS or _JAVA_OPTIONS in the server's env. jshell is
+//     refused.
+//   - dotnet [exec] [host options] FILE.dll (or .exe): FILE is pinned. An
+//     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
+//     --additional-deps/--additionalprobingpath are refused.
+//   - lua's LUA_INIT*, R's R_PROFILE*/R_ENVIRON*, dotnet's
+//     DOTNET_STARTUP_HOOKS, DOTNET_ADDITIONAL_DEPS and
+//     CORECLR_ENABLE_PROFILING in the server's env are refused.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
@@ -37,9 +54,9 @@ import (
 //     A floating spec (no version, a tag, a range, a git or file spec) is
 //     refused with NAME@VERSION as the fix, and so is an exact version that
 //     is in neither place (npx would download it unseen).
-//   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x:
-//     they fetch and run a package clawd cannot pin; refused, with "install
-//     it and name its executable" as the fix.
+//   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x,
+//     dnx: they fetch and run a package clawd cannot pin; refused, with
+//     "install it and name its executable" as the fix.
 //   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
 //     taskset, xargs, sudo, doas, busybox, cmd (Windows): they start the
 //     program named in their arguments, which would go unpinned (`env npx
@@ -48,8 +65,11 @@ import (
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
-// python imports, a shell script's `source`, a binary that execs another)
-// is not pinned.
+// python imports, a shell script's `source`, a binary that execs another,
+// the jars a jar's manifest or -cp names, the assemblies and the
+// .runtimeconfig.json and .deps.json beside a dll, R's .Rprofile) is not
+// pinned, nor are the variables of clawd's own environment that the
+// server inherits.
 type Launch struct {
 	// Command is the configured command and arguments, for messages.
 	Command []string
@@ -173,9 +193,25 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		if len(args) > 0 && args[0] == "run" {
 			args = args[1:]
 		}
+	case "jshell":
+		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
+		return l, nil
 	}
 	l.Interpreter = kind
-	script, why := findScript(kind, args)
+	var script, why string
+	switch kind {
+	case "java":
+		script, why = javaTarget(args)
+	case "dotnet":
+		script, why = dotnetTarget(args)
+	case "rscript":
+		script, why = rscriptTarget(args)
+	default:
+		script, why = findScript(kind, args)
+	}
+	if why == "" {
+		why = envRefusal(kind, name, env)
+	}
 	if why != "" {
 		l.Unpinned = why
 		return l, nil
@@ -221,7 +257,10 @@ func progName(p string) string {
 	return b
 }
 
-var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+var (
+	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+	luaName    = regexp.MustCompile(`^(lua|luajit)[0-9.-]*$`)
+)
 
 // launcherKind maps a program name to the rule that applies to it, "" for
 // a plain executable.
@@ -239,8 +278,16 @@ func launcherKind(name string) string {
 		return "bun"
 	case "npx", "npx-cli.js":
 		return "npx"
-	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js":
+	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx":
 		return "fetcher"
+	case "java", "javaw":
+		return "java"
+	case "jshell":
+		return "jshell"
+	case "dotnet":
+		return "dotnet"
+	case "Rscript", "rscript":
+		return "rscript"
 	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
 		"taskset", "xargs", "sudo", "doas", "busybox",
 		// More programs that run the command in their arguments: other
@@ -257,6 +304,9 @@ func launcherKind(name string) string {
 	}
 	if pythonName.MatchString(name) {
 		return "python"
+	}
+	if luaName.MatchString(name) {
+		return "lua"
 	}
 	return ""
 }
@@ -291,6 +341,11 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 	"bun": {
 		withValue:   []string{"--cwd", "--config", "-c", "--env-file", "--tsconfig-override"},
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "-"},
+	},
+	"lua": {
+		// -l loads a module from the search path; luajit's -j loads a
+		// JIT extension module and -b runs its bytecode saver.
+		foreignCode: []string{"-e", "-l", "-i", "-", "-j", "-b"},
 	},
 }
 

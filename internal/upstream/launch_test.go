@@ -159,12 +159,7 @@ func TestResolveLaunchRules(t *testing.T) {
 		}
 	}
 	os.Mkdir(filepath.Join(work, "adir"), 0o755)
-	cases := []struct {
-		cmd      []string
-		script   string // want this script pinned
-		unpinned string // want refused, the reason containing this
-		err      string // want an error containing this
-	}{
+	cases := []launchCase{
 		{cmd: []string{"mytool", "--flag", "x.js"}},
 		{cmd: []string{"node", "x.js", "--port", "1"}, script: "x.js"},
 		{cmd: []string{"node", "--enable-source-maps", "--max-old-space-size=512", "x.js"}, script: "x.js"},
@@ -226,10 +221,34 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"tcsh", "x.sh"}, script: "x.sh"},
 	}
 	t.Setenv("npm_config_cache", t.TempDir())
+	checkLaunchCases(t, work, cases)
+	// The floating spec's fix suggests the version installed here when
+	// there is one.
+	l, _ := ResolveLaunch(ServerConfig{Name: "s", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "pkg"}, Cwd: work}, nil)
+	if !strings.Contains(l.Unpinned, "npx -y pkg@VERSION") {
+		t.Errorf("floating fix %q", l.Unpinned)
+	}
+}
+
+// launchCase is a command and what ResolveLaunch must make of it in a
+// working directory of test files.
+type launchCase struct {
+	cmd      []string
+	env      map[string]string // the server's env
+	script   string            // want this script pinned
+	unpinned string            // want refused, the reason containing this
+	err      string            // want an error containing this
+}
+
+func checkLaunchCases(t *testing.T, work string, cases []launchCase) {
+	t.Helper()
 	for _, tc := range cases {
 		cfg := ServerConfig{Name: "s", Transport: TransportStdio, Command: tc.cmd[0], Args: tc.cmd[1:], Cwd: work}
-		l, err := ResolveLaunch(cfg, nil)
+		l, err := ResolveLaunch(cfg, tc.env)
 		name := strings.Join(tc.cmd, " ")
+		if tc.env != nil {
+			name = fmt.Sprint(tc.env) + " " + name
+		}
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -256,12 +275,6 @@ func TestResolveLaunchRules(t *testing.T) {
 				t.Errorf("%s: script %q (%s); want %q", name, l.Script, l.ScriptSHA256, want)
 			}
 		}
-	}
-	// The floating spec's fix suggests the version installed here when
-	// there is one.
-	l, _ := ResolveLaunch(ServerConfig{Name: "s", Transport: TransportStdio, Command: "npx", Args: []string{"-y", "pkg"}, Cwd: work}, nil)
-	if !strings.Contains(l.Unpinned, "npx -y pkg@VERSION") {
-		t.Errorf("floating fix %q", l.Unpinned)
 	}
 }
 
