@@ -70,10 +70,10 @@ type Writer struct {
 	mu      sync.Mutex
 	j       *journalFile   // this process's journal; nil until the first Record
 	retired []*journalFile // fully folded journals to close and remove
+	rotated []*journalFile // replaced journals with lines still to fold
 	seq     int64          // the last sequence number given out
 	lineBuf []byte         // Record's line buffer, reused (up to 64 KiB)
-	pending []*journalLine // journaled, not folded, in order
-	folded  int64          // j's offset folded so far
+	pending []*journalLine // journaled, not folded, in order (of rotated's files, then j's)
 	outs    []outcomeReq   // outcomes waiting for the next fold
 	armed   bool           // timer is set
 	timer   *time.Timer    // runs foldTimer
@@ -148,9 +148,16 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 	if w.broken != nil {
 		return 0, w.broken
 	}
-	if w.j != nil && w.j.size >= w.rotate && w.folded == w.j.size {
-		// Everything in it is folded: later lines go to a new file.
-		w.retired = append(w.retired, w.j)
+	if w.j != nil && w.j.size >= w.rotate {
+		// Later lines go to a new file. This one goes once its lines are
+		// folded, now or after the folds to come: waiting for a moment
+		// with nothing to fold would never come under unbroken load, and
+		// the file would grow without end.
+		if w.j.pending == 0 {
+			w.retired = append(w.retired, w.j)
+		} else {
+			w.rotated = append(w.rotated, w.j)
+		}
 		w.j = nil
 	}
 	if w.j == nil {
@@ -158,7 +165,7 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		w.j, w.folded = j, 0
+		w.j = j
 	}
 	l.Seq = w.seq + 1
 	buf := append(appendLineHead(w.lineBuf[:0], l.Seq), body...)
@@ -169,7 +176,6 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		// Recovery would skip it: after a crash the decision would be lost.
 		return 0, fmt.Errorf("audit journal: a decision of %d bytes is over the %d a journal line may hold", len(buf), maxJournalLine)
 	}
-	l.size = int64(len(buf))
 	if err := w.j.append(buf, w.sync); err != nil {
 		if _, ok := err.(*brokenJournalError); ok {
 			w.broken = err
@@ -177,6 +183,8 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 		return 0, fmt.Errorf("audit journal: %w", err)
 	}
 	w.seq = l.Seq
+	l.j, l.end = w.j, w.j.size
+	w.j.pending++
 	w.pending = append(w.pending, l)
 	w.armLocked()
 	return l.Seq, nil
@@ -298,17 +306,11 @@ func (w *Writer) foldOnce() (more bool, err error) {
 		}
 		outs = now
 	}
-	var name string
-	var end int64 // j's offset after batch's last line
-	if w.j != nil {
-		name = w.j.name
-		end = w.j.size - w.pendingBytesAfter(n) // pending ends where j does
-	}
 	w.mu.Unlock()
 	if len(batch)+len(outs) == 0 {
 		return false, nil
 	}
-	if err := w.write(batch, outs, name, end); err != nil {
+	if err := w.write(batch, outs); err != nil {
 		w.mu.Lock()
 		w.outs = append(outs, w.outs...)
 		w.mu.Unlock()
@@ -316,26 +318,27 @@ func (w *Writer) foldOnce() (more bool, err error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	for _, l := range batch {
+		l.j.pending--
+	}
 	clear(w.pending[:n])
 	w.pending = append(w.pending[:0], w.pending[n:]...)
-	if len(batch) > 0 && w.j != nil && w.j.name == name {
-		w.folded = end
+	keep := w.rotated[:0]
+	for _, j := range w.rotated {
+		if j.pending == 0 {
+			w.retired = append(w.retired, j) // removed by fold, after this
+		} else {
+			keep = append(keep, j)
+		}
 	}
+	clear(w.rotated[len(keep):])
+	w.rotated = keep
 	return len(w.pending) > 0, nil
-}
-
-// pendingBytesAfter is the journal bytes of pending[n:]. w.mu is held.
-func (w *Writer) pendingBytesAfter(n int) int64 {
-	var b int64
-	for _, l := range w.pending[n:] {
-		b += l.size
-	}
-	return b
 }
 
 // close folds everything waiting, removes the journal and stops the
 // writer. Records that returned before close are folded; later ones fail
-// with ErrWriterClosed. If the fold fails the journal stays, for the next
+// with ErrWriterClosed. If the fold fails the journals stay, for the next
 // process to fold.
 func (w *Writer) close() error {
 	w.mu.Lock()
@@ -351,6 +354,8 @@ func (w *Writer) close() error {
 	w.mu.Lock()
 	j := w.j
 	w.j = nil
+	left := w.rotated // lines a failed fold left: only then not empty
+	w.rotated = nil
 	w.mu.Unlock()
 	if j != nil {
 		if err == nil {
@@ -358,6 +363,9 @@ func (w *Writer) close() error {
 		} else {
 			j.f.Close()
 		}
+	}
+	for _, r := range left {
+		r.f.Close() // unlocked: the next process folds what is left
 	}
 	cerr := w.conn.close()
 	w.connClosed = true
@@ -367,9 +375,10 @@ func (w *Writer) close() error {
 	return errors.Join(err, cerr)
 }
 
-// write runs one transaction: the decisions of batch (the journal name is
-// then folded to end), and the outcomes.
-func (w *Writer) write(batch []*journalLine, outs []outcomeReq, name string, end int64) error {
+// write runs one transaction: the decisions of batch, each journal they
+// come from then folded to the end of its last line in batch, and the
+// outcomes.
+func (w *Writer) write(batch []*journalLine, outs []outcomeReq) error {
 	began := time.Since(w.db.opened)
 	if _, err := exec(w.conn.begin, nil); err != nil {
 		return err
@@ -400,8 +409,12 @@ func (w *Writer) write(batch []*journalLine, outs []outcomeReq, name string, end
 		}
 		n++
 	}
-	if len(batch) > 0 && name != "" {
-		if _, err := exec(w.conn.setFolded, args(w.argBuf, name, end)); err != nil {
+	for i, l := range batch {
+		// A batch's lines are in journal order: one run per file.
+		if i+1 < len(batch) && batch[i+1].j == l.j {
+			continue
+		}
+		if _, err := exec(w.conn.setFolded, args(w.argBuf, l.j.name, l.end)); err != nil {
 			return fail(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,8 +45,9 @@ const (
 	journalExt = ".journal"
 	// maxJournalLine bounds one line read back from a journal.
 	maxJournalLine = 1 << 20
-	// rotateAt is the size past which a fully folded journal is replaced
-	// by a new, empty one, so a long-running daemon's file stays small.
+	// rotateAt is the size past which a journal gets no more lines: a
+	// new one takes them, and the old one is removed once its lines are
+	// folded, so a long-running daemon's files stay small.
 	rotateAt = 4 << 20
 	// newJournalAge is how long an empty journal may be a new one whose
 	// owner has yet to lock it: recovery leaves it that long.
@@ -96,8 +98,9 @@ type journalLine struct {
 	ArgsSummary  string `json:"args_summary,omitempty"`
 	Server       string `json:"server,omitempty"`
 
-	awaits bool  // an outcome will follow (chain.AuditRecord.AwaitsOutcome)
-	size   int64 // the line's bytes in the journal, newline included
+	awaits bool         // an outcome will follow (chain.AuditRecord.AwaitsOutcome)
+	j      *journalFile // the journal it was written to (Record)
+	end    int64        // j's offset after the line
 }
 
 // lineOf is r as a journal line of process pid (Seq is set by Record).
@@ -121,9 +124,10 @@ func lineOf(r *chain.AuditRecord, pid int64) *journalLine {
 
 // journalFile is the journal a Writer appends to.
 type journalFile struct {
-	f    *os.File
-	name string // base name: the key of its cd_audit_journal row
-	size int64  // bytes of complete lines written
+	f       *os.File
+	name    string // base name: the key of its cd_audit_journal row
+	size    int64  // bytes of complete lines written
+	pending int    // its lines not yet folded (Writer.mu)
 }
 
 // createJournal creates and locks a new journal in dir for process pid.
@@ -355,6 +359,9 @@ func (w *Writer) listJournals() (*os.Root, []string) {
 			out = append(out, n)
 		}
 	}
+	// By name: one process's journals (PID-NANOS-...) in the order it
+	// wrote them, so recovery gives their rows ids in decision order.
+	slices.Sort(out)
 	return root, out
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,8 +86,9 @@ const journalChildEnv = "CLAWD_TEST_JOURNAL_CHILD"
 
 // The guarantee the journal exists for: once Record returned, a kill -9 of
 // the process loses nothing. A child process records five decisions (with
-// no fold before the kill) and kills itself; the next process to open the
-// database folds them, once, with the child's pid, and removes the file.
+// no fold before the kill, each in a journal of its own) and kills itself;
+// the next process to open the database folds them, once, with the child's
+// pid, and removes the files.
 func TestAuditJournalSurvivesKill9(t *testing.T) {
 	if path := os.Getenv(journalChildEnv); path != "" {
 		db, err := Open(path, Options{})
@@ -101,6 +103,7 @@ func TestAuditJournalSurvivesKill9(t *testing.T) {
 		}
 		w.mu.Lock()
 		w.delay = time.Hour
+		w.rotate = 1 // a journal per decision: recovery folds every file
 		w.mu.Unlock()
 		for i := 1; i <= 5; i++ {
 			if _, err := w.Record(auditRecord(i)); err != nil {
@@ -120,8 +123,8 @@ func TestAuditJournalSurvivesKill9(t *testing.T) {
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != -1 && runtime.GOOS != "windows" {
 		t.Fatalf("child did not die by a signal: %v\n%s", err, out)
 	}
-	if len(journalFiles(t, path)) != 1 {
-		t.Fatalf("journal files after the kill: %v, want the child's one", journalFiles(t, path))
+	if len(journalFiles(t, path)) != 5 {
+		t.Fatalf("journal files after the kill: %v, want the child's five", journalFiles(t, path))
 	}
 	db := openTest(t, path)
 	if got := requestIDs(t, db); got != "1 2 3 4 5" {
@@ -321,6 +324,58 @@ func TestAuditJournalRotation(t *testing.T) {
 	}
 	if n := journalRows(t, path); n != 1 {
 		t.Errorf("%d cd_audit_journal rows, want the current journal's", n)
+	}
+}
+
+// A journal past its size limit gets no more lines even while its own
+// lines wait to be folded: under unbroken load there is never a moment
+// with nothing waiting, and the one file grew without end. Later lines go
+// to new files; each old one is removed with its row once its lines are
+// folded (one transaction may fold several), and no decision is lost or
+// doubled, also after a restart.
+func TestAuditJournalRotatesUnderLoad(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w := pausedWriter(t, db)
+	const rotate = 1000
+	w.mu.Lock()
+	w.rotate = rotate
+	w.mu.Unlock()
+	var want []string
+	for i := 1; i <= 12; i++ {
+		if _, err := w.Record(auditRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, strconv.Itoa(i))
+	}
+	files := journalFiles(t, path)
+	if len(files) < 3 {
+		t.Fatalf("journal files with nothing folded: %v, want a new one past every %d bytes", files, rotate)
+	}
+	for _, f := range files {
+		fi, err := os.Stat(filepath.Join(journalDir(path), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Size() >= 2*rotate {
+			t.Errorf("journal %s has %d bytes: it took lines long past its limit of %d", f, fi.Size(), rotate)
+		}
+	}
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if f := journalFiles(t, path); len(f) != 1 {
+		t.Errorf("journal files after the fold: %v, want only the current one", f)
+	}
+	if n := journalRows(t, path); n != 1 {
+		t.Errorf("%d cd_audit_journal rows after the fold, want the current journal's", n)
+	}
+	if got := requestIDs(t, db); got != strings.Join(want, " ") {
+		t.Errorf("rows = %q", got)
+	}
+	db.Close()
+	if got := requestIDs(t, openTest(t, path)); got != strings.Join(want, " ") {
+		t.Errorf("rows after a restart = %q: folded twice?", got)
 	}
 }
 
