@@ -373,9 +373,25 @@ func TestAuditJournalRotatesUnderLoad(t *testing.T) {
 	if got := requestIDs(t, db); got != strings.Join(want, " ") {
 		t.Errorf("rows = %q", got)
 	}
-	db.Close()
+	// More lines over several files, then Close: it folds them all and
+	// removes every file.
+	for i := 13; i <= 20; i++ {
+		if _, err := w.Record(auditRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, strconv.Itoa(i))
+	}
+	if f := journalFiles(t, path); len(f) < 2 {
+		t.Fatalf("journal files before Close: %v, want several", f)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files after Close: %v", f)
+	}
 	if got := requestIDs(t, openTest(t, path)); got != strings.Join(want, " ") {
-		t.Errorf("rows after a restart = %q: folded twice?", got)
+		t.Errorf("rows after a restart = %q: lost or folded twice?", got)
 	}
 }
 
