@@ -160,10 +160,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, err
 	}
 	l.Exec = exe
-	name := progName(cfg.Command)
+	name, exeName := progName(cfg.Command), progName(exe)
 	kind := launcherKind(name)
 	if kind == "" {
-		kind = launcherKind(progName(exe))
+		kind = launcherKind(exeName)
 	}
 	args := cfg.Args
 	switch kind {
@@ -210,7 +210,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		script, why = findScript(kind, args)
 	}
 	if why == "" {
-		why = envRefusal(kind, name, env)
+		why = envRefusal(kind, name, env, name, exeName)
 	}
 	if why != "" {
 		l.Unpinned = why

@@ -1,0 +1,165 @@
+package upstream
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// The variables of a server's configured env (what `clawd mcp add --env`
+// or the API set) that make the program the command runs load or run code
+// besides the file approval pins: a startup file or its directory, options
+// that preload a module, code in the value itself, a cache of compiled
+// code used in place of the source, or an interactive mode that reads
+// clawd's requests as code. Such a variable is refused (Launch.Unpinned).
+//
+// Not checked: clawd's own environment, which every server inherits
+// (whoever sets it can load code into clawd itself), and the module search
+// paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...), which
+// servers need and which change what a module the program asks for
+// resolves to; docs/upstreams.md lists them as limits.
+
+// envRule is one variable, or with a trailing "*" every variable starting
+// with the rest, that makes a program run code clawd cannot pin.
+type envRule struct {
+	name string
+	// off are the values that leave it off, besides "".
+	off []string
+	// opts, when set, reads the value as the program's options (see
+	// optionWords) and says why one of them loads code, or "": only such
+	// an option is refused, not the variable.
+	opts func(words []string) string
+	// does completes "the server's env sets NAME, which ...", with %s for
+	// the program's name (loadsCode when empty).
+	does string
+}
+
+const (
+	loadsCode   = "makes %s load code clawd cannot pin before or beside the file it pins"
+	startupFile = "names a startup file (or its directory) that %s runs before the script"
+)
+
+// envRules are the rules per program: by rule name for most runtimes, by
+// program name for the shells and for ruby, perl and php, whose rules
+// differ (see envRuleKeys).
+var envRules = map[string][]envRule{
+	// The launcher's and the JVM's option variables, read like java's
+	// options.
+	"java": {
+		{name: "JDK_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
+		{name: "JAVA_TOOL_OPTIONS", opts: eachWord(javaOptRefusal)},
+		{name: "_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
+	},
+	"dotnet": {
+		{name: "DOTNET_STARTUP_HOOKS"},
+		{name: "DOTNET_ADDITIONAL_DEPS"},
+		{name: "CORECLR_ENABLE_PROFILING", off: []string{"0"}},
+	},
+	"lua": {
+		{name: "LUA_INIT", does: "is code (or @FILE) %s runs before the script"},
+		{name: "LUA_INIT_5_*", does: "is code (or @FILE) %s runs before the script"},
+	},
+	// Sourced at R's start, or files of variables that may name them.
+	"rscript": {
+		{name: "R_PROFILE", does: startupFile},
+		{name: "R_PROFILE_USER", does: startupFile},
+		{name: "R_ENVIRON"},
+		{name: "R_ENVIRON_USER"},
+	},
+}
+
+// envRuleKeys are the envRules keys for a command of the given rule kind,
+// named (configured command, resolved executable) names: npx runs node;
+// a shell or ruby/perl/php takes the rules of both names (`sh` may be bash,
+// a link named otherwise may be zsh).
+func envRuleKeys(kind string, names ...string) []string {
+	switch kind {
+	case "npx":
+		return []string{"node"}
+	case "shell", "script":
+		var keys []string
+		for _, n := range names {
+			if launcherKind(n) == kind && !contains(keys, n) {
+				keys = append(keys, n)
+			}
+		}
+		return keys
+	}
+	return []string{kind}
+}
+
+// envRefusal says why the server's env makes program name (of rule kind,
+// its configured and resolved names in names) run code clawd cannot pin,
+// or "". Only env, the server's own variables, is read.
+func envRefusal(kind, name string, env map[string]string, names ...string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, rk := range envRuleKeys(kind, names...) {
+		for _, r := range envRules[rk] {
+			for _, k := range keys {
+				if v := env[k]; envNameMatches(k, r.name) {
+					if why := r.refusal(k, v, name); why != "" {
+						return why
+					}
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func (r envRule) refusal(k, v, name string) string {
+	if r.opts != nil {
+		if why := r.opts(optionWords(v)); why != "" {
+			return fmt.Sprintf("the server's env sets %s, whose option %s", k, why)
+		}
+		return ""
+	}
+	if v == "" || contains(r.off, v) {
+		return ""
+	}
+	does := r.does
+	if does == "" {
+		does = loadsCode
+	}
+	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; remove it from the env", k, name)
+}
+
+// envNameMatches reports whether variable k is the rule's name (or, for a
+// name ending in "*", starts with the rest), in any case on Windows, as
+// its environment is.
+func envNameMatches(k, name string) bool {
+	if runtime.GOOS == "windows" {
+		k, name = strings.ToUpper(k), strings.ToUpper(name)
+	}
+	if prefix, ok := strings.CutSuffix(name, "*"); ok {
+		return strings.HasPrefix(k, prefix)
+	}
+	return k == name
+}
+
+// optionWords splits an option variable's value into words the way the
+// runtimes do, erring towards finding an option: blanks separate words,
+// and quotes (single or double) and backslashes are dropped, as they are
+// when they group or escape (node reads "--re\quire" as --require, the
+// JVM -java""agent:x as -javaagent:x). A quoted value with blanks becomes
+// several words, each of them checked.
+func optionWords(v string) []string {
+	return strings.Fields(strings.NewReplacer(`"`, "", `'`, "", `\`, "").Replace(v))
+}
+
+// eachWord checks the words one by one with check.
+func eachWord(check func(string) string) func([]string) string {
+	return func(words []string) string {
+		for _, w := range words {
+			if why := check(w); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+}
