@@ -171,7 +171,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		if l.Unpinned = envRefusal(kind, name, env); l.Unpinned == "" {
+			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		}
 		return l, nil
 	case "fetcher":
 		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
@@ -318,9 +320,16 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 	"node": {
 		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
 		// An env file or a config file may set NODE_OPTIONS (or
-		// "nodeOptions") to --require or --import a module of its choice.
+		// "nodeOptions") to --require or --import a module of its choice;
+		// OpenSSL's configuration can load shared libraries; a snapshot
+		// blob holds code; a policy can redirect modules; --watch runs
+		// the file again when it changes, unchecked; --run runs a
+		// package.json script; the test runner loads its setup module and
+		// reporters. Also read in NODE_OPTIONS (launch_env.go).
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
-			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file"},
+			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
+			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
+			"--test-global-setup", "--test-reporter"},
 	},
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
@@ -359,7 +368,10 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 func findScript(kind string, args []string) (string, string) {
 	opts := interpreterOpts[kind]
 	for i := 0; i < len(args); i++ {
-		a := args[i]
+		orig, a := args[i], args[i]
+		if kind == "node" {
+			a = nodeSpelling(a)
+		}
 		if a == "--" {
 			if i+1 < len(args) {
 				return args[i+1], ""
@@ -371,7 +383,7 @@ func findScript(kind string, args []string) (string, string) {
 			runsCode, valueNext = shortCluster(a, opts.withValue, opts.foreignCode, kind != "shell")
 		}
 		if runsCode {
-			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+			return "", foreignCodeMsg(orig)
 		}
 		if valueNext {
 			i++ // "-uW ignore": the cluster's last option takes the next argument
@@ -382,7 +394,7 @@ func findScript(kind string, args []string) (string, string) {
 		}
 		if strings.Contains(a, "=") {
 			if name, _, _ := strings.Cut(a, "="); contains(opts.foreignCode, name) {
-				return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+				return "", foreignCodeMsg(orig)
 			}
 			continue
 		}
@@ -391,6 +403,12 @@ func findScript(kind string, args []string) (string, string) {
 		}
 	}
 	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+}
+
+// foreignCodeMsg says that option a makes the interpreter run code other
+// than the script file.
+func foreignCodeMsg(a string) string {
+	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
 }
 
 // shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),

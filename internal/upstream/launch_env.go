@@ -38,6 +38,7 @@ type envRule struct {
 const (
 	loadsCode   = "makes %s load code clawd cannot pin before or beside the file it pins"
 	startupFile = "names a startup file (or its directory) that %s runs before the script"
+	codeCache   = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
 )
 
 // envRules are the rules per program: by rule name for most runtimes, by
@@ -66,6 +67,13 @@ var envRules = map[string][]envRule{
 		{name: "R_PROFILE_USER", does: startupFile},
 		{name: "R_ENVIRON"},
 		{name: "R_ENVIRON_USER"},
+	},
+	"node": {
+		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
+		{name: "NODE_COMPILE_CACHE", does: codeCache},
+		// OpenSSL's configuration, which node loads at start, can load
+		// providers and engines (shared libraries).
+		{name: "OPENSSL_CONF"},
 	},
 }
 
@@ -162,4 +170,31 @@ func eachWord(check func(string) string) func([]string) string {
 		}
 		return ""
 	}
+}
+
+// nodeOptRefusal says why node option w (as NODE_OPTIONS has it) loads or
+// runs code clawd cannot pin, or "": the options findScript refuses on
+// node's command line.
+func nodeOptRefusal(w string) string {
+	name, _, _ := strings.Cut(nodeSpelling(w), "=")
+	if contains(interpreterOpts["node"].foreignCode, name) {
+		return fmt.Sprintf("`%s` makes node load or run code clawd cannot pin; remove it", w)
+	}
+	return ""
+}
+
+// nodeSpelling is node argument a as node reads it: underscores in a long
+// option's name are dashes (--experimental_loader=x is
+// --experimental-loader=x). Anything else is returned as it is.
+func nodeSpelling(a string) string {
+	rest, ok := strings.CutPrefix(a, "--")
+	if !ok || rest == "" {
+		return a
+	}
+	name, value, hasValue := strings.Cut(rest, "=")
+	a = "--" + strings.ReplaceAll(name, "_", "-")
+	if hasValue {
+		a += "=" + value
+	}
+	return a
 }

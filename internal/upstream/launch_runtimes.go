@@ -145,7 +145,7 @@ func rscriptTarget(args []string) (string, string) {
 		name, _, _ := strings.Cut(a, "=")
 		switch {
 		case a == "-e" || contains(rscriptForeign, name):
-			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+			return "", foreignCodeMsg(a)
 		case strings.HasPrefix(a, "--"):
 		case a == "-":
 			return "", "`-` makes R read its code from stdin, which clawd cannot pin; name the script file"

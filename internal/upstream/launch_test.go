@@ -170,6 +170,19 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"node", "--env-file=.env", "x.js"}, unpinned: "--env-file"},
 		{cmd: []string{"node", "--env-file", ".env", "x.js"}, unpinned: "--env-file"},
 		{cmd: []string{"node", "--experimental-config-file", "node.config.json", "x.js"}, unpinned: "--experimental-config-file"},
+		// Node reads underscores in an option's name as dashes.
+		{cmd: []string{"node", "--experimental_loader=./hook.mjs", "x.js"}, unpinned: "--experimental_loader"},
+		{cmd: []string{"node", "--env_file", ".env", "x.js"}, unpinned: "--env_file"},
+		{cmd: []string{"node", "--max_old_space_size=512", "--enable_source_maps", "x.js"}, script: "x.js"},
+		// OpenSSL's config can load libraries; a snapshot holds code; a
+		// watched file runs again once changed; --run runs a package
+		// script.
+		{cmd: []string{"node", "--openssl-config=/tmp/o.cnf", "x.js"}, unpinned: "--openssl-config"},
+		{cmd: []string{"node", "--snapshot-blob", "snap.blob", "x.js"}, unpinned: "--snapshot-blob"},
+		{cmd: []string{"node", "--watch", "x.js"}, unpinned: "--watch"},
+		{cmd: []string{"node", "--watch-path=.", "x.js"}, unpinned: "--watch-path"},
+		{cmd: []string{"node", "--run", "x.js"}, unpinned: "--run"},
+		{cmd: []string{"node", "--test", "--test-global-setup=setup.js", "x.js"}, unpinned: "--test-global-setup"},
 		{cmd: []string{"node"}, unpinned: "no script file"},
 		{cmd: []string{"node", "adir"}, unpinned: "not a regular file"},
 		{cmd: []string{"node", "missing.js"}, err: "missing.js"},

@@ -1,0 +1,121 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envTestSetup puts fake interpreters named progs on PATH and returns a
+// working directory holding a script for each.
+func envTestSetup(t *testing.T, progs ...string) string {
+	t.Helper()
+	fakeProgs(t, progs...)
+	work := t.TempDir()
+	for _, f := range []string{"x.js", "x.py", "x.pl", "x.rb", "x.php", "x.ts", "x.sh", "x.fish"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}
+
+// envOf is a server's env from names and values.
+func envOf(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+var nodeJS = []string{"node", "x.js"}
+
+// node (and npx, which runs node): NODE_OPTIONS read with node's option
+// checks, and the variables that load code at node's start.
+func TestEnvNode(t *testing.T) {
+	work := envTestSetup(t, "node", "npx")
+	checkLaunchCases(t, work, []launchCase{
+		// NODE_OPTIONS is read word by word, as node splits it (blanks,
+		// double quotes, backslashes inside them), with node's own option
+		// names (underscores are dashes).
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--max-old-space-size=4096 -r /tmp/evil.js"), unpinned: "`-r`"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--import=/tmp/evil.mjs"), unpinned: "--import"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--loader ./hook.mjs"), unpinned: "--loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental-loader=./hook.mjs"), unpinned: "--experimental-loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental_loader=./hook.mjs"), unpinned: "--experimental_loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", `"--re\quire" "/tmp/my evil.js"`), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", `--im"port" x.mjs`), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--env-file=.env"), unpinned: "--env-file"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental-config-file=node.json"), unpinned: "--experimental-config-file"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--openssl-config=/tmp/evil.cnf"), unpinned: "--openssl-config"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--snapshot-blob /tmp/snap.blob"), unpinned: "--snapshot-blob"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--watch"), unpinned: "--watch"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps --title=srv --no-warnings"), script: "x.js"},
+		{cmd: nodeJS, env: envOf("NODE_COMPILE_CACHE", "/tmp/cache"), unpinned: "NODE_COMPILE_CACHE"},
+		{cmd: nodeJS, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		// Limits, not refused: where require looks, and the REPL module
+		// (node never starts its REPL for a script).
+		{cmd: nodeJS, env: envOf("NODE_PATH", "/opt/lib", "NODE_REPL_EXTERNAL_MODULE", "/tmp/repl.js", "NODE_EXTRA_CA_CERTS", "/etc/ca.pem"), script: "x.js"},
+		// npx runs node, and node runs the package.
+		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
+		// One program's variables mean nothing to another.
+		{cmd: nodeJS, env: envOf("PYTHONINSPECT", "1", "BASH_ENV", "/tmp/x.sh", "PERL5OPT", "-MEvil", "RUBYOPT", "-revil"), script: "x.js"},
+	})
+}
+
+// An approved `node server.js` whose configured env gains
+// NODE_OPTIONS=--require: node and the script are unchanged and approved,
+// but the new configuration is not started (the running one keeps
+// serving, its last error naming the variable), and a manager that starts
+// with it (a daemon restart) leaves the server unavailable.
+func TestNodeOptionsInEnvNotStarted(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "preloaded")
+	// Stands in for node: runs the fake server, and shows whether it was
+	// started with NODE_OPTIONS set.
+	nodeBin := filepath.Join(dir, "node")
+	if err := os.WriteFile(nodeBin, []byte("#!/bin/sh\n[ -n \"$NODE_OPTIONS\" ] && touch "+marker+"\nexec "+fakeBin+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "server.js")
+	if err := os.WriteFile(script, []byte("// approved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fake("nodesrv")
+	cfg.Command, cfg.Args, cfg.Cwd = nodeBin, []string{"server.js"}, dir
+	l, err := ResolveLaunch(cfg, nil)
+	if err != nil || l.Unpinned != "" || l.Script == "" {
+		t.Fatalf("resolve: %v %q; script %q", err, l.Unpinned, l.Script)
+	}
+	a := &approvals{exec: map[string]bool{fileSum(t, nodeBin): true}, scripts: map[string]bool{l.ScriptSHA256: true}}
+	m, _ := newTestManager(t, Options{VerifyLaunch: a.verify})
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "nodesrv")
+
+	evil := cfg
+	evil.Env = map[string]string{"NODE_OPTIONS": "--require " + filepath.Join(dir, "evil.js")}
+	m.Apply(context.Background(), []ServerConfig{evil})
+	st := waitFor(t, m, "nodesrv", 20*time.Second, "the new configuration refused", func(s Status) bool {
+		return strings.Contains(s.LastError, "NODE_OPTIONS")
+	})
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "not applied") {
+		t.Errorf("last error %q; want the new configuration refused, the previous one serving", st.LastError)
+	}
+
+	m2, _ := newTestManager(t, Options{VerifyLaunch: a.verify})
+	m2.Apply(context.Background(), []ServerConfig{evil})
+	st = waitFor(t, m2, "nodesrv", 20*time.Second, "unavailable", func(s Status) bool { return s.State == StateUnavailable })
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "NODE_OPTIONS") {
+		t.Errorf("last error %q; want the refusal to name NODE_OPTIONS", st.LastError)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("node was started with NODE_OPTIONS")
+	}
+}
