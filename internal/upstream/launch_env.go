@@ -75,6 +75,25 @@ var envRules = map[string][]envRule{
 		// providers and engines (shared libraries).
 		{name: "OPENSSL_CONF"},
 	},
+	"python": {
+		// Any value, "0" too: python checks it again when the script
+		// ends and then reads its stdin, where clawd writes requests, as
+		// code.
+		{name: "PYTHONINSPECT", does: "makes %s read its stdin (clawd's requests) as code once the script ends"},
+		{name: "PYTHONPYCACHEPREFIX", does: codeCache},
+	},
+	"perl": {
+		{name: "PERL5OPT", opts: eachWord(perlOptRefusal)},
+		{name: "PERL5DB", does: "is code %s's debugger runs"},
+	},
+	"ruby": {
+		{name: "RUBYOPT", opts: rubyOptRefusal},
+	},
+	// An ini file can auto_prepend_file (or append) any script.
+	"php": {
+		{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
+		{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
+	},
 }
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
@@ -197,4 +216,47 @@ func nodeSpelling(a string) string {
 		a += "=" + value
 	}
 	return a
+}
+
+// perlOptRefusal says why PERL5OPT word w loads code, or "". perl takes
+// each word (its leading "-" optional) for switches; of those it allows
+// there, -M and -m load a module and -d the debugger (or a Devel::
+// module), and -I, -D and -C take the rest of the word as their value.
+func perlOptRefusal(w string) string {
+	s := strings.TrimPrefix(w, "-")
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 'M', 'm', 'd':
+			return fmt.Sprintf("`%s` makes perl load a module (or its debugger) before the script; remove it", w)
+		case 'I', 'D', 'C':
+			return ""
+		}
+	}
+	return ""
+}
+
+// rubyOptRefusal says why RUBYOPT's words load code, or "": -r requires a
+// library before the script. ruby reads each word (since 3.4 its leading
+// "-" optional) as a group of switches, up to one that takes a value: -I
+// and -E take the rest of the word, or the next word.
+func rubyOptRefusal(words []string) string {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if strings.HasPrefix(w, "--") {
+			continue // --enable, --disable, --encoding, --yjit...
+		}
+		s := strings.TrimPrefix(w, "-")
+		for j := 0; j < len(s); j++ {
+			if s[j] == 'r' {
+				return fmt.Sprintf("`%s` makes ruby require a library before the script; remove it", w)
+			}
+			if s[j] == 'I' || s[j] == 'E' {
+				if j == len(s)-1 {
+					i++ // -I DIR
+				}
+				break
+			}
+		}
+	}
+	return ""
 }

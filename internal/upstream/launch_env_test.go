@@ -70,6 +70,61 @@ func TestEnvNode(t *testing.T) {
 	})
 }
 
+// python: the variables that make it read code from stdin or load compiled
+// code from elsewhere; the search paths are a documented limit.
+func TestEnvPython(t *testing.T) {
+	work := envTestSetup(t, "python3")
+	checkLaunchCases(t, work, []launchCase{
+		// python: PYTHONINSPECT makes python read stdin (clawd's requests)
+		// as code once the script ends, whatever its value.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "1"), unpinned: "PYTHONINSPECT"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONHOME", "/opt/py", "PYTHONSTARTUP", "/tmp/s.py",
+			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", ""), script: "x.py"},
+	})
+}
+
+// perl: the options it reads from PERL5OPT that load modules or the
+// debugger, and the debugger's code.
+func TestEnvPerl(t *testing.T) {
+	work := envTestSetup(t, "perl")
+	checkLaunchCases(t, work, []launchCase{
+		// perl reads -[CDIMUdmtwW] from PERL5OPT, a leading "-" optional.
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-MEvil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-w -mEvil"), unpinned: "`-mEvil`"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "MEvil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-wd:Evil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5DB", "BEGIN { system 'x' }"), unpinned: "PERL5DB"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-w -CSDA -I/opt/lib/Mod", "PERL5LIB", "/opt/lib"), script: "x.pl"},
+	})
+}
+
+// ruby: -r (a library required before the script) in RUBYOPT.
+func TestEnvRuby(t *testing.T) {
+	work := envTestSetup(t, "ruby")
+	checkLaunchCases(t, work, []launchCase{
+		// ruby reads -r (and others) from RUBYOPT, a leading "-" optional
+		// since Ruby 3.4.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-r/tmp/evil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-w -r evil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-wrevil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "rubygems"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W0 -Eutf-8 --disable-gems -I /usr/lib/ruby/r", "RUBYLIB", "/opt/lib"), script: "x.rb"},
+	})
+}
+
+// php: the ini files, which can auto_prepend_file any script.
+func TestEnvPHP(t *testing.T) {
+	work := envTestSetup(t, "php")
+	checkLaunchCases(t, work, []launchCase{
+		// php: an ini file can auto_prepend_file any script.
+		{cmd: []string{"php", "x.php"}, env: envOf("PHPRC", "/tmp/php.ini"), unpinned: "PHPRC"},
+		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ":/tmp/ini"), unpinned: "PHP_INI_SCAN_DIR"},
+		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ""), script: "x.php"},
+	})
+}
+
 // An approved `node server.js` whose configured env gains
 // NODE_OPTIONS=--require: node and the script are unchanged and approved,
 // but the new configuration is not started (the running one keeps
