@@ -94,7 +94,35 @@ var envRules = map[string][]envRule{
 		{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
 		{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
 	},
+	// The shells, by what each reads for a script (not interactive; clawd
+	// refuses -i): bash BASH_ENV, and the functions it imports; sh and ash
+	// (and ksh88) ENV in some versions; zsh .zshenv in ZDOTDIR (else HOME);
+	// fish its config and conf.d files under XDG_CONFIG_HOME (else HOME)
+	// and vendor_conf.d under the XDG data directories; csh and tcsh
+	// ~/.cshrc (~/.tcshrc). sh may be bash. PS4 is expanded, command
+	// substitutions included, for every traced command.
+	"bash": {bashEnv, bashFunc, ps4},
+	"sh":   {bashEnv, bashFunc, shEnv, ps4},
+	"ash":  {shEnv, ps4},
+	"ksh":  {shEnv, ps4},
+	"dash": {ps4},
+	"mksh": {ps4},
+	"yash": {ps4},
+	"zsh":  {{name: "ZDOTDIR", does: startupFile}, {name: "HOME", does: startupFile}, ps4},
+	"fish": {
+		{name: "XDG_CONFIG_HOME", does: startupFile}, {name: "XDG_DATA_HOME", does: startupFile},
+		{name: "XDG_DATA_DIRS", does: startupFile}, {name: "HOME", does: startupFile},
+	},
+	"csh":  {{name: "HOME", does: startupFile}},
+	"tcsh": {{name: "HOME", does: startupFile}},
 }
+
+var (
+	bashEnv  = envRule{name: "BASH_ENV", does: startupFile}
+	bashFunc = envRule{name: "BASH_FUNC_*", does: "defines a function %s runs in place of a command the script calls"}
+	shEnv    = envRule{name: "ENV", does: startupFile}
+	ps4      = envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}
+)
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
 // named (configured command, resolved executable) names: npx runs node;

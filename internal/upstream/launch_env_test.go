@@ -125,6 +125,48 @@ func TestEnvPHP(t *testing.T) {
 	})
 }
 
+// The shells: the startup files (and code) they read for a script.
+func TestEnvShells(t *testing.T) {
+	work := envTestSetup(t, "bash", "sh", "dash", "ash", "ksh", "mksh", "yash", "zsh", "fish", "csh", "tcsh")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_FUNC_ls%%", "() { evil; }"), unpinned: "BASH_FUNC_ls%%"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"ash", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"ksh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"zsh", "x.sh"}, env: envOf("ZDOTDIR", "/tmp/evil"), unpinned: "ZDOTDIR"},
+		{cmd: []string{"zsh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"fish", "x.fish"}, env: envOf("XDG_CONFIG_HOME", "/tmp/evil"), unpinned: "XDG_CONFIG_HOME"},
+		{cmd: []string{"fish", "x.fish"}, env: envOf("XDG_DATA_DIRS", "/tmp/evil"), unpinned: "XDG_DATA_DIRS"},
+		{cmd: []string{"tcsh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"csh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		// ENV is read by dash, mksh, yash and bash for interactive shells
+		// only (clawd refuses -i); BASH_ENV and HOME mean nothing to dash.
+		{cmd: []string{"dash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "BASH_ENV", "/tmp/x.sh", "HOME", "/tmp"), script: "x.sh"},
+		{cmd: []string{"mksh", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
+		{cmd: []string{"yash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "HOME", "/tmp", "PATH", "/usr/bin"), script: "x.sh"},
+	})
+}
+
+// The rules follow the program the command resolves to when its own name
+// is not one clawd knows (a link named otherwise).
+func TestEnvRulesFollowTheResolvedProgram(t *testing.T) {
+	dir := fakeProgs(t, "zsh")
+	if err := os.Symlink(filepath.Join(dir, "zsh"), filepath.Join(dir, "myshell")); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "x.sh"), []byte("true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"myshell", "x.sh"}, env: map[string]string{"ZDOTDIR": "/tmp/evil"}, unpinned: "ZDOTDIR"},
+	})
+}
+
 // An approved `node server.js` whose configured env gains
 // NODE_OPTIONS=--require: node and the script are unchanged and approved,
 // but the new configuration is not started (the running one keeps
