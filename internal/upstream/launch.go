@@ -344,12 +344,20 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		foreignCode: []string{"-e", "-E", "-", "-n", "-p", "-a", "-r"},
 	},
 	"deno": {
-		withValue:   []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
-		foreignCode: []string{"-", "--eval"},
+		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
+		// --preload (--import, --require) loads modules first; --watch
+		// and --watch-hmr run the files again when they change, unchecked.
+		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr"},
 	},
 	"bun": {
-		withValue:   []string{"--cwd", "--config", "-c", "--env-file", "--tsconfig-override"},
-		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "-"},
+		withValue: []string{"--env-file", "--tsconfig-override"},
+		// --require and --import are --preload; --hot and --watch reload
+		// changed files, unchecked; a config file (bunfig.toml) can
+		// preload modules; --cwd makes bun read FILE from another
+		// directory than the one clawd pinned it in. Also read in
+		// BUN_OPTIONS (launch_env.go).
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
+			"--hot", "--watch", "-c", "--config", "--cwd"},
 	},
 	"lua": {
 		// -l loads a module from the search path; luajit's -j loads a

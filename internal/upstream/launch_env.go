@@ -94,6 +94,18 @@ var envRules = map[string][]envRule{
 		{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
 		{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
 	},
+	"deno": {
+		// Compiled code and the remote modules a script imports.
+		{name: "DENO_DIR", does: codeCache},
+		{name: "DENO_TSC_BIN", does: "names a program %s runs to type-check"},
+	},
+	"bun": {
+		{name: "BUN_OPTIONS", opts: eachWord(bunOptRefusal)},
+		// Newer bun applies the NODE_OPTIONS flags it implements,
+		// --require and --import among them.
+		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
+		{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
+	},
 	// The shells, by what each reads for a script (not interactive; clawd
 	// refuses -i): bash BASH_ENV, and the functions it imports; sh and ash
 	// (and ksh88) ENV in some versions; zsh .zshenv in ZDOTDIR (else HOME);
@@ -244,6 +256,15 @@ func nodeSpelling(a string) string {
 		a += "=" + value
 	}
 	return a
+}
+
+// bunOptRefusal is nodeOptRefusal for bun's options (BUN_OPTIONS).
+func bunOptRefusal(w string) string {
+	name, _, _ := strings.Cut(w, "=")
+	if contains(interpreterOpts["bun"].foreignCode, name) {
+		return fmt.Sprintf("`%s` makes bun load or run code clawd cannot pin; remove it", w)
+	}
+	return ""
 }
 
 // perlOptRefusal says why PERL5OPT word w loads code, or "". perl takes

@@ -125,6 +125,26 @@ func TestEnvPHP(t *testing.T) {
 	})
 }
 
+// deno and bun: the variables that load code or compiled code.
+func TestEnvDenoBun(t *testing.T) {
+	work := envTestSetup(t, "deno", "bun")
+	checkLaunchCases(t, work, []launchCase{
+		// deno: its cache holds compiled code and remote modules; a
+		// type-checker binary runs for --check.
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_DIR", "/tmp/deno"), unpinned: "DENO_DIR"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_TSC_BIN", "/tmp/tsc"), unpinned: "DENO_TSC_BIN"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_V8_FLAGS", "--max-old-space-size=512", "DENO_NO_UPDATE_CHECK", "1"), script: "x.ts"},
+		// bun: BUN_OPTIONS is read like bun's options; the transpiler cache.
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--preload ./evil.ts"), unpinned: "BUN_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", `"-r" evil.ts`), unpinned: "BUN_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("NODE_OPTIONS", "--import ./evil.ts"), unpinned: "NODE_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--hot"), unpinned: "--hot"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--cwd=/tmp/elsewhere"), unpinned: "--cwd"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "/tmp/pile"), unpinned: "BUN_RUNTIME_TRANSPILER_CACHE_PATH"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--smol", "BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0"), script: "x.ts"},
+	})
+}
+
 // The shells: the startup files (and code) they read for a script.
 func TestEnvShells(t *testing.T) {
 	work := envTestSetup(t, "bash", "sh", "dash", "ash", "ksh", "mksh", "yash", "zsh", "fish", "csh", "tcsh")
