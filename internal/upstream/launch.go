@@ -27,10 +27,13 @@ import (
 //     option is the script file; it must be an existing regular file, whose
 //     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
 //     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
+//     --watch, --openssl-config..., with underscores read as dashes;
 //     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
 //     stdin) is refused (Unpinned). An option clawd does not know that
 //     takes a separate value makes that value be taken for the script.
-//   - deno run [options] FILE and bun [run] FILE: as above; a URL is refused.
+//   - deno run [options] FILE and bun [run] FILE: as above; a URL is
+//     refused, and so are --preload, --watch, bun's --hot, --config and
+//     --cwd.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file); -e, --restore, --args,
 //     --file and --debugger are refused.
@@ -44,9 +47,18 @@ import (
 //   - dotnet [exec] [host options] FILE.dll (or .exe): FILE is pinned. An
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
-//   - lua's LUA_INIT*, R's R_PROFILE*/R_ENVIRON*, dotnet's
-//     DOTNET_STARTUP_HOOKS, DOTNET_ADDITIONAL_DEPS and
-//     CORECLR_ENABLE_PROFILING in the server's env are refused.
+//   - A variable in the server's configured env that makes the program
+//     load or run code besides the pinned file is refused (launch_env.go,
+//     envRules): an option variable's code-loading options (NODE_OPTIONS,
+//     BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r, the JVM's option
+//     variables), startup files and their directories (BASH_ENV, ENV for
+//     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
+//     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
+//     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
+//     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
+//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, dotnet's startup
+//     hooks and profiler. npx gets node's rules. Module search paths
+//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
@@ -67,9 +79,11 @@ import (
 // program loads or starts by itself (node's require of sibling files,
 // python imports, a shell script's `source`, a binary that execs another,
 // the jars a jar's manifest or -cp names, the assemblies and the
-// .runtimeconfig.json and .deps.json beside a dll, R's .Rprofile) is not
-// pinned, nor are the variables of clawd's own environment that the
-// server inherits.
+// .runtimeconfig.json and .deps.json beside a dll, R's .Rprofile, the
+// modules a search path variable leads to, the startup files a shell reads
+// from the system or the user's own home) is not pinned, nor are the
+// variables of clawd's own environment that the server inherits: whoever
+// sets those can load code into clawd itself.
 type Launch struct {
 	// Command is the configured command and arguments, for messages.
 	Command []string

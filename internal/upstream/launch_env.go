@@ -101,8 +101,8 @@ var envRules = map[string][]envRule{
 	},
 	"bun": {
 		{name: "BUN_OPTIONS", opts: eachWord(bunOptRefusal)},
-		// Newer bun applies the NODE_OPTIONS flags it implements,
-		// --require and --import among them.
+		// Bun is being taught to apply the NODE_OPTIONS flags it
+		// implements, --require and --import among them.
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
 		{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
 	},
@@ -111,8 +111,8 @@ var envRules = map[string][]envRule{
 	// (and ksh88) ENV in some versions; zsh .zshenv in ZDOTDIR (else HOME);
 	// fish its config and conf.d files under XDG_CONFIG_HOME (else HOME)
 	// and vendor_conf.d under the XDG data directories; csh and tcsh
-	// ~/.cshrc (~/.tcshrc). sh may be bash. PS4 is expanded, command
-	// substitutions included, for every traced command.
+	// ~/.cshrc (~/.tcshrc). sh may be bash. PS4 is expanded for every
+	// traced command, its command substitutions run by bash and ksh.
 	"bash": {bashEnv, bashFunc, ps4},
 	"sh":   {bashEnv, bashFunc, shEnv, ps4},
 	"ash":  {shEnv, ps4},
