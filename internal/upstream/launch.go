@@ -27,10 +27,13 @@ import (
 //     option is the script file; it must be an existing regular file, whose
 //     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
 //     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
+//     --watch, --openssl-config..., with underscores read as dashes;
 //     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
 //     stdin) is refused (Unpinned). An option clawd does not know that
 //     takes a separate value makes that value be taken for the script.
-//   - deno run [options] FILE and bun [run] FILE: as above; a URL is refused.
+//   - deno run [options] FILE and bun [run] FILE: as above; a URL is
+//     refused, and so are --preload, --watch, bun's --hot, --config and
+//     --cwd.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file); -e, --restore, --args,
 //     --file and --debugger are refused.
@@ -44,9 +47,18 @@ import (
 //   - dotnet [exec] [host options] FILE.dll (or .exe): FILE is pinned. An
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
-//   - lua's LUA_INIT*, R's R_PROFILE*/R_ENVIRON*, dotnet's
-//     DOTNET_STARTUP_HOOKS, DOTNET_ADDITIONAL_DEPS and
-//     CORECLR_ENABLE_PROFILING in the server's env are refused.
+//   - A variable in the server's configured env that makes the program
+//     load or run code besides the pinned file is refused (launch_env.go,
+//     envRules): an option variable's code-loading options (NODE_OPTIONS,
+//     BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r, the JVM's option
+//     variables), startup files and their directories (BASH_ENV, ENV for
+//     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
+//     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
+//     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
+//     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
+//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, dotnet's startup
+//     hooks and profiler. npx gets node's rules. Module search paths
+//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
@@ -67,9 +79,11 @@ import (
 // program loads or starts by itself (node's require of sibling files,
 // python imports, a shell script's `source`, a binary that execs another,
 // the jars a jar's manifest or -cp names, the assemblies and the
-// .runtimeconfig.json and .deps.json beside a dll, R's .Rprofile) is not
-// pinned, nor are the variables of clawd's own environment that the
-// server inherits.
+// .runtimeconfig.json and .deps.json beside a dll, R's .Rprofile, the
+// modules a search path variable leads to, the startup files a shell reads
+// from the system or the user's own home) is not pinned, nor are the
+// variables of clawd's own environment that the server inherits: whoever
+// sets those can load code into clawd itself.
 type Launch struct {
 	// Command is the configured command and arguments, for messages.
 	Command []string
@@ -160,10 +174,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, err
 	}
 	l.Exec = exe
-	name := progName(cfg.Command)
+	name, exeName := progName(cfg.Command), progName(exe)
 	kind := launcherKind(name)
 	if kind == "" {
-		kind = launcherKind(progName(exe))
+		kind = launcherKind(exeName)
 	}
 	args := cfg.Args
 	switch kind {
@@ -171,7 +185,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		if l.Unpinned = envRefusal(kind, name, env); l.Unpinned == "" {
+			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		}
 		return l, nil
 	case "fetcher":
 		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
@@ -210,7 +226,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		script, why = findScript(kind, args)
 	}
 	if why == "" {
-		why = envRefusal(kind, name, env)
+		why = envRefusal(kind, name, env, name, exeName)
 	}
 	if why != "" {
 		l.Unpinned = why
@@ -318,9 +334,16 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 	"node": {
 		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
 		// An env file or a config file may set NODE_OPTIONS (or
-		// "nodeOptions") to --require or --import a module of its choice.
+		// "nodeOptions") to --require or --import a module of its choice;
+		// OpenSSL's configuration can load shared libraries; a snapshot
+		// blob holds code; a policy can redirect modules; --watch runs
+		// the file again when it changes, unchecked; --run runs a
+		// package.json script; the test runner loads its setup module and
+		// reporters. Also read in NODE_OPTIONS (launch_env.go).
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
-			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file"},
+			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
+			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
+			"--test-global-setup", "--test-reporter"},
 	},
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
@@ -335,12 +358,20 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		foreignCode: []string{"-e", "-E", "-", "-n", "-p", "-a", "-r"},
 	},
 	"deno": {
-		withValue:   []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
-		foreignCode: []string{"-", "--eval"},
+		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
+		// --preload (--import, --require) loads modules first; --watch
+		// and --watch-hmr run the files again when they change, unchecked.
+		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr"},
 	},
 	"bun": {
-		withValue:   []string{"--cwd", "--config", "-c", "--env-file", "--tsconfig-override"},
-		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "-"},
+		withValue: []string{"--env-file", "--tsconfig-override"},
+		// --require and --import are --preload; --hot and --watch reload
+		// changed files, unchecked; a config file (bunfig.toml) can
+		// preload modules; --cwd makes bun read FILE from another
+		// directory than the one clawd pinned it in. Also read in
+		// BUN_OPTIONS (launch_env.go).
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
+			"--hot", "--watch", "-c", "--config", "--cwd"},
 	},
 	"lua": {
 		// -l loads a module from the search path; luajit's -j loads a
@@ -359,7 +390,10 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 func findScript(kind string, args []string) (string, string) {
 	opts := interpreterOpts[kind]
 	for i := 0; i < len(args); i++ {
-		a := args[i]
+		orig, a := args[i], args[i]
+		if kind == "node" {
+			a = nodeSpelling(a)
+		}
 		if a == "--" {
 			if i+1 < len(args) {
 				return args[i+1], ""
@@ -371,7 +405,7 @@ func findScript(kind string, args []string) (string, string) {
 			runsCode, valueNext = shortCluster(a, opts.withValue, opts.foreignCode, kind != "shell")
 		}
 		if runsCode {
-			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+			return "", foreignCodeMsg(orig)
 		}
 		if valueNext {
 			i++ // "-uW ignore": the cluster's last option takes the next argument
@@ -382,7 +416,7 @@ func findScript(kind string, args []string) (string, string) {
 		}
 		if strings.Contains(a, "=") {
 			if name, _, _ := strings.Cut(a, "="); contains(opts.foreignCode, name) {
-				return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+				return "", foreignCodeMsg(orig)
 			}
 			continue
 		}
@@ -391,6 +425,12 @@ func findScript(kind string, args []string) (string, string) {
 		}
 	}
 	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+}
+
+// foreignCodeMsg says that option a makes the interpreter run code other
+// than the script file.
+func foreignCodeMsg(a string) string {
+	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
 }
 
 // shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),

@@ -2,14 +2,14 @@ package upstream
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 )
 
 // The rules for java, dotnet and Rscript, whose command lines findScript
 // cannot read (a main class or an SDK command is not a file; Rscript takes
-// any argument not starting with "--" for its file), and the variables of
-// a server's env that make a runtime load code from elsewhere.
+// any argument not starting with "--" for its file). The variables of a
+// server's env that make a runtime load code from elsewhere are in
+// launch_env.go.
 
 // javaValueOpts are the java launcher's options whose value is the next
 // argument (java.c's IsWhiteSpaceOption), less those refused below and
@@ -145,7 +145,7 @@ func rscriptTarget(args []string) (string, string) {
 		name, _, _ := strings.Cut(a, "=")
 		switch {
 		case a == "-e" || contains(rscriptForeign, name):
-			return "", fmt.Sprintf("`%s` makes the interpreter run code other than a script file, which clawd cannot pin; put the code in a file and run that", a)
+			return "", foreignCodeMsg(a)
 		case strings.HasPrefix(a, "--"):
 		case a == "-":
 			return "", "`-` makes R read its code from stdin, which clawd cannot pin; name the script file"
@@ -154,50 +154,4 @@ func rscriptTarget(args []string) (string, string) {
 		}
 	}
 	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
-}
-
-// codeEnv are, per rule, the variables that make the runtime load or run
-// code besides the pinned file: refused when set in the server's env. The
-// JVM's option variables are read like java's options instead (javaEnv).
-var codeEnv = map[string][]string{
-	"dotnet": {"DOTNET_STARTUP_HOOKS", "DOTNET_ADDITIONAL_DEPS", "CORECLR_ENABLE_PROFILING"},
-	"lua":    {"LUA_INIT", "LUA_INIT_5_1", "LUA_INIT_5_2", "LUA_INIT_5_3", "LUA_INIT_5_4", "LUA_INIT_5_5"},
-	// Sourced at R's start, or files of variables that may name them.
-	"rscript": {"R_PROFILE", "R_PROFILE_USER", "R_ENVIRON", "R_ENVIRON_USER"},
-}
-
-// javaEnv are the variables whose options the java launcher or the JVM
-// add to the command's.
-var javaEnv = []string{"JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"}
-
-// envRefusal says why the server's env (not clawd's own, which the child
-// also inherits) makes program name, of the given kind, run code clawd
-// cannot pin, or "".
-func envRefusal(kind, name string, env map[string]string) string {
-	for k, v := range env {
-		if kind == "java" && envNameIn(k, javaEnv) {
-			// Quotes group words in these variables; a quoted option
-			// is checked without them.
-			for _, tok := range strings.Fields(strings.NewReplacer(`"`, " ", `'`, " ").Replace(v)) {
-				if why := javaOptRefusal(tok); why != "" {
-					return fmt.Sprintf("the server's env sets %s, whose option %s", k, why)
-				}
-			}
-		}
-		if envNameIn(k, codeEnv[kind]) && v != "" && v != "0" {
-			return fmt.Sprintf("the server's env sets %s, which makes %s load code clawd cannot pin before or beside the file it pins; remove it from the env", k, name)
-		}
-	}
-	return ""
-}
-
-// envNameIn reports whether variable k is one of names (in any case on
-// Windows, as its environment is).
-func envNameIn(k string, names []string) bool {
-	for _, n := range names {
-		if k == n || (runtime.GOOS == "windows" && strings.EqualFold(k, n)) {
-			return true
-		}
-	}
-	return false
 }

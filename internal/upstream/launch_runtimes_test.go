@@ -73,6 +73,9 @@ func TestResolveLaunchRuntimes(t *testing.T) {
 		{cmd: []string{"java", "-jar", "server.jar"}, env: map[string]string{"JDK_JAVA_OPTIONS": "-Xmx1g @/tmp/opts"}, unpinned: "JDK_JAVA_OPTIONS"},
 		{cmd: []string{"java", "-jar", "server.jar"}, env: map[string]string{"_JAVA_OPTIONS": `"-agentpath:/opt/a b.so"`}, unpinned: "_JAVA_OPTIONS"},
 		{cmd: []string{"java", "Srv.java"}, env: map[string]string{"JDK_JAVA_OPTIONS": "--module-path=/mods"}, unpinned: "--module-path"},
+		// Quotes join what they touch, as the launcher and the JVM read them.
+		{cmd: []string{"java", "-jar", "server.jar"}, env: map[string]string{"JAVA_TOOL_OPTIONS": "-java''agent:/opt/a.jar"}, unpinned: "JAVA_TOOL_OPTIONS"},
+		{cmd: []string{"java", "-jar", "server.jar"}, env: map[string]string{"JDK_JAVA_OPTIONS": `-agent"path:/opt/a.so"`}, unpinned: "JDK_JAVA_OPTIONS"},
 
 		// dotnet FILE.dll and dotnet exec [options] FILE.dll.
 		{cmd: []string{"dotnet", "app.dll", "--stdio"}, script: "app.dll"},

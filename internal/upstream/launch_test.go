@@ -170,6 +170,19 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"node", "--env-file=.env", "x.js"}, unpinned: "--env-file"},
 		{cmd: []string{"node", "--env-file", ".env", "x.js"}, unpinned: "--env-file"},
 		{cmd: []string{"node", "--experimental-config-file", "node.config.json", "x.js"}, unpinned: "--experimental-config-file"},
+		// Node reads underscores in an option's name as dashes.
+		{cmd: []string{"node", "--experimental_loader=./hook.mjs", "x.js"}, unpinned: "--experimental_loader"},
+		{cmd: []string{"node", "--env_file", ".env", "x.js"}, unpinned: "--env_file"},
+		{cmd: []string{"node", "--max_old_space_size=512", "--enable_source_maps", "x.js"}, script: "x.js"},
+		// OpenSSL's config can load libraries; a snapshot holds code; a
+		// watched file runs again once changed; --run runs a package
+		// script.
+		{cmd: []string{"node", "--openssl-config=/tmp/o.cnf", "x.js"}, unpinned: "--openssl-config"},
+		{cmd: []string{"node", "--snapshot-blob", "snap.blob", "x.js"}, unpinned: "--snapshot-blob"},
+		{cmd: []string{"node", "--watch", "x.js"}, unpinned: "--watch"},
+		{cmd: []string{"node", "--watch-path=.", "x.js"}, unpinned: "--watch-path"},
+		{cmd: []string{"node", "--run", "x.js"}, unpinned: "--run"},
+		{cmd: []string{"node", "--test", "--test-global-setup=setup.js", "x.js"}, unpinned: "--test-global-setup"},
 		{cmd: []string{"node"}, unpinned: "no script file"},
 		{cmd: []string{"node", "adir"}, unpinned: "not a regular file"},
 		{cmd: []string{"node", "missing.js"}, err: "missing.js"},
@@ -197,6 +210,18 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"deno", "run", "https://example.com/x.ts"}, unpinned: "from the network"},
 		{cmd: []string{"deno", "eval", "1"}, unpinned: "deno run"},
 		{cmd: []string{"bun", "run", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "--smol", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "--preload", "./p.ts", "x.ts"}, unpinned: "--preload"},
+		{cmd: []string{"bun", "--require=./p.ts", "x.ts"}, unpinned: "--require"},
+		{cmd: []string{"bun", "--hot", "x.ts"}, unpinned: "--hot"},
+		{cmd: []string{"bun", "run", "--watch", "x.ts"}, unpinned: "--watch"},
+		{cmd: []string{"bun", "-c", "bunfig.toml", "x.ts"}, unpinned: "`-c`"},
+		// bun would read x.ts from that directory, not the one pinned.
+		{cmd: []string{"bun", "--cwd", "/tmp", "x.ts"}, unpinned: "--cwd"},
+		{cmd: []string{"deno", "run", "--preload=./p.ts", "x.ts"}, unpinned: "--preload"},
+		{cmd: []string{"deno", "run", "--import", "./p.ts", "x.ts"}, unpinned: "--import"},
+		{cmd: []string{"deno", "run", "--watch", "x.ts"}, unpinned: "--watch"},
+		{cmd: []string{"deno", "run", "--watch-hmr=.", "x.ts"}, unpinned: "--watch-hmr"},
 		{cmd: []string{"bun", "x", "pkg"}, unpinned: "`bun x`"},
 		{cmd: []string{"uvx", "mcp-server-git"}, unpinned: "cannot pin"},
 		{cmd: []string{"pnpm", "dlx", "pkg"}, unpinned: "cannot pin"},

@@ -225,12 +225,15 @@ func TestServerEverythingStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// The spy is preloaded through NODE_OPTIONS in clawd's own environment,
+	// which the server inherits: approval refuses `node --import` (code
+	// from outside the pinned script), and so NODE_OPTIONS=--import in the
+	// server's env; clawd's own environment is not checked (whoever sets
+	// it can load code into clawd itself; docs/upstreams.md).
+	e.Extra = append(e.Extra, "NODE_OPTIONS=--import=file://"+spy)
 	cs := dialStdio(t, e, dial{era: eras[0], opts: watchTools()})
-	// The spy is preloaded through NODE_OPTIONS: approval refuses `node
-	// --import` (code from outside the pinned script), and NODE_OPTIONS is
-	// configuration clawd does not pin (docs/upstreams.md).
 	e.MustRun("mcp", "add", "everything", "--stdio", "--connect-timeout", "120", "--env", "SPY_STDIN_LOG="+stdinLog,
-		"--env", "NODE_OPTIONS=--import=file://"+spy, "--", "node", script, "stdio")
+		"--", "node", script, "stdio")
 	row := waitServerWithin(t, e.Env, npmWait, "everything", func(s map[string]any) bool { return s["last_status"] == "unavailable" })
 	if msg, _ := row["last_error"].(string); !strings.Contains(msg, nodePath) ||
 		!strings.Contains(msg, "clawd mcp allow --server everything --sha256 "+sum) {

@@ -1,0 +1,238 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envTestSetup puts fake interpreters named progs on PATH and returns a
+// working directory holding a script for each.
+func envTestSetup(t *testing.T, progs ...string) string {
+	t.Helper()
+	fakeProgs(t, progs...)
+	work := t.TempDir()
+	for _, f := range []string{"x.js", "x.py", "x.pl", "x.rb", "x.php", "x.ts", "x.sh", "x.fish"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return work
+}
+
+// envOf is a server's env from names and values.
+func envOf(kv ...string) map[string]string {
+	m := map[string]string{}
+	for i := 0; i < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return m
+}
+
+var nodeJS = []string{"node", "x.js"}
+
+// node (and npx, which runs node): NODE_OPTIONS read with node's option
+// checks, and the variables that load code at node's start.
+func TestEnvNode(t *testing.T) {
+	work := envTestSetup(t, "node", "npx")
+	checkLaunchCases(t, work, []launchCase{
+		// NODE_OPTIONS is read word by word, as node splits it (blanks,
+		// double quotes, backslashes inside them), with node's own option
+		// names (underscores are dashes).
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--max-old-space-size=4096 -r /tmp/evil.js"), unpinned: "`-r`"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--import=/tmp/evil.mjs"), unpinned: "--import"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--loader ./hook.mjs"), unpinned: "--loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental-loader=./hook.mjs"), unpinned: "--experimental-loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental_loader=./hook.mjs"), unpinned: "--experimental_loader"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", `"--re\quire" "/tmp/my evil.js"`), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", `--im"port" x.mjs`), unpinned: "NODE_OPTIONS"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--env-file=.env"), unpinned: "--env-file"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--experimental-config-file=node.json"), unpinned: "--experimental-config-file"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--openssl-config=/tmp/evil.cnf"), unpinned: "--openssl-config"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--snapshot-blob /tmp/snap.blob"), unpinned: "--snapshot-blob"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--watch"), unpinned: "--watch"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps --title=srv --no-warnings"), script: "x.js"},
+		{cmd: nodeJS, env: envOf("NODE_COMPILE_CACHE", "/tmp/cache"), unpinned: "NODE_COMPILE_CACHE"},
+		{cmd: nodeJS, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		// Limits, not refused: where require looks, and the REPL module
+		// (node never starts its REPL for a script).
+		{cmd: nodeJS, env: envOf("NODE_PATH", "/opt/lib", "NODE_REPL_EXTERNAL_MODULE", "/tmp/repl.js", "NODE_EXTRA_CA_CERTS", "/etc/ca.pem"), script: "x.js"},
+		// npx runs node, and node runs the package.
+		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
+		// One program's variables mean nothing to another.
+		{cmd: nodeJS, env: envOf("PYTHONINSPECT", "1", "BASH_ENV", "/tmp/x.sh", "PERL5OPT", "-MEvil", "RUBYOPT", "-revil"), script: "x.js"},
+	})
+}
+
+// python: the variables that make it read code from stdin or load compiled
+// code from elsewhere; the search paths are a documented limit.
+func TestEnvPython(t *testing.T) {
+	work := envTestSetup(t, "python3")
+	checkLaunchCases(t, work, []launchCase{
+		// python: PYTHONINSPECT makes python read stdin (clawd's requests)
+		// as code once the script ends, whatever its value.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "1"), unpinned: "PYTHONINSPECT"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONHOME", "/opt/py", "PYTHONSTARTUP", "/tmp/s.py",
+			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", ""), script: "x.py"},
+	})
+}
+
+// perl: the options it reads from PERL5OPT that load modules or the
+// debugger, and the debugger's code.
+func TestEnvPerl(t *testing.T) {
+	work := envTestSetup(t, "perl")
+	checkLaunchCases(t, work, []launchCase{
+		// perl reads -[CDIMUdmtwW] from PERL5OPT, a leading "-" optional.
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-MEvil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-w -mEvil"), unpinned: "`-mEvil`"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "MEvil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-wd:Evil"), unpinned: "PERL5OPT"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5DB", "BEGIN { system 'x' }"), unpinned: "PERL5DB"},
+		{cmd: []string{"perl", "x.pl"}, env: envOf("PERL5OPT", "-w -CSDA -I/opt/lib/Mod", "PERL5LIB", "/opt/lib"), script: "x.pl"},
+	})
+}
+
+// ruby: -r (a library required before the script) in RUBYOPT.
+func TestEnvRuby(t *testing.T) {
+	work := envTestSetup(t, "ruby")
+	checkLaunchCases(t, work, []launchCase{
+		// ruby reads -r (and others) from RUBYOPT, a leading "-" optional
+		// since Ruby 3.4.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-r/tmp/evil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-w -r evil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-wrevil"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "rubygems"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W0 -Eutf-8 --disable-gems -I /usr/lib/ruby/r", "RUBYLIB", "/opt/lib"), script: "x.rb"},
+	})
+}
+
+// php: the ini files, which can auto_prepend_file any script.
+func TestEnvPHP(t *testing.T) {
+	work := envTestSetup(t, "php")
+	checkLaunchCases(t, work, []launchCase{
+		// php: an ini file can auto_prepend_file any script.
+		{cmd: []string{"php", "x.php"}, env: envOf("PHPRC", "/tmp/php.ini"), unpinned: "PHPRC"},
+		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ":/tmp/ini"), unpinned: "PHP_INI_SCAN_DIR"},
+		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ""), script: "x.php"},
+	})
+}
+
+// deno and bun: the variables that load code or compiled code.
+func TestEnvDenoBun(t *testing.T) {
+	work := envTestSetup(t, "deno", "bun")
+	checkLaunchCases(t, work, []launchCase{
+		// deno: its cache holds compiled code and remote modules; a
+		// type-checker binary runs for --check.
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_DIR", "/tmp/deno"), unpinned: "DENO_DIR"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_TSC_BIN", "/tmp/tsc"), unpinned: "DENO_TSC_BIN"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_V8_FLAGS", "--max-old-space-size=512", "DENO_NO_UPDATE_CHECK", "1"), script: "x.ts"},
+		// bun: BUN_OPTIONS is read like bun's options; the transpiler cache.
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--preload ./evil.ts"), unpinned: "BUN_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", `"-r" evil.ts`), unpinned: "BUN_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("NODE_OPTIONS", "--import ./evil.ts"), unpinned: "NODE_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--hot"), unpinned: "--hot"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--cwd=/tmp/elsewhere"), unpinned: "--cwd"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "/tmp/pile"), unpinned: "BUN_RUNTIME_TRANSPILER_CACHE_PATH"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--smol", "BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0"), script: "x.ts"},
+	})
+}
+
+// The shells: the startup files (and code) they read for a script.
+func TestEnvShells(t *testing.T) {
+	work := envTestSetup(t, "bash", "sh", "dash", "ash", "ksh", "mksh", "yash", "zsh", "fish", "csh", "tcsh")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_FUNC_ls%%", "() { evil; }"), unpinned: "BASH_FUNC_ls%%"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"ash", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"ksh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
+		{cmd: []string{"zsh", "x.sh"}, env: envOf("ZDOTDIR", "/tmp/evil"), unpinned: "ZDOTDIR"},
+		{cmd: []string{"zsh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"fish", "x.fish"}, env: envOf("XDG_CONFIG_HOME", "/tmp/evil"), unpinned: "XDG_CONFIG_HOME"},
+		{cmd: []string{"fish", "x.fish"}, env: envOf("XDG_DATA_DIRS", "/tmp/evil"), unpinned: "XDG_DATA_DIRS"},
+		{cmd: []string{"tcsh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"csh", "x.sh"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		// ENV is read by dash, mksh, yash and bash for interactive shells
+		// only (clawd refuses -i); BASH_ENV and HOME mean nothing to dash.
+		{cmd: []string{"dash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "BASH_ENV", "/tmp/x.sh", "HOME", "/tmp"), script: "x.sh"},
+		{cmd: []string{"mksh", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
+		{cmd: []string{"yash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "HOME", "/tmp", "PATH", "/usr/bin"), script: "x.sh"},
+	})
+}
+
+// The rules follow the program the command resolves to when its own name
+// is not one clawd knows (a link named otherwise).
+func TestEnvRulesFollowTheResolvedProgram(t *testing.T) {
+	dir := fakeProgs(t, "zsh")
+	if err := os.Symlink(filepath.Join(dir, "zsh"), filepath.Join(dir, "myshell")); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "x.sh"), []byte("true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"myshell", "x.sh"}, env: map[string]string{"ZDOTDIR": "/tmp/evil"}, unpinned: "ZDOTDIR"},
+	})
+}
+
+// An approved `node server.js` whose configured env gains
+// NODE_OPTIONS=--require: node and the script are unchanged and approved,
+// but the new configuration is not started (the running one keeps
+// serving, its last error naming the variable), and a manager that starts
+// with it (a daemon restart) leaves the server unavailable.
+func TestNodeOptionsInEnvNotStarted(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "preloaded")
+	// Stands in for node: runs the fake server, and shows whether it was
+	// started with NODE_OPTIONS set.
+	nodeBin := filepath.Join(dir, "node")
+	if err := os.WriteFile(nodeBin, []byte("#!/bin/sh\n[ -n \"$NODE_OPTIONS\" ] && touch "+marker+"\nexec "+fakeBin+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "server.js")
+	if err := os.WriteFile(script, []byte("// approved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fake("nodesrv")
+	cfg.Command, cfg.Args, cfg.Cwd = nodeBin, []string{"server.js"}, dir
+	l, err := ResolveLaunch(cfg, nil)
+	if err != nil || l.Unpinned != "" || l.Script == "" {
+		t.Fatalf("resolve: %v %q; script %q", err, l.Unpinned, l.Script)
+	}
+	a := &approvals{exec: map[string]bool{fileSum(t, nodeBin): true}, scripts: map[string]bool{l.ScriptSHA256: true}}
+	m, _ := newTestManager(t, Options{VerifyLaunch: a.verify})
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "nodesrv")
+
+	evil := cfg
+	evil.Env = map[string]string{"NODE_OPTIONS": "--require " + filepath.Join(dir, "evil.js")}
+	m.Apply(context.Background(), []ServerConfig{evil})
+	st := waitFor(t, m, "nodesrv", 20*time.Second, "the new configuration refused", func(s Status) bool {
+		return strings.Contains(s.LastError, "NODE_OPTIONS")
+	})
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "not applied") {
+		t.Errorf("last error %q; want the new configuration refused, the previous one serving", st.LastError)
+	}
+
+	m2, _ := newTestManager(t, Options{VerifyLaunch: a.verify})
+	m2.Apply(context.Background(), []ServerConfig{evil})
+	st = waitFor(t, m2, "nodesrv", 20*time.Second, "unavailable", func(s Status) bool { return s.State == StateUnavailable })
+	if !strings.Contains(st.LastError, "supply_chain_unverified") || !strings.Contains(st.LastError, "NODE_OPTIONS") {
+		t.Errorf("last error %q; want the refusal to name NODE_OPTIONS", st.LastError)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("node was started with NODE_OPTIONS")
+	}
+}
