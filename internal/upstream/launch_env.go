@@ -42,8 +42,7 @@ const (
 )
 
 // envRules are the rules per program: by rule name for most runtimes, by
-// program name for the shells and for ruby, perl and php, whose rules
-// differ (see envRuleKeys).
+// program name for the shells, whose rules differ (see envRuleKeys).
 var envRules = map[string][]envRule{
 	// The launcher's and the JVM's option variables, read like java's
 	// options.
@@ -138,13 +137,13 @@ var (
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
 // named (configured command, resolved executable) names: npx runs node;
-// a shell or ruby/perl/php takes the rules of both names (`sh` may be bash,
-// a link named otherwise may be zsh).
+// a shell takes the rules of both names (`sh` may be bash, a link named
+// otherwise may be zsh).
 func envRuleKeys(kind string, names ...string) []string {
 	switch kind {
 	case "npx":
 		return []string{"node"}
-	case "shell", "script":
+	case "shell":
 		var keys []string
 		for _, n := range names {
 			if launcherKind(n) == kind && !contains(keys, n) {
