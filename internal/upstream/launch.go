@@ -354,7 +354,9 @@ type optTable struct {
 // interpreterOpts are the option tables, per rule.
 var interpreterOpts = map[string]optTable{
 	"node": {
-		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
+		// --inspect-port (--debug-port) only sets the port the inspector
+		// uses once something activates it.
+		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--debug-port", "--input-type"},
 		// An env file or a config file may set NODE_OPTIONS (or
 		// "nodeOptions") to --require or --import a module of its choice;
 		// OpenSSL's configuration can load shared libraries; a snapshot
@@ -365,7 +367,8 @@ var interpreterOpts = map[string]optTable{
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
 			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
 			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
-			"--test-global-setup", "--test-reporter"},
+			"--test-global-setup", "--test-reporter",
+			"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-brk-node"},
 	},
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
@@ -412,10 +415,12 @@ var interpreterOpts = map[string]optTable{
 		checkValue: map[string]func(string) string{"-d": phpIniRefusal, "--define": phpIniRefusal},
 	},
 	"deno": {
-		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
+		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file"},
 		// --preload (--import, --require) loads modules first; --watch
-		// and --watch-hmr run the files again when they change, unchecked.
-		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr"},
+		// and --watch-hmr run the files again when they change, unchecked;
+		// --inspect* open the debugger (their address only ever after "=").
+		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
 	},
 	"bun": {
 		withValue: []string{"--env-file", "--tsconfig-override"},
@@ -425,7 +430,8 @@ var interpreterOpts = map[string]optTable{
 		// directory than the one clawd pinned it in. Also read in
 		// BUN_OPTIONS (launch_env.go).
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
-			"--hot", "--watch", "-c", "--config", "--cwd"},
+			"--hot", "--watch", "-c", "--config", "--cwd",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
 	},
 	"lua": {
 		// -l loads a module from the search path; luajit's -j loads a
@@ -500,6 +506,9 @@ func findScript(kind string, args []string) (string, string) {
 // foreignCodeMsg says that option a makes the interpreter run code other
 // than the script file.
 func foreignCodeMsg(a string) string {
+	if strings.HasPrefix(nodeSpelling(a), "--inspect") {
+		return fmt.Sprintf("`%s` opens a debugger port through which any local process (any host, given another address) can run code in the server, which clawd cannot pin; drop it", a)
+	}
 	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
 }
 

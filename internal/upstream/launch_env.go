@@ -104,6 +104,10 @@ var envRules = map[string][]envRule{
 		// implements, --require and --import among them.
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
 		{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
+		// The inspector its editor integrations start: BUN_INSPECT listens
+		// (for a debugger that can run code in it), BUN_INSPECT_CONNECT_TO
+		// dials out to one, BUN_INSPECT_PRELOAD preloads a module.
+		{name: "BUN_INSPECT*", does: "starts %s's debugger (or preloads a module), through which code clawd cannot pin runs in the server"},
 	},
 	// The shells, by what each reads for a script (not interactive; clawd
 	// refuses -i): bash BASH_ENV, and the functions it imports; sh and ash

@@ -246,6 +246,7 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"tcsh", "x.sh"}, script: "x.sh"},
 	}
 	cases = append(cases, scriptOptionCases...)
+	cases = append(cases, inspectorCases...)
 	t.Setenv("npm_config_cache", t.TempDir())
 	checkLaunchCases(t, work, cases)
 	// The floating spec's fix suggests the version installed here when
@@ -662,4 +663,24 @@ var scriptOptionCases = []launchCase{
 	{cmd: []string{"php", "-d", "memory_limit=512M", "-ddisplay_errors", "-n", "x.php"}, script: "x.php"},
 	{cmd: []string{"php", "-f", "x.php", "--", "arg"}, script: "x.php"},
 	{cmd: []string{"php", "-q", "x.php"}, script: "x.php"},
+}
+
+// inspectorCases: node's, deno's and bun's --inspect, --inspect-brk and
+// --inspect-wait open a debugger port any local process (any host, with a
+// non-loopback address) can attach to and run code in the server.
+// node's --inspect-port (and its alias --debug-port) only sets the port
+// for a later activation and takes a separate value.
+var inspectorCases = []launchCase{
+	{cmd: []string{"node", "--inspect", "x.js"}, unpinned: "`--inspect`"},
+	{cmd: []string{"node", "--inspect=0.0.0.0:9229", "x.js"}, unpinned: "--inspect"},
+	{cmd: []string{"node", "--inspect-brk", "x.js"}, unpinned: "--inspect-brk"},
+	{cmd: []string{"node", "--inspect-wait=9230", "x.js"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"node", "--inspect_brk", "x.js"}, unpinned: "--inspect_brk"},
+	{cmd: []string{"node", "--inspect-port", "9230", "--debug-port", "9231", "x.js"}, script: "x.js"},
+	{cmd: []string{"deno", "run", "--inspect", "x.ts"}, unpinned: "--inspect"},
+	{cmd: []string{"deno", "run", "--inspect-brk=127.0.0.1:9229", "x.ts"}, unpinned: "--inspect-brk"},
+	{cmd: []string{"deno", "run", "--inspect-wait", "x.ts"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"bun", "--inspect", "x.ts"}, unpinned: "--inspect"},
+	{cmd: []string{"bun", "run", "--inspect-wait=localhost:4000/p", "x.ts"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"bun", "--inspect-brk", "x.ts"}, unpinned: "--inspect-brk"},
 }
