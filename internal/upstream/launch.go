@@ -182,6 +182,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	args := cfg.Args
 	switch kind {
 	case "":
+		l.Unpinned = envRefusal(kind, name, env)
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"

@@ -182,6 +182,24 @@ func TestEnvShells(t *testing.T) {
 	})
 }
 
+// Every program, whatever its command (a plain executable too, and the
+// fetchers and wrappers, refused anyway): the dynamic loader's preload and
+// audit libraries, and glibc's gconv modules, are code loaded into it.
+// Library search paths are a limit, not refused.
+func TestEnvEveryProgram(t *testing.T) {
+	work := envTestSetup(t, "mytool", "node", "python3", "npx")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"mytool", "--stdio"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"mytool"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
+		{cmd: []string{"mytool"}, env: envOf("DYLD_INSERT_LIBRARIES", "/tmp/evil.dylib"), unpinned: "DYLD_INSERT_LIBRARIES"},
+		{cmd: []string{"mytool"}, env: envOf("GCONV_PATH", "/tmp/gconv"), unpinned: "GCONV_PATH"},
+		{cmd: nodeJS, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
+		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"mytool"}, env: envOf("LD_PRELOAD", "", "LD_LIBRARY_PATH", "/opt/lib", "DYLD_LIBRARY_PATH", "/opt/lib", "PATH", "/usr/bin")},
+	})
+}
+
 // The rules follow the program the command resolves to when its own name
 // is not one clawd knows (a link named otherwise).
 func TestEnvRulesFollowTheResolvedProgram(t *testing.T) {
