@@ -25,15 +25,23 @@ import (
 //   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
 //     ksh, ruby, perl, php, lua, luajit: the first argument that is not an
 //     option is the script file; it must be an existing regular file, whose
-//     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
-//     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
-//     --watch, --openssl-config..., with underscores read as dashes;
-//     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
-//     stdin) is refused (Unpinned). An option clawd does not know that
-//     takes a separate value makes that value be taken for the script.
+//     SHA-256 is pinned (Script, ScriptSHA256); php -f FILE names it too.
+//     Each program's options are read with its own table
+//     (interpreterOpts). An option that makes the interpreter run code
+//     from elsewhere, or look the file up elsewhere than where clawd
+//     pinned it, is refused (Unpinned): node -e/-p/-r/--import/--loader,
+//     --watch, --openssl-config..., with underscores read as dashes, and
+//     --inspect/--inspect-brk/--inspect-wait (a debugger port anyone
+//     local can run code through); python -c/-m; a shell's -c/-s; perl
+//     -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S; php -r, -B/-R/-F/-E,
+//     -a, -c, -z, -S/-t and -d with a key that loads code
+//     (auto_prepend_file, extension...); lua -e/-l; "-" for stdin. Values
+//     attached to a one-letter option (perl -CSDA, -i.bak) are not read as
+//     more options. An option clawd does not know that takes a separate
+//     value makes that value be taken for the script.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is
-//     refused, and so are --preload, --watch, bun's --hot, --config and
-//     --cwd.
+//     refused, and so are --preload, --watch, --inspect*, bun's --hot,
+//     --config and --cwd.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file); -e, --restore, --args,
 //     --file and --debugger are refused.
@@ -56,9 +64,12 @@ import (
 //     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, dotnet's startup
-//     hooks and profiler. npx gets node's rules. Module search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...) pass.
+//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, bun's
+//     BUN_INSPECT*, dotnet's startup hooks and profiler. npx gets node's
+//     rules. For every command, a plain executable too: LD_PRELOAD,
+//     LD_AUDIT, DYLD_INSERT_LIBRARIES and GCONV_PATH. Search paths
+//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
+//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
