@@ -25,15 +25,23 @@ import (
 //   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
 //     ksh, ruby, perl, php, lua, luajit: the first argument that is not an
 //     option is the script file; it must be an existing regular file, whose
-//     SHA-256 is pinned (Script, ScriptSHA256). An option that makes the
-//     interpreter run code from elsewhere (node -e/-p/-r/--import/--loader,
-//     --watch, --openssl-config..., with underscores read as dashes;
-//     python -c/-m, a shell's -c/-s, ruby/perl/lua -e, lua -l, "-" for
-//     stdin) is refused (Unpinned). An option clawd does not know that
-//     takes a separate value makes that value be taken for the script.
+//     SHA-256 is pinned (Script, ScriptSHA256); php -f FILE names it too.
+//     Each program's options are read with its own table
+//     (interpreterOpts). An option that makes the interpreter run code
+//     from elsewhere, or look the file up elsewhere than where clawd
+//     pinned it, is refused (Unpinned): node -e/-p/-r/--import/--loader,
+//     --watch, --openssl-config..., with underscores read as dashes, and
+//     --inspect/--inspect-brk/--inspect-wait (a debugger port anyone
+//     local can run code through); python -c/-m; a shell's -c/-s; perl
+//     -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S; php -r, -B/-R/-F/-E,
+//     -a, -c, -z, -S/-t and -d with a key that loads code
+//     (auto_prepend_file, extension...); lua -e/-l; "-" for stdin. Values
+//     attached to a one-letter option (perl -CSDA, -i.bak) are not read as
+//     more options. An option clawd does not know that takes a separate
+//     value makes that value be taken for the script.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is
-//     refused, and so are --preload, --watch, bun's --hot, --config and
-//     --cwd.
+//     refused, and so are --preload, --watch, --inspect*, bun's --hot,
+//     --config and --cwd.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file); -e, --restore, --args,
 //     --file and --debugger are refused.
@@ -56,9 +64,12 @@ import (
 //     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, dotnet's startup
-//     hooks and profiler. npx gets node's rules. Module search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...) pass.
+//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, bun's
+//     BUN_INSPECT*, dotnet's startup hooks and profiler. npx gets node's
+//     rules. For every command, a plain executable too: LD_PRELOAD,
+//     LD_AUDIT, DYLD_INSERT_LIBRARIES and GCONV_PATH. Search paths
+//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
+//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
@@ -182,6 +193,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	args := cfg.Args
 	switch kind {
 	case "":
+		l.Unpinned = envRefusal(kind, name, env)
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
@@ -287,7 +299,7 @@ func launcherKind(name string) string {
 	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh":
 		return "shell"
 	case "ruby", "perl", "php":
-		return "script"
+		return name
 	case "deno":
 		return "deno"
 	case "bun":
@@ -327,12 +339,36 @@ func launcherKind(name string) string {
 	return ""
 }
 
-// interpreterOpts are, per rule, the options that take the next argument
-// as their value, and those that make the interpreter run code other than
-// the script file (refused).
-var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
+// optTable is how an interpreter reads its options before the script.
+type optTable struct {
+	// withValue take a value: the rest of a one-letter group ("-Idir"),
+	// else the next argument.
+	withValue []string
+	// restValue are one-letter options whose optional value is only ever
+	// the rest of the group (perl -i.bak, -CSDA, -xDIR): never the next
+	// argument, and not read as more options.
+	restValue []string
+	// digitValue are one-letter options whose value is the octal digits
+	// after them (or x and hex digits); the group goes on after those
+	// (perl -l0ne is -l0 -n -e).
+	digitValue []string
+	// scriptValue take the script as their value (php -f FILE).
+	scriptValue []string
+	// foreignCode make the interpreter run code other than the script
+	// file, or look the file up elsewhere than where clawd pinned it:
+	// refused.
+	foreignCode []string
+	// checkValue says, per option with a value, why that value makes the
+	// interpreter run code clawd cannot pin, or "".
+	checkValue map[string]func(v string) string
+}
+
+// interpreterOpts are the option tables, per rule.
+var interpreterOpts = map[string]optTable{
 	"node": {
-		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--input-type"},
+		// --inspect-port (--debug-port) only sets the port the inspector
+		// uses once something activates it.
+		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--debug-port", "--input-type"},
 		// An env file or a config file may set NODE_OPTIONS (or
 		// "nodeOptions") to --require or --import a module of its choice;
 		// OpenSSL's configuration can load shared libraries; a snapshot
@@ -343,7 +379,8 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
 			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
 			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
-			"--test-global-setup", "--test-reporter"},
+			"--test-global-setup", "--test-reporter",
+			"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-brk-node"},
 	},
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
@@ -353,15 +390,49 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		withValue:   []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
 		foreignCode: []string{"-c", "-s", "-", "-i"},
 	},
-	"script": {
-		withValue:   []string{"-I", "-C", "-d", "-x"},
-		foreignCode: []string{"-e", "-E", "-", "-n", "-p", "-a", "-r"},
+	// perlrun: -M/-m load a module before the script (-M-Foo too: "no
+	// Foo" loads Foo), -d the debugger (PERL5DB) or a Devel:: module,
+	// -F's pattern is put into the code perl runs, -S looks the script up
+	// on PATH rather than where clawd pinned it. -x runs the pinned file
+	// from its #!perl line; with a directory, perl changes to it after
+	// opening the file. -n/-p/-a wrap the script's own code in a loop.
+	"perl": {
+		withValue:   []string{"-I"},
+		restValue:   []string{"-C", "-D", "-i", "-x", "-V"},
+		digitValue:  []string{"-0", "-l"},
+		foreignCode: []string{"-e", "-E", "-M", "-m", "-d", "-F", "-S"},
+	},
+	// ruby(1): -C/-X DIR and -xDIR change directory before the script is
+	// read, so another file than the pinned one would run; -S looks it up
+	// on PATH; -r requires a library first. -n/-p/-a wrap the script's own
+	// code in a loop over its input.
+	"ruby": {
+		withValue:   []string{"-I", "-E", "--enable", "--disable", "--encoding", "--external-encoding", "--internal-encoding"},
+		restValue:   []string{"-F", "-W", "-T", "-i"},
+		digitValue:  []string{"-0"},
+		foreignCode: []string{"-e", "-r", "-C", "-X", "-S", "--require"},
+		checkValue:  map[string]func(string) string{"-x": rubyXRefusal},
+	},
+	// php -h: -c/--php-ini reads another ini file (it can set
+	// auto_prepend_file), -z loads a zend extension, -r/-B/-R/-F/-E run
+	// code given on the command line (or a file per input line), -a is the
+	// interactive shell, -S/-t the built-in web server, which runs any
+	// file of its document root. -d's value is checked (phpIniRefusal).
+	"php": {
+		withValue:   []string{"-d", "--define", "--rf", "--rc", "--re", "--rz", "--ri"},
+		scriptValue: []string{"-f", "--file"},
+		foreignCode: []string{"-a", "--interactive", "-c", "--php-ini", "-z", "--zend-extension",
+			"-r", "--run", "-B", "--process-begin", "-R", "--process-code", "-F", "--process-file",
+			"-E", "--process-end", "-S", "--server", "-t", "--docroot"},
+		checkValue: map[string]func(string) string{"-d": phpIniRefusal, "--define": phpIniRefusal},
 	},
 	"deno": {
-		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file", "--inspect"},
+		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file"},
 		// --preload (--import, --require) loads modules first; --watch
-		// and --watch-hmr run the files again when they change, unchecked.
-		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr"},
+		// and --watch-hmr run the files again when they change, unchecked;
+		// --inspect* open the debugger (their address only ever after "=").
+		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
 	},
 	"bun": {
 		withValue: []string{"--env-file", "--tsconfig-override"},
@@ -371,7 +442,8 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 		// directory than the one clawd pinned it in. Also read in
 		// BUN_OPTIONS (launch_env.go).
 		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
-			"--hot", "--watch", "-c", "--config", "--cwd"},
+			"--hot", "--watch", "-c", "--config", "--cwd",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
 	},
 	"lua": {
 		// -l loads a module from the search path; luajit's -j loads a
@@ -383,10 +455,10 @@ var interpreterOpts = map[string]struct{ withValue, foreignCode []string }{
 // findScript returns the script argument of an interpreter's arguments, or
 // why there is none clawd can pin. Options in --name=value form are
 // skipped; the known value options skip their value; an option that runs
-// other code is refused. An unknown option without "=" is taken to stand
-// alone; if it in fact takes a value, the value is taken for the script,
-// which then either does not exist (refused) or is a file the approval
-// names, so the user sees it.
+// other code is refused, and so is a value its check refuses. An unknown
+// option without "=" is taken to stand alone; if it in fact takes a value,
+// the value is taken for the script, which then either does not exist
+// (refused) or is a file the approval names, so the user sees it.
 func findScript(kind string, args []string) (string, string) {
 	opts := interpreterOpts[kind]
 	for i := 0; i < len(args); i++ {
@@ -400,28 +472,44 @@ func findScript(kind string, args []string) (string, string) {
 			}
 			break
 		}
-		runsCode, valueNext := a == "-" || contains(opts.foreignCode, a), false
-		if !runsCode && len(a) > 2 && a[0] == '-' && a[1] != '-' {
-			runsCode, valueNext = shortCluster(a, opts.withValue, opts.foreignCode, kind != "shell")
-		}
-		if runsCode {
+		if a == "-" || contains(opts.foreignCode, a) {
 			return "", foreignCodeMsg(orig)
 		}
-		if valueNext {
-			i++ // "-uW ignore": the cluster's last option takes the next argument
-			continue
-		}
-		if !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
-			return a, ""
-		}
-		if strings.Contains(a, "=") {
-			if name, _, _ := strings.Cut(a, "="); contains(opts.foreignCode, name) {
+		// opt takes value (attached), or the next argument when next.
+		opt, value, next := "", "", false
+		switch {
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			var code bool
+			code, opt, value, next = shortCluster(a, opts, kind != "shell")
+			if code {
 				return "", foreignCodeMsg(orig)
 			}
-			continue
+		case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+"):
+			return a, ""
+		case strings.Contains(a, "="):
+			opt, value, _ = strings.Cut(a, "=")
+			if contains(opts.foreignCode, opt) {
+				return "", foreignCodeMsg(orig)
+			}
+		case contains(opts.withValue, a) || contains(opts.scriptValue, a):
+			opt, next = a, true
+		default:
+			opt = a // an option alone: -x
 		}
-		if contains(opts.withValue, a) {
+		if next {
+			if i+1 == len(args) {
+				break
+			}
 			i++
+			value = args[i]
+		}
+		if contains(opts.scriptValue, opt) {
+			return value, ""
+		}
+		if check := opts.checkValue[opt]; check != nil {
+			if why := check(value); why != "" {
+				return "", why
+			}
 		}
 	}
 	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
@@ -430,29 +518,87 @@ func findScript(kind string, args []string) (string, string) {
 // foreignCodeMsg says that option a makes the interpreter run code other
 // than the script file.
 func foreignCodeMsg(a string) string {
+	if strings.HasPrefix(nodeSpelling(a), "--inspect") {
+		return fmt.Sprintf("`%s` opens a debugger port through which any local process (any host, given another address) can run code in the server, which clawd cannot pin; drop it", a)
+	}
 	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
 }
 
 // shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),
 // as the interpreters do: letter by letter until one takes a value, which
-// is the rest of the group (attached) or, at its end, the next argument.
-// A shell's options never take an attached value: every letter counts, and
-// one that takes a value takes the next argument. It reports whether a
-// letter makes the interpreter run other code, and whether the next
-// argument is a value.
-func shortCluster(a string, withValue, foreignCode []string, attached bool) (runsCode, valueNext bool) {
+// is the rest of the group (attached) or, at its end and unless the option
+// is a restValue one, the next argument. A shell's options never take an
+// attached value: every letter counts, and one that takes a value takes
+// the next argument. It reports whether a letter makes the interpreter run
+// other code, else the option that took a value, the value when attached,
+// and whether the value is the next argument.
+func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, value string, valueNext bool) {
 	for i := 1; i < len(a); i++ {
 		o := "-" + a[i:i+1]
 		switch {
-		case contains(foreignCode, o):
-			return true, false
-		case contains(withValue, o) && attached:
-			return false, i == len(a)-1
-		case contains(withValue, o):
-			valueNext = true
+		case contains(t.foreignCode, o):
+			return true, "", "", false
+		case !attached:
+			if contains(t.withValue, o) {
+				opt, valueNext = o, true
+			}
+		case contains(t.restValue, o):
+			return false, o, a[i+1:], false
+		case contains(t.digitValue, o):
+			i += digitsAt(a[i+1:])
+		case contains(t.withValue, o) || contains(t.scriptValue, o):
+			if i == len(a)-1 {
+				return false, o, "", true
+			}
+			return false, o, a[i+1:], false
+		case t.checkValue[o] != nil:
+			// An option alone whose attached value is checked (ruby -xDIR).
+			return false, o, a[i+1:], false
 		}
 	}
-	return false, valueNext
+	return false, opt, "", valueNext
+}
+
+// digitsAt is the length of the octal number (or x and a hex number) s
+// starts with.
+func digitsAt(s string) int {
+	n, digits := 0, "01234567"
+	if strings.HasPrefix(s, "x") || strings.HasPrefix(s, "X") {
+		n, digits = 1, "0123456789abcdefABCDEF"
+	}
+	for n < len(s) && strings.IndexByte(digits, s[n]) >= 0 {
+		n++
+	}
+	return n
+}
+
+// rubyXRefusal refuses ruby's -xDIR: ruby changes to DIR before it reads
+// the script, so the file it runs is not the one clawd pinned.
+func rubyXRefusal(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return fmt.Sprintf("`-x%s` makes ruby change to %s before it reads the script, so another file than the one clawd pins would run; drop the directory (plain -x), and set the server's working directory instead", dir, dir)
+}
+
+// phpCodeKeys are the ini settings that make php load or run code besides
+// the script: a script run before or after it, an extension and the
+// directory extensions are loaded from, a preload script or header, a
+// cache of compiled code, and the command mail() runs.
+var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension", "zend_extension", "extension_dir",
+	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path"}
+
+// phpIniRefusal says why php's -d KEY[=VALUE] makes php load code clawd
+// cannot pin, or "". Settings that only tune (memory_limit,
+// display_errors...) pass, and so does include_path, a search path like
+// the other runtimes' (a documented limit).
+func phpIniRefusal(v string) string {
+	key, _, _ := strings.Cut(v, "=")
+	key = strings.ToLower(strings.TrimSpace(key))
+	if contains(phpCodeKeys, key) {
+		return fmt.Sprintf("`-d %s` makes php load or run code besides the script, which clawd cannot pin; drop it (put what the server needs in the script)", strings.TrimSpace(v))
+	}
+	return ""
 }
 
 func contains(list []string, s string) bool {

@@ -39,12 +39,29 @@ const (
 	loadsCode   = "makes %s load code clawd cannot pin before or beside the file it pins"
 	startupFile = "names a startup file (or its directory) that %s runs before the script"
 	codeCache   = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
+	preloadLib  = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
 )
 
+// allPrograms is the envRules key whose rules apply to every stdio
+// server's command.
+const allPrograms = "*"
+
 // envRules are the rules per program: by rule name for most runtimes, by
-// program name for the shells and for ruby, perl and php, whose rules
-// differ (see envRuleKeys).
+// program name for the shells, whose rules differ (see envRuleKeys).
 var envRules = map[string][]envRule{
+	// Every program, whatever its command (allPrograms): libraries the
+	// dynamic loader loads into it before its own code runs (glibc's
+	// LD_PRELOAD and LD_AUDIT, macOS's DYLD_INSERT_LIBRARIES), and
+	// glibc's character-conversion modules, shared libraries iconv loads
+	// from GCONV_PATH. The loaders' search paths (LD_LIBRARY_PATH,
+	// DYLD_LIBRARY_PATH...) only change where a library the program asks
+	// for is found: a limit, like the runtimes' module paths.
+	allPrograms: {
+		{name: "LD_PRELOAD", does: preloadLib},
+		{name: "LD_AUDIT", does: preloadLib},
+		{name: "DYLD_INSERT_LIBRARIES", does: preloadLib},
+		{name: "GCONV_PATH", does: "names where %s's C library loads character-conversion modules (shared libraries) from"},
+	},
 	// The launcher's and the JVM's option variables, read like java's
 	// options.
 	"java": {
@@ -105,6 +122,10 @@ var envRules = map[string][]envRule{
 		// implements, --require and --import among them.
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
 		{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
+		// The inspector its editor integrations start: BUN_INSPECT listens
+		// (for a debugger that can run code in it), BUN_INSPECT_CONNECT_TO
+		// dials out to one, BUN_INSPECT_PRELOAD preloads a module.
+		{name: "BUN_INSPECT*", does: "starts %s's debugger (or preloads a module), through which code clawd cannot pin runs in the server"},
 	},
 	// The shells, by what each reads for a script (not interactive; clawd
 	// refuses -i): bash BASH_ENV, and the functions it imports; sh and ash
@@ -138,13 +159,13 @@ var (
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
 // named (configured command, resolved executable) names: npx runs node;
-// a shell or ruby/perl/php takes the rules of both names (`sh` may be bash,
-// a link named otherwise may be zsh).
+// a shell takes the rules of both names (`sh` may be bash, a link named
+// otherwise may be zsh).
 func envRuleKeys(kind string, names ...string) []string {
 	switch kind {
 	case "npx":
 		return []string{"node"}
-	case "shell", "script":
+	case "shell":
 		var keys []string
 		for _, n := range names {
 			if launcherKind(n) == kind && !contains(keys, n) {
@@ -157,15 +178,16 @@ func envRuleKeys(kind string, names ...string) []string {
 }
 
 // envRefusal says why the server's env makes program name (of rule kind,
-// its configured and resolved names in names) run code clawd cannot pin,
-// or "". Only env, the server's own variables, is read.
+// "" for a plain executable; its configured and resolved names in names)
+// run code clawd cannot pin, or "": the rules for every program, then
+// those of its kind. Only env, the server's own variables, is read.
 func envRefusal(kind, name string, env map[string]string, names ...string) string {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, rk := range envRuleKeys(kind, names...) {
+	for _, rk := range append([]string{allPrograms}, envRuleKeys(kind, names...)...) {
 		for _, r := range envRules[rk] {
 			for _, k := range keys {
 				if v := env[k]; envNameMatches(k, r.name) {

@@ -57,6 +57,10 @@ func TestEnvNode(t *testing.T) {
 		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--openssl-config=/tmp/evil.cnf"), unpinned: "--openssl-config"},
 		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--snapshot-blob /tmp/snap.blob"), unpinned: "--snapshot-blob"},
 		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--watch"), unpinned: "--watch"},
+		// The inspector: a debugger port anyone local can run code through.
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--inspect"), unpinned: "--inspect"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--inspect-brk=0.0.0.0:9229"), unpinned: "--inspect-brk"},
+		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--inspect-port=9230"), script: "x.js"},
 		{cmd: nodeJS, env: envOf("NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps --title=srv --no-warnings"), script: "x.js"},
 		{cmd: nodeJS, env: envOf("NODE_COMPILE_CACHE", "/tmp/cache"), unpinned: "NODE_COMPILE_CACHE"},
 		{cmd: nodeJS, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
@@ -139,6 +143,13 @@ func TestEnvDenoBun(t *testing.T) {
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", `"-r" evil.ts`), unpinned: "BUN_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("NODE_OPTIONS", "--import ./evil.ts"), unpinned: "NODE_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--hot"), unpinned: "--hot"},
+		// bun's inspector, from BUN_OPTIONS or the variables its editor
+		// integrations set (BUN_INSPECT_CONNECT_TO dials out to a debugger,
+		// BUN_INSPECT_PRELOAD preloads a module).
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--inspect=0.0.0.0:6499"), unpinned: "--inspect"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_INSPECT", "ws://localhost:6499/x?wait=1"), unpinned: "BUN_INSPECT"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_INSPECT_CONNECT_TO", "unix:///tmp/d.sock"), unpinned: "BUN_INSPECT_CONNECT_TO"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_INSPECT_PRELOAD", "/tmp/evil.ts"), unpinned: "BUN_INSPECT_PRELOAD"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--cwd=/tmp/elsewhere"), unpinned: "--cwd"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "/tmp/pile"), unpinned: "BUN_RUNTIME_TRANSPILER_CACHE_PATH"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--smol", "BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0"), script: "x.ts"},
@@ -168,6 +179,24 @@ func TestEnvShells(t *testing.T) {
 		{cmd: []string{"mksh", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
 		{cmd: []string{"yash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
 		{cmd: []string{"bash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "HOME", "/tmp", "PATH", "/usr/bin"), script: "x.sh"},
+	})
+}
+
+// Every program, whatever its command (a plain executable too, and the
+// fetchers and wrappers, refused anyway): the dynamic loader's preload and
+// audit libraries, and glibc's gconv modules, are code loaded into it.
+// Library search paths are a limit, not refused.
+func TestEnvEveryProgram(t *testing.T) {
+	work := envTestSetup(t, "mytool", "node", "python3", "npx")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"mytool", "--stdio"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"mytool"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
+		{cmd: []string{"mytool"}, env: envOf("DYLD_INSERT_LIBRARIES", "/tmp/evil.dylib"), unpinned: "DYLD_INSERT_LIBRARIES"},
+		{cmd: []string{"mytool"}, env: envOf("GCONV_PATH", "/tmp/gconv"), unpinned: "GCONV_PATH"},
+		{cmd: nodeJS, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
+		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
+		{cmd: []string{"mytool"}, env: envOf("LD_PRELOAD", "", "LD_LIBRARY_PATH", "/opt/lib", "DYLD_LIBRARY_PATH", "/opt/lib", "PATH", "/usr/bin")},
 	})
 }
 

@@ -150,10 +150,10 @@ func TestResolveLaunchRules(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("fake interpreters are shell scripts")
 	}
-	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "mytool", "env", "nice", "sudo",
+	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "perl", "php", "mytool", "env", "nice", "sudo",
 		"fish", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace")
 	work := t.TempDir()
-	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb"} {
+	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb", "x.pl", "x.php"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -245,6 +245,8 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"fish", "-c", "npx -y pkg"}, unpinned: "`-c`"},
 		{cmd: []string{"tcsh", "x.sh"}, script: "x.sh"},
 	}
+	cases = append(cases, scriptOptionCases...)
+	cases = append(cases, inspectorCases...)
 	t.Setenv("npm_config_cache", t.TempDir())
 	checkLaunchCases(t, work, cases)
 	// The floating spec's fix suggests the version installed here when
@@ -589,4 +591,96 @@ func TestHashRefusesAFIFOAtOnce(t *testing.T) {
 			t.Fatal("hashing a FIFO blocked")
 		}
 	}
+}
+
+// scriptOptionCases are perl's, ruby's and php's options, each read with
+// its own table: what loads a module or a debugger, changes the directory
+// the script is looked up in, or runs code given on the command line is
+// refused; what only sets a value passes.
+var scriptOptionCases = []launchCase{
+	// perl: -M/-m load a module (-M-Foo too: "no Foo" loads it), -d the
+	// debugger or a Devel:: module, -F's pattern is put into the code it
+	// runs, -S looks the script up on PATH instead of where it was pinned.
+	{cmd: []string{"perl", "-MFoo", "x.pl"}, unpinned: "`-MFoo`"},
+	{cmd: []string{"perl", "-mFoo", "x.pl"}, unpinned: "`-mFoo`"},
+	{cmd: []string{"perl", "-M-Foo", "x.pl"}, unpinned: "`-M-Foo`"},
+	{cmd: []string{"perl", "-d:Foo", "x.pl"}, unpinned: "`-d:Foo`"},
+	{cmd: []string{"perl", "-dt", "x.pl"}, unpinned: "`-dt`"},
+	{cmd: []string{"perl", "-wd", "x.pl"}, unpinned: "`-wd`"},
+	{cmd: []string{"perl", "-E", "say 1"}, unpinned: "`-E`"},
+	{cmd: []string{"perl", "-F/(?{system 1})/", "-an", "x.pl"}, unpinned: "-F"},
+	{cmd: []string{"perl", "-S", "x.pl"}, unpinned: "`-S`"},
+	// -x still runs the pinned file (from its #!perl line); -xDIR opens
+	// it first, then changes directory. -I only adds a search path.
+	{cmd: []string{"perl", "-x", "x.pl"}, script: "x.pl"},
+	{cmd: []string{"perl", "-xadir", "x.pl"}, script: "x.pl"},
+	{cmd: []string{"perl", "-I", "adir", "x.pl"}, script: "x.pl"},
+	{cmd: []string{"perl", "-Iadir", "-w", "x.pl"}, script: "x.pl"},
+	// Attached values are not read as options: -CSDA's S is not -S,
+	// -i.bak's a not -a.
+	{cmd: []string{"perl", "-CSDA", "-i.bak", "-l", "-0777", "x.pl"}, script: "x.pl"},
+	// -n/-p wrap the pinned script in a loop over its input: still only
+	// its code runs.
+	{cmd: []string{"perl", "-n", "x.pl"}, script: "x.pl"},
+	{cmd: []string{"perl", "-lane", "print"}, unpinned: "`-lane`"},
+	{cmd: []string{"perl", "-l0ne", "print"}, unpinned: "`-l0ne`"},
+	{cmd: []string{"perl", "-0x1Fn", "x.pl"}, script: "x.pl"},
+	// ruby: -C/-X and -xDIR change directory before the script is read,
+	// -S looks it up on PATH, -r requires a library.
+	{cmd: []string{"ruby", "-C", "adir", "x.rb"}, unpinned: "`-C`"},
+	{cmd: []string{"ruby", "-Cadir", "x.rb"}, unpinned: "`-Cadir`"},
+	{cmd: []string{"ruby", "-X", "adir", "x.rb"}, unpinned: "`-X`"},
+	{cmd: []string{"ruby", "-xadir", "x.rb"}, unpinned: "`-xadir`"},
+	{cmd: []string{"ruby", "-S", "x.rb"}, unpinned: "`-S`"},
+	{cmd: []string{"ruby", "-r", "json", "x.rb"}, unpinned: "`-r`"},
+	{cmd: []string{"ruby", "-rjson", "x.rb"}, unpinned: "`-rjson`"},
+	{cmd: []string{"ruby", "-wrjson", "x.rb"}, unpinned: "`-wrjson`"},
+	{cmd: []string{"ruby", "-x", "x.rb"}, script: "x.rb"},
+	{cmd: []string{"ruby", "-I", "adir", "-E", "UTF-8", "x.rb"}, script: "x.rb"},
+	{cmd: []string{"ruby", "--disable", "gems", "--enable=frozen-string-literal", "x.rb"}, script: "x.rb"},
+	{cmd: []string{"ruby", "-n", "x.rb"}, script: "x.rb"},
+	{cmd: []string{"ruby", "-W:no-deprecated", "-pa", "x.rb"}, script: "x.rb"},
+	// php: -d with a key that loads code (a script run before or after
+	// this one, an extension, where extensions are loaded from), another
+	// ini file (-c), code on the command line (-r, -B/-R/-F/-E), the
+	// interactive shell, the built-in web server (it runs any file of its
+	// document root) and a zend extension (-z) are refused.
+	{cmd: []string{"php", "-d", "auto_prepend_file=/tmp/x.php", "x.php"}, unpinned: "auto_prepend_file"},
+	{cmd: []string{"php", "-dauto_append_file=/tmp/x.php", "x.php"}, unpinned: "auto_append_file"},
+	{cmd: []string{"php", "--define", "extension=/tmp/evil.so", "x.php"}, unpinned: "extension"},
+	{cmd: []string{"php", "-d", " Zend_Extension = evil.so", "x.php"}, unpinned: "`-d Zend_Extension = evil.so`"},
+	{cmd: []string{"php", "--define=extension_dir=/tmp", "x.php"}, unpinned: "extension_dir"},
+	{cmd: []string{"php", "-nd", "opcache.preload=/tmp/p.php", "x.php"}, unpinned: "opcache.preload"},
+	{cmd: []string{"php", "-c", "/tmp/php.ini", "x.php"}, unpinned: "`-c`"},
+	{cmd: []string{"php", "--php-ini=/tmp/php.ini", "x.php"}, unpinned: "--php-ini"},
+	{cmd: []string{"php", "-r", "echo 1;"}, unpinned: "`-r`"},
+	{cmd: []string{"php", "-B", "echo 1;", "-R", "echo 2;"}, unpinned: "`-B`"},
+	{cmd: []string{"php", "-F", "x.php"}, unpinned: "`-F`"},
+	{cmd: []string{"php", "-a"}, unpinned: "`-a`"},
+	{cmd: []string{"php", "-S", "localhost:8000", "x.php"}, unpinned: "`-S`"},
+	{cmd: []string{"php", "-t", "adir", "x.php"}, unpinned: "`-t`"},
+	{cmd: []string{"php", "-z", "/tmp/evil.so", "x.php"}, unpinned: "`-z`"},
+	{cmd: []string{"php", "-d", "memory_limit=512M", "-ddisplay_errors", "-n", "x.php"}, script: "x.php"},
+	{cmd: []string{"php", "-f", "x.php", "--", "arg"}, script: "x.php"},
+	{cmd: []string{"php", "-q", "x.php"}, script: "x.php"},
+}
+
+// inspectorCases: node's, deno's and bun's --inspect, --inspect-brk and
+// --inspect-wait open a debugger port any local process (any host, with a
+// non-loopback address) can attach to and run code in the server.
+// node's --inspect-port (and its alias --debug-port) only sets the port
+// for a later activation and takes a separate value.
+var inspectorCases = []launchCase{
+	{cmd: []string{"node", "--inspect", "x.js"}, unpinned: "`--inspect`"},
+	{cmd: []string{"node", "--inspect=0.0.0.0:9229", "x.js"}, unpinned: "--inspect"},
+	{cmd: []string{"node", "--inspect-brk", "x.js"}, unpinned: "--inspect-brk"},
+	{cmd: []string{"node", "--inspect-wait=9230", "x.js"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"node", "--inspect_brk", "x.js"}, unpinned: "--inspect_brk"},
+	{cmd: []string{"node", "--inspect-port", "9230", "--debug-port", "9231", "x.js"}, script: "x.js"},
+	{cmd: []string{"deno", "run", "--inspect", "x.ts"}, unpinned: "--inspect"},
+	{cmd: []string{"deno", "run", "--inspect-brk=127.0.0.1:9229", "x.ts"}, unpinned: "--inspect-brk"},
+	{cmd: []string{"deno", "run", "--inspect-wait", "x.ts"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"bun", "--inspect", "x.ts"}, unpinned: "--inspect"},
+	{cmd: []string{"bun", "run", "--inspect-wait=localhost:4000/p", "x.ts"}, unpinned: "--inspect-wait"},
+	{cmd: []string{"bun", "--inspect-brk", "x.ts"}, unpinned: "--inspect-brk"},
 }
