@@ -1,0 +1,281 @@
+package upstream
+
+// How an interpreter's arguments are read to find the script it runs, and
+// which of its options are refused because they make it run other code
+// (the rules are listed on Launch).
+
+import (
+	"fmt"
+	"strings"
+)
+
+// optTable is how an interpreter reads its options before the script.
+type optTable struct {
+	// withValue take a value: the rest of a one-letter group ("-Idir"),
+	// else the next argument.
+	withValue []string
+	// restValue are one-letter options whose optional value is only ever
+	// the rest of the group (perl -i.bak, -CSDA, -xDIR): never the next
+	// argument, and not read as more options.
+	restValue []string
+	// digitValue are one-letter options whose value is the octal digits
+	// after them (or x and hex digits); the group goes on after those
+	// (perl -l0ne is -l0 -n -e).
+	digitValue []string
+	// scriptValue take the script as their value (php -f FILE).
+	scriptValue []string
+	// foreignCode make the interpreter run code other than the script
+	// file, or look the file up elsewhere than where clawd pinned it:
+	// refused.
+	foreignCode []string
+	// checkValue says, per option with a value, why that value makes the
+	// interpreter run code clawd cannot pin, or "".
+	checkValue map[string]func(v string) string
+}
+
+// interpreterOpts are the option tables, per rule.
+var interpreterOpts = map[string]optTable{
+	"node": {
+		// --inspect-port (--debug-port) only sets the port the inspector
+		// uses once something activates it.
+		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--debug-port", "--input-type"},
+		// An env file or a config file may set NODE_OPTIONS (or
+		// "nodeOptions") to --require or --import a module of its choice;
+		// OpenSSL's configuration can load shared libraries; a snapshot
+		// blob holds code; a policy can redirect modules; --watch runs
+		// the file again when it changes, unchecked; --run runs a
+		// package.json script; the test runner loads its setup module and
+		// reporters. Also read in NODE_OPTIONS (launch_env.go).
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
+			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
+			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
+			"--test-global-setup", "--test-reporter",
+			"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-brk-node"},
+	},
+	"python": {
+		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
+		foreignCode: []string{"-c", "-m", "-", "-i"},
+	},
+	"shell": {
+		withValue:   []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
+		foreignCode: []string{"-c", "-s", "-", "-i"},
+	},
+	// perlrun: -M/-m load a module before the script (-M-Foo too: "no
+	// Foo" loads Foo), -d the debugger (PERL5DB) or a Devel:: module,
+	// -F's pattern is put into the code perl runs, -S looks the script up
+	// on PATH rather than where clawd pinned it. -x runs the pinned file
+	// from its #!perl line; with a directory, perl changes to it after
+	// opening the file. -n/-p/-a wrap the script's own code in a loop.
+	"perl": {
+		withValue:   []string{"-I"},
+		restValue:   []string{"-C", "-D", "-i", "-x", "-V"},
+		digitValue:  []string{"-0", "-l"},
+		foreignCode: []string{"-e", "-E", "-M", "-m", "-d", "-F", "-S"},
+	},
+	// ruby(1): -C/-X DIR and -xDIR change directory before the script is
+	// read, so another file than the pinned one would run; -S looks it up
+	// on PATH; -r requires a library first. -n/-p/-a wrap the script's own
+	// code in a loop over its input.
+	"ruby": {
+		withValue:   []string{"-I", "-E", "--enable", "--disable", "--encoding", "--external-encoding", "--internal-encoding"},
+		restValue:   []string{"-F", "-W", "-T", "-i"},
+		digitValue:  []string{"-0"},
+		foreignCode: []string{"-e", "-r", "-C", "-X", "-S", "--require"},
+		checkValue:  map[string]func(string) string{"-x": rubyXRefusal},
+	},
+	// php -h: -c/--php-ini reads another ini file (it can set
+	// auto_prepend_file), -z loads a zend extension, -r/-B/-R/-F/-E run
+	// code given on the command line (or a file per input line), -a is the
+	// interactive shell, -S/-t the built-in web server, which runs any
+	// file of its document root. -d's value is checked (phpIniRefusal).
+	"php": {
+		withValue:   []string{"-d", "--define", "--rf", "--rc", "--re", "--rz", "--ri"},
+		scriptValue: []string{"-f", "--file"},
+		foreignCode: []string{"-a", "--interactive", "-c", "--php-ini", "-z", "--zend-extension",
+			"-r", "--run", "-B", "--process-begin", "-R", "--process-code", "-F", "--process-file",
+			"-E", "--process-end", "-S", "--server", "-t", "--docroot"},
+		checkValue: map[string]func(string) string{"-d": phpIniRefusal, "--define": phpIniRefusal},
+	},
+	"deno": {
+		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file"},
+		// --preload (--import, --require) loads modules first; --watch
+		// and --watch-hmr run the files again when they change, unchecked;
+		// --inspect* open the debugger (their address only ever after "=").
+		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
+	},
+	"bun": {
+		withValue: []string{"--env-file", "--tsconfig-override"},
+		// --require and --import are --preload; --hot and --watch reload
+		// changed files, unchecked; a config file (bunfig.toml) can
+		// preload modules; --cwd makes bun read FILE from another
+		// directory than the one clawd pinned it in. Also read in
+		// BUN_OPTIONS (launch_env.go).
+		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
+			"--hot", "--watch", "-c", "--config", "--cwd",
+			"--inspect", "--inspect-brk", "--inspect-wait"},
+	},
+	"lua": {
+		// -l loads a module from the search path; luajit's -j loads a
+		// JIT extension module and -b runs its bytecode saver.
+		foreignCode: []string{"-e", "-l", "-i", "-", "-j", "-b"},
+	},
+}
+
+// findScript returns the script argument of an interpreter's arguments, or
+// why there is none clawd can pin. Options in --name=value form are
+// skipped; the known value options skip their value; an option that runs
+// other code is refused, and so is a value its check refuses. An unknown
+// option without "=" is taken to stand alone; if it in fact takes a value,
+// the value is taken for the script, which then either does not exist
+// (refused) or is a file the approval names, so the user sees it.
+func findScript(kind string, args []string) (string, string) {
+	opts := interpreterOpts[kind]
+	for i := 0; i < len(args); i++ {
+		orig, a := args[i], args[i]
+		if kind == "node" {
+			a = nodeSpelling(a)
+		}
+		if a == "--" {
+			if i+1 < len(args) {
+				return args[i+1], ""
+			}
+			break
+		}
+		if a == "-" || contains(opts.foreignCode, a) {
+			return "", foreignCodeMsg(orig)
+		}
+		// opt takes value (attached), or the next argument when next.
+		opt, value, next := "", "", false
+		switch {
+		case len(a) > 2 && a[0] == '-' && a[1] != '-':
+			var code bool
+			code, opt, value, next = shortCluster(a, opts, kind != "shell")
+			if code {
+				return "", foreignCodeMsg(orig)
+			}
+		case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+"):
+			return a, ""
+		case strings.Contains(a, "="):
+			opt, value, _ = strings.Cut(a, "=")
+			if contains(opts.foreignCode, opt) {
+				return "", foreignCodeMsg(orig)
+			}
+		case contains(opts.withValue, a) || contains(opts.scriptValue, a):
+			opt, next = a, true
+		default:
+			opt = a // an option alone: -x
+		}
+		if next {
+			if i+1 == len(args) {
+				break
+			}
+			i++
+			value = args[i]
+		}
+		if contains(opts.scriptValue, opt) {
+			return value, ""
+		}
+		if check := opts.checkValue[opt]; check != nil {
+			if why := check(value); why != "" {
+				return "", why
+			}
+		}
+	}
+	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+}
+
+// foreignCodeMsg says that option a makes the interpreter run code other
+// than the script file.
+func foreignCodeMsg(a string) string {
+	if strings.HasPrefix(nodeSpelling(a), "--inspect") {
+		return fmt.Sprintf("`%s` opens a debugger port through which any local process (any host, given another address) can run code in the server, which clawd cannot pin; drop it", a)
+	}
+	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
+}
+
+// shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),
+// as the interpreters do: letter by letter until one takes a value, which
+// is the rest of the group (attached) or, at its end and unless the option
+// is a restValue one, the next argument. A shell's options never take an
+// attached value: every letter counts, and one that takes a value takes
+// the next argument. It reports whether a letter makes the interpreter run
+// other code, else the option that took a value, the value when attached,
+// and whether the value is the next argument.
+func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, value string, valueNext bool) {
+	for i := 1; i < len(a); i++ {
+		o := "-" + a[i:i+1]
+		switch {
+		case contains(t.foreignCode, o):
+			return true, "", "", false
+		case !attached:
+			if contains(t.withValue, o) {
+				opt, valueNext = o, true
+			}
+		case contains(t.restValue, o):
+			return false, o, a[i+1:], false
+		case contains(t.digitValue, o):
+			i += digitsAt(a[i+1:])
+		case contains(t.withValue, o) || contains(t.scriptValue, o):
+			if i == len(a)-1 {
+				return false, o, "", true
+			}
+			return false, o, a[i+1:], false
+		case t.checkValue[o] != nil:
+			// An option alone whose attached value is checked (ruby -xDIR).
+			return false, o, a[i+1:], false
+		}
+	}
+	return false, opt, "", valueNext
+}
+
+// digitsAt is the length of the octal number (or x and a hex number) s
+// starts with.
+func digitsAt(s string) int {
+	n, digits := 0, "01234567"
+	if strings.HasPrefix(s, "x") || strings.HasPrefix(s, "X") {
+		n, digits = 1, "0123456789abcdefABCDEF"
+	}
+	for n < len(s) && strings.IndexByte(digits, s[n]) >= 0 {
+		n++
+	}
+	return n
+}
+
+// rubyXRefusal refuses ruby's -xDIR: ruby changes to DIR before it reads
+// the script, so the file it runs is not the one clawd pinned.
+func rubyXRefusal(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return fmt.Sprintf("`-x%s` makes ruby change to %s before it reads the script, so another file than the one clawd pins would run; drop the directory (plain -x), and set the server's working directory instead", dir, dir)
+}
+
+// phpCodeKeys are the ini settings that make php load or run code besides
+// the script: a script run before or after it, an extension and the
+// directory extensions are loaded from, a preload script or header, a
+// cache of compiled code, and the command mail() runs.
+var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension", "zend_extension", "extension_dir",
+	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path"}
+
+// phpIniRefusal says why php's -d KEY[=VALUE] makes php load code clawd
+// cannot pin, or "". Settings that only tune (memory_limit,
+// display_errors...) pass, and so does include_path, a search path like
+// the other runtimes' (a documented limit).
+func phpIniRefusal(v string) string {
+	key, _, _ := strings.Cut(v, "=")
+	key = strings.ToLower(strings.TrimSpace(key))
+	if contains(phpCodeKeys, key) {
+		return fmt.Sprintf("`-d %s` makes php load or run code besides the script, which clawd cannot pin; drop it (put what the server needs in the script)", strings.TrimSpace(v))
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
