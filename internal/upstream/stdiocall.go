@@ -260,7 +260,8 @@ func toolsCallLine(id, name string, args jsontext.Value, ident map[string]any, p
 }
 
 // writeLine writes one line to the child's stdin (every write to it, the
-// SDK's and clawd's own, goes through here), bounded by ctx's deadline.
+// SDK's and clawd's own, goes through here), bounded by ctx (its deadline
+// and its cancellation) and by stdinWriteStall.
 func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -294,6 +295,11 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 			dl = stall
 		}
 		f.SetWriteDeadline(dl)
+		if ctx.Done() != nil {
+			// Cancellation (a client's notifications/cancelled) stops the
+			// write too, not only the deadline.
+			defer interruptWriteOnDone(ctx, f)()
+		}
 	}
 	n, err := c.p.Stdin().Write(line)
 	if err != nil && n > 0 {
@@ -307,6 +313,29 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return c.writeBroken
 	}
 	return err
+}
+
+// interruptWriteOnDone makes a write to f in progress fail when ctx is
+// done (by moving f's write deadline to now) until the returned function
+// runs. It must run before the next writer may set its own deadline:
+// after it, a late callback changes nothing.
+func interruptWriteOnDone(ctx context.Context, f *os.File) (stop func()) {
+	var mu sync.Mutex
+	over := false
+	stopCB := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !over {
+			f.SetWriteDeadline(time.Now())
+		}
+	})
+	return func() {
+		if !stopCB() {
+			mu.Lock()
+			over = true
+			mu.Unlock()
+		}
+	}
 }
 
 // stdinWriteStall bounds any one write to a child's stdin: a child that

@@ -297,6 +297,26 @@ func TestWriteWithoutDeadlineIsBounded(t *testing.T) {
 	}
 }
 
+// A write blocked on a child that does not read stops when its context is
+// cancelled (a client's notifications/cancelled), not at its deadline.
+func TestWriteStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	c := connectNonReader(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	done := make(chan error, 1)
+	go func() { done <- c.writeLine(ctx, append(bytes.Repeat([]byte("x"), 4<<20), '\n')) }()
+	time.Sleep(100 * time.Millisecond) // blocked on the full pipe by now
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a cancelled 4 MiB write to a child that never reads succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled write was still blocked after 10 s")
+	}
+}
+
 // A call waiting to write behind another writer that is stuck on a full
 // pipe without a deadline (the SDK answering the server, say) returns when
 // its own context ends, not when the stuck write does.
