@@ -25,7 +25,7 @@ import (
 // SetReadDeadline (a socket, a pollable stdin) and makes later Reads return
 // ErrClosed. Writes still go through after Close, so answers of calls that
 // finish while a session winds down reach the peer; with LimitWriteStall,
-// though, a write then waits at most CloseWriteGrace for the peer to read,
+// though, a write then waits at most closeWriteGrace for the peer to read,
 // so a session cancelled under a peer that stopped reading ends in that
 // time, not the full limit.
 type Stream struct {
@@ -136,17 +136,17 @@ func (s *Stream) Close() error {
 			d.SetReadDeadline(time.Now())
 		}
 		if g := s.guard.Load(); g != nil { // a Write may hold wmu, blocked
-			g.shorten(CloseWriteGrace)
+			g.shorten(closeWriteGrace)
 		}
 	}
 	return nil
 }
 
-// CloseWriteGrace is how long, after Close, a write may wait for the peer
+// closeWriteGrace is how long, after Close, a write may wait for the peer
 // to read (LimitWriteStall): long enough for a peer that reads to take the
 // answers of a session winding down, short enough that one that stopped
 // reading does not hold the shutdown. A variable so tests can shorten it.
-var CloseWriteGrace = 5 * time.Second
+var closeWriteGrace = 5 * time.Second
 
 // SessionID implements Connection: a stream has no session id.
 func (s *Stream) SessionID() string { return "" }

@@ -274,11 +274,11 @@ func TestStreamWriteStall(t *testing.T) {
 	})
 
 	// Close shortens the wait of a write in progress, and of the writes
-	// after it, to CloseWriteGrace: a session cancelled under a peer that
+	// after it, to closeWriteGrace: a session cancelled under a peer that
 	// stopped reading ends in that time, not the full limit.
 	t.Run("closed while the peer does not read", func(t *testing.T) {
-		defer func(g time.Duration) { CloseWriteGrace = g }(CloseWriteGrace)
-		CloseWriteGrace = limit
+		defer func(g time.Duration) { closeWriteGrace = g }(closeWriteGrace)
+		closeWriteGrace = limit
 		a, _ := socketPair(t)
 		s := NewStream(a, a, 1024)
 		s.LimitWriteStall(time.Hour)
@@ -296,7 +296,7 @@ func TestStreamWriteStall(t *testing.T) {
 				t.Fatalf("write failed after %v, before the grace", took)
 			}
 		case <-time.After(limit + 5*time.Second):
-			t.Fatal("a write blocked on a peer that does not read outlived Close by far more than CloseWriteGrace")
+			t.Fatal("a write blocked on a peer that does not read outlived Close by far more than closeWriteGrace")
 		}
 	})
 
