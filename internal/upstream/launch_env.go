@@ -80,6 +80,8 @@ var envRules = map[string][]envRule{
 	},
 	// Sourced at R's start, or files of variables that may name them.
 	"rscript": {
+		// Rscript runs $RHOME/bin/R: any executable.
+		{name: "RHOME", does: "names the R installation whose bin/R %s runs, an executable clawd does not pin"},
 		{name: "R_PROFILE", does: startupFile},
 		{name: "R_PROFILE_USER", does: startupFile},
 		{name: "R_ENVIRON"},
@@ -283,7 +285,11 @@ func nodeSpelling(a string) string {
 // bunOptRefusal is nodeOptRefusal for bun's options (BUN_OPTIONS).
 func bunOptRefusal(w string) string {
 	name, _, _ := strings.Cut(w, "=")
-	if contains(interpreterOpts["bun"].foreignCode, name) {
+	code := contains(interpreterOpts["bun"].foreignCode, name)
+	if !code && len(w) > 2 && w[0] == '-' && w[1] != '-' {
+		code, _, _, _ = shortCluster(w, interpreterOpts["bun"], true) // -r./evil.ts, grouped letters
+	}
+	if code {
 		return fmt.Sprintf("`%s` makes bun load or run code clawd cannot pin; remove it", w)
 	}
 	return ""
@@ -318,6 +324,15 @@ func rubyOptRefusal(words []string) string {
 		}
 		s := strings.TrimPrefix(w, "-")
 		for j := 0; j < len(s); j++ {
+			if s[j] == 'W' { // -W2, -W:category (the rest of the word)
+				if j+1 < len(s) && s[j+1] == ':' {
+					break
+				}
+				if j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9' {
+					j++
+				}
+				continue
+			}
 			if s[j] == 'r' {
 				return fmt.Sprintf("`%s` makes ruby require a library before the script; remove it", w)
 			}

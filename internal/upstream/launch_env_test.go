@@ -114,6 +114,7 @@ func TestEnvRuby(t *testing.T) {
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-w -r evil"), unpinned: "RUBYOPT"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-wrevil"), unpinned: "RUBYOPT"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "rubygems"), unpinned: "RUBYOPT"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W:no-deprecated -W2"), script: "x.rb"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W0 -Eutf-8 --disable-gems -I /usr/lib/ruby/r", "RUBYLIB", "/opt/lib"), script: "x.rb"},
 	})
 }
@@ -141,6 +142,7 @@ func TestEnvDenoBun(t *testing.T) {
 		// bun: BUN_OPTIONS is read like bun's options; the transpiler cache.
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--preload ./evil.ts"), unpinned: "BUN_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", `"-r" evil.ts`), unpinned: "BUN_OPTIONS"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "-r./evil.ts"), unpinned: "BUN_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("NODE_OPTIONS", "--import ./evil.ts"), unpinned: "NODE_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--hot"), unpinned: "--hot"},
 		// bun's inspector, from BUN_OPTIONS or the variables its editor

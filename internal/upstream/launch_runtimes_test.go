@@ -134,6 +134,7 @@ func TestResolveLaunchRuntimes(t *testing.T) {
 		{cmd: []string{"Rscript"}, unpinned: "no script file"},
 		{cmd: []string{"Rscript", "--vanilla"}, unpinned: "no script file"},
 		{cmd: []string{"Rscript", "x.R"}, env: map[string]string{"R_PROFILE_USER": "/tmp/p.R"}, unpinned: "R_PROFILE_USER"},
+		{cmd: []string{"Rscript", "x.R"}, env: map[string]string{"RHOME": "/tmp/evil"}, unpinned: "RHOME"},
 		{cmd: []string{"Rscript", "x.R"}, env: map[string]string{"R_ENVIRON_USER": "/tmp/.Renviron"}, unpinned: "R_ENVIRON_USER"},
 	}
 	checkLaunchCases(t, work, cases)

@@ -19,9 +19,10 @@ type optTable struct {
 	// argument, and not read as more options.
 	restValue []string
 	// digitValue are one-letter options whose value is the octal digits
-	// after them (or x and hex digits); the group goes on after those
-	// (perl -l0ne is -l0 -n -e).
+	// after them (with hexDigits, or x and hex digits); the group goes on
+	// after those (perl -l0ne is -l0 -n -e).
 	digitValue []string
+	hexDigits  bool
 	// scriptValue take the script as their value (php -f FILE).
 	scriptValue []string
 	// foreignCode make the interpreter run code other than the script
@@ -56,9 +57,15 @@ var interpreterOpts = map[string]optTable{
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
 		foreignCode: []string{"-c", "-m", "-", "-i"},
 	},
+	// fish's -C/--init-command and --command run code given on the
+	// command line (-C is bash's noclobber too, refused there as well:
+	// rare, and refusing fails closed). zsh's -o shinstdin and -o
+	// interactive (also spelled --shinstdin, any case, with _ or -) read
+	// commands from stdin, where clawd writes requests: shellOptRefusal.
 	"shell": {
 		withValue:   []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
-		foreignCode: []string{"-c", "-s", "-", "-i"},
+		foreignCode: []string{"-c", "-s", "-", "-i", "-C", "--command", "--init-command", "--interactive"},
+		checkValue:  map[string]func(string) string{"-o": shellOptRefusal},
 	},
 	// perlrun: -M/-m load a module before the script (-M-Foo too: "no
 	// Foo" loads Foo), -d the debugger (PERL5DB) or a Devel:: module,
@@ -70,6 +77,7 @@ var interpreterOpts = map[string]optTable{
 		withValue:   []string{"-I"},
 		restValue:   []string{"-C", "-D", "-i", "-x", "-V"},
 		digitValue:  []string{"-0", "-l"},
+		hexDigits:   true,
 		foreignCode: []string{"-e", "-E", "-M", "-m", "-d", "-F", "-S"},
 	},
 	// ruby(1): -C/-X DIR and -xDIR change directory before the script is
@@ -78,10 +86,10 @@ var interpreterOpts = map[string]optTable{
 	// code in a loop over its input.
 	"ruby": {
 		withValue:   []string{"-I", "-E", "--enable", "--disable", "--encoding", "--external-encoding", "--internal-encoding"},
-		restValue:   []string{"-F", "-W", "-T", "-i"},
+		restValue:   []string{"-F", "-W", "-i"},
 		digitValue:  []string{"-0"},
 		foreignCode: []string{"-e", "-r", "-C", "-X", "-S", "--require"},
-		checkValue:  map[string]func(string) string{"-x": rubyXRefusal},
+		checkValue:  map[string]func(string) string{"-x": rubyXRefusal, "-W": rubyWRefusal},
 	},
 	// php -h: -c/--php-ini reads another ini file (it can set
 	// auto_prepend_file), -z loads a zend extension, -r/-B/-R/-F/-E run
@@ -145,6 +153,11 @@ func findScript(kind string, args []string) (string, string) {
 		if a == "-" || contains(opts.foreignCode, a) {
 			return "", foreignCodeMsg(orig)
 		}
+		if kind == "shell" && strings.HasPrefix(a, "--") {
+			if why := shellOptRefusal(a[2:]); why != "" { // zsh: --NAME sets option NAME
+				return "", why
+			}
+		}
 		// opt takes value (attached), or the next argument when next.
 		opt, value, next := "", "", false
 		switch {
@@ -153,6 +166,11 @@ func findScript(kind string, args []string) (string, string) {
 			code, opt, value, next = shortCluster(a, opts, kind != "shell")
 			if code {
 				return "", foreignCodeMsg(orig)
+			}
+			if contains(opts.restValue, opt) && strings.ContainsAny(value, " \t\n") {
+				// perl reads more options after a blank in such a value
+				// (-i.bak -MEvil); none needs one.
+				return "", fmt.Sprintf("`%s` puts more options after a blank inside one argument, which clawd does not read; give each option as an argument of its own", orig)
 			}
 		case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+"):
 			return a, ""
@@ -215,7 +233,7 @@ func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, valu
 		case contains(t.restValue, o):
 			return false, o, a[i+1:], false
 		case contains(t.digitValue, o):
-			i += digitsAt(a[i+1:])
+			i += digitsAt(a[i+1:], t.hexDigits)
 		case contains(t.withValue, o) || contains(t.scriptValue, o):
 			if i == len(a)-1 {
 				return false, o, "", true
@@ -229,17 +247,45 @@ func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, valu
 	return false, opt, "", valueNext
 }
 
-// digitsAt is the length of the octal number (or x and a hex number) s
-// starts with.
-func digitsAt(s string) int {
+// digitsAt is the length of the octal number (with hex, or x and a hex
+// number) s starts with. ruby's -0 takes no x: -0xDIR is -0 -xDIR.
+func digitsAt(s string, hex bool) int {
 	n, digits := 0, "01234567"
-	if strings.HasPrefix(s, "x") || strings.HasPrefix(s, "X") {
+	if hex && (strings.HasPrefix(s, "x") || strings.HasPrefix(s, "X")) {
 		n, digits = 1, "0123456789abcdefABCDEF"
 	}
 	for n < len(s) && strings.IndexByte(digits, s[n]) >= 0 {
 		n++
 	}
 	return n
+}
+
+// rubyWRefusal checks the rest of a group after ruby's -W: ruby reads at
+// most one digit (-W2) or a category (-W:no-deprecated) and then goes on
+// reading options, so -WS would be -W -S (the script looked up on PATH).
+// Anything after the digit is refused: give further options separately.
+func rubyWRefusal(v string) string {
+	if v == "" || v[0] == ':' {
+		return ""
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		v = v[1:]
+	}
+	if v != "" {
+		return fmt.Sprintf("ruby reads `%s` after -W as more options, which clawd does not read there; give each option as an argument of its own", v)
+	}
+	return ""
+}
+
+// shellOptRefusal refuses the shell options (zsh's -o NAME or --NAME:
+// case, "_" and "-" do not count) that make the shell read its commands
+// from stdin, where clawd writes requests, or run interactively.
+func shellOptRefusal(name string) string {
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
+	if n == "shinstdin" || n == "interactive" {
+		return fmt.Sprintf("the shell option `%s` makes the shell read commands from its input (clawd's requests), which clawd cannot pin; drop it", name)
+	}
+	return ""
 }
 
 // rubyXRefusal refuses ruby's -xDIR: ruby changes to DIR before it reads

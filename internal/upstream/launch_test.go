@@ -151,7 +151,7 @@ func TestResolveLaunchRules(t *testing.T) {
 		t.Skip("fake interpreters are shell scripts")
 	}
 	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "perl", "php", "mytool", "env", "nice", "sudo",
-		"fish", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace")
+		"fish", "zsh", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace")
 	work := t.TempDir()
 	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb", "x.pl", "x.php"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
@@ -640,6 +640,24 @@ var scriptOptionCases = []launchCase{
 	{cmd: []string{"ruby", "--disable", "gems", "--enable=frozen-string-literal", "x.rb"}, script: "x.rb"},
 	{cmd: []string{"ruby", "-n", "x.rb"}, script: "x.rb"},
 	{cmd: []string{"ruby", "-W:no-deprecated", "-pa", "x.rb"}, script: "x.rb"},
+	// ruby's -W takes one digit and goes on reading options (-WS is -W
+	// -S); its -0 takes no x (-0xadir is -0 -xadir).
+	{cmd: []string{"ruby", "-WS", "x.rb"}, unpinned: "after -W"},
+	{cmd: []string{"ruby", "-W2", "x.rb"}, script: "x.rb"},
+	{cmd: []string{"ruby", "-0xadir", "x.rb"}, unpinned: "`-xadir`"},
+	// perl reads further options after a blank inside a value.
+	{cmd: []string{"perl", "-i.bak -MEvil", "x.pl"}, unpinned: "after a blank"},
+	{cmd: []string{"perl", "-CSDA -MEvil", "x.pl"}, unpinned: "after a blank"},
+	// fish runs -C/--init-command and --command; zsh reads its commands
+	// from stdin with the shinstdin or interactive option.
+	{cmd: []string{"fish", "-C", "echo", "x.fish"}, unpinned: "`-C`"},
+	{cmd: []string{"fish", "--init-command=echo", "x.fish"}, unpinned: "--init-command"},
+	{cmd: []string{"fish", "--command=echo", "x.fish"}, unpinned: "--command"},
+	{cmd: []string{"zsh", "-o", "shinstdin", "x.sh"}, unpinned: "shinstdin"},
+	{cmd: []string{"zsh", "-eo", "SHIN_STDIN", "x.sh"}, unpinned: "SHIN_STDIN"},
+	{cmd: []string{"zsh", "--shinstdin", "x.sh"}, unpinned: "shinstdin"},
+	{cmd: []string{"zsh", "-o", "interactive", "x.sh"}, unpinned: "interactive"},
+	{cmd: []string{"zsh", "-o", "errexit", "x.sh"}, script: "x.sh"},
 	// php: -d with a key that loads code (a script run before or after
 	// this one, an extension, where extensions are loaded from), another
 	// ini file (-c), code on the command line (-r, -B/-R/-F/-E), the
