@@ -170,7 +170,7 @@ func envRuleKeys(kind string, names ...string) []string {
 	case "shell":
 		var keys []string
 		for _, n := range names {
-			if launcherKind(n) == kind && !contains(keys, n) {
+			if launcherKind(n) == kind && !slices.Contains(keys, n) {
 				keys = append(keys, n)
 			}
 		}
@@ -210,7 +210,7 @@ func (r envRule) refusal(k, v, name string) string {
 		}
 		return ""
 	}
-	if v == "" || contains(r.off, v) {
+	if v == "" || slices.Contains(r.off, v) {
 		return ""
 	}
 	does := r.does
@@ -260,7 +260,7 @@ func eachWord(check func(string) string) func([]string) string {
 // node's command line.
 func nodeOptRefusal(w string) string {
 	name, _, _ := strings.Cut(nodeSpelling(w), "=")
-	if contains(interpreterOpts["node"].foreignCode, name) {
+	if slices.Contains(interpreterOpts["node"].foreignCode, name) {
 		return fmt.Sprintf("`%s` makes node load or run code clawd cannot pin; remove it", w)
 	}
 	return ""
@@ -285,7 +285,7 @@ func nodeSpelling(a string) string {
 // bunOptRefusal is nodeOptRefusal for bun's options (BUN_OPTIONS).
 func bunOptRefusal(w string) string {
 	name, _, _ := strings.Cut(w, "=")
-	code := contains(interpreterOpts["bun"].foreignCode, name)
+	code := slices.Contains(interpreterOpts["bun"].foreignCode, name)
 	if !code && len(w) > 2 && w[0] == '-' && w[1] != '-' {
 		code, _, _, _ = shortCluster(w, interpreterOpts["bun"], true) // -r./evil.ts, grouped letters
 	}

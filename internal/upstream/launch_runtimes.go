@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -41,7 +42,7 @@ func javaOptRefusal(a string) string {
 		return fmt.Sprintf("`%s` is an argument file, whose options may load code clawd cannot pin; put the options in the command", a)
 	case a == "-m" || name == "--module":
 		return fmt.Sprintf("`%s` runs a main class from the module path, which clawd cannot pin; %s", a, javaFix)
-	case contains(javaModuleOpts, name):
+	case slices.Contains(javaModuleOpts, name):
 		return fmt.Sprintf("`%s` makes java load modules from directories clawd cannot pin; drop it and package what the server needs in its jar (`java -jar FILE`)", a)
 	}
 	for _, p := range javaCodePrefixes {
@@ -64,7 +65,7 @@ func javaTarget(args []string) (string, string) {
 			return "", why
 		}
 		name, _, hasValue := strings.Cut(a, "=")
-		valueNext := contains(javaValueOpts, a) || (name == "--source" && !hasValue)
+		valueNext := slices.Contains(javaValueOpts, a) || (name == "--source" && !hasValue)
 		source = source || name == "--source"
 		switch {
 		case a == "-jar" || valueNext:
@@ -111,9 +112,9 @@ func dotnetTarget(args []string) (string, string) {
 		a := args[i]
 		lower := strings.ToLower(a)
 		switch {
-		case contains(dotnetHostOpts, a):
+		case slices.Contains(dotnetHostOpts, a):
 			i++
-		case contains(dotnetCodeOpts, a):
+		case slices.Contains(dotnetCodeOpts, a):
 			return "", fmt.Sprintf("`%s` makes dotnet load assemblies from elsewhere, which clawd cannot pin; drop it, publish the server with what it needs (`dotnet publish`) and run `dotnet FILE.dll`", a)
 		case strings.HasPrefix(a, "-"):
 			return "", fmt.Sprintf("`%s` is not a dotnet host option (with it dotnet runs an SDK command), so clawd cannot pin what runs; %s", a, dotnetFix)
@@ -144,7 +145,7 @@ func rscriptTarget(args []string) (string, string) {
 	for _, a := range args {
 		name, _, _ := strings.Cut(a, "=")
 		switch {
-		case a == "-e" || contains(rscriptForeign, name):
+		case a == "-e" || slices.Contains(rscriptForeign, name):
 			return "", foreignCodeMsg(a)
 		case strings.HasPrefix(a, "--"):
 		case a == "-":

@@ -6,6 +6,7 @@ package upstream
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -150,7 +151,7 @@ func findScript(kind string, args []string) (string, string) {
 			}
 			break
 		}
-		if a == "-" || contains(opts.foreignCode, a) {
+		if a == "-" || slices.Contains(opts.foreignCode, a) {
 			return "", foreignCodeMsg(orig)
 		}
 		if kind == "shell" && strings.HasPrefix(a, "--") {
@@ -167,7 +168,7 @@ func findScript(kind string, args []string) (string, string) {
 			if code {
 				return "", foreignCodeMsg(orig)
 			}
-			if contains(opts.restValue, opt) && strings.ContainsAny(value, " \t\n") {
+			if slices.Contains(opts.restValue, opt) && strings.ContainsAny(value, " \t\n") {
 				// perl reads more options after a blank in such a value
 				// (-i.bak -MEvil); none needs one.
 				return "", fmt.Sprintf("`%s` puts more options after a blank inside one argument, which clawd does not read; give each option as an argument of its own", orig)
@@ -176,10 +177,10 @@ func findScript(kind string, args []string) (string, string) {
 			return a, ""
 		case strings.Contains(a, "="):
 			opt, value, _ = strings.Cut(a, "=")
-			if contains(opts.foreignCode, opt) {
+			if slices.Contains(opts.foreignCode, opt) {
 				return "", foreignCodeMsg(orig)
 			}
-		case contains(opts.withValue, a) || contains(opts.scriptValue, a):
+		case slices.Contains(opts.withValue, a) || slices.Contains(opts.scriptValue, a):
 			opt, next = a, true
 		default:
 			opt = a // an option alone: -x
@@ -191,7 +192,7 @@ func findScript(kind string, args []string) (string, string) {
 			i++
 			value = args[i]
 		}
-		if contains(opts.scriptValue, opt) {
+		if slices.Contains(opts.scriptValue, opt) {
 			return value, ""
 		}
 		if check := opts.checkValue[opt]; check != nil {
@@ -224,17 +225,17 @@ func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, valu
 	for i := 1; i < len(a); i++ {
 		o := "-" + a[i:i+1]
 		switch {
-		case contains(t.foreignCode, o):
+		case slices.Contains(t.foreignCode, o):
 			return true, "", "", false
 		case !attached:
-			if contains(t.withValue, o) {
+			if slices.Contains(t.withValue, o) {
 				opt, valueNext = o, true
 			}
-		case contains(t.restValue, o):
+		case slices.Contains(t.restValue, o):
 			return false, o, a[i+1:], false
-		case contains(t.digitValue, o):
+		case slices.Contains(t.digitValue, o):
 			i += digitsAt(a[i+1:], t.hexDigits)
-		case contains(t.withValue, o) || contains(t.scriptValue, o):
+		case slices.Contains(t.withValue, o) || slices.Contains(t.scriptValue, o):
 			if i == len(a)-1 {
 				return false, o, "", true
 			}
@@ -311,17 +312,8 @@ var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension",
 func phpIniRefusal(v string) string {
 	key, _, _ := strings.Cut(v, "=")
 	key = strings.ToLower(strings.TrimSpace(key))
-	if contains(phpCodeKeys, key) {
+	if slices.Contains(phpCodeKeys, key) {
 		return fmt.Sprintf("`-d %s` makes php load or run code besides the script, which clawd cannot pin; drop it (put what the server needs in the script)", strings.TrimSpace(v))
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
