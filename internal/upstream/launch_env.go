@@ -73,6 +73,11 @@ var envRules = map[string][]envRule{
 		{name: "DOTNET_STARTUP_HOOKS"},
 		{name: "DOTNET_ADDITIONAL_DEPS"},
 		{name: "CORECLR_ENABLE_PROFILING", off: []string{"0"}},
+		// A garbage collector loaded from a native library, and
+		// diagnostic ports a debugger or profiler drives the runtime
+		// through (it can load code).
+		{name: "DOTNET_GCPath", does: "names a native library %s loads as its garbage collector"},
+		{name: "DOTNET_DiagnosticPorts", does: "opens %s to a diagnostics client that can load code into it"},
 	},
 	"lua": {
 		{name: "LUA_INIT", does: "is code (or @FILE) %s runs before the script"},
@@ -100,6 +105,7 @@ var envRules = map[string][]envRule{
 		// code.
 		{name: "PYTHONINSPECT", does: "makes %s read its stdin (clawd's requests) as code once the script ends"},
 		{name: "PYTHONPYCACHEPREFIX", does: codeCache},
+		{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
 	},
 	"perl": {
 		{name: "PERL5OPT", opts: eachWord(perlOptRefusal)},

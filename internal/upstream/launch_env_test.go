@@ -82,6 +82,8 @@ func TestEnvPython(t *testing.T) {
 		// python: PYTHONINSPECT makes python read stdin (clawd's requests)
 		// as code once the script ends, whatever its value.
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "1"), unpinned: "PYTHONINSPECT"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning,ignore::evilmod.W"), unpinned: "evilmod"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONHOME", "/opt/py", "PYTHONSTARTUP", "/tmp/s.py",

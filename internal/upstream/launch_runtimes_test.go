@@ -95,6 +95,8 @@ func TestResolveLaunchRuntimes(t *testing.T) {
 		{cmd: []string{"dotnet", "missing.dll"}, err: "missing.dll"},
 		{cmd: []string{"dnx", "pkg"}, unpinned: "cannot pin"},
 		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"DOTNET_STARTUP_HOOKS": "/opt/hook.dll"}, unpinned: "DOTNET_STARTUP_HOOKS"},
+		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"DOTNET_GCPath": "/tmp/libgc.so"}, unpinned: "DOTNET_GCPath"},
+		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"DOTNET_DiagnosticPorts": "/tmp/port,connect"}, unpinned: "DOTNET_DiagnosticPorts"},
 		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"DOTNET_ADDITIONAL_DEPS": "/opt/x.deps.json"}, unpinned: "DOTNET_ADDITIONAL_DEPS"},
 		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"CORECLR_ENABLE_PROFILING": "1"}, unpinned: "CORECLR_ENABLE_PROFILING"},
 		{cmd: []string{"dotnet", "app.dll"}, env: map[string]string{"CORECLR_ENABLE_PROFILING": "0", "DOTNET_gcServer": "1"}, script: "app.dll"},

@@ -54,9 +54,13 @@ var interpreterOpts = map[string]optTable{
 			"--test-global-setup", "--test-reporter",
 			"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-brk-node"},
 	},
+	// python: -W's filter names a warning category by module (imported
+	// before the script) and -X pycache_prefix a cache of compiled code:
+	// pythonWarningRefusal, pythonXRefusal.
 	"python": {
 		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
 		foreignCode: []string{"-c", "-m", "-", "-i"},
+		checkValue:  map[string]func(string) string{"-W": pythonWarningRefusal, "-X": pythonXRefusal},
 	},
 	// fish's -C/--init-command and --command run code given on the
 	// command line (-C is bash's noclobber too, refused there as well:
@@ -259,6 +263,28 @@ func digitsAt(s string, hex bool) int {
 		n++
 	}
 	return n
+}
+
+// pythonWarningRefusal refuses a warnings filter (-W, or one of
+// PYTHONWARNINGS's comma-separated ones: action:message:category:module:
+// lineno) whose category is module-qualified: python imports that module
+// to find the category, before the script runs.
+func pythonWarningRefusal(filter string) string {
+	for _, f := range strings.Split(filter, ",") {
+		if parts := strings.Split(f, ":"); len(parts) >= 3 && strings.Contains(parts[2], ".") {
+			return fmt.Sprintf("the warnings filter `%s` makes python import the module of its category (%s) before the script, code clawd cannot pin; name a built-in category", f, strings.TrimSpace(parts[2]))
+		}
+	}
+	return ""
+}
+
+// pythonXRefusal refuses -X pycache_prefix: a cache of compiled code
+// python runs in place of compiling the pinned files.
+func pythonXRefusal(v string) string {
+	if name, _, _ := strings.Cut(v, "="); strings.TrimSpace(name) == "pycache_prefix" {
+		return fmt.Sprintf("`-X %s` names a cache of compiled code python runs in place of the files it compiles, which clawd does not check; drop it", v)
+	}
+	return ""
 }
 
 // rubyWRefusal checks the rest of a group after ruby's -W: ruby reads at

@@ -644,6 +644,12 @@ var scriptOptionCases = []launchCase{
 	// -S); its -0 takes no x (-0xadir is -0 -xadir).
 	{cmd: []string{"ruby", "-WS", "x.rb"}, unpinned: "after -W"},
 	{cmd: []string{"ruby", "-W2", "x.rb"}, script: "x.rb"},
+	// python imports a warning category's module (-W) before the script;
+	// -X pycache_prefix names a cache of compiled code.
+	{cmd: []string{"python3", "-W", "ignore::evilmod.W", "x.py"}, unpinned: "evilmod"},
+	{cmd: []string{"python3", "-Wignore::evilmod.W", "x.py"}, unpinned: "evilmod"},
+	{cmd: []string{"python3", "-X", "pycache_prefix=/tmp/pyc", "x.py"}, unpinned: "pycache_prefix"},
+	{cmd: []string{"python3", "-W", "ignore::DeprecationWarning", "-X", "utf8", "x.py"}, script: "x.py"},
 	{cmd: []string{"ruby", "-0xadir", "x.rb"}, unpinned: "`-xadir`"},
 	// perl reads further options after a blank inside a value.
 	{cmd: []string{"perl", "-i.bak -MEvil", "x.pl"}, unpinned: "after a blank"},
