@@ -288,6 +288,10 @@ func progName(p string) string {
 var (
 	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
 	luaName    = regexp.MustCompile(`^(lua|luajit)[0-9.-]*$`)
+	// A runtime named with its version, as Debian installs ruby3.1,
+	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
+	// them) and version managers link node22: the runtime's rules.
+	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php)[0-9][0-9.]*$`)
 )
 
 // launcherKind maps a program name to the rule that applies to it, "" for
@@ -335,6 +339,9 @@ func launcherKind(name string) string {
 	}
 	if luaName.MatchString(name) {
 		return "lua"
+	}
+	if m := versionedName.FindStringSubmatch(name); m != nil {
+		return launcherKind(m[1])
 	}
 	return ""
 }
