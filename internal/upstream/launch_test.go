@@ -138,7 +138,8 @@ func fakeProgs(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(dir, n), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		// Not a #! script, whose interpreter's env rules would apply too.
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("\x7fELF fake "+n+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
