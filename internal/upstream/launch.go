@@ -104,8 +104,6 @@ type Launch struct {
 	Exec string
 	// ExecSHA256 is filled in at spawn: the hash of the opened executable.
 	ExecSHA256 string
-	// Interpreter names the rule that found Script ("node", "python"...).
-	Interpreter string
 	// Script is the absolute path (symlinks resolved) of the script the
 	// interpreter runs; ScriptSHA256 its hash when it was resolved.
 	Script       string
@@ -237,7 +235,6 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
 		return l, nil
 	}
-	l.Interpreter = kind
 	var script, why string
 	switch kind {
 	case "java":
