@@ -1,0 +1,130 @@
+package upstream
+
+// The #! line of a command's executable: the env rules of the interpreter
+// it names apply to the server too (a version manager's shim named python3
+// is a bash script), whatever the command's own name.
+
+import (
+	"io"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
+)
+
+// shebangMax is how much of an executable is read for its #! line: what
+// Linux reads of it.
+const shebangMax = 256
+
+// shebangDepth bounds the interpreters followed through their own #!
+// lines (an npm bin run by a node that is a version manager's shim).
+const shebangDepth = 4
+
+// shebangEnvRefusal says why env makes the interpreter named by exe's #!
+// line (or its interpreter's, and so on) run code clawd cannot pin, or "".
+// Only the env rules follow the #! line; what is pinned does not.
+func shebangEnvRefusal(exe string, env map[string]string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	for _, n := range shebangInterpreters(exe) {
+		kind := launcherKind(n)
+		if kind == "" {
+			continue
+		}
+		if why := envRefusal(kind, n+" (the #! interpreter of "+exe+")", env, n); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// shebangInterpreters are the program names of the interpreters exe runs
+// through: its #! line's, then that interpreter's own if it is a script,
+// by their names and their real files' names. An interpreter named
+// without a path (`#!/usr/bin/env node`) is looked up on clawd's PATH.
+func shebangInterpreters(exe string) []string {
+	var names []string
+	path := exe
+	for i := 0; i < shebangDepth && path != ""; i++ {
+		interp := readShebang(path)
+		if interp == "" {
+			break
+		}
+		if n := progName(interp); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+		path = ""
+		if filepath.IsAbs(interp) {
+			path = interp
+		} else if p, err := exec.LookPath(interp); err == nil {
+			path = p
+		}
+		if path == "" {
+			break
+		}
+		if real, err := filepath.EvalSymlinks(path); err == nil {
+			path = real
+			if n := progName(real); !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
+// readShebang is the interpreter path's #! line names (through env, the
+// program env runs), or "": at most shebangMax bytes of a regular file
+// are read, through a descriptor that does not wait on a FIFO.
+func readShebang(path string) string {
+	f, err := fileutil.OpenNoWait(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	buf := make([]byte, shebangMax)
+	n, _ := io.ReadFull(f, buf)
+	line, ok := strings.CutPrefix(string(buf[:n]), "#!")
+	if !ok {
+		return ""
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	words := strings.Fields(line)
+	if len(words) == 0 {
+		return ""
+	}
+	if progName(words[0]) != "env" {
+		return words[0]
+	}
+	return envCommand(words[1:])
+}
+
+// envCommand is the program env runs given words (its options split as
+// -S splits them), or "".
+func envCommand(words []string) string {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case w == "--":
+			if i+1 < len(words) {
+				return words[i+1]
+			}
+			return ""
+		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
+			i++ // its value is the next word
+		case strings.HasPrefix(w, "-S") && len(w) > 2:
+			words[i] = w[2:] // -SPROGRAM
+			i--
+		case strings.HasPrefix(w, "-"), strings.Contains(w, "="):
+			// An option (-S, -i, -u NAME...) or NAME=VALUE.
+		default:
+			return w
+		}
+	}
+	return ""
+}
