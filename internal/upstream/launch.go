@@ -64,12 +64,13 @@ import (
 //     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, bun's
-//     BUN_INSPECT*, dotnet's startup hooks and profiler. npx gets node's
-//     rules. For every command, a plain executable too: LD_PRELOAD,
-//     LD_AUDIT, DYLD_INSERT_LIBRARIES and GCONV_PATH. Search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
-//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
+//     PYTHONINSPECT, DENO_TSC_BIN, bun's BUN_INSPECT*, dotnet's startup
+//     hooks and profiler. npx gets node's rules. For every command, a
+//     plain executable too: LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES,
+//     GCONV_PATH and OpenSSL's OPENSSL_CONF* and OPENSSL_MODULES/ENGINES.
+//     Search paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH,
+//     perl/ruby -I, php's include_path, LD_LIBRARY_PATH,
+//     DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,

@@ -36,10 +36,11 @@ type envRule struct {
 }
 
 const (
-	loadsCode   = "makes %s load code clawd cannot pin before or beside the file it pins"
-	startupFile = "names a startup file (or its directory) that %s runs before the script"
-	codeCache   = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
-	preloadLib  = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
+	loadsCode    = "makes %s load code clawd cannot pin before or beside the file it pins"
+	startupFile  = "names a startup file (or its directory) that %s runs before the script"
+	codeCache    = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
+	preloadLib   = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
+	opensslLoads = "names the OpenSSL configuration %s reads when it uses OpenSSL, which can load shared libraries (providers, engines)"
 )
 
 // allPrograms is the envRules key whose rules apply to every stdio
@@ -56,11 +57,23 @@ var envRules = map[string][]envRule{
 	// from GCONV_PATH. The loaders' search paths (LD_LIBRARY_PATH,
 	// DYLD_LIBRARY_PATH...) only change where a library the program asks
 	// for is found: a limit, like the runtimes' module paths.
+	//
+	// And OpenSSL's: any program that initializes OpenSSL reads its
+	// configuration (python's ssl and hashlib, node, curl, ssh...), which
+	// can load providers and engines, shared libraries, from a path it
+	// names or by name from OPENSSL_MODULES and OPENSSL_ENGINES (where a
+	// provider or engine the program itself loads by name comes from
+	// too); OPENSSL_CONF_INCLUDE is where a configuration's relative
+	// .include files are read from.
 	allPrograms: {
 		{name: "LD_PRELOAD", does: preloadLib},
 		{name: "LD_AUDIT", does: preloadLib},
 		{name: "DYLD_INSERT_LIBRARIES", does: preloadLib},
 		{name: "GCONV_PATH", does: "names where %s's C library loads character-conversion modules (shared libraries) from"},
+		{name: "OPENSSL_CONF", does: opensslLoads},
+		{name: "OPENSSL_CONF_INCLUDE", does: "names where OpenSSL in %s reads its configuration's included files from, which can load shared libraries"},
+		{name: "OPENSSL_MODULES", does: "names where OpenSSL in %s loads providers (shared libraries) from"},
+		{name: "OPENSSL_ENGINES", does: "names where OpenSSL in %s loads engines (shared libraries) from"},
 	},
 	// The launcher's and the JVM's option variables, read like java's
 	// options.
@@ -95,9 +108,6 @@ var envRules = map[string][]envRule{
 	"node": {
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
 		{name: "NODE_COMPILE_CACHE", does: codeCache},
-		// OpenSSL's configuration, which node loads at start, can load
-		// providers and engines (shared libraries).
-		{name: "OPENSSL_CONF"},
 	},
 	"python": {
 		// Any value, "0" too: python checks it again when the script

@@ -201,6 +201,18 @@ func TestEnvEveryProgram(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
 		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
 		{cmd: []string{"mytool"}, env: envOf("LD_PRELOAD", "", "LD_LIBRARY_PATH", "/opt/lib", "DYLD_LIBRARY_PATH", "/opt/lib", "PATH", "/usr/bin")},
+		// OpenSSL's configuration, read by whatever initializes OpenSSL
+		// (python's ssl and hashlib, curl, ssh...), can load providers and
+		// engines, shared libraries: from a path it names, or by name from
+		// OPENSSL_MODULES and OPENSSL_ENGINES; OPENSSL_CONF_INCLUDE is where
+		// its relative .include files are read from.
+		{cmd: []string{"python3", "x.py"}, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_MODULES", "/tmp/mods"), unpinned: "OPENSSL_MODULES"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_ENGINES", "/tmp/engines"), unpinned: "OPENSSL_ENGINES"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_CONF_INCLUDE", "/tmp/inc"), unpinned: "OPENSSL_CONF_INCLUDE"},
+		// Certificates are data.
+		{cmd: []string{"python3", "x.py"}, env: envOf("SSL_CERT_FILE", "/etc/ca.pem", "SSL_CERT_DIR", "/etc/ssl/certs"), script: "x.py"},
 	})
 }
 
