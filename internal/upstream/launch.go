@@ -65,7 +65,9 @@ import (
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
 //     PYTHONINSPECT, DENO_TSC_BIN, bun's BUN_INSPECT*, dotnet's startup
-//     hooks and profiler. npx gets node's rules. For every command, a
+//     hooks and profiler. npx gets node's rules and npm's (the settings
+//     that run code, npm_config_node_options..., and HOME, PREFIX and
+//     DESTDIR, which lead npm to an .npmrc). For every command, a
 //     plain executable too: LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES,
 //     GCONV_PATH and OpenSSL's OPENSSL_CONF* and OPENSSL_MODULES/ENGINES.
 //     Search paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH,

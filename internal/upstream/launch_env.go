@@ -33,6 +33,9 @@ type envRule struct {
 	// does completes "the server's env sets NAME, which ...", with %s for
 	// the program's name (loadsCode when empty).
 	does string
+	// npm says name is an npm setting (node-options), matched the way npm
+	// reads npm_config_* variables (see npmSetting).
+	npm bool
 }
 
 const (
@@ -41,6 +44,9 @@ const (
 	codeCache    = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
 	preloadLib   = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
 	opensslLoads = "names the OpenSSL configuration %s reads when it uses OpenSSL, which can load shared libraries (providers, engines)"
+	npmrc        = "names an npm configuration file, whose settings (node-options, script-shell) can make %s run other code"
+	npmPrefix    = "moves npm's global prefix, whose etc/npmrc settings (node-options, script-shell) can make %s run other code, and whose packages it may run"
+	npmHome      = "names the home directory whose .npmrc settings (node-options, script-shell) can make %s run other code"
 )
 
 // allPrograms is the envRules key whose rules apply to every stdio
@@ -109,6 +115,26 @@ var envRules = map[string][]envRule{
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
 		{name: "NODE_COMPILE_CACHE", does: codeCache},
 	},
+	// npx is npm's: its settings, from npm_config_* variables or from the
+	// .npmrc files they, HOME or the global prefix (PREFIX, DESTDIR on
+	// unix) lead it to, can make it run other code. node-options becomes
+	// NODE_OPTIONS for the package npx runs (read as NODE_OPTIONS is);
+	// script-shell runs the package's command; package installs other
+	// packages first, running their install scripts. The registry and the
+	// cache pass: the package must already be where clawd read its
+	// integrity (launch_npm.go).
+	"npx": {
+		{name: "node-options", npm: true, opts: eachWord(nodeOptRefusal)},
+		{name: "script-shell", npm: true, does: "names the shell %s runs the package's command with"},
+		{name: "userconfig", npm: true, does: npmrc},
+		{name: "globalconfig", npm: true, does: npmrc},
+		{name: "prefix", npm: true, does: npmPrefix},
+		{name: "package", npm: true, does: "makes %s install other packages, whose install scripts run, before the command"},
+		{name: "PREFIX", does: npmPrefix},
+		{name: "DESTDIR", does: npmPrefix},
+		{name: "HOME", does: npmHome},
+		{name: "USERPROFILE", does: npmHome},
+	},
 	"python": {
 		// Any value, "0" too: python checks it again when the script
 		// ends and then reads its stdin, where clawd writes requests, as
@@ -176,13 +202,14 @@ var (
 )
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
-// named (configured command, resolved executable) names: npx runs node;
+// named (configured command, resolved executable) names: npx is npm, which
+// runs node;
 // a shell takes the rules of both names (`sh` may be bash, a link named
 // otherwise may be zsh).
 func envRuleKeys(kind string, names ...string) []string {
 	switch kind {
 	case "npx":
-		return []string{"node"}
+		return []string{"node", "npx"}
 	case "shell":
 		var keys []string
 		for _, n := range names {
@@ -208,7 +235,7 @@ func envRefusal(kind, name string, env map[string]string, names ...string) strin
 	for _, rk := range append([]string{allPrograms}, envRuleKeys(kind, names...)...) {
 		for _, r := range envRules[rk] {
 			for _, k := range keys {
-				if v := env[k]; envNameMatches(k, r.name) {
+				if v := env[k]; r.matches(k) {
 					if why := r.refusal(k, v, name); why != "" {
 						return why
 					}
@@ -234,6 +261,31 @@ func (r envRule) refusal(k, v, name string) string {
 		does = loadsCode
 	}
 	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; remove it from the env", k, name)
+}
+
+// matches reports whether the rule is about variable k.
+func (r envRule) matches(k string) bool {
+	if r.npm {
+		setting, ok := npmSetting(k)
+		return ok && setting == r.name
+	}
+	return envNameMatches(k, r.name)
+}
+
+// npmSetting is the npm setting variable k sets, as npm reads its
+// environment: a name starting with npm_config_ in any case sets the rest,
+// lowercased, its underscores but a leading one read as dashes
+// (NPM_CONFIG_NODE_OPTIONS sets node-options).
+func npmSetting(k string) (string, bool) {
+	const prefix = "npm_config_"
+	if len(k) <= len(prefix) || !strings.EqualFold(k[:len(prefix)], prefix) {
+		return "", false
+	}
+	s := k[len(prefix):]
+	if strings.HasPrefix(s, "//") {
+		return s, true // a registry's own setting, read as it is
+	}
+	return strings.ToLower(s[:1] + strings.ReplaceAll(s[1:], "_", "-")), true
 }
 
 // envNameMatches reports whether variable k is the rule's name (or, for a

@@ -71,6 +71,40 @@ func TestEnvNode(t *testing.T) {
 		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
 		// One program's variables mean nothing to another.
 		{cmd: nodeJS, env: envOf("PYTHONINSPECT", "1", "BASH_ENV", "/tmp/x.sh", "PERL5OPT", "-MEvil", "RUBYOPT", "-revil"), script: "x.js"},
+		{cmd: nodeJS, env: envOf("npm_config_node_options", "--require /tmp/evil.js", "HOME", "/tmp/evil", "PREFIX", "/tmp/evil"), script: "x.js"},
+	})
+}
+
+// npx is npm: its configuration, from npm_config_* (the prefix in any
+// case, the rest too, underscores for dashes) or from the .npmrc files it
+// names or finds under HOME or the global prefix, can make it run other
+// code: node options for the package's node, the shell the command runs
+// in, another package installed (its install scripts run) first.
+func TestEnvNpx(t *testing.T) {
+	work := envTestSetup(t, "node", "npx")
+	t.Setenv("npm_config_cache", t.TempDir())
+	npx := []string{"npx", "-y", "pkg@1.0.0"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: npx, env: envOf("npm_config_node_options", "--require /tmp/evil.js"), unpinned: "npm_config_node_options"},
+		{cmd: npx, env: envOf("NPM_CONFIG_NODE_OPTIONS", "--import=/tmp/evil.mjs"), unpinned: "NPM_CONFIG_NODE_OPTIONS"},
+		{cmd: npx, env: envOf("Npm_Config_Node_Options", "-r /tmp/evil.js"), unpinned: "Npm_Config_Node_Options"},
+		{cmd: npx, env: envOf("npm_config_node-options", "--require=/tmp/evil.js"), unpinned: "npm_config_node-options"},
+		{cmd: npx, env: envOf("npm_config_script_shell", "/tmp/evil.sh"), unpinned: "npm_config_script_shell"},
+		{cmd: npx, env: envOf("NPM_CONFIG_SCRIPT_SHELL", "/tmp/evil.sh"), unpinned: "NPM_CONFIG_SCRIPT_SHELL"},
+		{cmd: npx, env: envOf("npm_config_userconfig", "/tmp/evil.npmrc"), unpinned: "npm_config_userconfig"},
+		{cmd: npx, env: envOf("npm_config_globalconfig", "/tmp/evil.npmrc"), unpinned: "npm_config_globalconfig"},
+		{cmd: npx, env: envOf("npm_config_prefix", "/tmp/evil"), unpinned: "npm_config_prefix"},
+		{cmd: npx, env: envOf("npm_config_package", "evil@1.0.0"), unpinned: "npm_config_package"},
+		{cmd: npx, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: npx, env: envOf("PREFIX", "/tmp/evil"), unpinned: "PREFIX"},
+		{cmd: npx, env: envOf("DESTDIR", "/tmp/evil"), unpinned: "DESTDIR"},
+		// npm's node options are read as NODE_OPTIONS is.
+		{cmd: npx, env: envOf("npm_config_node_options", "--max-old-space-size=4096"), unpinned: "not in npx's cache"},
+		// Empty values are not read; the cache, the log level, the registry
+		// and other settings pass (the package must be in the cache or the
+		// project's tree with the pinned integrity).
+		{cmd: npx, env: envOf("npm_config_script_shell", "", "npm_config_cache", "/tmp/c", "npm_config_loglevel", "silent",
+			"NPM_CONFIG_REGISTRY", "https://registry.example/", "npm_config_prefix_x", "1"), unpinned: "not in npx's cache"},
 	})
 }
 
