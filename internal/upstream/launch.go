@@ -64,12 +64,14 @@ import (
 //     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, DENO_TSC_BIN, bun's BUN_INSPECT*, dotnet's startup
-//     hooks and profiler. npx gets node's rules and npm's (the settings
-//     that run code, npm_config_node_options..., and HOME, PREFIX and
-//     DESTDIR, which lead npm to an .npmrc). For every command, a
-//     plain executable too: LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES,
-//     GCONV_PATH and OpenSSL's OPENSSL_CONF* and OPENSSL_MODULES/ENGINES.
+//     PYTHONINSPECT, DENO_TSC_BIN, bun's BUN_INSPECT*. npx gets node's
+//     rules and npm's (the settings that run code,
+//     npm_config_node_options..., and HOME, PREFIX and DESTDIR, which lead
+//     npm to an .npmrc). For every command, a plain executable too:
+//     LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES,
+//     GCONV_PATH, OpenSSL's OPENSSL_CONF* and OPENSSL_MODULES/ENGINES,
+//     and .NET's startup hooks, profilers, GC library, diagnostic ports
+//     and DOTNET_ROOT (a published .NET app starts the runtime itself).
 //     Search paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH,
 //     perl/ruby -I, php's include_path, LD_LIBRARY_PATH,
 //     DYLD_LIBRARY_PATH...) pass.

@@ -71,7 +71,11 @@ var envRules = map[string][]envRule{
 	// provider or engine the program itself loads by name comes from
 	// too); OPENSSL_CONF_INCLUDE is where a configuration's relative
 	// .include files are read from.
-	allPrograms: {
+	//
+	// And .NET's, for dotnet FILE.dll and every other program: a published
+	// .NET app is an executable of its own (an apphost) that starts the
+	// runtime, which reads them the same way (dotnetRules).
+	allPrograms: slices.Concat([]envRule{
 		{name: "LD_PRELOAD", does: preloadLib},
 		{name: "LD_AUDIT", does: preloadLib},
 		{name: "DYLD_INSERT_LIBRARIES", does: preloadLib},
@@ -80,23 +84,13 @@ var envRules = map[string][]envRule{
 		{name: "OPENSSL_CONF_INCLUDE", does: "names where OpenSSL in %s reads its configuration's included files from, which can load shared libraries"},
 		{name: "OPENSSL_MODULES", does: "names where OpenSSL in %s loads providers (shared libraries) from"},
 		{name: "OPENSSL_ENGINES", does: "names where OpenSSL in %s loads engines (shared libraries) from"},
-	},
+	}, dotnetRules),
 	// The launcher's and the JVM's option variables, read like java's
 	// options.
 	"java": {
 		{name: "JDK_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
 		{name: "JAVA_TOOL_OPTIONS", opts: eachWord(javaOptRefusal)},
 		{name: "_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
-	},
-	"dotnet": {
-		{name: "DOTNET_STARTUP_HOOKS"},
-		{name: "DOTNET_ADDITIONAL_DEPS"},
-		{name: "CORECLR_ENABLE_PROFILING", off: []string{"0"}},
-		// A garbage collector loaded from a native library, and
-		// diagnostic ports a debugger or profiler drives the runtime
-		// through (it can load code).
-		{name: "DOTNET_GCPath", does: "names a native library %s loads as its garbage collector"},
-		{name: "DOTNET_DiagnosticPorts", does: "opens %s to a diagnostics client that can load code into it"},
 	},
 	"lua": {
 		{name: "LUA_INIT", does: "is code (or @FILE) %s runs before the script"},
@@ -192,6 +186,42 @@ var envRules = map[string][]envRule{
 	},
 	"csh":  {{name: "HOME", does: startupFile}},
 	"tcsh": {{name: "HOME", does: startupFile}},
+}
+
+// dotnetRules are .NET's variables that load code, in every program
+// (allPrograms). The host (dotnet, an apphost) reads its own by their
+// exact name: startup hooks, more .deps.json files and package stores
+// (assemblies from elsewhere), the runtime's installation (an apphost's),
+// and where a single-file app extracts its files (reused as they are at
+// the next start). The runtime reads its knobs as DOTNET_NAME, then
+// COMPlus_NAME (clrKnob): a garbage collector loaded from a native library
+// (by path, or by name, which before .NET 9 may be a path relative to the
+// runtime's directory) and diagnostic ports a client can load code
+// through; its profilers by their own names. All of these in their exact
+// case on Linux and macOS, where the host's getenv and the runtime's copy
+// of the environment compare bytes (dotnet_startup_hooks is not read), in
+// any case on Windows (envNameMatches). .NET Framework (Windows) has its
+// own profiler and AppDomainManager variables.
+var dotnetRules = slices.Concat([]envRule{
+	{name: "DOTNET_STARTUP_HOOKS", does: "names assemblies whose startup hooks .NET runs in %s before its Main"},
+	{name: "DOTNET_ADDITIONAL_DEPS", does: "names .deps.json files whose assemblies .NET loads into %s"},
+	{name: "DOTNET_SHARED_STORE", does: "names package stores .NET loads %s's assemblies from"},
+	{name: "DOTNET_ROOT*", does: "names the .NET installation whose runtime %s loads when it is a .NET app"},
+	{name: "DOTNET_BUNDLE_EXTRACT_BASE_DIR", does: "names where %s, a single-file .NET app, extracts its files, which it runs as they are at its next start"},
+	{name: "CORECLR_ENABLE_PROFILING", off: []string{"0"}, does: "makes .NET load the profiler CORECLR_PROFILER_PATH names into %s"},
+	{name: "CORECLR_ENABLE_NOTIFICATION_PROFILERS", off: []string{"0"}, does: "makes .NET load the profilers CORECLR_NOTIFICATION_PROFILERS names into %s"},
+	{name: "COR_ENABLE_PROFILING", off: []string{"0"}, does: "makes .NET Framework load the profiler COR_PROFILER names into %s"},
+	{name: "APPDOMAIN_MANAGER_ASM", does: "names an assembly .NET Framework loads into %s as its AppDomainManager"},
+},
+	clrKnob("GCPath", "names a native library .NET loads into %s as its garbage collector"),
+	clrKnob("GCName", "names a native library .NET loads into %s as its garbage collector (before .NET 9, any path relative to the runtime's directory)"),
+	clrKnob("DiagnosticPorts", "opens %s to a diagnostics client that can load code into it"),
+)
+
+// clrKnob is the rules for the .NET runtime's knob name, read as
+// DOTNET_name, then COMPlus_name.
+func clrKnob(name, does string) []envRule {
+	return []envRule{{name: "DOTNET_" + name, does: does}, {name: "COMPlus_" + name, does: does}}
 }
 
 var (

@@ -194,6 +194,48 @@ func TestEnvDenoBun(t *testing.T) {
 	})
 }
 
+// .NET: the host's and the runtime's variables that load code, for dotnet
+// FILE.dll and for every other program too, since a published .NET app is
+// an executable of its own (an apphost) that starts the runtime and reads
+// them the same way. The runtime's knobs are read as DOTNET_NAME, then
+// COMPlus_NAME; on Linux and macOS in that exact case (the host's getenv
+// and the runtime's own copy of the environment compare bytes), on Windows
+// in any case, as every variable there.
+func TestEnvDotnet(t *testing.T) {
+	work := envTestSetup(t, "dotnet", "mytool")
+	if err := os.WriteFile(filepath.Join(work, "app.dll"), []byte("MZ"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := []string{"dotnet", "app.dll"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: app, env: envOf("COMPlus_GCPath", "/tmp/libgc.so"), unpinned: "COMPlus_GCPath"},
+		{cmd: app, env: envOf("COMPlus_DiagnosticPorts", "/tmp/port,connect"), unpinned: "COMPlus_DiagnosticPorts"},
+		// Before .NET 9 the GC's name is a path relative to the runtime's
+		// directory (../../../tmp/libgc.so); since, a file looked for
+		// beside the app first.
+		{cmd: app, env: envOf("DOTNET_GCName", "../../../../tmp/libgc.so"), unpinned: "DOTNET_GCName"},
+		{cmd: app, env: envOf("COMPlus_GCName", "libclrgc.so"), unpinned: "COMPlus_GCName"},
+		{cmd: app, env: envOf("CORECLR_ENABLE_NOTIFICATION_PROFILERS", "1"), unpinned: "CORECLR_ENABLE_NOTIFICATION_PROFILERS"},
+		{cmd: app, env: envOf("DOTNET_SHARED_STORE", "/tmp/store"), unpinned: "DOTNET_SHARED_STORE"},
+		{cmd: app, env: envOf("DOTNET_BUNDLE_EXTRACT_BASE_DIR", "/tmp/x"), unpinned: "DOTNET_BUNDLE_EXTRACT_BASE_DIR"},
+		{cmd: app, env: envOf("DOTNET_ROOT", "/tmp/dotnet"), unpinned: "DOTNET_ROOT"},
+		{cmd: app, env: envOf("DOTNET_ROOT_X64", "/tmp/dotnet"), unpinned: "DOTNET_ROOT_X64"},
+		// A published app (its apphost), or any program that starts .NET.
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_STARTUP_HOOKS", "/tmp/hook.dll"), unpinned: "DOTNET_STARTUP_HOOKS"},
+		{cmd: []string{"mytool"}, env: envOf("CORECLR_ENABLE_PROFILING", "1"), unpinned: "CORECLR_ENABLE_PROFILING"},
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_ADDITIONAL_DEPS", "/tmp/x.deps.json"), unpinned: "DOTNET_ADDITIONAL_DEPS"},
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_ROOT", "/tmp/dotnet"), unpinned: "DOTNET_ROOT"},
+		// .NET Framework (Windows): its profiler and AppDomainManager.
+		{cmd: []string{"mytool"}, env: envOf("COR_ENABLE_PROFILING", "1"), unpinned: "COR_ENABLE_PROFILING"},
+		{cmd: []string{"mytool"}, env: envOf("APPDOMAIN_MANAGER_ASM", "Evil, Version=1.0.0.0"), unpinned: "APPDOMAIN_MANAGER_ASM"},
+		// Settings that load nothing pass, and so do names the runtime
+		// does not read on unix (another case).
+		{cmd: app, env: envOf("DOTNET_gcServer", "1", "COMPlus_gcServer", "1", "DOTNET_TieredPGO", "0", "CORECLR_ENABLE_PROFILING", "0",
+			"CORECLR_ENABLE_NOTIFICATION_PROFILERS", "0", "COR_ENABLE_PROFILING", "0", "DOTNET_CLI_TELEMETRY_OPTOUT", "1",
+			"dotnet_startup_hooks", "/tmp/hook.dll", "DOTNET_gcpath", "/tmp/libgc.so"), script: "app.dll"},
+	})
+}
+
 // The shells: the startup files (and code) they read for a script.
 func TestEnvShells(t *testing.T) {
 	work := envTestSetup(t, "bash", "sh", "dash", "ash", "ksh", "mksh", "yash", "zsh", "fish", "csh", "tcsh")
