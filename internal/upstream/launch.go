@@ -64,7 +64,9 @@ import (
 //     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
 //     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, DENO_TSC_BIN, bun's BUN_INSPECT*. npx gets node's
+//     PYTHONINSPECT, python's home and site directories (PYTHONHOME,
+//     PYTHONUSERBASE, HOME without PYTHONNOUSERSITE...), DENO_TSC_BIN,
+//     bun's BUN_INSPECT*. npx gets node's
 //     rules and npm's (the settings that run code,
 //     npm_config_node_options..., and HOME, PREFIX and DESTDIR, which lead
 //     npm to an .npmrc). For every command, a plain executable too:

@@ -36,17 +36,23 @@ type envRule struct {
 	// npm says name is an npm setting (node-options), matched the way npm
 	// reads npm_config_* variables (see npmSetting).
 	npm bool
+	// unless is a variable that, set to anything but "" in the server's
+	// env, turns the rule off (and is named as the other fix).
+	unless string
 }
 
 const (
-	loadsCode    = "makes %s load code clawd cannot pin before or beside the file it pins"
-	startupFile  = "names a startup file (or its directory) that %s runs before the script"
-	codeCache    = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
-	preloadLib   = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
-	opensslLoads = "names the OpenSSL configuration %s reads when it uses OpenSSL, which can load shared libraries (providers, engines)"
-	npmrc        = "names an npm configuration file, whose settings (node-options, script-shell) can make %s run other code"
-	npmPrefix    = "moves npm's global prefix, whose etc/npmrc settings (node-options, script-shell) can make %s run other code, and whose packages it may run"
-	npmHome      = "names the home directory whose .npmrc settings (node-options, script-shell) can make %s run other code"
+	loadsCode      = "makes %s load code clawd cannot pin before or beside the file it pins"
+	startupFile    = "names a startup file (or its directory) that %s runs before the script"
+	codeCache      = "names a cache of compiled code %s runs in place of the files it compiles, which clawd does not check"
+	preloadLib     = "makes the dynamic loader load a library clawd cannot pin into %s before its own code"
+	opensslLoads   = "names the OpenSSL configuration %s reads when it uses OpenSSL, which can load shared libraries (providers, engines)"
+	pythonSite     = "moves where %s finds its standard library and site directories, whose .pth files and sitecustomize it runs at every start"
+	pythonVenv     = "names the executable %s takes itself for, whose directory's pyvenv.cfg makes it a venv whose .pth files and sitecustomize it runs at every start"
+	pythonUserSite = "moves %s's user site directory, whose .pth files and usercustomize it runs at every start"
+	npmrc          = "names an npm configuration file, whose settings (node-options, script-shell) can make %s run other code"
+	npmPrefix      = "moves npm's global prefix, whose etc/npmrc settings (node-options, script-shell) can make %s run other code, and whose packages it may run"
+	npmHome        = "names the home directory whose .npmrc settings (node-options, script-shell) can make %s run other code"
 )
 
 // allPrograms is the envRules key whose rules apply to every stdio
@@ -136,6 +142,23 @@ var envRules = map[string][]envRule{
 		{name: "PYTHONINSPECT", does: "makes %s read its stdin (clawd's requests) as code once the script ends"},
 		{name: "PYTHONPYCACHEPREFIX", does: codeCache},
 		{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
+		// Where python finds its standard library and its site
+		// directories, whose .pth files (their import lines) and
+		// sitecustomize and usercustomize modules it runs at every start:
+		// its home, the lib directory name (an absolute one replaces the
+		// home's), the executable it is told it is (whose pyvenv.cfg makes
+		// that directory its venv), the user's site directory
+		// (PYTHONUSERBASE, else ~/.local, %APPDATA%\Python on Windows),
+		// unless PYTHONNOUSERSITE turns user site directories off.
+		// PYTHONPATH is a search path (a limit); PYTHONSTARTUP is read by
+		// the interactive interpreter only.
+		{name: "PYTHONHOME", does: pythonSite},
+		{name: "PYTHONPLATLIBDIR", does: pythonSite},
+		{name: "PYTHONEXECUTABLE", does: pythonVenv},
+		{name: "__PYVENV_LAUNCHER__", does: pythonVenv},
+		{name: "PYTHONUSERBASE", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
+		{name: "HOME", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
+		{name: "APPDATA", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
 	},
 	"perl": {
 		{name: "PERL5OPT", opts: eachWord(perlOptRefusal)},
@@ -264,6 +287,9 @@ func envRefusal(kind, name string, env map[string]string, names ...string) strin
 	slices.Sort(keys)
 	for _, rk := range append([]string{allPrograms}, envRuleKeys(kind, names...)...) {
 		for _, r := range envRules[rk] {
+			if r.unless != "" && envValue(env, r.unless) != "" {
+				continue
+			}
 			for _, k := range keys {
 				if v := env[k]; r.matches(k) {
 					if why := r.refusal(k, v, name); why != "" {
@@ -290,7 +316,21 @@ func (r envRule) refusal(k, v, name string) string {
 	if does == "" {
 		does = loadsCode
 	}
-	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; remove it from the env", k, name)
+	fix := "remove it from the env"
+	if r.unless != "" {
+		fix += ", or set " + r.unless + "=1 there"
+	}
+	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; "+fix, k, name)
+}
+
+// envValue is the value env gives variable name (in any case on Windows).
+func envValue(env map[string]string, name string) string {
+	for k, v := range env {
+		if envNameMatches(k, name) && v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // matches reports whether the rule is about variable k.

@@ -120,8 +120,26 @@ func TestEnvPython(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
-		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONHOME", "/opt/py", "PYTHONSTARTUP", "/tmp/s.py",
-			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", ""), script: "x.py"},
+		// Where python finds its standard library and site directories,
+		// whose .pth files and sitecustomize run at every start: its home
+		// (PYTHONHOME, PYTHONPLATLIBDIR), a venv of the executable it is
+		// told it is (PYTHONEXECUTABLE, __PYVENV_LAUNCHER__), the user's
+		// site directory (PYTHONUSERBASE, else under HOME, APPDATA on
+		// Windows), unless user site directories are off.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONHOME", "/tmp/py"), unpinned: "PYTHONHOME"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPLATLIBDIR", "/tmp/py"), unpinned: "PYTHONPLATLIBDIR"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONEXECUTABLE", "/tmp/venv/bin/python"), unpinned: "PYTHONEXECUTABLE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("__PYVENV_LAUNCHER__", "/tmp/venv/bin/python"), unpinned: "__PYVENV_LAUNCHER__"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONUSERBASE", "/tmp/ub"), unpinned: "PYTHONUSERBASE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home"), unpinned: "PYTHONNOUSERSITE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("APPDATA", "/tmp/appdata"), unpinned: "APPDATA"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", ""), unpinned: "HOME"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONUSERBASE", "/tmp/ub", "APPDATA", "/tmp/a", "PYTHONNOUSERSITE", "1"), script: "x.py"},
+		// The module search path is a limit; PYTHONSTARTUP is read only by
+		// the interactive interpreter; the rest load nothing (an unknown
+		// PYTHONIOENCODING is an error, not an import).
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONSTARTUP", "/tmp/s.py", "PYTHONIOENCODING", "utf-8",
+			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", "", "PYTHONHOME", ""), script: "x.py"},
 	})
 }
 
