@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -36,8 +37,9 @@ type envRule struct {
 	// npm says name is an npm setting (node-options), matched the way npm
 	// reads npm_config_* variables (see npmSetting).
 	npm bool
-	// unless is a variable that, set to anything but "" in the server's
-	// env, turns the rule off (and is named as the other fix).
+	// unless is a flag variable of python's that, set on in the server's
+	// env (flagOn), turns the rule off; the refusal names it as the other
+	// fix.
 	unless string
 }
 
@@ -287,7 +289,7 @@ func envRefusal(kind, name string, env map[string]string, names ...string) strin
 	slices.Sort(keys)
 	for _, rk := range append([]string{allPrograms}, envRuleKeys(kind, names...)...) {
 		for _, r := range envRules[rk] {
-			if r.unless != "" && envValue(env, r.unless) != "" {
+			if r.unless != "" && flagOn(envValue(env, r.unless)) {
 				continue
 			}
 			for _, k := range keys {
@@ -321,6 +323,16 @@ func (r envRule) refusal(k, v, name string) string {
 		fix += ", or set " + r.unless + "=1 there"
 	}
 	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; "+fix, k, name)
+}
+
+// flagOn reports whether python reads flag variable value v as on: set,
+// and not an integer that is 0 (" -0" is off, "yes" on).
+func flagOn(v string) bool {
+	if v == "" {
+		return false
+	}
+	n, err := strconv.ParseInt(strings.TrimLeft(v, " \t\n\v\f\r"), 10, 64)
+	return err != nil || n != 0
 }
 
 // envValue is the value env gives variable name (in any case on Windows).

@@ -134,6 +134,10 @@ func TestEnvPython(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home"), unpinned: "PYTHONNOUSERSITE"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("APPDATA", "/tmp/appdata"), unpinned: "APPDATA"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", ""), unpinned: "HOME"},
+		// python reads a flag's 0 as off.
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", "0"), unpinned: "HOME"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONUSERBASE", "/tmp/ub", "PYTHONNOUSERSITE", " -0"), unpinned: "PYTHONUSERBASE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", "yes"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONUSERBASE", "/tmp/ub", "APPDATA", "/tmp/a", "PYTHONNOUSERSITE", "1"), script: "x.py"},
 		// The module search path is a limit; PYTHONSTARTUP is read only by
 		// the interactive interpreter; the rest load nothing (an unknown
