@@ -112,6 +112,15 @@ var envRules = map[string][]envRule{
 		{name: "R_PROFILE_USER", does: startupFile},
 		{name: "R_ENVIRON"},
 		{name: "R_ENVIRON_USER"},
+		// R's own profile sources R_TESTS at every start (--vanilla
+		// too), and loads the packages R_DEFAULT_PACKAGES names, from
+		// the library path, before the script ("NULL" loads none). R's
+		// start script sources etc$R_ARCH/ldpaths and runs
+		// bin/exec$R_ARCH/R under R's home, R_ARCH a path that may climb
+		// out of it.
+		{name: "R_TESTS", does: "names a file R sources when %s starts"},
+		{name: "R_DEFAULT_PACKAGES", off: []string{"NULL"}, does: "names packages R loads when %s starts, before the script"},
+		{name: "R_ARCH", does: "names where R's start script, which %s runs, sources a shell file and finds the R it runs"},
 	},
 	"node": {
 		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
@@ -168,6 +177,15 @@ var envRules = map[string][]envRule{
 	},
 	"ruby": {
 		{name: "RUBYOPT", opts: rubyOptRefusal},
+		// RubyGems, loaded at every start, requires BUNDLER_SETUP (the
+		// RubyGems of Ruby 3.2 and later); the executables gems install
+		// call Gem.use_gemdeps, which loads the Gemfile (Ruby code)
+		// RUBYGEMS_GEMDEPS names, or finds one above the working
+		// directory for "-"; a crash report template starting with "|"
+		// is a command ruby (3.3 and later) runs when it crashes.
+		{name: "BUNDLER_SETUP", does: "names a file RubyGems requires when %s starts"},
+		{name: "RUBYGEMS_GEMDEPS", does: "makes RubyGems in %s load a Gemfile, which is Ruby code"},
+		{name: "RUBY_CRASH_REPORT", does: "names where %s writes a crash report, or (|COMMAND) a command it runs when it crashes"},
 	},
 	// An ini file can auto_prepend_file (or append) any script.
 	"php": {

@@ -174,6 +174,32 @@ func TestEnvRuby(t *testing.T) {
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "rubygems"), unpinned: "RUBYOPT"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W:no-deprecated -W2"), script: "x.rb"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W0 -Eutf-8 --disable-gems -I /usr/lib/ruby/r", "RUBYLIB", "/opt/lib"), script: "x.rb"},
+		// RubyGems, loaded at every start, requires BUNDLER_SETUP; the
+		// executables gems install load the Gemfile (Ruby code)
+		// RUBYGEMS_GEMDEPS names; a crash report can go to a command.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("BUNDLER_SETUP", "/tmp/evil.rb"), unpinned: "BUNDLER_SETUP"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYGEMS_GEMDEPS", "/tmp/Gemfile"), unpinned: "RUBYGEMS_GEMDEPS"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBY_CRASH_REPORT", "|/tmp/evil"), unpinned: "RUBY_CRASH_REPORT"},
+		// Limits: the gems' directories, and the Gemfile bundler/setup
+		// reads when the script requires it.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("GEM_HOME", "/opt/gems", "GEM_PATH", "/opt/gems", "BUNDLE_GEMFILE", "/srv/Gemfile"), script: "x.rb"},
+	})
+}
+
+// Rscript: R sources R_TESTS at every start (even --vanilla), loads the
+// packages R_DEFAULT_PACKAGES names, and R's start script sources and runs
+// files under R_ARCH, a path relative to R's home.
+func TestEnvRscript(t *testing.T) {
+	work := envTestSetup(t, "Rscript")
+	if err := os.WriteFile(filepath.Join(work, "x.R"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := []string{"Rscript", "x.R"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: r, env: envOf("R_TESTS", "/tmp/evil.R"), unpinned: "R_TESTS"},
+		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "evilpkg"), unpinned: "R_DEFAULT_PACKAGES"},
+		{cmd: r, env: envOf("R_ARCH", "/../../../../tmp/evil"), unpinned: "R_ARCH"},
+		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "NULL", "R_LIBS", "/opt/r", "R_LIBS_USER", "/opt/r"), script: "x.R"},
 	})
 }
 
