@@ -63,7 +63,7 @@ import (
 //     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
 //     for csh, R_PROFILE*, R_TESTS, R_ARCH, PHPRC, PHP_INI_SCAN_DIR,
 //     BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code in the value
-//     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
+//     (LUA_INIT*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
 //     PYTHONINSPECT, python's home and site directories (PYTHONHOME,
 //     PYTHONUSERBASE, HOME without PYTHONNOUSERSITE...), DENO_TSC_BIN,

@@ -209,14 +209,18 @@ var envRules = map[string][]envRule{
 		{name: "BUN_INSPECT*", does: "starts %s's debugger (or preloads a module), through which code clawd cannot pin runs in the server"},
 	},
 	// The shells, by what each reads for a script (not interactive; clawd
-	// refuses -i): bash BASH_ENV, and the functions it imports; sh and ash
-	// (and ksh88) ENV in some versions; zsh .zshenv in ZDOTDIR (else HOME);
+	// refuses -i): bash BASH_ENV; sh and ash (and ksh88) ENV in some
+	// versions; zsh .zshenv in ZDOTDIR (else HOME);
 	// fish its config and conf.d files under XDG_CONFIG_HOME (else HOME)
 	// and vendor_conf.d under the XDG data directories; csh and tcsh
 	// ~/.cshrc (~/.tcshrc). sh may be bash. PS4 is expanded for every
 	// traced command, its command substitutions run by bash and ksh.
-	"bash": {bashEnv, bashFunc, ps4},
-	"sh":   {bashEnv, bashFunc, shEnv, ps4},
+	// bash's exported functions need no rule: bash imports them only from
+	// variables named BASH_FUNC_name%% (BASH_FUNC_name() in some vendors'
+	// bash), and a server's env names are identifiers (ServerConfig.Validate,
+	// like the store).
+	"bash": {bashEnv, ps4},
+	"sh":   {bashEnv, shEnv, ps4},
 	"ash":  {shEnv, ps4},
 	"ksh":  {shEnv, ps4},
 	"dash": {ps4},
@@ -268,10 +272,9 @@ func clrKnob(name, does string) []envRule {
 }
 
 var (
-	bashEnv  = envRule{name: "BASH_ENV", does: startupFile}
-	bashFunc = envRule{name: "BASH_FUNC_*", does: "defines a function %s runs in place of a command the script calls"}
-	shEnv    = envRule{name: "ENV", does: startupFile}
-	ps4      = envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}
+	bashEnv = envRule{name: "BASH_ENV", does: startupFile}
+	shEnv   = envRule{name: "ENV", does: startupFile}
+	ps4     = envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}
 )
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
