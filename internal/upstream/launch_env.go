@@ -12,8 +12,11 @@ import (
 // or the API set) that make the program the command runs load or run code
 // besides the file approval pins: a startup file or its directory, options
 // that preload a module, code in the value itself, a cache of compiled
-// code used in place of the source, or an interactive mode that reads
-// clawd's requests as code. Such a variable is refused (Launch.Unpinned).
+// code used in place of the source, an interactive mode that reads
+// clawd's requests as code, a configuration that loads libraries or runs
+// commands (OpenSSL's, npm's), or the installation or site directories a
+// runtime runs code from at its start (PYTHONHOME, DOTNET_ROOT, RHOME).
+// Such a variable is refused (Launch.Unpinned).
 //
 // Not checked: clawd's own environment, which every server inherits
 // (whoever sets it can load code into clawd itself), and the module search
@@ -22,7 +25,8 @@ import (
 // resolves to; docs/upstreams.md lists them as limits.
 
 // envRule is one variable, or with a trailing "*" every variable starting
-// with the rest, that makes a program run code clawd cannot pin.
+// with the rest, or an npm setting (npm), that makes a program run code
+// clawd cannot pin.
 type envRule struct {
 	name string
 	// off are the values that leave it off, besides "".
@@ -210,15 +214,15 @@ var envRules = map[string][]envRule{
 	},
 	// The shells, by what each reads for a script (not interactive; clawd
 	// refuses -i): bash BASH_ENV; sh and ash (and ksh88) ENV in some
-	// versions; zsh .zshenv in ZDOTDIR (else HOME);
-	// fish its config and conf.d files under XDG_CONFIG_HOME (else HOME)
-	// and vendor_conf.d under the XDG data directories; csh and tcsh
-	// ~/.cshrc (~/.tcshrc). sh may be bash. PS4 is expanded for every
-	// traced command, its command substitutions run by bash and ksh.
-	// bash's exported functions need no rule: bash imports them only from
-	// variables named BASH_FUNC_name%% (BASH_FUNC_name() in some vendors'
-	// bash), and a server's env names are identifiers (ServerConfig.Validate,
-	// like the store).
+	// versions; zsh .zshenv in ZDOTDIR (else HOME); fish its config and
+	// conf.d files under XDG_CONFIG_HOME (else HOME) and vendor_conf.d
+	// under the XDG data directories; csh and tcsh ~/.cshrc (~/.tcshrc).
+	// sh may be bash. PS4 is expanded for every traced command, its
+	// command substitutions run by bash and ksh. bash's exported functions
+	// need no rule: bash imports them only from variables named
+	// BASH_FUNC_name%% (BASH_FUNC_name() in some vendors' bash), and the
+	// names in a server's env are identifiers (ServerConfig.Validate, like
+	// the store).
 	"bash": {bashEnv, ps4},
 	"sh":   {bashEnv, shEnv, ps4},
 	"ash":  {shEnv, ps4},
@@ -279,9 +283,8 @@ var (
 
 // envRuleKeys are the envRules keys for a command of the given rule kind,
 // named (configured command, resolved executable) names: npx is npm, which
-// runs node;
-// a shell takes the rules of both names (`sh` may be bash, a link named
-// otherwise may be zsh).
+// runs node; a shell takes the rules of both names (`sh` may be bash, a
+// link named otherwise may be zsh).
 func envRuleKeys(kind string, names ...string) []string {
 	switch kind {
 	case "npx":
