@@ -113,9 +113,14 @@ func (c ServerConfig) Validate() error {
 		if c.URL != "" || len(c.Headers) > 0 {
 			errs = append(errs, fmt.Errorf("server %q: url and headers are for http/sse servers, not stdio", c.Name))
 		}
+		// Identifiers, as the store has them (store.ValidateEnv), so a
+		// row that bypassed it runs nothing either. Among what this keeps
+		// out: bash's exported functions, imported only from variables
+		// named BASH_FUNC_name%% (or BASH_FUNC_name()), which would run
+		// in place of a command the script calls.
 		for k := range c.Env {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				errs = append(errs, fmt.Errorf("server %q: environment name %q is not a valid variable name", c.Name, k))
+			if !secrets.IsEnvName(k) {
+				errs = append(errs, fmt.Errorf("server %q: environment name %q is not a valid variable name: use letters, digits and '_', not starting with a digit", c.Name, k))
 			}
 		}
 	case TransportHTTP, TransportSSE:

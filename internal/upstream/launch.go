@@ -61,15 +61,21 @@ import (
 //     BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r, the JVM's option
 //     variables), startup files and their directories (BASH_ENV, ENV for
 //     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
-//     for csh, R_PROFILE*, PHPRC, PHP_INI_SCAN_DIR), code in the value
-//     (LUA_INIT*, BASH_FUNC_*, PS4, PERL5DB), caches of compiled code
-//     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's), and
-//     PYTHONINSPECT, OPENSSL_CONF for node, DENO_TSC_BIN, bun's
-//     BUN_INSPECT*, dotnet's startup hooks and profiler. npx gets node's
-//     rules. For every command, a plain executable too: LD_PRELOAD,
-//     LD_AUDIT, DYLD_INSERT_LIBRARIES and GCONV_PATH. Search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
-//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
+//     for csh, R_PROFILE*, R_TESTS, R_ARCH, PHPRC, PHP_INI_SCAN_DIR,
+//     BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code in the value (LUA_INIT*, PS4,
+//     PERL5DB), caches of compiled code (NODE_COMPILE_CACHE,
+//     PYTHONPYCACHEPREFIX, DENO_DIR, bun's), PYTHONINSPECT, python's home
+//     and site directories (PYTHONHOME, PYTHONUSERBASE, HOME without
+//     PYTHONNOUSERSITE...), DENO_TSC_BIN and bun's BUN_INSPECT*. npx gets
+//     node's rules and npm's (the settings that run code,
+//     npm_config_node_options..., and HOME, PREFIX and DESTDIR, which lead
+//     npm to an .npmrc). For every command, a plain executable too:
+//     LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES, GCONV_PATH, OpenSSL's
+//     OPENSSL_CONF* and OPENSSL_MODULES/ENGINES, and .NET's startup hooks,
+//     profilers, GC library, diagnostic ports and DOTNET_ROOT (a published
+//     .NET app starts the runtime itself). Search paths (NODE_PATH,
+//     PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I, php's
+//     include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,

@@ -71,6 +71,40 @@ func TestEnvNode(t *testing.T) {
 		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("NODE_OPTIONS", "--require /tmp/evil.js"), unpinned: "NODE_OPTIONS"},
 		// One program's variables mean nothing to another.
 		{cmd: nodeJS, env: envOf("PYTHONINSPECT", "1", "BASH_ENV", "/tmp/x.sh", "PERL5OPT", "-MEvil", "RUBYOPT", "-revil"), script: "x.js"},
+		{cmd: nodeJS, env: envOf("npm_config_node_options", "--require /tmp/evil.js", "HOME", "/tmp/evil", "PREFIX", "/tmp/evil"), script: "x.js"},
+	})
+}
+
+// npx is npm: its configuration, from npm_config_* (the prefix in any
+// case, the rest too, underscores for dashes) or from the .npmrc files it
+// names or finds under HOME or the global prefix, can make it run other
+// code: node options for the package's node, the shell the command runs
+// in, another package installed (its install scripts run) first.
+func TestEnvNpx(t *testing.T) {
+	work := envTestSetup(t, "node", "npx")
+	t.Setenv("npm_config_cache", t.TempDir())
+	npx := []string{"npx", "-y", "pkg@1.0.0"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: npx, env: envOf("npm_config_node_options", "--require /tmp/evil.js"), unpinned: "npm_config_node_options"},
+		{cmd: npx, env: envOf("NPM_CONFIG_NODE_OPTIONS", "--import=/tmp/evil.mjs"), unpinned: "NPM_CONFIG_NODE_OPTIONS"},
+		{cmd: npx, env: envOf("Npm_Config_Node_Options", "-r /tmp/evil.js"), unpinned: "Npm_Config_Node_Options"},
+		{cmd: npx, env: envOf("npm_config_node-options", "--require=/tmp/evil.js"), unpinned: "npm_config_node-options"},
+		{cmd: npx, env: envOf("npm_config_script_shell", "/tmp/evil.sh"), unpinned: "npm_config_script_shell"},
+		{cmd: npx, env: envOf("NPM_CONFIG_SCRIPT_SHELL", "/tmp/evil.sh"), unpinned: "NPM_CONFIG_SCRIPT_SHELL"},
+		{cmd: npx, env: envOf("npm_config_userconfig", "/tmp/evil.npmrc"), unpinned: "npm_config_userconfig"},
+		{cmd: npx, env: envOf("npm_config_globalconfig", "/tmp/evil.npmrc"), unpinned: "npm_config_globalconfig"},
+		{cmd: npx, env: envOf("npm_config_prefix", "/tmp/evil"), unpinned: "npm_config_prefix"},
+		{cmd: npx, env: envOf("npm_config_package", "evil@1.0.0"), unpinned: "npm_config_package"},
+		{cmd: npx, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: npx, env: envOf("PREFIX", "/tmp/evil"), unpinned: "PREFIX"},
+		{cmd: npx, env: envOf("DESTDIR", "/tmp/evil"), unpinned: "DESTDIR"},
+		// npm's node options are read as NODE_OPTIONS is.
+		{cmd: npx, env: envOf("npm_config_node_options", "--max-old-space-size=4096"), unpinned: "not in npx's cache"},
+		// Empty values are not read; the cache, the log level, the registry
+		// and other settings pass (the package must be in the cache or the
+		// project's tree with the pinned integrity).
+		{cmd: npx, env: envOf("npm_config_script_shell", "", "npm_config_cache", "/tmp/c", "npm_config_loglevel", "silent",
+			"NPM_CONFIG_REGISTRY", "https://registry.example/", "npm_config_prefix_x", "1"), unpinned: "not in npx's cache"},
 	})
 }
 
@@ -86,8 +120,30 @@ func TestEnvPython(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
-		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONHOME", "/opt/py", "PYTHONSTARTUP", "/tmp/s.py",
-			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", ""), script: "x.py"},
+		// Where python finds its standard library and site directories,
+		// whose .pth files and sitecustomize run at every start: its home
+		// (PYTHONHOME, PYTHONPLATLIBDIR), a venv of the executable it is
+		// told it is (PYTHONEXECUTABLE, __PYVENV_LAUNCHER__), the user's
+		// site directory (PYTHONUSERBASE, else under HOME, APPDATA on
+		// Windows), unless user site directories are off.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONHOME", "/tmp/py"), unpinned: "PYTHONHOME"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPLATLIBDIR", "/tmp/py"), unpinned: "PYTHONPLATLIBDIR"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONEXECUTABLE", "/tmp/venv/bin/python"), unpinned: "PYTHONEXECUTABLE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("__PYVENV_LAUNCHER__", "/tmp/venv/bin/python"), unpinned: "__PYVENV_LAUNCHER__"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONUSERBASE", "/tmp/ub"), unpinned: "PYTHONUSERBASE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home"), unpinned: "PYTHONNOUSERSITE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("APPDATA", "/tmp/appdata"), unpinned: "APPDATA"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", ""), unpinned: "HOME"},
+		// python reads a flag's 0 as off.
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", "0"), unpinned: "HOME"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONUSERBASE", "/tmp/ub", "PYTHONNOUSERSITE", " -0"), unpinned: "PYTHONUSERBASE"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONNOUSERSITE", "yes"), script: "x.py"},
+		{cmd: []string{"python3", "x.py"}, env: envOf("HOME", "/tmp/home", "PYTHONUSERBASE", "/tmp/ub", "APPDATA", "/tmp/a", "PYTHONNOUSERSITE", "1"), script: "x.py"},
+		// The module search path is a limit; PYTHONSTARTUP is read only by
+		// the interactive interpreter; the rest load nothing (an unknown
+		// PYTHONIOENCODING is an error, not an import).
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPATH", "/opt/lib", "PYTHONSTARTUP", "/tmp/s.py", "PYTHONIOENCODING", "utf-8",
+			"PYTHONSAFEPATH", "1", "PYTHONUNBUFFERED", "1", "PYTHONINSPECT", "", "PYTHONHOME", ""), script: "x.py"},
 	})
 }
 
@@ -118,6 +174,32 @@ func TestEnvRuby(t *testing.T) {
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "rubygems"), unpinned: "RUBYOPT"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W:no-deprecated -W2"), script: "x.rb"},
 		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYOPT", "-W0 -Eutf-8 --disable-gems -I /usr/lib/ruby/r", "RUBYLIB", "/opt/lib"), script: "x.rb"},
+		// RubyGems, loaded at every start, requires BUNDLER_SETUP; the
+		// executables gems install load the Gemfile (Ruby code)
+		// RUBYGEMS_GEMDEPS names; a crash report can go to a command.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("BUNDLER_SETUP", "/tmp/evil.rb"), unpinned: "BUNDLER_SETUP"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBYGEMS_GEMDEPS", "/tmp/Gemfile"), unpinned: "RUBYGEMS_GEMDEPS"},
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("RUBY_CRASH_REPORT", "|/tmp/evil"), unpinned: "RUBY_CRASH_REPORT"},
+		// Limits: the gems' directories, and the Gemfile bundler/setup
+		// reads when the script requires it.
+		{cmd: []string{"ruby", "x.rb"}, env: envOf("GEM_HOME", "/opt/gems", "GEM_PATH", "/opt/gems", "BUNDLE_GEMFILE", "/srv/Gemfile"), script: "x.rb"},
+	})
+}
+
+// Rscript: R sources R_TESTS at every start (even --vanilla), loads the
+// packages R_DEFAULT_PACKAGES names, and R's start script sources and runs
+// files under R_ARCH, a path relative to R's home.
+func TestEnvRscript(t *testing.T) {
+	work := envTestSetup(t, "Rscript")
+	if err := os.WriteFile(filepath.Join(work, "x.R"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := []string{"Rscript", "x.R"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: r, env: envOf("R_TESTS", "/tmp/evil.R"), unpinned: "R_TESTS"},
+		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "evilpkg"), unpinned: "R_DEFAULT_PACKAGES"},
+		{cmd: r, env: envOf("R_ARCH", "/../../../../tmp/evil"), unpinned: "R_ARCH"},
+		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "NULL", "R_LIBS", "/opt/r", "R_LIBS_USER", "/opt/r"), script: "x.R"},
 	})
 }
 
@@ -160,12 +242,53 @@ func TestEnvDenoBun(t *testing.T) {
 	})
 }
 
+// .NET: the host's and the runtime's variables that load code, for dotnet
+// FILE.dll and for every other program too, since a published .NET app is
+// an executable of its own (an apphost) that starts the runtime and reads
+// them the same way. The runtime's knobs are read as DOTNET_NAME, then
+// COMPlus_NAME; on Linux and macOS in that exact case (the host's getenv
+// and the runtime's own copy of the environment compare bytes), on Windows
+// in any case, as every variable there.
+func TestEnvDotnet(t *testing.T) {
+	work := envTestSetup(t, "dotnet", "mytool")
+	if err := os.WriteFile(filepath.Join(work, "app.dll"), []byte("MZ"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	app := []string{"dotnet", "app.dll"}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: app, env: envOf("COMPlus_GCPath", "/tmp/libgc.so"), unpinned: "COMPlus_GCPath"},
+		{cmd: app, env: envOf("COMPlus_DiagnosticPorts", "/tmp/port,connect"), unpinned: "COMPlus_DiagnosticPorts"},
+		// Before .NET 9 the GC's name is a path relative to the runtime's
+		// directory (../../../tmp/libgc.so); since, a file looked for
+		// beside the app first.
+		{cmd: app, env: envOf("DOTNET_GCName", "../../../../tmp/libgc.so"), unpinned: "DOTNET_GCName"},
+		{cmd: app, env: envOf("COMPlus_GCName", "libclrgc.so"), unpinned: "COMPlus_GCName"},
+		{cmd: app, env: envOf("CORECLR_ENABLE_NOTIFICATION_PROFILERS", "1"), unpinned: "CORECLR_ENABLE_NOTIFICATION_PROFILERS"},
+		{cmd: app, env: envOf("DOTNET_SHARED_STORE", "/tmp/store"), unpinned: "DOTNET_SHARED_STORE"},
+		{cmd: app, env: envOf("DOTNET_BUNDLE_EXTRACT_BASE_DIR", "/tmp/x"), unpinned: "DOTNET_BUNDLE_EXTRACT_BASE_DIR"},
+		{cmd: app, env: envOf("DOTNET_ROOT", "/tmp/dotnet"), unpinned: "DOTNET_ROOT"},
+		{cmd: app, env: envOf("DOTNET_ROOT_X64", "/tmp/dotnet"), unpinned: "DOTNET_ROOT_X64"},
+		// A published app (its apphost), or any program that starts .NET.
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_STARTUP_HOOKS", "/tmp/hook.dll"), unpinned: "DOTNET_STARTUP_HOOKS"},
+		{cmd: []string{"mytool"}, env: envOf("CORECLR_ENABLE_PROFILING", "1"), unpinned: "CORECLR_ENABLE_PROFILING"},
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_ADDITIONAL_DEPS", "/tmp/x.deps.json"), unpinned: "DOTNET_ADDITIONAL_DEPS"},
+		{cmd: []string{"mytool"}, env: envOf("DOTNET_ROOT", "/tmp/dotnet"), unpinned: "DOTNET_ROOT"},
+		// .NET Framework (Windows): its profiler and AppDomainManager.
+		{cmd: []string{"mytool"}, env: envOf("COR_ENABLE_PROFILING", "1"), unpinned: "COR_ENABLE_PROFILING"},
+		{cmd: []string{"mytool"}, env: envOf("APPDOMAIN_MANAGER_ASM", "Evil, Version=1.0.0.0"), unpinned: "APPDOMAIN_MANAGER_ASM"},
+		// Settings that load nothing pass, and so do names the runtime
+		// does not read on unix (another case).
+		{cmd: app, env: envOf("DOTNET_gcServer", "1", "COMPlus_gcServer", "1", "DOTNET_TieredPGO", "0", "CORECLR_ENABLE_PROFILING", "0",
+			"CORECLR_ENABLE_NOTIFICATION_PROFILERS", "0", "COR_ENABLE_PROFILING", "0", "DOTNET_CLI_TELEMETRY_OPTOUT", "1",
+			"dotnet_startup_hooks", "/tmp/hook.dll", "DOTNET_gcpath", "/tmp/libgc.so"), script: "app.dll"},
+	})
+}
+
 // The shells: the startup files (and code) they read for a script.
 func TestEnvShells(t *testing.T) {
 	work := envTestSetup(t, "bash", "sh", "dash", "ash", "ksh", "mksh", "yash", "zsh", "fish", "csh", "tcsh")
 	checkLaunchCases(t, work, []launchCase{
 		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
-		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_FUNC_ls%%", "() { evil; }"), unpinned: "BASH_FUNC_ls%%"},
 		{cmd: []string{"bash", "x.sh"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
@@ -183,6 +306,10 @@ func TestEnvShells(t *testing.T) {
 		{cmd: []string{"mksh", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
 		{cmd: []string{"yash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh"), script: "x.sh"},
 		{cmd: []string{"bash", "x.sh"}, env: envOf("ENV", "/tmp/x.sh", "HOME", "/tmp", "PATH", "/usr/bin"), script: "x.sh"},
+		// bash imports a function only from BASH_FUNC_name%%, a name
+		// ServerConfig.Validate refuses (TestConfigValidation); from an
+		// identifier it imports nothing.
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_FUNC_ls", "() { evil; }"), script: "x.sh"},
 	})
 }
 
@@ -201,6 +328,18 @@ func TestEnvEveryProgram(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("LD_AUDIT", "/tmp/evil.so"), unpinned: "LD_AUDIT"},
 		{cmd: []string{"npx", "-y", "pkg@1.0.0"}, env: envOf("LD_PRELOAD", "/tmp/evil.so"), unpinned: "LD_PRELOAD"},
 		{cmd: []string{"mytool"}, env: envOf("LD_PRELOAD", "", "LD_LIBRARY_PATH", "/opt/lib", "DYLD_LIBRARY_PATH", "/opt/lib", "PATH", "/usr/bin")},
+		// OpenSSL's configuration, read by whatever initializes OpenSSL
+		// (python's ssl and hashlib, curl, ssh...), can load providers and
+		// engines, shared libraries: from a path it names, or by name from
+		// OPENSSL_MODULES and OPENSSL_ENGINES; OPENSSL_CONF_INCLUDE is where
+		// its relative .include files are read from.
+		{cmd: []string{"python3", "x.py"}, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_CONF", "/tmp/evil.cnf"), unpinned: "OPENSSL_CONF"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_MODULES", "/tmp/mods"), unpinned: "OPENSSL_MODULES"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_ENGINES", "/tmp/engines"), unpinned: "OPENSSL_ENGINES"},
+		{cmd: []string{"mytool"}, env: envOf("OPENSSL_CONF_INCLUDE", "/tmp/inc"), unpinned: "OPENSSL_CONF_INCLUDE"},
+		// Certificates are data.
+		{cmd: []string{"python3", "x.py"}, env: envOf("SSL_CERT_FILE", "/etc/ca.pem", "SSL_CERT_DIR", "/etc/ssl/certs"), script: "x.py"},
 	})
 }
 

@@ -42,7 +42,7 @@ func TestEnvRulesFollowTheShebang(t *testing.T) {
 		{"python3", "#!/usr/bin/env bash", launchCase{cmd: []string{"python3", "x.py"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"}},
 		{"python3", "#!/usr/bin/env bash", launchCase{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "1"), unpinned: "PYTHONINSPECT"}},
 		{"python3", "#!/usr/bin/env bash", launchCase{cmd: []string{"python3", "x.py"}, env: envOf("FOO", "1"), script: "x.py"}},
-		{"python3", "#!/bin/bash -e", launchCase{cmd: []string{"python3", "x.py"}, env: envOf("BASH_FUNC_ls%%", "() { evil; }"), unpinned: "BASH_FUNC_ls%%"}},
+		{"python3", "#!/bin/bash -e", launchCase{cmd: []string{"python3", "x.py"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"}},
 		// An npm bin: a node script, a plain executable by its name.
 		{"mcp-srv", "#!/usr/bin/env node", launchCase{cmd: []string{"mcp-srv", "--stdio"}, env: envOf("NODE_OPTIONS", "--require /tmp/e.js"), unpinned: "NODE_OPTIONS"}},
 		{"mcp-srv", "#!/usr/bin/env node", launchCase{cmd: []string{"mcp-srv", "--stdio"}, env: envOf("NODE_OPTIONS", "--max-old-space-size=1")}},

@@ -570,6 +570,12 @@ func TestConfigValidation(t *testing.T) {
 		{ServerConfig{Name: "a", Transport: TransportHTTP, URL: "https://u:p@x/"}, "not in the url"},
 		{ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", ReadTimeout: time.Second}, "5-300 seconds"},
 		{ServerConfig{Name: "a", Transport: TransportHTTP, URL: "https://x/", Headers: map[string]string{"A": "b\r\nX: y"}}, "not a valid HTTP header"},
+		// Names are identifiers, as the store has them: bash imports a
+		// function only from BASH_FUNC_name%% (BASH_FUNC_name() in some
+		// vendors' bash), never from an identifier.
+		{ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Env: map[string]string{"BASH_FUNC_ls%%": "() { evil; }"}}, "not a valid variable name"},
+		{ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Env: map[string]string{"BASH_FUNC_ls()": "() { evil; }"}}, "not a valid variable name"},
+		{ServerConfig{Name: "a", Transport: TransportStdio, Command: "x", Env: map[string]string{"1X": "y"}}, "not a valid variable name"},
 	} {
 		if err := c.cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
