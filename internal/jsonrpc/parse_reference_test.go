@@ -100,4 +100,3 @@ func checkParseAgainstReference(t *testing.T, in []byte) {
 		t.Fatalf("Parse(%q) = %+v, %+v; the reference %+v, %+v", in, m, perr, wm, wperr)
 	}
 }
-
