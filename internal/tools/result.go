@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
 )
 
 // CallResult is an MCP CallToolResult that an upstream server returned,
@@ -45,7 +48,8 @@ func (r *CallResult) AuditOutcome() string {
 // boolean (or null). An error names the member that is wrong.
 //
 // It reads raw once, with the strict decoder (valid UTF-8, no name given
-// twice, at any depth, nothing after the object), and the members it
+// twice, at any depth, nothing after the object), then refuses names that
+// differ only by case, at any depth (jsonrpc.CheckNames); the members it
 // returns are slices of raw, not copies: a result can be megabytes, and
 // every proxied call comes through here. Members other than the four are
 // skipped (still checked).
@@ -108,6 +112,12 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 	}
 	if err := r.checkKinds(); err != nil {
 		return nil, err
+	}
+	// As in a request clawd reads: two readers of the result (the
+	// client's decoder, a tool of the model's) must not see different
+	// values for one name.
+	if e := jsonrpc.CheckNames(raw); e != nil {
+		return nil, fmt.Errorf("upstream tool result: %s", strings.TrimPrefix(e.Message, "invalid request: "))
 	}
 	return r, nil
 }

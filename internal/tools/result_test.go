@@ -3,10 +3,13 @@ package tools
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
 )
 
 // parseCallResultReference is ParseCallResult as it was written first, with
@@ -26,7 +29,25 @@ func parseCallResultReference(raw jsontext.Value) (*CallResult, error) {
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
+	if e := jsonrpc.CheckNames(raw); e != nil {
+		return nil, e
+	}
 	return r, nil
+}
+
+// TestParseCallResultRefusesCaseVariants: names that differ only by case,
+// at any depth, refuse the result, as they refuse a request: a client
+// decoder matching names case-insensitively would pick one of the two.
+func TestParseCallResultRefusesCaseVariants(t *testing.T) {
+	for _, in := range []string{
+		`{"content":[{"type":"text","Type":"image","text":"a"}]}`,
+		`{"content":[],"Content":[{"type":"text","text":"a"}]}`,
+		`{"content":[],"structuredContent":{"a":{"k":1,"\u212a":2}}}`,
+	} {
+		if r, err := ParseCallResult(jsontext.Value(in)); err == nil || !strings.Contains(err.Error(), "differ only by case") {
+			t.Errorf("ParseCallResult(%s) = %+v, %v; want it refused for names differing by case", in, r, err)
+		}
+	}
 }
 
 var callResultSeeds = []string{
