@@ -27,6 +27,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -164,7 +165,11 @@ func Parse(data []byte) (Message, *ParseError) {
 	// member value whole, so reaching the end without an error means the
 	// document is valid; no separate validation pass is needed. It leaves
 	// duplicate names to checkNames.
-	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
+	pd := parseDecoders.Get().(*parseDecoder)
+	defer pd.put()
+	pd.in = *bytes.NewBuffer(data)
+	pd.dec.Reset(&pd.in, jsontext.AllowDuplicateNames(true)) // a bytes.Buffer is read in place, not copied
+	dec := &pd.dec
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return Message{}, notJSON()
@@ -177,11 +182,11 @@ func Parse(data []byte) (Message, *ParseError) {
 	}
 	var p parser
 	for dec.PeekKind() != '}' {
-		nameTok, err := dec.ReadToken()
+		quoted, err := dec.ReadValue() // the name, quoted
 		if err != nil {
 			return Message{}, notJSON()
 		}
-		name := nameTok.String() // the token is void after the next read
+		name := nameOf(quoted) // quoted is void after the next read
 		val, err := dec.ReadValue()
 		if err != nil {
 			return Message{}, notJSON()
@@ -204,6 +209,38 @@ func Parse(data []byte) (Message, *ParseError) {
 		return p.m, &ParseError{ID: p.m.ID, Err: p.invalid}
 	}
 	return p.m, nil
+}
+
+// parseDecoder is a decoder Parse reuses: a fresh one (and the copy of the
+// input it reads from a bytes.Reader) cost more than parsing a small
+// message.
+type parseDecoder struct {
+	in  bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var parseDecoders = sync.Pool{New: func() any { return new(parseDecoder) }}
+
+// put returns pd to the pool without keeping the message's bytes alive.
+func (pd *parseDecoder) put() {
+	pd.in = bytes.Buffer{}
+	pd.dec.Reset(&pd.in)
+	parseDecoders.Put(pd)
+}
+
+// nameOf is the name a quoted member name q (valid JSON) spells: one
+// of memberNames without a copy, else a new string.
+func nameOf(q jsontext.Value) string {
+	if bytes.IndexByte(q, '\\') < 0 {
+		b := q[1 : len(q)-1]
+		for _, known := range memberNames {
+			if string(b) == known {
+				return known
+			}
+		}
+		return string(b)
+	}
+	return unquote(q)
 }
 
 // parser collects a message's members and the first reason it is invalid
@@ -365,6 +402,9 @@ func clipText(s string) string {
 }
 
 func unquote(v jsontext.Value) string {
+	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]) // nothing to unescape: one copy
+	}
 	b, err := jsontext.AppendUnquote(nil, v)
 	if err != nil {
 		return ""

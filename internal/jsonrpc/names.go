@@ -31,6 +31,14 @@ import (
 // index once it has more than smallObject members, so a hostile object with
 // many members costs linear time.
 func checkNames(data []byte) *Error {
+	return checkNamesIn(data)
+}
+
+// CheckNames is checkNames for JSON other than a request clawd parses (an
+// upstream server's result): the refusal, as an -32600 error, or nil.
+func CheckNames(data []byte) *Error { return checkNamesIn(data) }
+
+func checkNamesIn(data []byte) *Error {
 	c := checkers.Get().(*nameChecker)
 	c.data = data
 	e := c.run()

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -34,7 +33,7 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 	defer s.srv.releaseCall(own)
 
 	var p callParams
-	if err := json.Unmarshal(orEmpty(msg.Params), &p); err != nil {
+	if err := decodeCallParams(msg.Params, &p); err != nil {
 		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
 	}
 	var rep *reporter

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"errors"
 
 	"github.com/go-json-experiment/json"
@@ -91,12 +92,12 @@ func appendCallResult(id jsonrpc.ID, r *tools.CallResult, modern bool) ([]byte, 
 	b = appendResultType(b, modern)
 	b = append(b, `"content":`...)
 	var err error
-	if b, err = jsontext.AppendFormat(b, r.Content); err != nil {
+	if b, err = appendMember(b, r.Content); err != nil {
 		return nil, errors.New("upstream tool result: content: " + err.Error())
 	}
 	if len(r.StructuredContent) > 0 && r.StructuredContent.Kind() != 'n' {
 		b = append(b, `,"structuredContent":`...)
-		if b, err = jsontext.AppendFormat(b, r.StructuredContent); err != nil {
+		if b, err = appendMember(b, r.StructuredContent); err != nil {
 			return nil, errors.New("upstream tool result: structuredContent: " + err.Error())
 		}
 	}
@@ -107,11 +108,24 @@ func appendCallResult(id jsonrpc.ID, r *tools.CallResult, modern bool) ([]byte, 
 	}
 	if len(r.Meta) > 0 && r.Meta.Kind() != 'n' {
 		b = append(b, `,"_meta":`...)
-		if b, err = jsontext.AppendFormat(b, r.Meta); err != nil {
+		if b, err = appendMember(b, r.Meta); err != nil {
 			return nil, errors.New("upstream tool result: _meta: " + err.Error())
 		}
 	}
 	return append(b, "}}"...), nil
+}
+
+// appendMember appends v, a member of a checked CallResult (valid JSON):
+// as it is when it holds no line break, else compacted. A raw CR or LF
+// (whitespace between tokens; never inside a JSON string) would end the
+// answer's line for a client reading lines, and some split at a lone CR.
+// Other whitespace is left: compacting a result that can be megabytes costs
+// a pass over it on every call.
+func appendMember(b []byte, v jsontext.Value) ([]byte, error) {
+	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
+		return append(b, v...), nil
+	}
+	return jsontext.AppendFormat(b, v)
 }
 
 // appendResultType writes the 2026-07-28 result's first member,

@@ -34,6 +34,27 @@ func TestCallResultPassthrough(t *testing.T) {
 	}
 }
 
+// TestCallResultLineBreaks: a member is copied as it came unless it holds
+// a CR or LF (whitespace between its tokens), which would end the answer's
+// line for a client reading lines: such a member is compacted.
+func TestCallResultLineBreaks(t *testing.T) {
+	id := jsonrpc.IDFromRaw([]byte(`1`))
+	for _, tc := range []struct{ content, want string }{
+		{"[ {\"type\": \"text\",\t\"text\": \"a\"} ]", "[ {\"type\": \"text\",\t\"text\": \"a\"} ]"},
+		{"[{\"type\":\"text\",\r\"text\":\"a\"}]", `[{"type":"text","text":"a"}]`},
+		{"[{\"type\":\"text\",\"text\":\"a\\r\\n\"}\n]", `[{"type":"text","text":"a\r\n"}]`},
+	} {
+		b, err := appendToolResult(id, &tools.CallResult{Content: jsontext.Value(tc.content)}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"jsonrpc":"2.0","id":1,"result":{"content":` + tc.want + `,"isError":false}}`
+		if string(b) != want || bytes.ContainsAny(b, "\n\r") {
+			t.Errorf("content %q:\ngot  %s\nwant %s", tc.content, b, want)
+		}
+	}
+}
+
 // TestCallResultRefusesBrokenMembers: a member that is not one valid JSON
 // value of its kind is refused (the call then answers an isError result
 // saying the result could not be encoded) instead of being spliced into

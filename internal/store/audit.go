@@ -27,6 +27,13 @@ const (
 	foldRetry = 250 * time.Millisecond
 	// maxFoldRows caps the journal lines of one transaction.
 	maxFoldRows = 1024
+	// maxBacklog bounds the journaled decisions waiting to be folded. Past
+	// it Record refuses (and so the chain refuses the call) until a fold
+	// succeeds: while folding fails (the database locked by another
+	// program, the disk full) each call would otherwise keep its line in
+	// memory, without end. At 1,000 calls/s it is about a minute of
+	// failing folds, a few tens of MB.
+	maxBacklog = 1 << 16
 	// maxAwaiting bounds the decisions kept for an outcome still to come;
 	// past it the oldest half is forgotten (their outcomes are logged, not
 	// recorded). Only a caller that never finishes its calls reaches it.
@@ -66,6 +73,10 @@ type Writer struct {
 	sync   bool          // fsync each journal line (Options.SyncFull)
 	delay  time.Duration // foldDelay (tests set it)
 	rotate int64         // rotateAt (tests set it)
+	// backlog is maxBacklog, and failWrite, when set, fails every fold
+	// before it begins (tests set both).
+	backlog   int
+	failWrite func() error
 
 	mu      sync.Mutex
 	j       *journalFile   // this process's journal; nil until the first Record
@@ -79,6 +90,7 @@ type Writer struct {
 	timer   *time.Timer    // runs foldTimer
 	closed  bool
 	broken  error // a journal write could not be undone: Record fails
+	foldErr error // why the last fold failed; nil once one succeeds
 
 	foldMu     sync.Mutex      // held while a transaction runs on conn
 	connClosed bool            // conn is closed (close); foldMu guards it
@@ -116,7 +128,7 @@ func (db *DB) Audit() (*Writer, error) {
 	}
 	w := &Writer{
 		db: db, conn: conn, ckpt: db.wdb, log: db.opts.Logger, pid: int64(os.Getpid()),
-		dir: journalDir(db.path), sync: db.opts.SyncFull, delay: foldDelay, rotate: rotateAt,
+		dir: journalDir(db.path), sync: db.opts.SyncFull, delay: foldDelay, rotate: rotateAt, backlog: maxBacklog,
 		rowids:   map[int64]int64{},
 		stopCkpt: make(chan struct{}), ckptDone: make(chan struct{}),
 	}
@@ -147,6 +159,13 @@ func (w *Writer) Record(r *chain.AuditRecord) (int64, error) {
 	}
 	if w.broken != nil {
 		return 0, w.broken
+	}
+	if len(w.pending) >= w.backlog {
+		why := "the folds are behind"
+		if w.foldErr != nil {
+			why = "the last fold failed: " + w.foldErr.Error()
+		}
+		return 0, fmt.Errorf("audit log: %d decisions wait to be folded into the database (%s); calls are refused until a fold catches up", len(w.pending), why)
 	}
 	if w.j != nil && w.j.size >= w.rotate {
 		// Later lines go to a new file. This one goes once its lines are
@@ -267,6 +286,9 @@ func (w *Writer) fold() error {
 	}
 	for {
 		more, err := w.foldOnce()
+		w.mu.Lock()
+		w.foldErr = err
+		w.mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -379,6 +401,11 @@ func (w *Writer) close() error {
 // come from then folded to the end of its last line in batch, and the
 // outcomes.
 func (w *Writer) write(batch []*journalLine, outs []outcomeReq) error {
+	if w.failWrite != nil {
+		if err := w.failWrite(); err != nil {
+			return err
+		}
+	}
 	began := time.Since(w.db.opened)
 	if _, err := exec(w.conn.begin, nil); err != nil {
 		return err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -633,5 +634,49 @@ func TestAuditSyncAfterCloseDoesNotUseTheClosedConnection(t *testing.T) {
 	}()
 	if got := requestIDs(t, openTest(t, path)); got != "1" {
 		t.Errorf("rows = %q, want the journal folded by the next process", got)
+	}
+}
+
+// While folds fail, the decisions waiting for one are bounded: past the
+// backlog Record refuses (so the chain refuses the call) and says why,
+// instead of every call keeping its line in memory until the database
+// comes back. Once a fold succeeds, decisions are taken again, and none
+// of the ones journaled before is lost.
+func TestAuditBacklogRefusesWhileFoldsFail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w := pausedWriter(t, db)
+	w.mu.Lock()
+	w.backlog = 3
+	w.mu.Unlock()
+	w.foldMu.Lock()
+	w.failWrite = func() error { return errors.New("database is locked (by the test)") }
+	w.foldMu.Unlock()
+	for i := 1; i <= 3; i++ {
+		if _, err := w.Record(auditRecord(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.fold(); err == nil {
+		t.Fatal("the fold succeeded; the test needs it to fail")
+	}
+	_, err := w.Record(auditRecord(4))
+	if err == nil || !strings.Contains(err.Error(), "3 decisions wait") || !strings.Contains(err.Error(), "database is locked (by the test)") {
+		t.Fatalf("Record past the backlog = %v, want a refusal naming the backlog and the fold's error", err)
+	}
+	w.foldMu.Lock()
+	w.failWrite = nil
+	w.foldMu.Unlock()
+	if err := w.fold(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Record(auditRecord(5)); err != nil {
+		t.Fatalf("Record after a fold caught up = %v", err)
+	}
+	if err := w.Sync(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := requestIDs(t, db); got != "1 2 3 5" {
+		t.Errorf("rows = %q, want 1 2 3 5 (4 was refused)", got)
 	}
 }

@@ -1,10 +1,15 @@
 package tools
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"strings"
+	"sync"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
 )
 
 // CallResult is an MCP CallToolResult that an upstream server returned,
@@ -15,8 +20,8 @@ import (
 // wraps (internal/mcp/result.go).
 //
 // The MCP layer writes the members verbatim after checking each is one
-// valid JSON value of the right kind and compacting it, so a result cannot
-// break the response's JSON or its line framing. Members of the upstream
+// valid JSON value of the right kind, compacting one that holds a line
+// break, so a result cannot break the response's JSON or its line framing. Members of the upstream
 // result other than these four are dropped.
 type CallResult struct {
 	// Content is the JSON array of content items (required; "[]" if none).
@@ -39,27 +44,141 @@ func (r *CallResult) AuditOutcome() string {
 
 // ParseCallResult takes an upstream server's CallToolResult (the JSON-RPC
 // response's result object) apart, checking what the MCP layer relies on:
-// content is an array, structuredContent and _meta are objects. An error
-// names the member that is wrong.
+// content is an array, structuredContent and _meta are objects, isError a
+// boolean (or null). An error names the member that is wrong.
+//
+// It reads raw once, with the strict decoder (valid UTF-8, no name given
+// twice, at any depth, nothing after the object), then refuses names that
+// differ only by case, at any depth (jsonrpc.CheckNames); the members it
+// returns are slices of raw, not copies: a result can be megabytes, and
+// every proxied call comes through here. Members other than the four are
+// skipped (still checked).
 func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
-	var m struct {
-		Content           jsontext.Value `json:"content"`
-		StructuredContent jsontext.Value `json:"structuredContent"`
-		IsError           bool           `json:"isError"`
-		Meta              jsontext.Value `json:"_meta"`
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
+	p := resultDecoders.Get().(*resultDecoder)
+	defer p.put()
+	p.in = *bytes.NewBuffer(raw)
+	p.dec.Reset(&p.in) // a bytes.Buffer is parsed in place, not copied
+	dec := &p.dec
+	fail := func(err error) (*CallResult, error) {
 		return nil, fmt.Errorf("upstream tool result: %w", err)
 	}
-	r := &CallResult{Content: m.Content, StructuredContent: m.StructuredContent, IsError: m.IsError, Meta: m.Meta}
-	if err := r.Check(); err != nil {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return fail(err)
+	}
+	r := &CallResult{}
+	switch tok.Kind() {
+	case 'n':
+		// null: no members, so no content (reported below)
+	case '{':
+		for dec.PeekKind() != '}' {
+			quoted, err := dec.ReadValue() // a name: read as a value, no string made
+			if err != nil {
+				return fail(err)
+			}
+			name := memberName(quoted)
+			v, err := dec.ReadValue()
+			if err != nil {
+				return fail(err)
+			}
+			end := int(dec.InputOffset())
+			member := raw[end-len(v) : end : end]
+			switch name {
+			case "content":
+				r.Content = member
+			case "structuredContent":
+				r.StructuredContent = member
+			case "_meta":
+				r.Meta = member
+			case "isError":
+				switch member.Kind() {
+				case 't':
+					r.IsError = true
+				case 'f', 'n':
+					r.IsError = false
+				default:
+					return nil, fmt.Errorf("upstream tool result: isError must be a boolean")
+				}
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return fail(err)
+		}
+	default:
+		return nil, fmt.Errorf("upstream tool result: the result must be an object")
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, fmt.Errorf("upstream tool result: more data after the result object")
+	}
+	if err := r.checkKinds(); err != nil {
 		return nil, err
+	}
+	// As in a request clawd reads: two readers of the result (the
+	// client's decoder, a tool of the model's) must not see different
+	// values for one name.
+	if e := jsonrpc.CheckNames(raw); e != nil {
+		return nil, fmt.Errorf("upstream tool result: %s", strings.TrimPrefix(e.Message, "invalid request: "))
 	}
 	return r, nil
 }
 
+// resultDecoder is a decoder ParseCallResult reuses: a fresh one costs
+// more than reading a small result.
+type resultDecoder struct {
+	in  bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var resultDecoders = sync.Pool{New: func() any { return new(resultDecoder) }}
+
+// put returns p to the pool without keeping the result's bytes alive.
+func (p *resultDecoder) put() {
+	p.in = bytes.Buffer{}
+	p.dec.Reset(&p.in)
+	resultDecoders.Put(p)
+}
+
+// memberName is the name of the quoted member name q (valid JSON) when it
+// is one ParseCallResult keeps, else "".
+func memberName(q jsontext.Value) string {
+	if bytes.IndexByte(q, '\\') >= 0 {
+		u, err := jsontext.AppendUnquote(nil, q)
+		if err != nil {
+			return ""
+		}
+		q = u
+	} else {
+		q = q[1 : len(q)-1]
+	}
+	switch string(q) { // compared without a copy
+	case "content":
+		return "content"
+	case "structuredContent":
+		return "structuredContent"
+	case "_meta":
+		return "_meta"
+	case "isError":
+		return "isError"
+	}
+	return ""
+}
+
 // Check reports a member that is not one valid JSON value of its kind.
 func (r *CallResult) Check() error {
+	for _, m := range [...]struct {
+		name string
+		v    jsontext.Value
+	}{{"content", r.Content}, {"structuredContent", r.StructuredContent}, {"_meta", r.Meta}} {
+		if len(m.v) > 0 && !m.v.IsValid() {
+			return fmt.Errorf("upstream tool result: %s is not valid JSON", m.name)
+		}
+	}
+	return r.checkKinds()
+}
+
+// checkKinds reports a member of the wrong kind (its first byte), or a
+// missing content; the members are valid JSON already.
+func (r *CallResult) checkKinds() error {
 	if err := checkKind("content", r.Content, '[', false); err != nil {
 		return err
 	}
@@ -75,9 +194,6 @@ func checkKind(name string, v jsontext.Value, kind jsontext.Kind, optional bool)
 			return nil
 		}
 		return fmt.Errorf("upstream tool result: %s is missing", name)
-	}
-	if !v.IsValid() {
-		return fmt.Errorf("upstream tool result: %s is not valid JSON", name)
 	}
 	if v.Kind() != kind {
 		want := "an object"

@@ -98,14 +98,10 @@ func (s *server) offeredTools() ([]upstreamTool, bool) {
 // rather than sent under the approval of an older definition.
 func (s *server) sessionFor(name, def string) (sess *session, swapped chan struct{}, why string, listed bool) {
 	s.mu.Lock()
-	listed = def == ""
-	for i := 0; !listed && i < len(s.tools); i++ {
-		if s.tools[i].Name == name {
-			if s.tools[i].Def.SHA256 != def {
-				break
-			}
-			listed = true
-		}
+	if def == "" {
+		listed = true
+	} else if sum, ok := s.toolDefs[name]; ok && sum == def {
+		listed = true
 	}
 	sess, swapped, why = s.currentLocked()
 	s.mu.Unlock()

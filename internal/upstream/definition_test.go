@@ -260,7 +260,8 @@ func TestDescriptionsCleaned(t *testing.T) {
 func TestCallRefusedWhenListedDefinitionMoved(t *testing.T) {
 	m := NewManager(nil, Options{})
 	s := newServer(m, fake("u"), nil)
-	s.tools = []upstreamTool{{Name: "a", Def: ToolDefinition{Tool: "a", SHA256: "new"}}}
+	// Listed twice: the first listing is the one a call is held to.
+	s.setToolsLocked([]upstreamTool{{Name: "a", Def: ToolDefinition{Tool: "a", SHA256: "new"}}, {Name: "a", Def: ToolDefinition{Tool: "a", SHA256: "old"}}})
 	p := &provider{name: "u", srv: s}
 	tl := &upTool{p: p, original: "a", approval: ApprovalApproved, sha256: "old", spec: tools.Spec{Name: "u__a"}}
 	if _, err := tl.Call(context.Background(), jsontext.Value(`{}`)); err == nil || !strings.Contains(err.Error(), "changed since it was approved") {

@@ -39,6 +39,7 @@ type server struct {
 	pid           int
 	sess          *session
 	tools         []upstreamTool
+	toolDefs      map[string]string   // tool name -> Def.SHA256 of its first listing in tools
 	hidden        bool                // tools not offered (error, unavailable, disabled)
 	approval      map[string]Approval // by upstream tool name, set by toolsChanged
 	swapped       chan struct{}       // closed and replaced whenever sess changes
@@ -246,7 +247,7 @@ func (s *server) backoff(failures int) time.Duration {
 func (s *server) install(sess *session, ts []upstreamTool) {
 	s.mu.Lock()
 	s.sess = sess
-	s.tools = ts
+	s.setToolsLocked(ts)
 	s.hidden = false
 	s.mu.Unlock()
 	s.m.toolsChanged()
@@ -281,10 +282,23 @@ func (s *server) uninstall(sess *session) {
 
 func (s *server) setTools(ts []upstreamTool) {
 	s.mu.Lock()
-	s.tools = ts
+	s.setToolsLocked(ts)
 	s.mu.Unlock()
 	s.m.toolsChanged()
 	s.m.report(s)
+}
+
+// setToolsLocked publishes ts and the index sessionFor looks a call's
+// tool up in (a server may list thousands). A name listed twice is found
+// at its first listing, as a scan would. s.mu is held.
+func (s *server) setToolsLocked(ts []upstreamTool) {
+	s.tools = ts
+	s.toolDefs = make(map[string]string, len(ts))
+	for _, t := range ts {
+		if _, seen := s.toolDefs[t.Name]; !seen {
+			s.toolDefs[t.Name] = t.Def.SHA256
+		}
+	}
 }
 
 func (s *server) setState(state, lastErr string) {

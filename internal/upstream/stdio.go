@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -111,6 +112,9 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended, progress: t.progress,
 		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+	if f, ok := p.Stdin().(*os.File); ok {
+		c.stdinRaw, _ = f.SyscallConn() // nil: every write takes the bounded path
+	}
 	go c.readLoop()
 	go c.watchExit()
 	return c, nil
@@ -137,9 +141,10 @@ type stdioConn struct {
 	ended  func()
 	endOne sync.Once
 
-	writeSem    chan struct{} // holds one token while a line is written (writeLine)
-	writeBroken error         // under writeSem: set once a write left part of a line in the pipe
-	writeStall  time.Duration // stdinWriteStall (tests shorten it)
+	writeSem    chan struct{}   // holds one token while a line is written (writeLine)
+	stdinRaw    syscall.RawConn // the child's stdin, for writes that need no wait
+	writeBroken error           // under writeSem: set once a write left part of a line in the pipe
+	writeStall  time.Duration   // stdinWriteStall (tests shorten it)
 
 	// calls and progress are clawd's own traffic on the connection
 	// (stdiocall.go); the reader routes it before the SDK sees anything.

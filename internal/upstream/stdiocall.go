@@ -285,6 +285,22 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 	if c.writeBroken != nil {
 		return c.writeBroken
 	}
+	sent := 0
+	if c.stdinRaw != nil {
+		// Most lines fit in the pipe at once; such a write needs neither
+		// the deadline nor the watch on ctx below (a timer and a callback
+		// per call). A deadline left past by an interrupted write fails
+		// this attempt before anything is written: the bounded path then
+		// sets a fresh one.
+		n, err := writeNow(c.stdinRaw, line)
+		if n == len(line) {
+			return nil
+		}
+		if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			return c.brokenAfter(n, len(line), err)
+		}
+		sent, line = n, line[n:]
+	}
 	// A child that stops reading fills the pipe; a deadline keeps the
 	// writer from blocking past the request's own bound, and a write with
 	// no bound of its own (the SDK's: answering the server's ping, say)
@@ -302,17 +318,25 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		}
 	}
 	n, err := c.p.Stdin().Write(line)
-	if err != nil && n > 0 {
-		// Part of the line is in the pipe: whatever is written next would
-		// continue it, and the child would read the two as one message
-		// (the rest of one line's arguments glued to the next request).
-		// The stream's framing is lost, so no more writes; the session
-		// ends and the supervisor reconnects.
-		c.writeBroken = fmt.Errorf("the connection to the server is broken: a write stopped after %d of %d bytes: %w", n, len(line), err)
-		go c.Close()
-		return c.writeBroken
+	if err != nil {
+		return c.brokenAfter(sent+n, sent+len(line), err)
 	}
-	return err
+	return nil
+}
+
+// brokenAfter returns err, the failure of a write that sent n of a line's
+// size bytes. When part of the line is in the pipe, whatever is written
+// next would continue it, and the child would read the two as one message
+// (the rest of one line's arguments glued to the next request): the
+// stream's framing is lost, so no more writes; the session ends and the
+// supervisor reconnects. Called with writeSem held.
+func (c *stdioConn) brokenAfter(n, size int, err error) error {
+	if n == 0 {
+		return err
+	}
+	c.writeBroken = fmt.Errorf("the connection to the server is broken: a write stopped after %d of %d bytes: %w", n, size, err)
+	go c.Close()
+	return c.writeBroken
 }
 
 // interruptWriteOnDone makes a write to f in progress fail when ctx is

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -347,5 +348,22 @@ func TestWriteWaitBoundedByContext(t *testing.T) {
 	case <-stuck:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stuck write did not end with the connection")
+	}
+}
+
+// A write after one that was interrupted (its deadline moved to the past)
+// goes out: the write that needs no wait fails on the old deadline before
+// sending a byte, and the bounded write sets a fresh one.
+func TestWriteAfterPastDeadline(t *testing.T) {
+	t.Parallel()
+	c := connectNonReader(t) // the pipe has room for a short line
+	c.p.Stdin().(*os.File).SetWriteDeadline(time.Now().Add(-time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.writeLine(ctx, []byte("{}\n")); err != nil {
+		t.Fatalf("write after a past deadline = %v, want it sent", err)
+	}
+	if c.writeBroken != nil {
+		t.Fatalf("the connection is marked broken: %v", c.writeBroken)
 	}
 }
