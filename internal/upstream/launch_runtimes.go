@@ -6,17 +6,18 @@ import (
 	"strings"
 )
 
-// The rules for java, dotnet and Rscript, whose command lines findScript
-// cannot read (a main class or an SDK command is not a file; Rscript takes
-// any argument not starting with "--" for its file). The variables of a
-// server's env that make a runtime load code from elsewhere are in
+// The rules for java, dotnet and Rscript, whose command lines name no
+// script the way the other interpreters' do (a main class or an SDK
+// command is not a file; Rscript takes any argument not starting with "--"
+// for its file): their options are read with their tables by the same
+// reader (launch_script.go), and what follows them decides. The variables
+// of a server's env that make a runtime load code from elsewhere are in
 // launch_env.go.
 
 // javaValueOpts are the java launcher's options whose value is the next
-// argument (java.c's IsWhiteSpaceOption), less those refused below and
-// --source, which javaTarget reads.
+// argument (java.c's IsWhiteSpaceOption, JDK 25), less those refused below.
 var javaValueOpts = []string{"-cp", "-classpath", "--class-path", "--add-modules", "--enable-native-access",
-	"--limit-modules", "--add-exports", "--add-opens", "--add-reads", "-d", "--describe-module"}
+	"--limit-modules", "--add-exports", "--add-opens", "--add-reads", "-d", "--describe-module", "--source"}
 
 // javaModuleOpts add modules from directories clawd does not pin: the
 // module path (whose services the JDK binds and loads even for -jar),
@@ -34,8 +35,34 @@ var javaCodePrefixes = []string{"-javaagent:", "-agentlib:", "-agentpath:", "-Xr
 
 const javaFix = "package the server as a jar and run `java -jar FILE` (or a single source file, `java FILE.java`)"
 
-// javaOptRefusal says why java option a runs code clawd cannot pin, or "".
-func javaOptRefusal(a string) string {
+// javaOpts: `java -help` and `java -X` (JDK 21 to 25). The launcher takes
+// the next argument as the value of the options in javaValueOpts and hands
+// every other option, one word, to the JVM: -D, -X and -XX: options with
+// their values attached, the assertion switches, -verbose:..., -splash:...
+// A long option it does not list may be a newer one with a separate value,
+// and is refused unless given as --name=value. -XX:+EnableDynamicAgentLoading
+// passes: it lets a process of the same user attach an agent, which such a
+// process can do by other means anyway (a documented limit).
+var javaOpts = &optTable{
+	name:   "java",
+	groups: wholeWord,
+	flags: []string{"-version", "-showversion", "-fullversion", "-help", "-h", "-?", "-server", "-client", "-disable-@files",
+		"--version", "--show-version", "--full-version", "--help", "--help-extra", "--dry-run", "--validate-modules",
+		"--list-modules", "--show-module-resolution", "--enable-preview", "--disable-@files"},
+	flagPrefixes: []string{"-D", "-X", "-verbose", "-ea", "-da", "-esa", "-dsa", "-enableassertions", "-disableassertions",
+		"-enablesystemassertions", "-disablesystemassertions", "-splash:"},
+	withValue:   javaValueOpts,
+	scriptValue: []string{"-jar"},
+	scriptEnds:  true,
+	wordCheck:   javaCodeRefusal,
+	longEq:      true,
+	noDashDash:  true,
+	isOption:    func(a string) bool { return strings.HasPrefix(a, "-") || strings.HasPrefix(a, "@") },
+}
+
+// javaCodeRefusal says why java option (or option value) a runs code
+// clawd cannot pin, or "".
+func javaCodeRefusal(a string) string {
 	name, _, _ := strings.Cut(a, "=")
 	switch {
 	case strings.HasPrefix(a, "@"):
@@ -58,101 +85,97 @@ func javaOptRefusal(a string) string {
 // --source), or why there is none clawd can pin. Everything after it is
 // the program's, not java's.
 func javaTarget(args []string) (string, string) {
-	source := false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if why := javaOptRefusal(a); why != "" {
-			return "", why
-		}
-		name, _, hasValue := strings.Cut(a, "=")
-		valueNext := slices.Contains(javaValueOpts, a) || (name == "--source" && !hasValue)
-		source = source || name == "--source"
-		switch {
-		case a == "-jar" || valueNext:
-			if i+1 == len(args) {
-				break
-			}
-			i++
-			if strings.HasPrefix(args[i], "@") {
-				return "", javaOptRefusal(args[i])
-			}
-			if a == "-jar" {
-				return args[i], ""
-			}
-		case strings.HasPrefix(a, "-"):
-			// Stands alone: -Dk=v, -Xmx1g, -XX:..., -ea, --name=value.
-		case source || strings.HasSuffix(a, ".java"):
-			return a, ""
-		default:
-			return "", fmt.Sprintf("`%s` names a main class, loaded from the class path, which clawd cannot pin; %s", a, javaFix)
-		}
+	operand, jar, why := javaOpts.scan(args, false)
+	switch {
+	case why != "":
+		return "", why
+	case jar != "":
+		return jar, ""
+	case operand == len(args):
+		return "", "java is given no file to run, so clawd cannot pin what it runs; " + javaFix
 	}
-	return "", "java is given no file to run, so clawd cannot pin what it runs; " + javaFix
+	a := args[operand]
+	source := slices.ContainsFunc(args[:operand], func(o string) bool {
+		name, _, _ := strings.Cut(o, "=")
+		return name == "--source"
+	})
+	if source || strings.HasSuffix(a, ".java") {
+		return a, ""
+	}
+	return "", fmt.Sprintf("`%s` names a main class, loaded from the class path, which clawd cannot pin; %s", a, javaFix)
 }
 
-// dotnetHostOpts are the dotnet host's options (`dotnet [exec] [options]
-// FILE.dll`) that take the next argument; dotnetCodeOpts add assemblies
-// from elsewhere.
-var (
-	dotnetHostOpts = []string{"--depsfile", "--runtimeconfig", "--fx-version", "--roll-forward", "--roll-forward-on-no-candidate-fx"}
-	dotnetCodeOpts = []string{"--additional-deps", "--additionalprobingpath"}
-)
-
 const dotnetFix = "publish the server (`dotnet publish`) and run `dotnet FILE.dll` or the published executable"
+
+// dotnetOpts: the dotnet host's options before FILE.dll (`dotnet [exec]
+// [options] FILE.dll`), each with a value as the next argument;
+// --additional-deps and --additionalprobingpath add assemblies from
+// elsewhere. Any other option makes dotnet run an SDK command.
+var dotnetOpts = &optTable{
+	name:      "dotnet",
+	groups:    wholeWord,
+	withValue: []string{"--depsfile", "--runtimeconfig", "--fx-version", "--roll-forward", "--roll-forward-on-no-candidate-fx"},
+	refused: map[string]string{
+		"--additional-deps":       "`%s` makes dotnet load assemblies from elsewhere, which clawd cannot pin; drop it, publish the server with what it needs (`dotnet publish`) and run `dotnet FILE.dll`",
+		"--additionalprobingpath": "`%s` makes dotnet load assemblies from elsewhere, which clawd cannot pin; drop it, publish the server with what it needs (`dotnet publish`) and run `dotnet FILE.dll`",
+	},
+	noDashDash: true,
+	unknown: func(a string) string {
+		return fmt.Sprintf("`%s` is not a dotnet host option (with it dotnet runs an SDK command), so clawd cannot pin what runs; %s", a, dotnetFix)
+	},
+}
 
 // dotnetTarget returns the application `dotnet ARGS` runs (FILE.dll or
 // FILE.exe, after the host's options), or why there is none clawd can pin.
 // Anything else is an SDK command, which builds or fetches code.
 func dotnetTarget(args []string) (string, string) {
-	i := 0
 	if len(args) > 0 && args[0] == "exec" {
-		i = 1
+		args = args[1:]
 	}
-	for ; i < len(args); i++ {
-		a := args[i]
-		lower := strings.ToLower(a)
-		switch {
-		case slices.Contains(dotnetHostOpts, a):
-			i++
-		case slices.Contains(dotnetCodeOpts, a):
-			return "", fmt.Sprintf("`%s` makes dotnet load assemblies from elsewhere, which clawd cannot pin; drop it, publish the server with what it needs (`dotnet publish`) and run `dotnet FILE.dll`", a)
-		case strings.HasPrefix(a, "-"):
-			return "", fmt.Sprintf("`%s` is not a dotnet host option (with it dotnet runs an SDK command), so clawd cannot pin what runs; %s", a, dotnetFix)
-		case strings.HasSuffix(lower, ".dll") || strings.HasSuffix(lower, ".exe"):
-			return a, ""
-		default:
-			return "", fmt.Sprintf("`dotnet %s` runs an SDK command, which builds or fetches code clawd cannot pin; %s", a, dotnetFix)
-		}
+	operand, _, why := dotnetOpts.scan(args, false)
+	switch {
+	case why != "":
+		return "", why
+	case operand == len(args):
+		return "", "dotnet is given no application, so clawd cannot pin what it runs; " + dotnetFix
 	}
-	return "", "dotnet is given no application, so clawd cannot pin what it runs; " + dotnetFix
+	a := args[operand]
+	if lower := strings.ToLower(a); strings.HasSuffix(lower, ".dll") || strings.HasSuffix(lower, ".exe") {
+		return a, ""
+	}
+	return "", fmt.Sprintf("`dotnet %s` runs an SDK command, which builds or fetches code clawd cannot pin; %s", a, dotnetFix)
 }
 
-// rscriptForeign are the R options Rscript passes on that run other code:
-// --restore loads .RData (whose .First runs), --args before the file hides
-// it from R (which then reads stdin), --file names another file, and
-// --debugger runs R under the program it names.
-var rscriptForeign = []string{"--restore", "--args", "--file", "--debugger"}
+// rscriptOpts: Rscript.c passes every argument starting with "--" before
+// the file to R (with "=value", never a separate value), then --file=FILE;
+// its only other option is -e. --restore loads .RData (whose .First runs),
+// --args before the file hides it from R (which then reads stdin), --file
+// names another file, and --debugger runs R under the program it names.
+var rscriptOpts = &optTable{
+	name:        "Rscript",
+	groups:      wholeWord,
+	foreignCode: []string{"-e", "--restore", "--args", "--file", "--debugger"},
+	anyLong:     true,
+	longEq:      true,
+	noDashDash:  true,
+	isOption: func(a string) bool {
+		return strings.HasPrefix(a, "--") || a == "-e" || a == "-"
+	},
+}
 
 // rscriptTarget returns the file `Rscript ARGS` runs, or why there is none
-// clawd can pin. Rscript reads its options as Rscript.c does: -e, and
-// arguments starting with "--" (with "=value", never a separate value;
-// a first argument starting with "--" is split at blanks, as for a #!
-// line); the first other argument is the file.
+// clawd can pin. A first argument starting with "--" is split at blanks,
+// as Rscript splits a #! line's.
 func rscriptTarget(args []string) (string, string) {
 	if len(args) > 0 && strings.HasPrefix(args[0], "--") {
 		args = append(strings.Fields(args[0]), args[1:]...)
 	}
-	for _, a := range args {
-		name, _, _ := strings.Cut(a, "=")
-		switch {
-		case a == "-e" || slices.Contains(rscriptForeign, name):
-			return "", foreignCodeMsg(a)
-		case strings.HasPrefix(a, "--"):
-		case a == "-":
-			return "", "`-` makes R read its code from stdin, which clawd cannot pin; name the script file"
-		default:
-			return a, ""
-		}
+	operand, _, why := rscriptOpts.scan(args, false)
+	switch {
+	case why != "":
+		return "", why
+	case operand == len(args):
+		return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
 	}
-	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+	return args[operand], ""
 }
