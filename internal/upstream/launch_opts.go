@@ -159,7 +159,9 @@ var rubyOpts = &optTable{
 // -r/-B/-R/-F/-E run code given on the command line (or a file per input
 // line), -a is the interactive shell, -S/-t the built-in web server, which
 // runs any file of its document root. -d's value is checked
-// (phpIniRefusal).
+// (phpIniRefusal). php drops an "=" between a letter and its value (-d=K
+// is -d K), and reads its code from stdin after "--" when no script came
+// before.
 var phpOpts = &optTable{
 	name: "php",
 	flags: []string{"-C", "-e", "-h", "-i", "-l", "-m", "-n", "-q", "-H", "-s", "-v", "-w", "-?",
@@ -168,12 +170,13 @@ var phpOpts = &optTable{
 	withValue: []string{"-d", "--define", "--rf", "--rfunction", "--rc", "--rclass", "--re", "--rextension",
 		"--rz", "--rzendextension", "--ri", "--rextinfo", "--repeat"},
 	scriptValue: []string{"-f", "--file"},
-	scriptEnds:  true,
 	foreignCode: []string{"-a", "--interactive", "-c", "--php-ini", "-z", "--zend-extension",
 		"-r", "--run", "-B", "--process-begin", "-R", "--process-code", "-F", "--process-file",
 		"-E", "--process-end", "-S", "--server", "-t", "--docroot"},
 	checkValue: map[string]func(string) string{"-d": phpIniRefusal, "--define": phpIniRefusal},
 	longEq:     true,
+	shortEq:    true,
+	endStdin:   true,
 }
 
 // denoOpts: `deno run`'s arguments in deno 2's flags.rs (clap): a value
@@ -292,18 +295,28 @@ func rubyXRefusal(dir string) string {
 // phpCodeKeys are the ini settings that make php load or run code besides
 // the script: a script run before or after it, an extension and the
 // directory extensions are loaded from, a preload script or header, a
-// cache of compiled code, and the command mail() runs.
+// cache of compiled code, the command mail() runs, and the function all
+// output is handed to (output_handler=system would run it).
 var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension", "zend_extension", "extension_dir",
-	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path"}
+	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path", "output_handler"}
 
 // phpIniRefusal says why php's -d KEY[=VALUE] makes php load code clawd
-// cannot pin, or "". Settings that only tune (memory_limit,
-// display_errors...) pass, and so does include_path, a search path like
-// the other runtimes' (a documented limit).
+// cannot pin, or "". php appends the value to the ini text it parses, so a
+// line break in it starts another setting; KEY[] sets KEY too. Xdebug's
+// settings (xdebug.*) are refused: its debugger (xdebug.mode=debug) runs
+// the code the client it connects to sends. Settings that only tune
+// (memory_limit, display_errors...) pass, and so does include_path, a
+// search path like the other runtimes' (a documented limit).
 func phpIniRefusal(v string) string {
+	if strings.ContainsAny(v, "\n\r") {
+		return fmt.Sprintf("`-d %q` has a line break, after which php reads another ini setting clawd does not check; give each setting with a -d of its own", v)
+	}
 	key, _, _ := strings.Cut(v, "=")
 	key = strings.ToLower(strings.TrimSpace(key))
-	if slices.Contains(phpCodeKeys, key) {
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		key = strings.TrimSpace(key[:i])
+	}
+	if slices.Contains(phpCodeKeys, key) || strings.HasPrefix(key, "xdebug.") {
 		return fmt.Sprintf("`-d %s` makes php load or run code besides the script, which clawd cannot pin; drop it (put what the server needs in the script)", strings.TrimSpace(v))
 	}
 	return ""

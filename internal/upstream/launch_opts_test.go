@@ -129,6 +129,33 @@ func TestShellOptions(t *testing.T) {
 	})
 }
 
+// php: "--" with no script before it reads the code from stdin; -d's value
+// as php hands it to its ini parser.
+func TestPHPOptions(t *testing.T) {
+	work := optsTestSetup(t, "php")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"php", "--", "x.php"}, unpinned: "stdin"},
+		{cmd: []string{"php", "-n", "--", "x.php"}, unpinned: "stdin"},
+		{cmd: []string{"php", "x.php", "--", "a"}, script: "x.php"},
+		{cmd: []string{"php", "-f", "x.php", "--", "a"}, script: "x.php"},
+		{cmd: []string{"php", "-f=x.php"}, script: "x.php"},
+		// php reads options after -f FILE, up to the first other argument.
+		{cmd: []string{"php", "-f", "x.php", "-d", "auto_prepend_file=/tmp/x.php"}, unpinned: "auto_prepend_file"},
+		{cmd: []string{"php", "-f", "x.php", "-n", "a", "-d", "auto_prepend_file=/tmp/x.php"}, script: "x.php"},
+		// php drops an "=" after a one-letter option: -d=KEY=VALUE is -d KEY=VALUE.
+		{cmd: []string{"php", "-d=auto_prepend_file=/tmp/x.php", "x.php"}, unpinned: "auto_prepend_file"},
+		// php appends -d's value to an ini string: a line break starts another setting.
+		{cmd: []string{"php", "-d", "memory_limit=1\nauto_prepend_file=/tmp/x.php", "x.php"}, unpinned: "line break"},
+		{cmd: []string{"php", "-d", "memory_limit=\"1\"\rextension=/tmp/e.so", "x.php"}, unpinned: "line break"},
+		{cmd: []string{"php", "-d", "extension[]=/tmp/e.so", "x.php"}, unpinned: "extension"},
+		// Xdebug's debugger runs the code its client sends.
+		{cmd: []string{"php", "-d", "xdebug.mode=debug", "-d", "xdebug.start_with_request=yes", "x.php"}, unpinned: "xdebug.mode"},
+		{cmd: []string{"php", "-dxdebug.client_host=10.0.0.1", "x.php"}, unpinned: "xdebug"},
+		{cmd: []string{"php", "-d", "output_handler=system", "x.php"}, unpinned: "output_handler"},
+		{cmd: []string{"php", "-d", "memory_limit=512M", "-d", "date.timezone=UTC", "x.php"}, script: "x.php"},
+	})
+}
+
 // The option variables are read with the same tables, options only.
 func TestOptionVariables(t *testing.T) {
 	work := optsTestSetup(t, "node", "ruby", "bun", "perl")
