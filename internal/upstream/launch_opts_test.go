@@ -156,6 +156,26 @@ func TestPHPOptions(t *testing.T) {
 	})
 }
 
+// java: the JMX agent opens a port through which code can be loaded.
+func TestJavaManagementRefused(t *testing.T) {
+	work := optsTestSetup(t, "java")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"java", "-Dcom.sun.management.jmxremote.port=9010", "-jar", "server.jar"}, unpinned: "jmxremote"},
+		{cmd: []string{"java", "-Dcom.sun.management.jmxremote", "-jar", "server.jar"}, unpinned: "jmxremote"},
+		{cmd: []string{"java", "-Dcom.sun.management.config.file=/tmp/m.properties", "-jar", "server.jar"}, unpinned: "config.file"},
+		{cmd: []string{"java", "-jar", "server.jar"}, env: envOf("JAVA_TOOL_OPTIONS", "-Dcom.sun.management.jmxremote.port=9010"), unpinned: "JAVA_TOOL_OPTIONS"},
+		{cmd: []string{"java", "-XX:+UnlockExperimentalVMOptions", "-XX:JVMCILibPath=/tmp", "-jar", "server.jar"}, unpinned: "JVMCILibPath"},
+		// Dynamic agent loading lets a process of the same user attach,
+		// which can already do as much (a limit, documented).
+		{cmd: []string{"java", "-XX:+EnableDynamicAgentLoading", "-jar", "server.jar"}, script: "server.jar"},
+		// A long option java does not list may take the next argument.
+		{cmd: []string{"java", "--some-future-option", "Srv.java", "Other.java"}, unpinned: "`--some-future-option`"},
+		{cmd: []string{"java", "--sun-misc-unsafe-memory-access=allow", "--enable-preview", "--source", "21", "Srv.java"}, script: "Srv.java"},
+		{cmd: []string{"java", "-splash:x.png", "-verbose:gc", "-esa", "-showversion", "-jar", "server.jar"}, script: "server.jar"},
+		{cmd: []string{"java", "-foo", "-jar", "server.jar"}, unpinned: "`-foo`"},
+	})
+}
+
 // The option variables are read with the same tables, options only.
 func TestOptionVariables(t *testing.T) {
 	work := optsTestSetup(t, "node", "ruby", "bun", "perl")

@@ -24,14 +24,17 @@ var javaValueOpts = []string{"-cp", "-classpath", "--class-path", "--add-modules
 // replacements of the JDK's own modules, and classes patched into them.
 var javaModuleOpts = []string{"-p", "--module-path", "--upgrade-module-path", "--patch-module"}
 
-// javaCodePrefixes are options that load code from elsewhere (agents,
-// the boot class path, another VM, a class data archive, Java 8's
-// extension directories, the VM's native libraries), read more options
-// from a file, or run a command.
+// javaCodePrefixes are options that load code from elsewhere (agents, the
+// boot class path, another VM, a class data archive or checkpoint, a JVMCI
+// compiler library or class path, Java 8's extension directories, the
+// VM's native libraries), read more options from a file, run a command,
+// or start the management agent, whose JMX connector (com.sun.management.
+// jmxremote.*, or a config.file that sets it) lets a client load classes.
 var javaCodePrefixes = []string{"-javaagent:", "-agentlib:", "-agentpath:", "-Xrun", "-Xbootclasspath",
-	"-XXaltjvm=", "-XX:VMOptionsFile=", "-XX:Flags=", "-XX:SharedArchiveFile=", "-XX:AOTCache=",
-	"-XX:OnError=", "-XX:OnOutOfMemoryError=",
-	"-Djava.ext.dirs=", "-Djava.endorsed.dirs=", "-Dsun.boot.library.path="}
+	"-XXaltjvm=", "-XX:VMOptionsFile=", "-XX:Flags=", "-XX:SharedArchiveFile=", "-XX:AOTCache=", "-XX:CRaCRestoreFrom=",
+	"-XX:JVMCILibPath=", "-Djvmci.class.path.append=", "-XX:OnError=", "-XX:OnOutOfMemoryError=",
+	"-Djava.ext.dirs=", "-Djava.endorsed.dirs=", "-Dsun.boot.library.path=",
+	"-Dcom.sun.management.", "-XX:+ManagementServer"}
 
 const javaFix = "package the server as a jar and run `java -jar FILE` (or a single source file, `java FILE.java`)"
 
