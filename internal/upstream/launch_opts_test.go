@@ -176,6 +176,29 @@ func TestJavaManagementRefused(t *testing.T) {
 	})
 }
 
+// Rscript: what R makes of the options Rscript hands it before --file=FILE.
+func TestRscriptOptions(t *testing.T) {
+	work := optsTestSetup(t, "Rscript")
+	checkLaunchCases(t, work, []launchCase{
+		// R's --encoding (and --min-vsize, --max-ppsize...) takes the next
+		// argument, --file=FILE, and R then reads its code from stdin.
+		{cmd: []string{"Rscript", "--encoding", "x.R", "y.R"}, unpinned: "`--encoding=VALUE`"},
+		{cmd: []string{"Rscript", "--encoding=", "x.R"}, unpinned: "--encoding"},
+		{cmd: []string{"Rscript", "--min-vsize", "x.R"}, unpinned: "--min-vsize"},
+		{cmd: []string{"Rscript", "--encoding=latin1", "--min-vsize=10M", "x.R"}, script: "x.R"},
+		// --arch=NAME makes R source etc/NAME/ldpaths, a shell script.
+		{cmd: []string{"Rscript", "--arch=../../../tmp/x", "x.R"}, unpinned: "--arch"},
+		// --interactive makes R read its commands from stdin.
+		{cmd: []string{"Rscript", "--interactive", "x.R"}, unpinned: "--interactive"},
+		{cmd: []string{"Rscript", "--some-future-option", "x.R"}, unpinned: "`--some-future-option`"},
+		// R's front end splits its options at blanks and expands
+		// wildcards in them: "--no-echo --args" would hide --file.
+		{cmd: []string{"Rscript", "--vanilla", "--no-echo --args", "x.R"}, unpinned: "blank"},
+		{cmd: []string{"Rscript", "x*.R"}, unpinned: "wildcard"},
+		{cmd: []string{"Rscript", "--no-environ", "--no-init-file", "--quiet", "x.R"}, script: "x.R"},
+	})
+}
+
 // The option variables are read with the same tables, options only.
 func TestOptionVariables(t *testing.T) {
 	work := optsTestSetup(t, "node", "ruby", "bun", "perl")

@@ -149,21 +149,41 @@ func dotnetTarget(args []string) (string, string) {
 	return "", fmt.Sprintf("`dotnet %s` runs an SDK command, which builds or fetches code clawd cannot pin; %s", a, dotnetFix)
 }
 
-// rscriptOpts: Rscript.c passes every argument starting with "--" before
-// the file to R (with "=value", never a separate value), then --file=FILE;
-// its only other option is -e. --restore loads .RData (whose .First runs),
-// --args before the file hides it from R (which then reads stdin), --file
-// names another file, and --debugger runs R under the program it names.
+// rscriptOpts: Rscript.c (R 4.5) passes every argument starting with "--"
+// before the file to R, then --file=FILE; its only other option is -e. R's
+// front end (R.sh) and R itself then read them: --encoding, --min-nsize,
+// --min-vsize, --max-ppsize and --gui without a value after "=" take the
+// next argument, --file=FILE, and R reads its code from stdin; --arch=NAME
+// makes the front end source etc/NAME/ldpaths; --interactive, --args
+// before the file and --file make R read other code; --restore loads
+// .RData (whose .First runs); --debugger runs R under the program it
+// names. R.sh splits the options at blanks and expands wildcards in them.
 var rscriptOpts = &optTable{
-	name:        "Rscript",
-	groups:      wholeWord,
-	foreignCode: []string{"-e", "--restore", "--args", "--file", "--debugger"},
-	anyLong:     true,
+	name:   "Rscript",
+	groups: wholeWord,
+	flags: []string{"--verbose", "--version", "--help", "--save", "--no-save", "--no-environ", "--no-site-file",
+		"--no-init-file", "--no-restore", "--no-restore-data", "--no-restore-history", "--vanilla", "--no-readline",
+		"--quiet", "--silent", "--slave", "--no-echo", "--debug-init"},
+	eqOnly:      []string{"--default-packages", "--encoding", "--min-nsize", "--min-vsize", "--max-ppsize", "--max-connections", "--gui"},
+	foreignCode: []string{"-e", "--restore", "--args", "--file", "--debugger", "--debugger-args", "--arch", "--interactive"},
+	wordCheck:   rOptionRefusal,
 	longEq:      true,
 	noDashDash:  true,
 	isOption: func(a string) bool {
 		return strings.HasPrefix(a, "--") || a == "-e" || a == "-"
 	},
+}
+
+// rShellChars are what R's front end, a shell script, splits at or expands
+// in the options (and the file) Rscript hands it.
+const rShellChars = " \t\n\r\v\f*?["
+
+// rOptionRefusal refuses an R option with a blank or a wildcard in it.
+func rOptionRefusal(a string) string {
+	if strings.ContainsAny(a, rShellChars) {
+		return fmt.Sprintf("`%s` has a blank or a wildcard, at which R's front end splits it into more options or which it expands, unchecked; give each option as an argument of its own, without wildcards", a)
+	}
+	return ""
 }
 
 // rscriptTarget returns the file `Rscript ARGS` runs, or why there is none
@@ -180,5 +200,9 @@ func rscriptTarget(args []string) (string, string) {
 	case operand == len(args):
 		return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
 	}
-	return args[operand], ""
+	file := args[operand]
+	if strings.ContainsAny(file, "\t\n\r\v\f*?[") {
+		return "", fmt.Sprintf("the file name %q has a tab, a line break or a wildcard, which R's front end splits at or expands, so another file could run; rename the script", file)
+	}
+	return file, ""
 }
