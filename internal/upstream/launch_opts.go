@@ -131,7 +131,7 @@ var perlOpts = &optTable{
 	bareWords:     true,
 }
 
-// rubyOpts: ruby(1) and ruby.c's proc_options (3.3; 3.4 adds none). -C/-X
+// rubyOpts: ruby(1) and ruby's option parser (3.3; 3.4 adds none). -C/-X
 // DIR and -xDIR change directory before the script is read, so another
 // file than the pinned one would run; -S looks it up on PATH; -r requires a
 // library first; --crash-report=|CMD pipes a crash report to a command.
@@ -154,7 +154,7 @@ var rubyOpts = &optTable{
 	bareWords:       true,
 }
 
-// phpOpts: php_cli.c's OPTIONS (PHP 8.3). -c/--php-ini reads another ini
+// phpOpts: the php CLI's option table (PHP 8.3). -c/--php-ini reads another ini
 // file (it can set auto_prepend_file), -z loads a zend extension,
 // -r/-B/-R/-F/-E run code given on the command line (or a file per input
 // line), -a is the interactive shell, -S/-t the built-in web server, which
@@ -179,7 +179,7 @@ var phpOpts = &optTable{
 	endStdin:   true,
 }
 
-// denoOpts: `deno run`'s arguments in deno 2's flags.rs (clap): a value
+// denoOpts: `deno run`'s arguments as deno 2 defines them (clap): a value
 // after "=" or as the next argument (never one starting with "-"), the
 // permission flags and others with an optional value only after "=".
 // --preload (--import, --require) loads modules first; --watch and
@@ -207,7 +207,7 @@ var denoOpts = &optTable{
 	clapEq: true,
 }
 
-// bunOpts: bun's run and auto-command parameters (Arguments.zig, bun 1.3).
+// bunOpts: bun's run and auto-command parameters (bun 1.3's argument parser).
 // --require and --import are --preload; --hot and --watch reload changed
 // files, unchecked; a config file (bunfig.toml) can preload modules; --cwd
 // makes bun read FILE from another directory than the one clawd pinned it

@@ -15,7 +15,7 @@ import (
 // launch_env.go.
 
 // javaValueOpts are the java launcher's options whose value is the next
-// argument (java.c's IsWhiteSpaceOption, JDK 25), less those refused below.
+// argument (the launcher's list of them, JDK 25), less those refused below.
 var javaValueOpts = []string{"-cp", "-classpath", "--class-path", "--add-modules", "--enable-native-access",
 	"--limit-modules", "--add-exports", "--add-opens", "--add-reads", "-d", "--describe-module", "--source"}
 
@@ -149,15 +149,16 @@ func dotnetTarget(args []string) (string, string) {
 	return "", fmt.Sprintf("`dotnet %s` runs an SDK command, which builds or fetches code clawd cannot pin; %s", a, dotnetFix)
 }
 
-// rscriptOpts: Rscript.c (R 4.5) passes every argument starting with "--"
-// before the file to R, then --file=FILE; its only other option is -e. R's
-// front end (R.sh) and R itself then read them: --encoding, --min-nsize,
-// --min-vsize, --max-ppsize and --gui without a value after "=" take the
-// next argument, --file=FILE, and R reads its code from stdin; --arch=NAME
-// makes the front end source etc/NAME/ldpaths; --interactive, --args
-// before the file and --file make R read other code; --restore loads
-// .RData (whose .First runs); --debugger runs R under the program it
-// names. R.sh splits the options at blanks and expands wildcards in them.
+// rscriptOpts: Rscript (R 4.5) passes every argument starting with "--"
+// before the file to R, then --file=FILE; its only other option is -e.
+// R's front end (the `R` shell script) and R itself then read them:
+// --encoding, --min-nsize, --min-vsize, --max-ppsize and --gui without a
+// value after "=" take the next argument, --file=FILE, and R reads its code
+// from stdin; --arch=NAME makes the front end source etc/NAME/ldpaths;
+// --interactive, --args before the file and --file make R read other code;
+// --restore loads .RData (whose .First runs); --debugger runs R under the
+// program it names. The front end splits the options at blanks and
+// expands wildcards in them.
 var rscriptOpts = &optTable{
 	name:   "Rscript",
 	groups: wholeWord,
