@@ -23,43 +23,51 @@ import (
 // or of the resolved executable, without .exe/.cmd):
 //
 //   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
-//     ksh, ruby, perl, php, lua, luajit: the first argument that is not an
-//     option is the script file; it must be an existing regular file, whose
-//     SHA-256 is pinned (Script, ScriptSHA256); php -f FILE names it too.
-//     Each program's options are read with its own table
-//     (interpreterOpts). An option that makes the interpreter run code
-//     from elsewhere, or look the file up elsewhere than where clawd
-//     pinned it, is refused (Unpinned): node -e/-p/-r/--import/--loader,
-//     --watch, --openssl-config..., with underscores read as dashes, and
+//     ksh, mksh, fish, csh, tcsh, ruby, perl, php, lua, luajit: the first
+//     argument that is not an option is the script file; it must be an
+//     existing regular file, whose SHA-256 is pinned (Script,
+//     ScriptSHA256); php -f FILE names it too. Each program's options are
+//     read with its own table (launch_opts.go; a shell's by its name, and
+//     sh with the table of the shell it resolves to as well), which lists
+//     the options that take no value and those that take one: an option
+//     in neither is refused (clawd cannot tell whether the next argument
+//     is its value or the script), and so is a separate value that starts
+//     with "-". An option that makes the interpreter run code from
+//     elsewhere, or look the file up elsewhere than where clawd pinned it,
+//     is refused (Unpinned): node -e/-p/-r/--import/--loader, --watch,
+//     --openssl-config..., with underscores read as dashes, and
 //     --inspect/--inspect-brk/--inspect-wait (a debugger port anyone
-//     local can run code through); python -c/-m; a shell's -c/-s; perl
-//     -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S; php -r, -B/-R/-F/-E,
-//     -a, -c, -z, -S/-t and -d with a key that loads code
-//     (auto_prepend_file, extension...); lua -e/-l; "-" for stdin. Values
-//     attached to a one-letter option (perl -CSDA, -i.bak) are not read as
-//     more options. An option clawd does not know that takes a separate
-//     value makes that value be taken for the script.
+//     local can run code through); python -c/-m; a shell's -c/-s/-i and a
+//     login shell; perl -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S,
+//     --crash-report; php -r, -B/-R/-F/-E, -a, -c, -z, -S/-t, "--" before
+//     the script (php reads stdin), and -d with a key that loads code
+//     (auto_prepend_file, extension, xdebug.*...) or a line break; lua
+//     -e/-l; "-" for stdin. Values attached to a one-letter option (perl
+//     -CSDA, -i.bak) are not read as more options.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is
-//     refused, and so are --preload, --watch, --inspect*, bun's --hot,
-//     --config and --cwd.
+//     refused, and so are --preload, --watch, --inspect*, deno's
+//     --env-file, bun's --hot, --config, --cwd and --filter.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
-//     argument not starting with "--" is the file); -e, --restore, --args,
-//     --file and --debugger are refused.
+//     argument not starting with "--" is the file) and R's (--encoding and
+//     the like only as --name=VALUE; no blanks or wildcards); -e,
+//     --restore, --args, --file, --debugger, --arch and --interactive are
+//     refused.
 //   - java [options] -jar FILE, java [options] FILE.java (or any FILE after
 //     --source N): FILE is pinned. A main class, -m/--module, an @argfile,
-//     and options that load code from elsewhere (-javaagent:, -agentlib:,
-//     -agentpath:, -Xbootclasspath, --module-path, --patch-module...) are
-//     refused, and so is such an option in JDK_JAVA_OPTIONS,
-//     JAVA_TOOL_OPTIONS or _JAVA_OPTIONS in the server's env. jshell is
-//     refused.
+//     a long option java does not list, and options that load code from
+//     elsewhere (-javaagent:, -agentlib:, -agentpath:, -Xbootclasspath,
+//     --module-path, --patch-module, the JMX agent's
+//     -Dcom.sun.management.*...) are refused, and so is such an option in
+//     JDK_JAVA_OPTIONS, JAVA_TOOL_OPTIONS or _JAVA_OPTIONS in the server's
+//     env. jshell is refused.
 //   - dotnet [exec] [host options] FILE.dll (or .exe): FILE is pinned. An
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
 //   - A variable in the server's configured env that makes the program
 //     load or run code besides the pinned file is refused (launch_env.go,
-//     envRules): an option variable's code-loading options (NODE_OPTIONS,
-//     BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r, the JVM's option
-//     variables), startup files and their directories (BASH_ENV, ENV for
+//     envRules): an option variable's options, read with the program's
+//     table (NODE_OPTIONS, BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r,
+//     the JVM's option variables; an unknown one is refused too), startup files and their directories (BASH_ENV, ENV for
 //     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
 //     for csh, R_PROFILE*, R_TESTS, R_ARCH, PHPRC, PHP_INI_SCAN_DIR,
 //     BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code in the value (LUA_INIT*, PS4,
@@ -248,7 +256,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	case "rscript":
 		script, why = rscriptTarget(args)
 	default:
-		script, why = findScript(kind, args)
+		script, why = findScript(kind, args, name, exeName)
 	}
 	if why == "" {
 		why = envWhy(envRefusal(kind, name, env, name, exeName))

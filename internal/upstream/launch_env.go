@@ -429,16 +429,15 @@ func eachWord(check func(string) string) func([]string) string {
 	}
 }
 
-// nodeOptRefusal says why node option w (as NODE_OPTIONS has it) loads or
-// runs code clawd cannot pin, or "": the options findScript refuses on
-// node's command line.
-func nodeOptRefusal(w string) string {
-	name, _, _ := strings.Cut(nodeSpelling(w), "=")
-	if slices.Contains(interpreterOpts["node"].foreignCode, name) {
-		return fmt.Sprintf("`%s` makes node load or run code clawd cannot pin; remove it", w)
-	}
-	return ""
-}
+// The option variables' readers: each reads its words with the runtime's
+// table, as options only (optionsRefusal), so the command line and the
+// variable refuse the same options; an option the table does not know is
+// refused there too.
+
+// nodeOptRefusal says why node option word w (as NODE_OPTIONS has it)
+// loads or runs code clawd cannot pin, or "". node takes no value that
+// starts with "-", so each word is read on its own.
+func nodeOptRefusal(w string) string { return optionsRefusal("node", []string{w}) }
 
 // nodeSpelling is node argument a as node reads it: underscores in a long
 // option's name are dashes (--experimental_loader=x is
@@ -457,66 +456,21 @@ func nodeSpelling(a string) string {
 }
 
 // bunOptRefusal is nodeOptRefusal for bun's options (BUN_OPTIONS).
-func bunOptRefusal(w string) string {
-	name, _, _ := strings.Cut(w, "=")
-	code := slices.Contains(interpreterOpts["bun"].foreignCode, name)
-	if !code && len(w) > 2 && w[0] == '-' && w[1] != '-' {
-		code, _, _, _ = shortCluster(w, interpreterOpts["bun"], true) // -r./evil.ts, grouped letters
-	}
-	if code {
-		return fmt.Sprintf("`%s` makes bun load or run code clawd cannot pin; remove it", w)
-	}
-	return ""
-}
+func bunOptRefusal(w string) string { return optionsRefusal("bun", []string{w}) }
 
-// perlOptRefusal says why PERL5OPT word w loads code, or "". perl takes
-// each word (its leading "-" optional) for switches; of those it allows
-// there, -M and -m load a module and -d the debugger (or a Devel::
-// module), and -I, -D and -C take the rest of the word as their value.
-func perlOptRefusal(w string) string {
-	s := strings.TrimPrefix(w, "-")
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case 'M', 'm', 'd':
-			return fmt.Sprintf("`%s` makes perl load a module (or its debugger) before the script; remove it", w)
-		case 'I', 'D', 'C':
-			return ""
-		}
-	}
-	return ""
-}
+// perlOptRefusal says why PERL5OPT word w loads code, or "". perl reads
+// each word on its own (its leading "-" optional; -I takes the rest of the
+// word), and of the switches it allows there, -M and -m load a module and
+// -d the debugger (or a Devel:: module).
+func perlOptRefusal(w string) string { return optionsRefusal("perl", []string{w}) }
 
 // rubyOptRefusal says why RUBYOPT's words load code, or "": -r requires a
-// library before the script. ruby reads each word (since 3.4 its leading
-// "-" optional) as a group of switches, up to one that takes a value: -I
-// and -E take the rest of the word, or the next word.
-func rubyOptRefusal(words []string) string {
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		if strings.HasPrefix(w, "--") {
-			continue // --enable, --disable, --encoding, --yjit...
-		}
-		s := strings.TrimPrefix(w, "-")
-		for j := 0; j < len(s); j++ {
-			if s[j] == 'W' { // -W2, -W:category (the rest of the word)
-				if j+1 < len(s) && s[j+1] == ':' {
-					break
-				}
-				if j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9' {
-					j++
-				}
-				continue
-			}
-			if s[j] == 'r' {
-				return fmt.Sprintf("`%s` makes ruby require a library before the script; remove it", w)
-			}
-			if s[j] == 'I' || s[j] == 'E' {
-				if j == len(s)-1 {
-					i++ // -I DIR
-				}
-				break
-			}
-		}
-	}
-	return ""
-}
+// library before the script, --crash-report=|CMD runs a command. ruby
+// reads each word (its leading "-" optional) as a group of switches, and
+// -I and -E take the rest of the word, or the next word.
+func rubyOptRefusal(words []string) string { return optionsRefusal("ruby", words) }
+
+// javaOptRefusal says why a word of the JVM's option variables
+// (JDK_JAVA_OPTIONS, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS) loads code, or "":
+// java's options, one word each.
+func javaOptRefusal(w string) string { return optionsRefusal("java", []string{w}) }

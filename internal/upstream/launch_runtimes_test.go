@@ -127,7 +127,9 @@ func TestResolveLaunchRuntimes(t *testing.T) {
 		// Rscript takes the first argument not starting with "--" for the
 		// file: a one-letter option other than -e is the file's name.
 		{cmd: []string{"Rscript", "-d", "gdb", "x.R"}, err: "-d"},
-		{cmd: []string{"Rscript", "--encoding", "x.R", "y.R"}, script: "x.R"},
+		// R's --encoding takes the next argument, which Rscript makes
+		// --file=x.R: R would read its code from stdin.
+		{cmd: []string{"Rscript", "--encoding", "x.R", "y.R"}, unpinned: "--encoding=VALUE"},
 		{cmd: []string{"Rscript", "--debugger=gdb", "x.R"}, unpinned: "--debugger"},
 		{cmd: []string{"Rscript", "-"}, unpinned: "stdin"},
 		// A first argument of options is split, as for a #! line.

@@ -2,7 +2,10 @@ package upstream
 
 // How an interpreter's arguments are read to find the script it runs, and
 // which of its options are refused because they make it run other code
-// (the rules are listed on Launch).
+// (the rules are listed on Launch). One table per runtime (launch_opts.go)
+// decides everything: the same reader reads the command line, up to the
+// script, and the runtime's option variables (NODE_OPTIONS, RUBYOPT...,
+// launch_env.go), which hold options only.
 
 import (
 	"fmt"
@@ -10,11 +13,44 @@ import (
 	"strings"
 )
 
-// optTable is how an interpreter reads its options before the script.
+// groupStyle is how a runtime reads an argument of one-letter options.
+type groupStyle int
+
+const (
+	// lettersAttached: letters group (-we); one that takes a value takes
+	// the rest of the group, or the next argument at its end (getopt).
+	lettersAttached groupStyle = iota
+	// lettersShell: letters group; one that takes a value must end its
+	// group and takes the next argument. Shells differ on -oNAME (zsh,
+	// ksh and mksh read NAME as the value, bash and dash as more letters),
+	// so such a group is refused.
+	lettersShell
+	// wholeWord: no groups: the argument is one option (java -jar, node
+	// -pe), or a name with its value attached (lua -O3, java -Xmx1g).
+	wholeWord
+)
+
+// optTable is how a runtime reads its options. An option in none of its
+// lists is refused: clawd cannot tell whether the runtime takes the
+// argument after it as its value, and so which argument is the script
+// (or, in an option variable, which word is an option).
 type optTable struct {
-	// withValue take a value: the rest of a one-letter group ("-Idir"),
-	// else the next argument.
+	name   string // the runtime, for messages
+	groups groupStyle
+	// flags take no value.
+	flags []string
+	// flagPrefixes are options whose value, if any, is attached to their
+	// name (java -Dk=v and -Xmx1g, ruby --enable-FEATURE).
+	flagPrefixes []string
+	// withValue take a value: attached as groups allows, or after "=" in
+	// a long option, else the next argument.
 	withValue []string
+	// optValue take the next argument as their value only when it does
+	// not start with "-" (an optional value: deno's --lock).
+	optValue []string
+	// eqOnly take a value only after "=", and it must not be empty
+	// (Rscript's --encoding=ENC: R would take the next argument).
+	eqOnly []string
 	// restValue are one-letter options whose optional value is only ever
 	// the rest of the group (perl -i.bak, -CSDA, -xDIR): never the next
 	// argument, and not read as more options.
@@ -24,188 +60,373 @@ type optTable struct {
 	// after those (perl -l0ne is -l0 -n -e).
 	digitValue []string
 	hexDigits  bool
-	// scriptValue take the script as their value (php -f FILE).
+	// scriptValue take the script as their value (php -f FILE, java -jar);
+	// with scriptEnds the options end with it (java's), else the runtime
+	// reads more options after it (php's).
 	scriptValue []string
-	// foreignCode make the interpreter run code other than the script
-	// file, or look the file up elsewhere than where clawd pinned it:
-	// refused.
+	scriptEnds  bool
+	// foreignCode make the runtime run code other than the script file,
+	// or look the file up elsewhere than where clawd pinned it: refused.
+	// With wholeWord, a one-letter one is refused with a value attached
+	// too (lua -lsocket).
 	foreignCode []string
+	// foreignPrefixes: an option whose name starts with one is refused as
+	// foreignCode (ruby --crash-report-...).
+	foreignPrefixes []string
+	// refused are options refused for another reason: a message with %s
+	// for the option.
+	refused map[string]string
 	// checkValue says, per option with a value, why that value makes the
-	// interpreter run code clawd cannot pin, or "".
+	// runtime run code clawd cannot pin, or "".
 	checkValue map[string]func(v string) string
+	// wordCheck says why an option argument, or a value, makes the runtime
+	// run code clawd cannot pin, or "" (java's refusals are prefixes).
+	wordCheck func(a string) string
+	// longEq: "--name=VALUE" is one option with its value, whatever the
+	// name (an unknown one takes nothing more).
+	longEq bool
+	// shortEq: the runtime drops an "=" between a letter and its attached
+	// value (php -d=KEY is -d KEY).
+	shortEq bool
+	// clapEq: in a group, "=" after a letter starts its value (deno
+	// -R=/tmp).
+	clapEq bool
+	// negatable: --no-NAME is the flag --NAME negated, and --NAME a listed
+	// --no-NAME's opposite (node's and V8's booleans).
+	negatable bool
+	// anyLong: every --NAME is a flag (zsh's option names), its name
+	// checked by checkValue["--"].
+	anyLong bool
+	// plusOpts: "+x" and "+o NAME" (shells: unset an option).
+	plusOpts bool
+	// blankSwitches: a blank inside an argument ends its option, and
+	// perl reads more options after it (-i.bak -MEvil).
+	blankSwitches bool
+	// bareWords: in an option variable a word not starting with "-" is
+	// options too, as if it did (PERL5OPT, RUBYOPT).
+	bareWords bool
+	// noDashDash: "--" ends no options; it is read as an option.
+	noDashDash bool
+	// endStdin: "--" before any script makes the runtime read its code
+	// from stdin (php).
+	endStdin bool
+	// isOption, when set, says which arguments are options (Rscript reads
+	// only those starting with "--", and -e).
+	isOption func(a string) bool
+	// spell is an argument as the runtime reads it (node's "_" in a long
+	// name is "-").
+	spell func(a string) string
+	// unknown, when set, is the refusal of an option not in the table.
+	unknown func(a string) string
 }
 
-// interpreterOpts are the option tables, per rule.
-var interpreterOpts = map[string]optTable{
-	"node": {
-		// --inspect-port (--debug-port) only sets the port the inspector
-		// uses once something activates it.
-		withValue: []string{"--title", "-C", "--conditions", "--stack-size", "--max-old-space-size", "--inspect-port", "--debug-port", "--input-type"},
-		// An env file or a config file may set NODE_OPTIONS (or
-		// "nodeOptions") to --require or --import a module of its choice;
-		// OpenSSL's configuration can load shared libraries; a snapshot
-		// blob holds code; a policy can redirect modules; --watch runs
-		// the file again when it changes, unchecked; --run runs a
-		// package.json script; the test runner loads its setup module and
-		// reporters. Also read in NODE_OPTIONS (launch_env.go).
-		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--require", "--import", "--loader", "--experimental-loader", "-", "-i", "--interactive",
-			"--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
-			"--openssl-config", "--snapshot-blob", "--experimental-policy", "--watch", "--watch-path", "--run",
-			"--test-global-setup", "--test-reporter",
-			"--inspect", "--inspect-brk", "--inspect-wait", "--inspect-brk-node"},
-	},
-	// python: -W's filter names a warning category by module (imported
-	// before the script) and -X pycache_prefix a cache of compiled code:
-	// pythonWarningRefusal, pythonXRefusal.
-	"python": {
-		withValue:   []string{"-W", "-X", "--check-hash-based-pycs"},
-		foreignCode: []string{"-c", "-m", "-", "-i"},
-		checkValue:  map[string]func(string) string{"-W": pythonWarningRefusal, "-X": pythonXRefusal},
-	},
-	// fish's -C/--init-command and --command run code given on the
-	// command line (-C is bash's noclobber too, refused there as well:
-	// rare, and refusing fails closed). zsh's -o shinstdin and -o
-	// interactive (also spelled --shinstdin, any case, with _ or -) read
-	// commands from stdin, where clawd writes requests: shellOptRefusal.
-	"shell": {
-		withValue:   []string{"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
-		foreignCode: []string{"-c", "-s", "-", "-i", "-C", "--command", "--init-command", "--interactive"},
-		checkValue:  map[string]func(string) string{"-o": shellOptRefusal},
-	},
-	// perlrun: -M/-m load a module before the script (-M-Foo too: "no
-	// Foo" loads Foo), -d the debugger (PERL5DB) or a Devel:: module,
-	// -F's pattern is put into the code perl runs, -S looks the script up
-	// on PATH rather than where clawd pinned it. -x runs the pinned file
-	// from its #!perl line; with a directory, perl changes to it after
-	// opening the file. -n/-p/-a wrap the script's own code in a loop.
-	"perl": {
-		withValue:   []string{"-I"},
-		restValue:   []string{"-C", "-D", "-i", "-x", "-V"},
-		digitValue:  []string{"-0", "-l"},
-		hexDigits:   true,
-		foreignCode: []string{"-e", "-E", "-M", "-m", "-d", "-F", "-S"},
-	},
-	// ruby(1): -C/-X DIR and -xDIR change directory before the script is
-	// read, so another file than the pinned one would run; -S looks it up
-	// on PATH; -r requires a library first. -n/-p/-a wrap the script's own
-	// code in a loop over its input.
-	"ruby": {
-		withValue:   []string{"-I", "-E", "--enable", "--disable", "--encoding", "--external-encoding", "--internal-encoding"},
-		restValue:   []string{"-F", "-W", "-i"},
-		digitValue:  []string{"-0"},
-		foreignCode: []string{"-e", "-r", "-C", "-X", "-S", "--require"},
-		checkValue:  map[string]func(string) string{"-x": rubyXRefusal, "-W": rubyWRefusal},
-	},
-	// php -h: -c/--php-ini reads another ini file (it can set
-	// auto_prepend_file), -z loads a zend extension, -r/-B/-R/-F/-E run
-	// code given on the command line (or a file per input line), -a is the
-	// interactive shell, -S/-t the built-in web server, which runs any
-	// file of its document root. -d's value is checked (phpIniRefusal).
-	"php": {
-		withValue:   []string{"-d", "--define", "--rf", "--rc", "--re", "--rz", "--ri"},
-		scriptValue: []string{"-f", "--file"},
-		foreignCode: []string{"-a", "--interactive", "-c", "--php-ini", "-z", "--zend-extension",
-			"-r", "--run", "-B", "--process-begin", "-R", "--process-code", "-F", "--process-file",
-			"-E", "--process-end", "-S", "--server", "-t", "--docroot"},
-		checkValue: map[string]func(string) string{"-d": phpIniRefusal, "--define": phpIniRefusal},
-	},
-	"deno": {
-		withValue: []string{"-c", "--config", "--import-map", "--lock", "--cert", "-L", "--log-level", "--location", "--seed", "--env-file"},
-		// --preload (--import, --require) loads modules first; --watch
-		// and --watch-hmr run the files again when they change, unchecked;
-		// --inspect* open the debugger (their address only ever after "=").
-		foreignCode: []string{"-", "--eval", "--preload", "--import", "--require", "--watch", "--watch-hmr", "--unstable-hmr",
-			"--inspect", "--inspect-brk", "--inspect-wait"},
-	},
-	"bun": {
-		withValue: []string{"--env-file", "--tsconfig-override"},
-		// --require and --import are --preload; --hot and --watch reload
-		// changed files, unchecked; a config file (bunfig.toml) can
-		// preload modules; --cwd makes bun read FILE from another
-		// directory than the one clawd pinned it in. Also read in
-		// BUN_OPTIONS (launch_env.go).
-		foreignCode: []string{"-e", "--eval", "-p", "--print", "-r", "--preload", "--require", "--import", "-",
-			"--hot", "--watch", "-c", "--config", "--cwd",
-			"--inspect", "--inspect-brk", "--inspect-wait"},
-	},
-	"lua": {
-		// -l loads a module from the search path; luajit's -j loads a
-		// JIT extension module and -b runs its bytecode saver.
-		foreignCode: []string{"-e", "-l", "-i", "-", "-j", "-b"},
-	},
+// optRead is one option argument as read: the option that takes a value
+// and that value when attached, or whether the value is the next argument
+// (optional: unless that starts with "-").
+type optRead struct {
+	opt      string
+	value    string
+	hasValue bool
+	next     bool
+	optional bool
+}
+
+// scan reads args as t's runtime reads its options. Unless words (an
+// option variable's words: options only, none a script), it stops at the
+// first argument that is not an option, whose index it returns (len(args)
+// when there is none); script is set when an option names the script (php
+// -f FILE). why says why the options are refused.
+func (t *optTable) scan(args []string, words bool) (operand int, script, why string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if words && t.bareWords && a != "" && !strings.HasPrefix(a, "-") {
+			a = "-" + a
+		}
+		if a == "--" && !t.noDashDash {
+			switch {
+			case words:
+				continue
+			case t.endStdin && script == "":
+				return i, "", fmt.Sprintf("`--` with no script before it makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script before `--`", t.name)
+			}
+			return i + 1, script, ""
+		}
+		if !t.option(a) {
+			if words {
+				continue
+			}
+			return i, script, ""
+		}
+		r, why := t.read(a)
+		if why != "" {
+			return i, "", why
+		}
+		if r.next && i+1 < len(args) {
+			v := args[i+1]
+			switch {
+			case !strings.HasPrefix(v, "-"):
+				i++
+				r.value, r.hasValue = v, true
+			case !r.optional:
+				return i, "", dashValueMsg(t, a, r.opt, v)
+			}
+		}
+		if !r.hasValue {
+			continue
+		}
+		if t.wordCheck != nil {
+			if why := t.wordCheck(r.value); why != "" {
+				return i, "", why
+			}
+		}
+		if check := t.checkValue[r.opt]; check != nil {
+			if why := check(r.value); why != "" {
+				return i, "", why
+			}
+		}
+		if !words && slices.Contains(t.scriptValue, r.opt) {
+			if t.scriptEnds {
+				return i, r.value, ""
+			}
+			script = r.value
+		}
+	}
+	return len(args), script, ""
+}
+
+// option reports whether argument a is an option to t's runtime.
+func (t *optTable) option(a string) bool {
+	if t.isOption != nil {
+		return t.isOption(a)
+	}
+	return strings.HasPrefix(a, "-") || (t.plusOpts && len(a) > 1 && a[0] == '+')
+}
+
+// read reads the option argument a.
+func (t *optTable) read(a string) (optRead, string) {
+	s := a
+	if t.spell != nil {
+		s = t.spell(a)
+	}
+	if s == "-" {
+		return optRead{}, fmt.Sprintf("`-` makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script file", t.name)
+	}
+	if t.blankSwitches && strings.ContainsAny(s, " \t\n\r") {
+		return optRead{}, fmt.Sprintf("`%s` puts more options after a blank inside one argument, which %s reads and clawd does not; give each option as an argument of its own", a, t.name)
+	}
+	if t.wordCheck != nil {
+		if why := t.wordCheck(a); why != "" {
+			return optRead{}, why
+		}
+	}
+	switch {
+	case strings.HasPrefix(s, "--"):
+		return t.readLong(a, s)
+	case t.groups == wholeWord:
+		return t.readWord(a, s)
+	}
+	return t.readGroup(a, s)
+}
+
+// readLong reads a long option, a as given and s as the runtime spells it.
+func (t *optTable) readLong(a, s string) (optRead, string) {
+	name, value, eq := s, "", false
+	if t.longEq {
+		name, value, eq = strings.Cut(s, "=")
+	}
+	if why := t.refusal(a, name); why != "" {
+		return optRead{}, why
+	}
+	switch {
+	case slices.Contains(t.eqOnly, name):
+		if !eq || value == "" {
+			return optRead{}, fmt.Sprintf("`%s` takes the argument after it as its value when given none after \"=\", so clawd cannot tell which file %s runs; give it as `%s=VALUE`", a, t.name, name)
+		}
+		return optRead{opt: name, value: value, hasValue: true}, ""
+	case eq:
+		return optRead{opt: name, value: value, hasValue: true}, ""
+	case t.isFlag(name):
+		return optRead{}, ""
+	case slices.Contains(t.withValue, name) || slices.Contains(t.scriptValue, name):
+		return optRead{opt: name, next: true}, ""
+	case slices.Contains(t.optValue, name):
+		return optRead{opt: name, next: true, optional: true}, ""
+	case t.anyLong:
+		return optRead{opt: "--", value: name[2:], hasValue: true}, ""
+	}
+	return optRead{}, t.unknownMsg(a, name, true)
+}
+
+// readWord reads an option that is one word (wholeWord).
+func (t *optTable) readWord(a, s string) (optRead, string) {
+	if why := t.refusal(a, s); why != "" {
+		return optRead{}, why
+	}
+	switch {
+	case t.isFlag(s):
+		return optRead{}, ""
+	case slices.Contains(t.withValue, s) || slices.Contains(t.scriptValue, s):
+		return optRead{opt: s, next: true}, ""
+	case slices.Contains(t.optValue, s):
+		return optRead{opt: s, next: true, optional: true}, ""
+	}
+	if len(s) > 2 {
+		o, rest := s[:2], s[2:]
+		switch {
+		case slices.Contains(t.foreignCode, o):
+			return optRead{}, foreignCodeMsg(a)
+		case slices.Contains(t.restValue, o), slices.Contains(t.withValue, o), slices.Contains(t.scriptValue, o):
+			return optRead{opt: o, value: rest, hasValue: true}, ""
+		}
+	}
+	return optRead{}, t.unknownMsg(a, s, false)
+}
+
+// readGroup reads a group of one-letter options ("-Im", "-we", "-uW"),
+// letter by letter until one takes a value.
+func (t *optTable) readGroup(a, s string) (optRead, string) {
+	for i := 1; i < len(s); i++ {
+		o, rest := "-"+s[i:i+1], s[i+1:]
+		if why := t.refusal(a, o); why != "" {
+			return optRead{}, why
+		}
+		switch {
+		case slices.Contains(t.restValue, o):
+			return optRead{opt: o, value: rest, hasValue: true}, ""
+		case slices.Contains(t.digitValue, o):
+			i += digitsAt(rest, t.hexDigits)
+		case slices.Contains(t.withValue, o) || slices.Contains(t.scriptValue, o):
+			switch {
+			case rest == "":
+				return optRead{opt: o, next: true}, ""
+			case t.groups == lettersShell:
+				return optRead{}, fmt.Sprintf("`%s` puts more after %s, which some shells read as its value and others as more options; give `%s NAME` as an argument of its own", a, o, o)
+			case t.shortEq || t.clapEq:
+				rest = strings.TrimPrefix(rest, "=")
+			}
+			return optRead{opt: o, value: rest, hasValue: true}, ""
+		case t.isFlag(o):
+			if t.clapEq && strings.HasPrefix(rest, "=") {
+				return optRead{opt: o, value: rest[1:], hasValue: true}, ""
+			}
+		default:
+			return optRead{}, t.unknownMsg(a, o, false)
+		}
+	}
+	return optRead{}, ""
+}
+
+// refusal says why option name (from argument a) is refused, or "".
+func (t *optTable) refusal(a, name string) string {
+	if slices.Contains(t.foreignCode, name) || slices.ContainsFunc(t.foreignPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		return foreignCodeMsg(a)
+	}
+	if msg, ok := t.refused[name]; ok {
+		return fmt.Sprintf(msg, a)
+	}
+	return ""
+}
+
+// isFlag reports whether option name takes no separate value.
+func (t *optTable) isFlag(name string) bool {
+	if slices.Contains(t.flags, name) || slices.ContainsFunc(t.flagPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+		return true
+	}
+	if t.negatable && strings.HasPrefix(name, "--") {
+		if rest, ok := strings.CutPrefix(name, "--no-"); ok && slices.Contains(t.flags, "--"+rest) {
+			return true
+		}
+		return slices.Contains(t.flags, "--no-"+name[2:])
+	}
+	return false
+}
+
+// unknownMsg refuses option opt (in argument a), not in t.
+func (t *optTable) unknownMsg(a, opt string, long bool) string {
+	if t.unknown != nil {
+		return t.unknown(a)
+	}
+	in := ""
+	if opt != a {
+		in = fmt.Sprintf(" (in `%s`)", a)
+	}
+	fix := "drop it"
+	if long && t.longEq {
+		fix = fmt.Sprintf("if it takes a value, give it as `%s=VALUE`; else drop it", opt)
+	}
+	return fmt.Sprintf("`%s`%s is not an option clawd knows for %s, so it cannot tell how %s reads the arguments after it (whether the next one is its value or the script); %s", opt, in, t.name, t.name, fix)
+}
+
+// dashValueMsg refuses option argument a (option opt) followed by v, which
+// starts with "-": a runtime may take it as the value or as an option.
+func dashValueMsg(t *optTable, a, opt, v string) string {
+	fix := "give it a value that does not start with \"-\""
+	switch {
+	case strings.HasPrefix(opt, "--") && t.longEq:
+		fix = fmt.Sprintf("give it as `%s=VALUE`", opt)
+	case !strings.HasPrefix(opt, "--") && t.groups == lettersAttached:
+		fix = fmt.Sprintf("attach the value (`%sVALUE`)", opt)
+	}
+	return fmt.Sprintf("`%s` is followed by `%s`, which %s may read as its value or as another option, so clawd cannot tell which file runs; %s", a, v, t.name, fix)
 }
 
 // findScript returns the script argument of an interpreter's arguments, or
-// why there is none clawd can pin. Options in --name=value form are
-// skipped; the known value options skip their value; an option that runs
-// other code is refused, and so is a value its check refuses. An unknown
-// option without "=" is taken to stand alone; if it in fact takes a value,
-// the value is taken for the script, which then either does not exist
-// (refused) or is a file the approval names, so the user sees it.
-func findScript(kind string, args []string) (string, string) {
-	opts := interpreterOpts[kind]
-	for i := 0; i < len(args); i++ {
-		orig, a := args[i], args[i]
-		if kind == "node" {
-			a = nodeSpelling(a)
-		}
-		if a == "--" {
-			if i+1 < len(args) {
-				return args[i+1], ""
-			}
-			break
-		}
-		if a == "-" || slices.Contains(opts.foreignCode, a) {
-			return "", foreignCodeMsg(orig)
-		}
-		if kind == "shell" && strings.HasPrefix(a, "--") {
-			if why := shellOptRefusal(a[2:]); why != "" { // zsh: --NAME sets option NAME
-				return "", why
-			}
-		}
-		// opt takes value (attached), or the next argument when next.
-		opt, value, next := "", "", false
+// why there is none clawd can pin. The options before it are read with the
+// runtime's table; for a shell, with the table of each shell the command
+// may be (names: its configured and resolved names, sh being dash or
+// bash), which must all read the same script.
+func findScript(kind string, args []string, names ...string) (string, string) {
+	script := ""
+	for i, t := range optTables(kind, names) {
+		operand, s, why := t.scan(args, false)
 		switch {
-		case len(a) > 2 && a[0] == '-' && a[1] != '-':
-			var code bool
-			code, opt, value, next = shortCluster(a, opts, kind != "shell")
-			if code {
-				return "", foreignCodeMsg(orig)
-			}
-			if slices.Contains(opts.restValue, opt) && strings.ContainsAny(value, " \t\n") {
-				// perl reads more options after a blank in such a value
-				// (-i.bak -MEvil); none needs one.
-				return "", fmt.Sprintf("`%s` puts more options after a blank inside one argument, which clawd does not read; give each option as an argument of its own", orig)
-			}
-		case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+"):
-			return a, ""
-		case strings.Contains(a, "="):
-			opt, value, _ = strings.Cut(a, "=")
-			if slices.Contains(opts.foreignCode, opt) {
-				return "", foreignCodeMsg(orig)
-			}
-		case slices.Contains(opts.withValue, a) || slices.Contains(opts.scriptValue, a):
-			opt, next = a, true
-		default:
-			opt = a // an option alone: -x
+		case why != "":
+			return "", why
+		case s == "" && operand < len(args):
+			s = args[operand]
+		case s == "":
+			return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
 		}
-		if next {
-			if i+1 == len(args) {
-				break
-			}
-			i++
-			value = args[i]
+		if i > 0 && s != script {
+			return "", fmt.Sprintf("the shells this command may be read its options differently (`%s` or `%s` would run), so clawd cannot tell which file runs; give the options in a form every shell reads alike", script, s)
 		}
-		if slices.Contains(opts.scriptValue, opt) {
-			return value, ""
+		script = s
+	}
+	return script, ""
+}
+
+// optTables are the tables to read a command of kind with: the kind's, or
+// for a shell those of the shells names name (the POSIX sh table for a
+// shell without its own).
+func optTables(kind string, names []string) []*optTable {
+	if kind != "shell" {
+		return []*optTable{interpreterOpts[kind]}
+	}
+	var ts []*optTable
+	for _, n := range names {
+		if launcherKind(n) != "shell" {
+			continue
 		}
-		if check := opts.checkValue[opt]; check != nil {
-			if why := check(value); why != "" {
-				return "", why
-			}
+		t := shellOpts[n]
+		if t == nil {
+			t = shellOpts["sh"]
+		}
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
 		}
 	}
-	return "", "the interpreter is given no script file, so clawd cannot pin what it runs; name the script in the command"
+	if len(ts) == 0 {
+		ts = append(ts, shellOpts["sh"])
+	}
+	return ts
+}
+
+// optionsRefusal says why the words of an option variable of runtime kind
+// (split as optionWords splits them) make it run code clawd cannot pin, or
+// "": they are read as options only, with the command line's table.
+func optionsRefusal(kind string, words []string) string {
+	_, _, why := interpreterOpts[kind].scan(words, true)
+	return why
 }
 
 // foreignCodeMsg says that option a makes the interpreter run code other
@@ -215,41 +436,6 @@ func foreignCodeMsg(a string) string {
 		return fmt.Sprintf("`%s` opens a debugger port through which any local process (any host, given another address) can run code in the server, which clawd cannot pin; drop it", a)
 	}
 	return fmt.Sprintf("`%s` makes the interpreter run code other than the script file (or the file again once it changes), which clawd cannot pin; drop it, and put code to run in a file given as the script", a)
-}
-
-// shortCluster reads a group of one-letter options ("-Im", "-we", "-uW"),
-// as the interpreters do: letter by letter until one takes a value, which
-// is the rest of the group (attached) or, at its end and unless the option
-// is a restValue one, the next argument. A shell's options never take an
-// attached value: every letter counts, and one that takes a value takes
-// the next argument. It reports whether a letter makes the interpreter run
-// other code, else the option that took a value, the value when attached,
-// and whether the value is the next argument.
-func shortCluster(a string, t optTable, attached bool) (runsCode bool, opt, value string, valueNext bool) {
-	for i := 1; i < len(a); i++ {
-		o := "-" + a[i:i+1]
-		switch {
-		case slices.Contains(t.foreignCode, o):
-			return true, "", "", false
-		case !attached:
-			if slices.Contains(t.withValue, o) {
-				opt, valueNext = o, true
-			}
-		case slices.Contains(t.restValue, o):
-			return false, o, a[i+1:], false
-		case slices.Contains(t.digitValue, o):
-			i += digitsAt(a[i+1:], t.hexDigits)
-		case slices.Contains(t.withValue, o) || slices.Contains(t.scriptValue, o):
-			if i == len(a)-1 {
-				return false, o, "", true
-			}
-			return false, o, a[i+1:], false
-		case t.checkValue[o] != nil:
-			// An option alone whose attached value is checked (ruby -xDIR).
-			return false, o, a[i+1:], false
-		}
-	}
-	return false, opt, "", valueNext
 }
 
 // digitsAt is the length of the octal number (with hex, or x and a hex
@@ -263,83 +449,4 @@ func digitsAt(s string, hex bool) int {
 		n++
 	}
 	return n
-}
-
-// pythonWarningRefusal refuses a warnings filter (-W, or one of
-// PYTHONWARNINGS's comma-separated ones: action:message:category:module:
-// lineno) whose category is module-qualified: python imports that module
-// to find the category, before the script runs.
-func pythonWarningRefusal(filter string) string {
-	for _, f := range strings.Split(filter, ",") {
-		if parts := strings.Split(f, ":"); len(parts) >= 3 && strings.Contains(parts[2], ".") {
-			return fmt.Sprintf("the warnings filter `%s` makes python import the module of its category (%s) before the script, code clawd cannot pin; name a built-in category", f, strings.TrimSpace(parts[2]))
-		}
-	}
-	return ""
-}
-
-// pythonXRefusal refuses -X pycache_prefix: a cache of compiled code
-// python runs in place of compiling the pinned files.
-func pythonXRefusal(v string) string {
-	if name, _, _ := strings.Cut(v, "="); strings.TrimSpace(name) == "pycache_prefix" {
-		return fmt.Sprintf("`-X %s` names a cache of compiled code python runs in place of the files it compiles, which clawd does not check; drop it", v)
-	}
-	return ""
-}
-
-// rubyWRefusal checks the rest of a group after ruby's -W: ruby reads at
-// most one digit (-W2) or a category (-W:no-deprecated) and then goes on
-// reading options, so -WS would be -W -S (the script looked up on PATH).
-// Anything after the digit is refused: give further options separately.
-func rubyWRefusal(v string) string {
-	if v == "" || v[0] == ':' {
-		return ""
-	}
-	if v[0] >= '0' && v[0] <= '9' {
-		v = v[1:]
-	}
-	if v != "" {
-		return fmt.Sprintf("ruby reads `%s` after -W as more options, which clawd does not read there; give each option as an argument of its own", v)
-	}
-	return ""
-}
-
-// shellOptRefusal refuses the shell options (zsh's -o NAME or --NAME:
-// case, "_" and "-" do not count) that make the shell read its commands
-// from stdin, where clawd writes requests, or run interactively.
-func shellOptRefusal(name string) string {
-	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
-	if n == "shinstdin" || n == "interactive" {
-		return fmt.Sprintf("the shell option `%s` makes the shell read commands from its input (clawd's requests), which clawd cannot pin; drop it", name)
-	}
-	return ""
-}
-
-// rubyXRefusal refuses ruby's -xDIR: ruby changes to DIR before it reads
-// the script, so the file it runs is not the one clawd pinned.
-func rubyXRefusal(dir string) string {
-	if dir == "" {
-		return ""
-	}
-	return fmt.Sprintf("`-x%s` makes ruby change to %s before it reads the script, so another file than the one clawd pins would run; drop the directory (plain -x), and set the server's working directory instead", dir, dir)
-}
-
-// phpCodeKeys are the ini settings that make php load or run code besides
-// the script: a script run before or after it, an extension and the
-// directory extensions are loaded from, a preload script or header, a
-// cache of compiled code, and the command mail() runs.
-var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension", "zend_extension", "extension_dir",
-	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path"}
-
-// phpIniRefusal says why php's -d KEY[=VALUE] makes php load code clawd
-// cannot pin, or "". Settings that only tune (memory_limit,
-// display_errors...) pass, and so does include_path, a search path like
-// the other runtimes' (a documented limit).
-func phpIniRefusal(v string) string {
-	key, _, _ := strings.Cut(v, "=")
-	key = strings.ToLower(strings.TrimSpace(key))
-	if slices.Contains(phpCodeKeys, key) {
-		return fmt.Sprintf("`-d %s` makes php load or run code besides the script, which clawd cannot pin; drop it (put what the server needs in the script)", strings.TrimSpace(v))
-	}
-	return ""
 }
