@@ -70,6 +70,7 @@ import (
 //     the JVM's option variables; an unknown one is refused too), startup files and their directories (BASH_ENV, ENV for
 //     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
 //     for csh, R_PROFILE*, R_TESTS, R_ARCH, PHPRC, PHP_INI_SCAN_DIR,
+//     XDEBUG_*,
 //     BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code in the value (LUA_INIT*, PS4,
 //     PERL5DB), caches of compiled code (NODE_COMPILE_CACHE,
 //     PYTHONPYCACHEPREFIX, DENO_DIR, bun's), PYTHONINSPECT, python's home

@@ -195,6 +195,12 @@ var envRules = map[string][]envRule{
 	"php": {
 		{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
 		{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
+		// Xdebug, when the system's php.ini loads it, reads its settings
+		// from XDEBUG_CONFIG and XDEBUG_MODE, and takes XDEBUG_SESSION or
+		// XDEBUG_TRIGGER as the trigger to start debugging: its debugger
+		// connects to a client and runs the code that client sends (the
+		// same reason -d xdebug.* is refused).
+		{name: "XDEBUG_*", off: []string{"off"}, does: "configures or triggers Xdebug in %s, whose debugger runs the code the client it connects to sends"},
 	},
 	"deno": {
 		// Compiled code and the remote modules a script imports.

@@ -211,6 +211,13 @@ func TestEnvPHP(t *testing.T) {
 		{cmd: []string{"php", "x.php"}, env: envOf("PHPRC", "/tmp/php.ini"), unpinned: "PHPRC"},
 		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ":/tmp/ini"), unpinned: "PHP_INI_SCAN_DIR"},
 		{cmd: []string{"php", "x.php"}, env: envOf("PHP_INI_SCAN_DIR", ""), script: "x.php"},
+		// Xdebug's settings and triggers: its debugger runs what its
+		// client sends.
+		{cmd: []string{"php", "x.php"}, env: envOf("XDEBUG_MODE", "debug"), unpinned: "XDEBUG_MODE"},
+		{cmd: []string{"php", "x.php"}, env: envOf("XDEBUG_CONFIG", "client_host=10.0.0.5 start_with_request=yes"), unpinned: "XDEBUG_CONFIG"},
+		{cmd: []string{"php", "x.php"}, env: envOf("XDEBUG_SESSION", "1"), unpinned: "XDEBUG_SESSION"},
+		{cmd: []string{"php", "x.php"}, env: envOf("XDEBUG_TRIGGER", "x"), unpinned: "XDEBUG_TRIGGER"},
+		{cmd: []string{"php", "x.php"}, env: envOf("XDEBUG_MODE", "off"), script: "x.php"},
 	})
 }
 
