@@ -463,7 +463,9 @@ func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.F
 	if err != nil {
 		return fail(err)
 	}
-	for n < maxFoldRows {
+	// Unreadable lines count toward the batch too: a file of nothing else
+	// is still read a batch per transaction, not in one.
+	for n+bad < maxFoldRows {
 		l, isBad, err := jr.next()
 		if err == io.EOF {
 			done = true

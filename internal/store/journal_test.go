@@ -680,3 +680,50 @@ func TestAuditBacklogRefusesWhileFoldsFail(t *testing.T) {
 		t.Errorf("rows = %q, want 1 2 3 5 (4 was refused)", got)
 	}
 }
+
+// An ended process's journal is folded maxFoldRows lines per transaction,
+// unreadable lines included: a file of nothing but unreadable lines must
+// not be read in one transaction that holds the database's write lock.
+func TestAuditOrphanBatchCountsUnreadableLines(t *testing.T) {
+	const name = "4242-1700000000000000000-0badc0de.journal"
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w := pausedWriter(t, db)
+	body := strings.Repeat("\x00\x00\n", 2*maxFoldRows+3) + line(t, 1, 4242)
+	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(journalDir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.foldMu.Lock()
+	defer w.foldMu.Unlock()
+	var batches, rows, bad int
+	for done := false; !done; batches++ {
+		d, n, b, err := w.foldOrphanBatch(root, name, f, fi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n+b > maxFoldRows {
+			t.Fatalf("one transaction read %d lines (%d unreadable), over the %d a batch may", n+b, b, maxFoldRows)
+		}
+		done, rows, bad = d, rows+n, bad+b
+	}
+	if rows != 1 || bad != 2*maxFoldRows+3 || batches < 3 {
+		t.Fatalf("folded %d rows and %d unreadable lines in %d batches, want 1, %d and at least 3", rows, bad, batches, 2*maxFoldRows+3)
+	}
+}
