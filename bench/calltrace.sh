@@ -12,13 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${2:-1}
 command -v perf >/dev/null || { echo "calltrace.sh: perf is not installed" >&2; exit 2; }
-npm_dir=${CLAWD_TEST_NPM:-$HOME/.cache/clawd-test-npm}
-spec=$(sed -n 's/^const NPMUpstreams = "\(.*\)"$/\1/p' "$here/test/clawdtest/npm.go" | tr ' ' '\n' | grep server-everything)
-everything=$npm_dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js
-if ! grep -qF "\"version\": \"${spec##*@}\"" "$npm_dir/node_modules/@modelcontextprotocol/server-everything/package.json" 2>/dev/null; then
-  mkdir -p "$npm_dir"
-  npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error "$spec" >&2
-fi
+. "$here/bench/everything.sh"
 bin=$(mktemp -d)
 trap 'kill "$bench" 2>/dev/null; rm -rf "$bin"' EXIT
 (cd "$here" && go build -o "$bin/upstreambench" ./bench/cmd/upstreambench && go build -o "$bin/calltrace" ./bench/cmd/calltrace)

@@ -19,13 +19,7 @@ rounds=${1:-3}
 calls=${2:-5000}
 servers=${3:-30}
 here=$(cd "$(dirname "$0")/.." && pwd)
-npm_dir=${CLAWD_TEST_NPM:-$HOME/.cache/clawd-test-npm}
-spec=$(sed -n 's/^const NPMUpstreams = "\(.*\)"$/\1/p' "$here/test/clawdtest/npm.go" | tr ' ' '\n' | grep server-everything)
-everything=$npm_dir/node_modules/@modelcontextprotocol/server-everything/dist/index.js
-if ! grep -qF "\"version\": \"${spec##*@}\"" "$npm_dir/node_modules/@modelcontextprotocol/server-everything/package.json" 2>/dev/null; then
-  mkdir -p "$npm_dir"
-  npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error "$spec" >&2
-fi
+. "$here/bench/everything.sh"
 
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
