@@ -27,10 +27,11 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/support/inplace"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -165,11 +166,8 @@ func Parse(data []byte) (Message, *ParseError) {
 	// member value whole, so reaching the end without an error means the
 	// document is valid; no separate validation pass is needed. It leaves
 	// duplicate names to checkNames.
-	pd := parseDecoders.Get().(*parseDecoder)
-	defer pd.put()
-	pd.in = *bytes.NewBuffer(data)
-	pd.dec.Reset(&pd.in, jsontext.AllowDuplicateNames(true)) // a bytes.Buffer is read in place, not copied
-	dec := &pd.dec
+	dec := inplace.Get(data, jsontext.AllowDuplicateNames(true))
+	defer dec.Release()
 	tok, err := dec.ReadToken()
 	if err != nil {
 		return Message{}, notJSON()
@@ -209,23 +207,6 @@ func Parse(data []byte) (Message, *ParseError) {
 		return p.m, &ParseError{ID: p.m.ID, Err: p.invalid}
 	}
 	return p.m, nil
-}
-
-// parseDecoder is a decoder Parse reuses: a fresh one (and the copy of the
-// input it reads from a bytes.Reader) cost more than parsing a small
-// message.
-type parseDecoder struct {
-	in  bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var parseDecoders = sync.Pool{New: func() any { return new(parseDecoder) }}
-
-// put returns pd to the pool without keeping the message's bytes alive.
-func (pd *parseDecoder) put() {
-	pd.in = bytes.Buffer{}
-	pd.dec.Reset(&pd.in)
-	parseDecoders.Put(pd)
 }
 
 // nameOf is the name a quoted member name q (valid JSON) spells: one

@@ -3,10 +3,11 @@ package mcp
 import (
 	"bytes"
 	"io"
-	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/support/inplace"
 )
 
 // decodeCallParams reads a tools/call's params (a JSON object, or empty)
@@ -31,11 +32,8 @@ func fastCallParams(params jsontext.Value, p *callParams) bool {
 	if len(params) == 0 {
 		return true
 	}
-	d := paramDecoders.Get().(*paramDecoder)
-	defer d.put()
-	d.in = *bytes.NewBuffer(params)
-	d.dec.Reset(&d.in) // strict: valid UTF-8, no name given twice
-	dec := &d.dec
+	dec := inplace.Get(params) // strict: valid UTF-8, no name given twice
+	defer dec.Release()
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return false
 	}
@@ -49,8 +47,7 @@ func fastCallParams(params jsontext.Value, p *callParams) bool {
 		if err != nil {
 			return false
 		}
-		end := int(dec.InputOffset())
-		v = params[end-len(v) : end : end]
+		v = dec.Span(v)
 		switch string(name) { // compared, not copied
 		case "name":
 			switch v.Kind() {
@@ -80,19 +77,4 @@ func fastCallParams(params jsontext.Value, p *callParams) bool {
 	}
 	_, err := dec.ReadToken()
 	return err == io.EOF
-}
-
-// paramDecoder is a decoder fastCallParams reuses.
-type paramDecoder struct {
-	in  bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var paramDecoders = sync.Pool{New: func() any { return new(paramDecoder) }}
-
-// put returns d to the pool without keeping the params alive.
-func (d *paramDecoder) put() {
-	d.in = bytes.Buffer{}
-	d.dec.Reset(&d.in)
-	paramDecoders.Put(d)
 }

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/support/inplace"
 )
 
 // CallResult is an MCP CallToolResult that an upstream server returned,
@@ -54,11 +54,8 @@ func (r *CallResult) AuditOutcome() string {
 // every proxied call comes through here. Members other than the four are
 // skipped (still checked).
 func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
-	p := resultDecoders.Get().(*resultDecoder)
-	defer p.put()
-	p.in = *bytes.NewBuffer(raw)
-	p.dec.Reset(&p.in) // a bytes.Buffer is parsed in place, not copied
-	dec := &p.dec
+	dec := inplace.Get(raw)
+	defer dec.Release()
 	fail := func(err error) (*CallResult, error) {
 		return nil, fmt.Errorf("upstream tool result: %w", err)
 	}
@@ -81,8 +78,7 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 			if err != nil {
 				return fail(err)
 			}
-			end := int(dec.InputOffset())
-			member := raw[end-len(v) : end : end]
+			member := dec.Span(v)
 			switch name {
 			case "content":
 				r.Content = member
@@ -120,22 +116,6 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 		return nil, fmt.Errorf("upstream tool result: %s", strings.TrimPrefix(e.Message, "invalid request: "))
 	}
 	return r, nil
-}
-
-// resultDecoder is a decoder ParseCallResult reuses: a fresh one costs
-// more than reading a small result.
-type resultDecoder struct {
-	in  bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var resultDecoders = sync.Pool{New: func() any { return new(resultDecoder) }}
-
-// put returns p to the pool without keeping the result's bytes alive.
-func (p *resultDecoder) put() {
-	p.in = bytes.Buffer{}
-	p.dec.Reset(&p.in)
-	resultDecoders.Put(p)
 }
 
 // memberName is the name of the quoted member name q (valid JSON) when it
