@@ -64,7 +64,7 @@ import (
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
 //   - A variable in the server's configured env that makes the program
-//     load or run code besides the pinned file is refused (launch_env.go,
+//     load or run code besides the pinned file is refused (launch_env_rules.go,
 //     envRules): an option variable's options, read with the program's
 //     table (NODE_OPTIONS, BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r,
 //     the JVM's option variables; an unknown one is refused too), startup files and their directories (BASH_ENV, ENV for
