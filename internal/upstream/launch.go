@@ -207,20 +207,21 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	// The env rules are those of what runs, not only of the command's
 	// name: python3 may be a bash shim, an npm bin a node script.
-	envWhy := func(why string) string {
-		if why == "" {
-			why = shebangEnvRefusal(exe, env)
+	envWhy := func(names ...string) string {
+		if len(env) == 0 {
+			return ""
 		}
-		return why
+		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
+		return envRefusal(env, name, progs)
 	}
 	args := cfg.Args
 	switch kind {
 	case "":
-		l.Unpinned = envWhy(envRefusal(kind, name, env))
+		l.Unpinned = envWhy()
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		if l.Unpinned = envWhy(envRefusal(kind, name, env)); l.Unpinned == "" {
+		if l.Unpinned = envWhy(); l.Unpinned == "" {
 			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
 		}
 		return l, nil
@@ -260,7 +261,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		script, why = findScript(kind, args, name, exeName)
 	}
 	if why == "" {
-		why = envWhy(envRefusal(kind, name, env, name, exeName))
+		why = envWhy(name, exeName)
 	}
 	if why != "" {
 		l.Unpinned = why

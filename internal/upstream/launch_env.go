@@ -28,26 +28,53 @@ func envRuleKeys(kind string, names ...string) []string {
 	return []string{kind}
 }
 
-// envRefusal says why the server's env makes program name (of rule kind,
-// "" for a plain executable; its configured and resolved names in names)
-// run code clawd cannot pin, or "": the rules for every program, then
-// those of its kind. Only env, the server's own variables, is read.
-func envRefusal(kind, name string, env map[string]string, names ...string) string {
+// envProgram is a program clawd recognises in a server's command: the
+// command itself, or an interpreter its #! line names. kind is its rule
+// kind ("" for a plain executable), name how messages name it, names its
+// program names (see envRuleKeys).
+type envProgram struct {
+	kind, name string
+	names      []string
+}
+
+// keys are the envRules keys of p.
+func (p envProgram) keys() []string { return envRuleKeys(p.kind, p.names...) }
+
+// envRefusal says why the server's env makes the command named cmd, whose
+// programs clawd recognises are progs (the command's own first), run code
+// clawd cannot pin, or "": the rules for every program (everyProgram),
+// then those of each program in progs (envRules). Only env, the server's
+// own variables, is read.
+func envRefusal(env map[string]string, cmd string, progs []envProgram) string {
 	keys := make([]string, 0, len(env))
 	for k := range env {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, rk := range append([]string{allPrograms}, envRuleKeys(kind, names...)...) {
-		for _, r := range envRules[rk] {
-			if r.unless != "" && flagOn(envValue(env, r.unless)) {
-				continue
+	check := func(r envRule, prog string, known bool) string {
+		if r.unless != "" && flagOn(envValue(env, r.unless)) {
+			return ""
+		}
+		for _, k := range keys {
+			if v := env[k]; r.matches(k) {
+				if why := r.refusal(k, v, prog, known); why != "" {
+					return why
+				}
 			}
-			for _, k := range keys {
-				if v := env[k]; r.matches(k) {
-					if why := r.refusal(k, v, name); why != "" {
-						return why
-					}
+		}
+		return ""
+	}
+	for _, r := range everyProgram {
+		prog, known := r.readerIn(cmd, progs)
+		if why := check(r, prog, known); why != "" {
+			return why
+		}
+	}
+	for _, p := range progs {
+		for _, rk := range p.keys() {
+			for _, r := range envRules[rk] {
+				if why := check(r, p.name, true); why != "" {
+					return why
 				}
 			}
 		}
@@ -55,12 +82,37 @@ func envRefusal(kind, name string, env map[string]string, names ...string) strin
 	return ""
 }
 
-func (r envRule) refusal(k, v, name string) string {
+// readerIn is how a refusal of rule r names the program that reads the
+// variable, for the command named cmd whose programs clawd recognises are
+// progs: a rule of every program's names the command; a runtime's rule
+// the program of progs clawd recognises as that runtime, else the runtime
+// "if cmd starts it" (known false).
+func (r envRule) readerIn(cmd string, progs []envProgram) (string, bool) {
+	if r.reader == "" {
+		return cmd, true
+	}
+	for _, p := range progs {
+		for _, k := range p.keys() {
+			if slices.Contains(r.progs, k) {
+				return p.name, true
+			}
+		}
+	}
+	return r.reader + ", if " + cmd + " starts it,", false
+}
+
+// refusal says why variable k set to v makes prog (see readerIn) run code
+// clawd cannot pin, or "".
+func (r envRule) refusal(k, v, prog string, known bool) string {
 	if r.opts != nil {
-		if why := r.opts(optionWords(v)); why != "" {
+		why := r.opts(optionWords(v))
+		switch {
+		case why == "":
+			return ""
+		case known:
 			return fmt.Sprintf("the server's env sets %s, whose option %s", k, why)
 		}
-		return ""
+		return fmt.Sprintf("the server's env sets %s (read by %s), whose option %s", k, strings.TrimSuffix(prog, ","), why)
 	}
 	if v == "" || slices.Contains(r.off, v) {
 		return ""
@@ -73,7 +125,7 @@ func (r envRule) refusal(k, v, name string) string {
 	if r.unless != "" {
 		fix += ", or set " + r.unless + "=1 there"
 	}
-	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; "+fix, k, name)
+	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; "+fix, k, prog)
 }
 
 // flagOn reports whether python reads flag variable value v as on: set,

@@ -12,6 +12,22 @@ import "slices"
 // runtime runs code from at its start (PYTHONHOME, DOTNET_ROOT, RHOME).
 // Such a variable is refused (Launch.Unpinned).
 //
+// A runtime's own variables are refused whatever the command
+// (everyProgram), not only when clawd recognises the runtime by the
+// command's name or a #! line: a plain executable may start it and pass
+// them on (a wrapper compiled or named otherwise that execs java -jar, a
+// node single-executable app or a pkg binary, a jpackage or launch4j
+// launcher, a PyInstaller binary, a program that runs python or bash).
+// What is read with the runtime's option table (NODE_OPTIONS, the JVM's
+// option variables...) is read so for every command, so what only tunes
+// the runtime (NODE_OPTIONS=--max-old-space-size=4096,
+// JAVA_TOOL_OPTIONS=-Xmx1g) passes whatever runs. Only variables with a
+// broad meaning of their own, which servers set for other reasons (HOME,
+// APPDATA, USERPROFILE, the XDG directories, ENV, PREFIX, DESTDIR), are
+// refused only for the programs clawd recognises that read them as code
+// (envRules): a plain executable that starts python or fish with them is a
+// limit.
+//
 // Not checked: clawd's own environment, which every server inherits
 // (whoever sets it can load code into clawd itself), and the module search
 // paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH...), which
@@ -30,7 +46,8 @@ type envRule struct {
 	// an option is refused, not the variable.
 	opts func(words []string) string
 	// does completes "the server's env sets NAME, which ...", with %s for
-	// the program's name (loadsCode when empty).
+	// the program (loadsCode when empty): its name, or when the command is
+	// not one of progs, "reader, if COMMAND starts it,".
 	does string
 	// npm says name is an npm setting (node-options), matched the way npm
 	// reads npm_config_* variables (see npmSetting).
@@ -39,6 +56,12 @@ type envRule struct {
 	// env (flagOn), turns the rule off; the refusal names it as the other
 	// fix.
 	unless string
+	// reader names the runtime that reads the variable, in a rule of
+	// everyProgram's that only it reads; progs are the envRules keys
+	// (envRuleKeys) of the commands clawd recognises as it, for which the
+	// refusal names the command itself. Set by readBy.
+	reader string
+	progs  []string
 }
 
 const (
@@ -49,26 +72,37 @@ const (
 	opensslLoads   = "names the OpenSSL configuration %s reads when it uses OpenSSL, which can load shared libraries (providers, engines)"
 	pythonSite     = "moves where %s finds its standard library and site directories, whose .pth files and sitecustomize it runs at every start"
 	pythonVenv     = "names the executable %s takes itself for, whose directory's pyvenv.cfg makes it a venv whose .pth files and sitecustomize it runs at every start"
-	pythonUserSite = "moves %s's user site directory, whose .pth files and usercustomize it runs at every start"
+	pythonUserSite = "moves where %s finds its user site directory, whose .pth files and usercustomize it runs at every start"
+	rStartupFile   = "names a file %s sources at its start, before the script"
 	npmrc          = "names an npm configuration file, whose settings (node-options, script-shell) can make %s run other code"
 	npmPrefix      = "moves npm's global prefix, whose etc/npmrc settings (node-options, script-shell) can make %s run other code, and whose packages it may run"
 	npmHome        = "names the home directory whose .npmrc settings (node-options, script-shell) can make %s run other code"
 )
 
-// allPrograms is the envRules key whose rules apply to every stdio
-// server's command.
-const allPrograms = "*"
+// readBy is rules as read by the runtime reader only, which clawd
+// recognises in a command of progs (envRule.reader).
+func readBy(reader string, progs []string, rules ...envRule) []envRule {
+	out := make([]envRule, len(rules))
+	for i, r := range rules {
+		r.reader, r.progs = reader, progs
+		out[i] = r
+	}
+	return out
+}
 
-// envRules are the rules per program: by rule name for most runtimes, by
-// program name for the shells, whose rules differ (see envRuleKeys).
-var envRules = map[string][]envRule{
-	// Every program, whatever its command (allPrograms): libraries the
-	// dynamic loader loads into it before its own code runs (glibc's
-	// LD_PRELOAD and LD_AUDIT, macOS's DYLD_INSERT_LIBRARIES), and
-	// glibc's character-conversion modules, shared libraries iconv loads
-	// from GCONV_PATH. The loaders' search paths (LD_LIBRARY_PATH,
-	// DYLD_LIBRARY_PATH...) only change where a library the program asks
-	// for is found: a limit, like the runtimes' module paths.
+// The shells clawd recognises that expand PS4 when they trace.
+var ps4Shells = []string{"bash", "sh", "ash", "ksh", "dash", "mksh", "yash", "zsh"}
+
+// everyProgram are the rules for every stdio server's command, whatever
+// clawd recognises it as.
+var everyProgram = slices.Concat(
+	// Libraries the dynamic loader loads into any program before its own
+	// code runs (glibc's LD_PRELOAD and LD_AUDIT, macOS's
+	// DYLD_INSERT_LIBRARIES), and glibc's character-conversion modules,
+	// shared libraries iconv loads from GCONV_PATH. The loaders' search
+	// paths (LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) only change where a
+	// library the program asks for is found: a limit, like the runtimes'
+	// module paths.
 	//
 	// And OpenSSL's: any program that initializes OpenSSL reads its
 	// configuration (python's ssl and hashlib, node, curl, ssh...), which
@@ -77,11 +111,7 @@ var envRules = map[string][]envRule{
 	// provider or engine the program itself loads by name comes from
 	// too); OPENSSL_CONF_INCLUDE is where a configuration's relative
 	// .include files are read from.
-	//
-	// And .NET's, for dotnet FILE.dll and every other program: a published
-	// .NET app is an executable of its own (an apphost) that starts the
-	// runtime, which reads them the same way (dotnetRules).
-	allPrograms: slices.Concat([]envRule{
+	[]envRule{
 		{name: "LD_PRELOAD", does: preloadLib},
 		{name: "LD_AUDIT", does: preloadLib},
 		{name: "DYLD_INSERT_LIBRARIES", does: preloadLib},
@@ -90,147 +120,178 @@ var envRules = map[string][]envRule{
 		{name: "OPENSSL_CONF_INCLUDE", does: "names where OpenSSL in %s reads its configuration's included files from, which can load shared libraries"},
 		{name: "OPENSSL_MODULES", does: "names where OpenSSL in %s loads providers (shared libraries) from"},
 		{name: "OPENSSL_ENGINES", does: "names where OpenSSL in %s loads engines (shared libraries) from"},
-	}, dotnetRules),
+	},
+	// .NET's, phrased for any program: a published .NET app is an
+	// executable of its own (an apphost) that starts the runtime.
+	dotnetRules,
+	// node's option variable, read like node's options (bun, which reads
+	// it too, is being taught the flags it implements, --require and
+	// --import among them), and its cache of compiled code.
+	readBy("node", []string{"node", "bun"},
+		envRule{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)}),
+	readBy("node", []string{"node"},
+		envRule{name: "NODE_COMPILE_CACHE", does: codeCache}),
+	// npm's settings, from npm_config_* variables (npx, and any program
+	// that runs npm or npx): node-options becomes NODE_OPTIONS for the
+	// package npx runs (read as NODE_OPTIONS is); script-shell runs the
+	// package's command; package installs other packages first, running
+	// their install scripts; the others lead npm to .npmrc files that may
+	// set those. The registry and the cache pass: the package must already
+	// be where clawd read its integrity (launch_npm.go). What else leads
+	// npm to an .npmrc (HOME, PREFIX...) has a broad meaning: npx only.
+	readBy("npm", []string{"npx"},
+		envRule{name: "node-options", npm: true, opts: eachWord(nodeOptRefusal)},
+		envRule{name: "script-shell", npm: true, does: "names the shell %s runs the package's command with"},
+		envRule{name: "userconfig", npm: true, does: npmrc},
+		envRule{name: "globalconfig", npm: true, does: npmrc},
+		envRule{name: "prefix", npm: true, does: npmPrefix},
+		envRule{name: "package", npm: true, does: "makes %s install other packages, whose install scripts run, before the command"},
+	),
 	// The launcher's and the JVM's option variables, read like java's
-	// options.
-	"java": {
-		{name: "JDK_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
-		{name: "JAVA_TOOL_OPTIONS", opts: eachWord(javaOptRefusal)},
-		{name: "_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
-	},
-	"lua": {
-		{name: "LUA_INIT", does: "is code (or @FILE) %s runs before the script"},
-		{name: "LUA_INIT_5_*", does: "is code (or @FILE) %s runs before the script"},
-	},
-	// Sourced at R's start, or files of variables that may name them.
-	"rscript": {
-		// Rscript runs $RHOME/bin/R: any executable.
-		{name: "RHOME", does: "names the R installation whose bin/R %s runs, an executable clawd does not pin"},
-		{name: "R_PROFILE", does: startupFile},
-		{name: "R_PROFILE_USER", does: startupFile},
-		{name: "R_ENVIRON"},
-		{name: "R_ENVIRON_USER"},
-		// R's own profile sources R_TESTS at every start (--vanilla
-		// too), and loads the packages R_DEFAULT_PACKAGES names, from
-		// the library path, before the script ("NULL" loads none). R's
-		// start script sources etc$R_ARCH/ldpaths and runs
-		// bin/exec$R_ARCH/R under R's home, R_ARCH a path that may climb
-		// out of it.
-		{name: "R_TESTS", does: "names a file R sources when %s starts"},
-		{name: "R_DEFAULT_PACKAGES", off: []string{"NULL"}, does: "names packages R loads when %s starts, before the script"},
-		{name: "R_ARCH", does: "names where R's start script, which %s runs, sources a shell file and finds the R it runs"},
-	},
-	"node": {
-		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
-		{name: "NODE_COMPILE_CACHE", does: codeCache},
-	},
-	// npx is npm's: its settings, from npm_config_* variables or from the
-	// .npmrc files they, HOME or the global prefix (PREFIX, DESTDIR on
-	// unix) lead it to, can make it run other code. node-options becomes
-	// NODE_OPTIONS for the package npx runs (read as NODE_OPTIONS is);
-	// script-shell runs the package's command; package installs other
-	// packages first, running their install scripts. The registry and the
-	// cache pass: the package must already be where clawd read its
-	// integrity (launch_npm.go).
+	// options: the JVM reads JAVA_TOOL_OPTIONS and _JAVA_OPTIONS wherever
+	// it is started (a jpackage or launch4j launcher too).
+	readBy("java", []string{"java"},
+		envRule{name: "JDK_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
+		envRule{name: "JAVA_TOOL_OPTIONS", opts: eachWord(javaOptRefusal)},
+		envRule{name: "_JAVA_OPTIONS", opts: eachWord(javaOptRefusal)},
+	),
+	pythonRules,
+	readBy("perl", []string{"perl"},
+		envRule{name: "PERL5OPT", opts: eachWord(perlOptRefusal)},
+		envRule{name: "PERL5DB", does: "is code %s runs in its debugger"},
+	),
+	// RubyGems, loaded at every start, requires BUNDLER_SETUP (the
+	// RubyGems of Ruby 3.2 and later); the executables gems install call
+	// Gem.use_gemdeps, which loads the Gemfile (Ruby code)
+	// RUBYGEMS_GEMDEPS names, or finds one above the working directory for
+	// "-"; a crash report template starting with "|" is a command ruby
+	// (3.3 and later) runs when it crashes.
+	readBy("ruby", []string{"ruby"},
+		envRule{name: "RUBYOPT", opts: rubyOptRefusal},
+		envRule{name: "BUNDLER_SETUP", does: "names a file %s requires at its start (RubyGems does)"},
+		envRule{name: "RUBYGEMS_GEMDEPS", does: "makes %s load a Gemfile, which is Ruby code (RubyGems does)"},
+		envRule{name: "RUBY_CRASH_REPORT", does: "names where %s writes a crash report, or (|COMMAND) a command it runs when it crashes"},
+	),
+	// An ini file can auto_prepend_file (or append) any script. Xdebug,
+	// when the system's php.ini loads it, reads its settings from
+	// XDEBUG_CONFIG and XDEBUG_MODE, and takes XDEBUG_SESSION or
+	// XDEBUG_TRIGGER as the trigger to start debugging: its debugger
+	// connects to a client and runs the code that client sends (the same
+	// reason -d xdebug.* is refused).
+	readBy("php", []string{"php"},
+		envRule{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
+		envRule{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
+		envRule{name: "XDEBUG_*", off: []string{"off"}, does: "makes %s configure or trigger Xdebug (when its ini loads it), whose debugger runs the code the client it connects to sends"},
+	),
+	readBy("lua", []string{"lua"},
+		envRule{name: "LUA_INIT", does: "is code (or @FILE) %s runs before the script"},
+		envRule{name: "LUA_INIT_5_*", does: "is code (or @FILE) %s runs before the script"},
+	),
+	rRules,
+	// deno's cache: compiled code and the remote modules a script
+	// imports; and the type-checker it runs.
+	readBy("deno", []string{"deno"},
+		envRule{name: "DENO_DIR", does: codeCache},
+		envRule{name: "DENO_TSC_BIN", does: "names a program %s runs to type-check"},
+	),
+	// bun's option variable, its transpiler cache, and the inspector its
+	// editor integrations start: BUN_INSPECT listens (for a debugger that
+	// can run code in it), BUN_INSPECT_CONNECT_TO dials out to one,
+	// BUN_INSPECT_PRELOAD preloads a module.
+	readBy("bun", []string{"bun"},
+		envRule{name: "BUN_OPTIONS", opts: eachWord(bunOptRefusal)},
+		envRule{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
+		envRule{name: "BUN_INSPECT*", does: "makes %s start its debugger, through which code clawd cannot pin runs in the server, or preload a module"},
+	),
+	// The shells' own: bash's startup file for scripts, zsh's startup
+	// directory (.zshenv, read by every zsh), and the trace prompt, which
+	// the shells expand for every command they trace (bash and ksh run its
+	// command substitutions), and SHELLOPTS=xtrace in the same env turns
+	// tracing on in any bash. Only shells read them; sh may be bash.
+	readBy("bash", []string{"bash", "sh"}, envRule{name: "BASH_ENV", does: startupFile}),
+	readBy("zsh", []string{"zsh"}, envRule{name: "ZDOTDIR", does: startupFile}),
+	readBy("bash or ksh", ps4Shells,
+		envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}),
+)
+
+// pythonRules are python's, for every program (everyProgram).
+var pythonRules = readBy("python", []string{"python"},
+	// Any value, "0" too: python checks it again when the script ends and
+	// then reads its stdin, where clawd writes requests, as code.
+	envRule{name: "PYTHONINSPECT", does: "makes %s read its stdin as code once the script ends (the server's stdin carries clawd's requests)"},
+	envRule{name: "PYTHONPYCACHEPREFIX", does: codeCache},
+	envRule{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
+	// Where python finds its standard library and its site directories,
+	// whose .pth files (their import lines) and sitecustomize and
+	// usercustomize modules it runs at every start: its home, the lib
+	// directory name (an absolute one replaces the home's), the executable
+	// it is told it is (whose pyvenv.cfg makes that directory its venv),
+	// the user's site directory (PYTHONUSERBASE, else ~/.local,
+	// %APPDATA%\Python on Windows: HOME and APPDATA, python's only in
+	// envRules), unless PYTHONNOUSERSITE turns user site directories off,
+	// which it does in any python the command starts with this env.
+	// PYTHONPATH is a search path (a limit); PYTHONSTARTUP is read by the
+	// interactive interpreter only.
+	envRule{name: "PYTHONHOME", does: pythonSite},
+	envRule{name: "PYTHONPLATLIBDIR", does: pythonSite},
+	envRule{name: "PYTHONEXECUTABLE", does: pythonVenv},
+	envRule{name: "__PYVENV_LAUNCHER__", does: pythonVenv},
+	envRule{name: "PYTHONUSERBASE", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
+)
+
+// rRules are R's, for every program (everyProgram): sourced at R's start,
+// or files of variables that may name them.
+var rRules = readBy("R", []string{"rscript"},
+	// Rscript runs $RHOME/bin/R: any executable.
+	envRule{name: "RHOME", does: "names the R installation whose bin/R %s runs, an executable clawd does not pin"},
+	envRule{name: "R_PROFILE", does: rStartupFile},
+	envRule{name: "R_PROFILE_USER", does: rStartupFile},
+	envRule{name: "R_ENVIRON"},
+	envRule{name: "R_ENVIRON_USER"},
+	// R's own profile sources R_TESTS at every start (--vanilla too), and
+	// loads the packages R_DEFAULT_PACKAGES names, from the library path,
+	// before the script ("NULL" loads none). R's start script sources
+	// etc$R_ARCH/ldpaths and runs bin/exec$R_ARCH/R under R's home, R_ARCH
+	// a path that may climb out of it.
+	envRule{name: "R_TESTS", does: rStartupFile},
+	envRule{name: "R_DEFAULT_PACKAGES", off: []string{"NULL"}, does: "names packages %s loads at its start, before the script"},
+	envRule{name: "R_ARCH", does: "names where the start script of %s sources a shell file and finds the R binary it runs"},
+)
+
+// envRules are the rules only the programs clawd recognises get: variables
+// with a broad meaning of their own, which servers set for other reasons,
+// and which these programs read as code. By rule kind for most runtimes,
+// by program name for the shells, whose rules differ (see envRuleKeys).
+var envRules = map[string][]envRule{
+	// npx is npm: HOME or the global prefix (PREFIX, DESTDIR on unix) lead
+	// it to .npmrc files, whose settings can make it run other code.
 	"npx": {
-		{name: "node-options", npm: true, opts: eachWord(nodeOptRefusal)},
-		{name: "script-shell", npm: true, does: "names the shell %s runs the package's command with"},
-		{name: "userconfig", npm: true, does: npmrc},
-		{name: "globalconfig", npm: true, does: npmrc},
-		{name: "prefix", npm: true, does: npmPrefix},
-		{name: "package", npm: true, does: "makes %s install other packages, whose install scripts run, before the command"},
 		{name: "PREFIX", does: npmPrefix},
 		{name: "DESTDIR", does: npmPrefix},
 		{name: "HOME", does: npmHome},
 		{name: "USERPROFILE", does: npmHome},
 	},
+	// python's user site directory under HOME (~/.local) and APPDATA
+	// (Windows), unless PYTHONNOUSERSITE turns it off (pythonRules).
 	"python": {
-		// Any value, "0" too: python checks it again when the script
-		// ends and then reads its stdin, where clawd writes requests, as
-		// code.
-		{name: "PYTHONINSPECT", does: "makes %s read its stdin (clawd's requests) as code once the script ends"},
-		{name: "PYTHONPYCACHEPREFIX", does: codeCache},
-		{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
-		// Where python finds its standard library and its site
-		// directories, whose .pth files (their import lines) and
-		// sitecustomize and usercustomize modules it runs at every start:
-		// its home, the lib directory name (an absolute one replaces the
-		// home's), the executable it is told it is (whose pyvenv.cfg makes
-		// that directory its venv), the user's site directory
-		// (PYTHONUSERBASE, else ~/.local, %APPDATA%\Python on Windows),
-		// unless PYTHONNOUSERSITE turns user site directories off.
-		// PYTHONPATH is a search path (a limit); PYTHONSTARTUP is read by
-		// the interactive interpreter only.
-		{name: "PYTHONHOME", does: pythonSite},
-		{name: "PYTHONPLATLIBDIR", does: pythonSite},
-		{name: "PYTHONEXECUTABLE", does: pythonVenv},
-		{name: "__PYVENV_LAUNCHER__", does: pythonVenv},
-		{name: "PYTHONUSERBASE", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
 		{name: "HOME", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
 		{name: "APPDATA", does: pythonUserSite, unless: "PYTHONNOUSERSITE"},
 	},
-	"perl": {
-		{name: "PERL5OPT", opts: eachWord(perlOptRefusal)},
-		{name: "PERL5DB", does: "is code %s's debugger runs"},
-	},
-	"ruby": {
-		{name: "RUBYOPT", opts: rubyOptRefusal},
-		// RubyGems, loaded at every start, requires BUNDLER_SETUP (the
-		// RubyGems of Ruby 3.2 and later); the executables gems install
-		// call Gem.use_gemdeps, which loads the Gemfile (Ruby code)
-		// RUBYGEMS_GEMDEPS names, or finds one above the working
-		// directory for "-"; a crash report template starting with "|"
-		// is a command ruby (3.3 and later) runs when it crashes.
-		{name: "BUNDLER_SETUP", does: "names a file RubyGems requires when %s starts"},
-		{name: "RUBYGEMS_GEMDEPS", does: "makes RubyGems in %s load a Gemfile, which is Ruby code"},
-		{name: "RUBY_CRASH_REPORT", does: "names where %s writes a crash report, or (|COMMAND) a command it runs when it crashes"},
-	},
-	// An ini file can auto_prepend_file (or append) any script.
-	"php": {
-		{name: "PHPRC", does: "names an ini file, which can make %s run another script first (auto_prepend_file)"},
-		{name: "PHP_INI_SCAN_DIR", does: "names ini files, which can make %s run another script first (auto_prepend_file)"},
-		// Xdebug, when the system's php.ini loads it, reads its settings
-		// from XDEBUG_CONFIG and XDEBUG_MODE, and takes XDEBUG_SESSION or
-		// XDEBUG_TRIGGER as the trigger to start debugging: its debugger
-		// connects to a client and runs the code that client sends (the
-		// same reason -d xdebug.* is refused).
-		{name: "XDEBUG_*", off: []string{"off"}, does: "configures or triggers Xdebug in %s, whose debugger runs the code the client it connects to sends"},
-	},
-	"deno": {
-		// Compiled code and the remote modules a script imports.
-		{name: "DENO_DIR", does: codeCache},
-		{name: "DENO_TSC_BIN", does: "names a program %s runs to type-check"},
-	},
-	"bun": {
-		{name: "BUN_OPTIONS", opts: eachWord(bunOptRefusal)},
-		// Bun is being taught to apply the NODE_OPTIONS flags it
-		// implements, --require and --import among them.
-		{name: "NODE_OPTIONS", opts: eachWord(nodeOptRefusal)},
-		{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
-		// The inspector its editor integrations start: BUN_INSPECT listens
-		// (for a debugger that can run code in it), BUN_INSPECT_CONNECT_TO
-		// dials out to one, BUN_INSPECT_PRELOAD preloads a module.
-		{name: "BUN_INSPECT*", does: "starts %s's debugger (or preloads a module), through which code clawd cannot pin runs in the server"},
-	},
 	// The shells, by what each reads for a script (not interactive; clawd
-	// refuses -i): bash BASH_ENV; sh and ash (and ksh88) ENV in some
-	// versions; zsh .zshenv in ZDOTDIR (else HOME); fish its config and
-	// conf.d files under XDG_CONFIG_HOME (else HOME) and vendor_conf.d
-	// under the XDG data directories; csh and tcsh ~/.cshrc (~/.tcshrc).
-	// sh may be bash. PS4 is expanded for every traced command, its
-	// command substitutions run by bash and ksh. bash's exported functions
-	// need no rule: bash imports them only from variables named
-	// BASH_FUNC_name%% (BASH_FUNC_name() in some vendors' bash), and the
-	// names in a server's env are identifiers (ServerConfig.Validate, like
-	// the store).
-	"bash": {bashEnv, ps4},
-	"sh":   {bashEnv, shEnv, ps4},
-	"ash":  {shEnv, ps4},
-	"ksh":  {shEnv, ps4},
-	"dash": {ps4},
-	"mksh": {ps4},
-	"yash": {ps4},
-	"zsh":  {{name: "ZDOTDIR", does: startupFile}, {name: "HOME", does: startupFile}, ps4},
+	// refuses -i), besides BASH_ENV, ZDOTDIR and PS4 (everyProgram): sh
+	// and ash (and ksh88) ENV in some versions, a name applications use
+	// for their own setting (ENV=production); zsh .zshenv in HOME without
+	// ZDOTDIR; fish its config and conf.d files under XDG_CONFIG_HOME
+	// (else HOME) and vendor_conf.d under the XDG data directories; csh
+	// and tcsh ~/.cshrc (~/.tcshrc). bash's exported functions need no
+	// rule: bash imports them only from variables named BASH_FUNC_name%%
+	// (BASH_FUNC_name() in some vendors' bash), and the names in a
+	// server's env are identifiers (ServerConfig.Validate, like the
+	// store).
+	"sh":  {shEnv},
+	"ash": {shEnv},
+	"ksh": {shEnv},
+	"zsh": {{name: "HOME", does: startupFile}},
 	"fish": {
 		{name: "XDG_CONFIG_HOME", does: startupFile}, {name: "XDG_DATA_HOME", does: startupFile},
 		{name: "XDG_DATA_DIRS", does: startupFile}, {name: "HOME", does: startupFile},
@@ -240,7 +301,7 @@ var envRules = map[string][]envRule{
 }
 
 // dotnetRules are .NET's variables that load code, in every program
-// (allPrograms). The host (dotnet, an apphost) reads its own by their
+// (everyProgram). The host (dotnet, an apphost) reads its own by their
 // exact name: startup hooks, more .deps.json files and package stores
 // (assemblies from elsewhere), the runtime's installation (an apphost's),
 // and where a single-file app extracts its files (reused as they are at
@@ -275,8 +336,5 @@ func clrKnob(name, does string) []envRule {
 	return []envRule{{name: "DOTNET_" + name, does: does}, {name: "COMPlus_" + name, does: does}}
 }
 
-var (
-	bashEnv = envRule{name: "BASH_ENV", does: startupFile}
-	shEnv   = envRule{name: "ENV", does: startupFile}
-	ps4     = envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}
-)
+// shEnv is ENV, the startup file some versions of sh read for a script.
+var shEnv = envRule{name: "ENV", does: startupFile}
