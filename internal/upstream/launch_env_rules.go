@@ -79,8 +79,9 @@ const (
 	npmHome        = "names the home directory whose .npmrc settings (node-options, script-shell) can make %s run other code"
 )
 
-// readBy is rules as read by the runtime reader only, which clawd
-// recognises in a command of progs (envRule.reader).
+// readBy is rules marked as read only by the runtime named reader, which
+// clawd recognises in a program whose envRules keys include one of progs
+// (envRule.reader, envRule.progs).
 func readBy(reader string, progs []string, rules ...envRule) []envRule {
 	out := make([]envRule, len(rules))
 	for i, r := range rules {
