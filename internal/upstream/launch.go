@@ -64,27 +64,34 @@ import (
 //     SDK command (run, tool, watch, dnx, a .cs file...), dnx, and
 //     --additional-deps/--additionalprobingpath are refused.
 //   - A variable in the server's configured env that makes the program
-//     load or run code besides the pinned file is refused (launch_env.go,
-//     envRules): an option variable's options, read with the program's
-//     table (NODE_OPTIONS, BUN_OPTIONS, PERL5OPT's -M/-m/-d, RUBYOPT's -r,
-//     the JVM's option variables; an unknown one is refused too), startup files and their directories (BASH_ENV, ENV for
-//     sh/ash/ksh, ZDOTDIR and HOME for zsh, fish's XDG directories, HOME
-//     for csh, R_PROFILE*, R_TESTS, R_ARCH, PHPRC, PHP_INI_SCAN_DIR,
-//     XDEBUG_*,
-//     BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code in the value (LUA_INIT*, PS4,
-//     PERL5DB), caches of compiled code (NODE_COMPILE_CACHE,
-//     PYTHONPYCACHEPREFIX, DENO_DIR, bun's), PYTHONINSPECT, python's home
-//     and site directories (PYTHONHOME, PYTHONUSERBASE, HOME without
-//     PYTHONNOUSERSITE...), DENO_TSC_BIN and bun's BUN_INSPECT*. npx gets
-//     node's rules and npm's (the settings that run code,
-//     npm_config_node_options..., and HOME, PREFIX and DESTDIR, which lead
-//     npm to an .npmrc). For every command, a plain executable too:
+//     load or run code besides the pinned file is refused
+//     (launch_env_rules.go). Every runtime's own variables are refused
+//     whatever the command, a plain executable too, since it may start
+//     that runtime (everyProgram): an option variable's options, read with
+//     the runtime's table (NODE_OPTIONS, BUN_OPTIONS, PERL5OPT's
+//     -M/-m/-d, RUBYOPT's -r, the JVM's option variables, npm's
+//     npm_config_node_options; an unknown option is refused too, and
+//     NODE_OPTIONS=--max-old-space-size=4096 or JAVA_TOOL_OPTIONS=-Xmx1g
+//     pass), startup files and their directories (BASH_ENV, ZDOTDIR,
+//     R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH, RHOME, PHPRC,
+//     PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code
+//     in the value (LUA_INIT*, PS4, PERL5DB), caches of compiled code
+//     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's),
+//     PYTHONINSPECT, python's home and site directories (PYTHONHOME,
+//     PYTHONPLATLIBDIR, PYTHONEXECUTABLE, PYTHONUSERBASE without
+//     PYTHONNOUSERSITE...), DENO_TSC_BIN, bun's BUN_INSPECT*, npm's
+//     settings that run code (npm_config_script_shell...); and
 //     LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES, GCONV_PATH, OpenSSL's
 //     OPENSSL_CONF* and OPENSSL_MODULES/ENGINES, and .NET's startup hooks,
-//     profilers, GC library, diagnostic ports and DOTNET_ROOT (a published
-//     .NET app starts the runtime itself). Search paths (NODE_PATH,
-//     PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I, php's
-//     include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
+//     profilers, GC library, diagnostic ports and DOTNET_ROOT. Variables
+//     with a broad meaning of their own are refused only for the program
+//     clawd recognises (by name or #! line) that reads them as code
+//     (envRules): ENV for sh/ash/ksh, HOME for zsh, csh and tcsh, fish's
+//     XDG directories and HOME, python's HOME and APPDATA (its user site
+//     directory, without PYTHONNOUSERSITE), npx's HOME, USERPROFILE,
+//     PREFIX and DESTDIR (which lead npm to an .npmrc). Search paths
+//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
+//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
@@ -207,20 +214,21 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	// The env rules are those of what runs, not only of the command's
 	// name: python3 may be a bash shim, an npm bin a node script.
-	envWhy := func(why string) string {
-		if why == "" {
-			why = shebangEnvRefusal(exe, env)
+	envWhy := func(names ...string) string {
+		if len(env) == 0 {
+			return ""
 		}
-		return why
+		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
+		return envRefusal(env, name, progs)
 	}
 	args := cfg.Args
 	switch kind {
 	case "":
-		l.Unpinned = envWhy(envRefusal(kind, name, env))
+		l.Unpinned = envWhy()
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		if l.Unpinned = envWhy(envRefusal(kind, name, env)); l.Unpinned == "" {
+		if l.Unpinned = envWhy(); l.Unpinned == "" {
 			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
 		}
 		return l, nil
@@ -260,7 +268,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		script, why = findScript(kind, args, name, exeName)
 	}
 	if why == "" {
-		why = envWhy(envRefusal(kind, name, env, name, exeName))
+		why = envWhy(name, exeName)
 	}
 	if why != "" {
 		l.Unpinned = why

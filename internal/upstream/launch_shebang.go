@@ -22,23 +22,18 @@ const shebangMax = 256
 // lines (an npm bin run by a node that is a version manager's shim).
 const shebangDepth = 4
 
-// shebangEnvRefusal says why env makes the interpreter named by exe's #!
-// line (or its interpreter's, and so on) run code clawd cannot pin, or "".
-// Only the env rules follow the #! line; what is pinned does not.
-func shebangEnvRefusal(exe string, env map[string]string) string {
-	if len(env) == 0 {
-		return ""
-	}
+// shebangPrograms are the interpreters named by exe's #! line (or its
+// interpreter's, and so on) that clawd recognises, whose env rules apply
+// to the server too. Only the env rules follow the #! line; what is
+// pinned does not.
+func shebangPrograms(exe string) []envProgram {
+	var progs []envProgram
 	for _, n := range shebangInterpreters(exe) {
-		kind := launcherKind(n)
-		if kind == "" {
-			continue
-		}
-		if why := envRefusal(kind, n+" (the #! interpreter of "+exe+")", env, n); why != "" {
-			return why
+		if kind := launcherKind(n); kind != "" {
+			progs = append(progs, envProgram{kind, n + " (the #! interpreter of " + exe + ")", []string{n}})
 		}
 	}
-	return ""
+	return progs
 }
 
 // shebangInterpreters are the program names of the interpreters exe runs

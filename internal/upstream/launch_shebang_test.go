@@ -55,10 +55,13 @@ func TestEnvRulesFollowTheShebang(t *testing.T) {
 		// sh reads ENV; dash (by its own name) does not.
 		{"mytool", "#!/bin/sh", launchCase{cmd: []string{"mytool"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"}},
 		{"mytool", "#!/bin/dash", launchCase{cmd: []string{"mytool"}, env: envOf("ENV", "/tmp/x.sh")}},
-		// A binary, or a #! of a program without rules: unaffected.
-		{"mytool", "", launchCase{cmd: []string{"mytool"}, env: envOf("BASH_ENV", "/tmp/evil.sh", "NODE_OPTIONS", "-r /tmp/e.js", "PYTHONINSPECT", "1")}},
-		{"mytool", "#!/usr/bin/awk -f", launchCase{cmd: []string{"mytool"}, env: envOf("BASH_ENV", "/tmp/evil.sh")}},
-		{"mytool", "#!", launchCase{cmd: []string{"mytool"}, env: envOf("BASH_ENV", "/tmp/evil.sh")}},
+		// A binary, or a #! of a program without rules: only the rules of
+		// every program (a runtime's own variables among them), not the
+		// broad variables a recognised program reads as code.
+		{"mytool", "", launchCase{cmd: []string{"mytool"}, env: envOf("ENV", "/tmp/evil.sh", "HOME", "/tmp/evil", "XDG_CONFIG_HOME", "/tmp/evil")}},
+		{"mytool", "", launchCase{cmd: []string{"mytool"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "bash, if mytool starts it"}},
+		{"mytool", "#!/usr/bin/awk -f", launchCase{cmd: []string{"mytool"}, env: envOf("ENV", "/tmp/evil.sh")}},
+		{"mytool", "#!", launchCase{cmd: []string{"mytool"}, env: envOf("ENV", "/tmp/evil.sh")}},
 	}
 	for _, tc := range cases {
 		shebangProg(t, tc.prog, tc.line)
