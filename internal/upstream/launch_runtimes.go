@@ -12,7 +12,7 @@ import (
 // for its file): their options are read with their tables by the same
 // reader (launch_script.go), and what follows them decides. The variables
 // of a server's env that make a runtime load code from elsewhere are in
-// launch_env.go.
+// launch_env_rules.go.
 
 // javaValueOpts are the java launcher's options whose value is the next
 // argument (the launcher's list of them, JDK 25), less those refused below.
