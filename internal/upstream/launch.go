@@ -107,6 +107,9 @@ import (
 //     program named in their arguments, which would go unpinned (`env npx
 //     -y pkg` would run a floating package under env's hash); refused, with
 //     "name that program as the command" as the fix.
+//   - go, cargo, make and the other build tools (launcherKind): they build
+//     (or fetch) what they run at every start; refused, with "build it
+//     once and give the built executable" as the fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -238,6 +241,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	case "wrapper":
 		l.Unpinned = fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
 		return l, nil
+	case "builder":
+		l.Unpinned = fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
+		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
 			l.Unpinned = "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
@@ -342,6 +348,12 @@ func launcherKind(name string) string {
 		return "npx"
 	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx":
 		return "fetcher"
+	// Build tools and toolchains whose commands build what they run
+	// (`go run`, `cargo run`, a Makefile's recipe), or fetch it (`go run
+	// pkg@version`, `nix run`): only the tool itself would be pinned.
+	case "go", "cargo", "rustup", "make", "gmake", "just", "gradle", "gradlew", "mvn", "mvnw", "sbt",
+		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell":
+		return "builder"
 	case "java", "javaw":
 		return "java"
 	case "jshell":
