@@ -369,7 +369,10 @@ func launcherKind(name string) string {
 		// PowerShell and WSL (on Windows, and pwsh elsewhere too).
 		"su", "runuser", "systemd-run", "unshare", "nsenter", "chroot", "firejail", "bwrap",
 		"flatpak-spawn", "flock", "watch", "strace", "ltrace", "valgrind", "gdb",
-		"caffeinate", "arch", "pwsh", "powershell", "wsl":
+		"caffeinate", "arch", "pwsh", "powershell", "wsl",
+		// Terminal multiplexers and relays that run a command they are
+		// given, and runners that run one per input or change.
+		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect":
 		return "wrapper"
 	case "cmd":
 		if runtime.GOOS == "windows" {

@@ -152,7 +152,7 @@ func TestResolveLaunchRules(t *testing.T) {
 		t.Skip("fake interpreters are shell scripts")
 	}
 	fakeProgs(t, "node", "python3", "python3.12", "bash", "sh", "deno", "bun", "uvx", "pnpm", "bunx", "npx", "ruby", "perl", "php", "mytool", "env", "nice", "sudo",
-		"fish", "zsh", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace", "go", "cargo", "make")
+		"fish", "zsh", "tcsh", "pwsh", "powershell", "wsl", "systemd-run", "flock", "strace", "go", "cargo", "make", "script", "socat", "tmux")
 	work := t.TempDir()
 	for _, f := range []string{"x.js", "x.py", "x.sh", "x.ts", "x.rb", "x.pl", "x.php"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
@@ -243,6 +243,9 @@ func TestResolveLaunchRules(t *testing.T) {
 		{cmd: []string{"systemd-run", "--user", "--pipe", "mytool"}, unpinned: "starts the program"},
 		{cmd: []string{"flock", "/tmp/l", "mytool"}, unpinned: "starts the program"},
 		{cmd: []string{"strace", "-f", "mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"script", "-qc", "npx -y pkg", "/dev/null"}, unpinned: "starts the program"},
+		{cmd: []string{"socat", "STDIO", "EXEC:mytool"}, unpinned: "starts the program"},
+		{cmd: []string{"tmux", "new", "mytool"}, unpinned: "starts the program"},
 		// Build tools build (or fetch) what they run: only the tool
 		// would be pinned, never the sources.
 		{cmd: []string{"go", "run", "./cmd/server"}, unpinned: "go build -o BIN"},
