@@ -293,6 +293,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		}
 		script = filepath.Join(base, script)
 	}
+	if perProcessPath(script) {
+		l.Unpinned = fmt.Sprintf("%s is (or leads through) a file of /proc or /dev, which names another file in the server's process than in clawd's (/dev/stdin is clawd's requests there), so clawd cannot pin what %s runs; name the script file itself", script, name)
+		return l, nil
+	}
 	if real, err := filepath.EvalSymlinks(script); err == nil {
 		script = real
 	}
@@ -306,6 +310,37 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	l.Script = script
 	return l, nil
+}
+
+// perProcessPath reports whether path (absolute), or a link on the way to
+// the file it names, is in /proc or /dev: /dev/stdin, /dev/fd/N and
+// /proc/self/... resolve per process, so clawd would hash its own stdin or
+// descriptor while the server reads its own (clawd's requests, on stdin).
+// A chain of more than 40 links counts as such a path. Not on Windows.
+func perProcessPath(path string) bool {
+	if runtime.GOOS == "windows" {
+		return false
+	}
+	p := filepath.Clean(path)
+	for range 40 {
+		if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+			p = filepath.Join(dir, filepath.Base(p))
+		}
+		for _, d := range []string{"/proc", "/dev"} {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				return true
+			}
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return false // not a link: the file itself
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = filepath.Clean(target)
+	}
+	return true
 }
 
 // progName is a command's base name, lowercase on Windows and without an
