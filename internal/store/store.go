@@ -31,7 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/support/fileutil"
@@ -107,7 +107,7 @@ func Open(path string, opts Options) (*DB, error) {
 	// writer opens its own connection outside the pool (auditConn).
 	db.wdb.SetMaxOpenConns(2)
 	db.wdb.SetConnMaxIdleTime(0)
-	if err := migrate(context.Background(), db.wdb); err != nil {
+	if err := migrateWaiting(context.Background(), db.wdb); err != nil {
 		db.wdb.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -149,6 +149,30 @@ func dsn(path string, opts Options, readOnly bool) string {
 	}
 	u := url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}
 	return u.String()
+}
+
+// migrateWaiting runs migrate, and again while it fails with SQLITE_BUSY,
+// for up to BusyTimeout. A connection's first statement switches it to WAL
+// mode, which needs the database to itself and, unlike a transaction, does
+// not wait for it: on a new database (still in rollback mode), another
+// process creating it at the same moment (two clients each spawning `clawd
+// serve` on first use) made the open fail at once.
+func migrateWaiting(ctx context.Context, wdb *sql.DB) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := migrate(ctx, wdb)
+		if err == nil || !isBusy(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (5, or one of its
+// extended codes).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == 5
 }
 
 // Path is the database file.
