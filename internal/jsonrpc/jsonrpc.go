@@ -165,7 +165,7 @@ func Parse(data []byte) (Message, *ParseError) {
 	// wrong shape is -32600 with the id if readable. The decoder reads every
 	// member value whole, so reaching the end without an error means the
 	// document is valid; no separate validation pass is needed. It leaves
-	// duplicate names to checkNames.
+	// duplicate names to CheckNames.
 	dec := inplace.Get(data, jsontext.AllowDuplicateNames(true))
 	defer dec.Release()
 	tok, err := dec.ReadToken()
@@ -199,7 +199,7 @@ func Parse(data []byte) (Message, *ParseError) {
 	}
 	// The document is valid JSON: one pass over its bytes finds equal and
 	// case-variant names in every object.
-	if nameErr := checkNames(data); nameErr != nil {
+	if nameErr := CheckNames(data); nameErr != nil {
 		return p.m, &ParseError{ID: p.m.ID, Err: nameErr}
 	}
 	p.finish()
@@ -257,7 +257,7 @@ func (p *parser) member(name string, val jsontext.Value) {
 		p.version = unquote(val)
 	case "id":
 		if p.haveID {
-			return // a duplicate, which checkNames reports; answer with the first
+			return // a duplicate, which CheckNames reports; answer with the first
 		}
 		p.haveID = true
 		switch val.Kind() {
