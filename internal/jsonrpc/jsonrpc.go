@@ -212,16 +212,13 @@ func Parse(data []byte) (Message, *ParseError) {
 // nameOf is the name a quoted member name q (valid JSON) spells: one
 // of memberNames without a copy, else a new string.
 func nameOf(q jsontext.Value) string {
-	if bytes.IndexByte(q, '\\') < 0 {
-		b := q[1 : len(q)-1]
-		for _, known := range memberNames {
-			if string(b) == known {
-				return known
-			}
+	b := inplace.Unquoted(q)
+	for _, known := range memberNames {
+		if string(b) == known {
+			return known
 		}
-		return string(b)
 	}
-	return unquote(q)
+	return string(b)
 }
 
 // parser collects a message's members and the first reason it is invalid
@@ -382,13 +379,4 @@ func clipText(s string) string {
 	return s
 }
 
-func unquote(v jsontext.Value) string {
-	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]) // nothing to unescape: one copy
-	}
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
+func unquote(v jsontext.Value) string { return string(inplace.Unquoted(v)) }

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -121,16 +120,7 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 // memberName is the name of the quoted member name q (valid JSON) when it
 // is one ParseCallResult keeps, else "".
 func memberName(q jsontext.Value) string {
-	if bytes.IndexByte(q, '\\') >= 0 {
-		u, err := jsontext.AppendUnquote(nil, q)
-		if err != nil {
-			return ""
-		}
-		q = u
-	} else {
-		q = q[1 : len(q)-1]
-	}
-	switch string(q) { // compared without a copy
+	switch n := inplace.Unquoted(q); string(n) { // compared without a copy
 	case "content":
 		return "content"
 	case "structuredContent":
