@@ -13,7 +13,7 @@ import (
 )
 
 // parseCallResultReference is ParseCallResult as it was written first, with
-// the reflecting decoder: the single pass must accept and return exactly
+// the reflecting decoder: the in-place read must accept and return exactly
 // what it did.
 func parseCallResultReference(raw jsontext.Value) (*CallResult, error) {
 	var m struct {
@@ -77,7 +77,7 @@ var callResultSeeds = []string{
 	`{"\u0063ontent":[1]}`,
 }
 
-// TestParseCallResultMatchesReference holds the single pass to the
+// TestParseCallResultMatchesReference holds the in-place read to the
 // reflecting decoder on the seeds (FuzzParseCallResult goes further).
 func TestParseCallResultMatchesReference(t *testing.T) {
 	for _, in := range callResultSeeds {
