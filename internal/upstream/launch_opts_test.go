@@ -126,6 +126,11 @@ func TestShellOptions(t *testing.T) {
 		{cmd: []string{"sh", "-eu", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"dash", "+x", "-o", "nounset", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"bash", "-q", "x.sh"}, unpinned: "`-q`"},
+		// zsh's option "stdin" is an alias of shinstdin (-s): commands
+		// from stdin, where clawd writes requests.
+		{cmd: []string{"zsh", "-o", "stdin", "x.sh"}, unpinned: "`stdin`"},
+		{cmd: []string{"zsh", "--stdin", "x.sh"}, unpinned: "`stdin`"},
+		{cmd: []string{"zsh", "-o", "Sh_In_Stdin", "x.sh"}, unpinned: "Sh_In_Stdin"},
 	})
 }
 
