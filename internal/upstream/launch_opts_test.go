@@ -250,3 +250,16 @@ func TestOptionTablesConsistent(t *testing.T) {
 		}
 	}
 }
+
+// "-" is stdin after "--" too (node, python, perl and ruby read their code
+// from it there), whatever file named "-" the working directory holds.
+func TestDashAfterDashDashRefused(t *testing.T) {
+	work := optsTestSetup(t, "node", "python3", "perl", "ruby")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"node", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"python3", "-u", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"perl", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"ruby", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"node", "--", "x.js", "-"}, script: "x.js"},
+	})
+}
