@@ -148,6 +148,10 @@ func (t *optTable) scan(args []string, words bool) (operand int, script, why str
 				continue
 			case t.endStdin && script == "":
 				return i, "", fmt.Sprintf("`--` with no script before it makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script before `--`", t.name)
+			case script == "" && i+1 < len(args) && args[i+1] == "-":
+				// The runtimes read "-" as stdin after "--" too (lua
+				// alone as a file named "-": refused all the same).
+				return i + 1, "", stdinMsg(t)
 			}
 			return i + 1, script, ""
 		}
@@ -209,7 +213,7 @@ func (t *optTable) read(a string) (optRead, string) {
 		s = t.spell(a)
 	}
 	if s == "-" {
-		return optRead{}, fmt.Sprintf("`-` makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script file", t.name)
+		return optRead{}, stdinMsg(t)
 	}
 	if t.blankSwitches && strings.ContainsAny(s, " \t\n\r") {
 		return optRead{}, fmt.Sprintf("`%s` puts more options after a blank inside one argument, which %s reads and clawd does not; give each option as an argument of its own", a, t.name)
@@ -355,6 +359,12 @@ func (t *optTable) unknownMsg(a, opt string, long bool) string {
 		fix = fmt.Sprintf("if it takes a value, give it as `%s=VALUE`; else drop it", opt)
 	}
 	return fmt.Sprintf("`%s`%s is not an option clawd knows for %s, so it cannot tell how %s reads the arguments after it (whether the next one is its value or the script); %s", opt, in, t.name, t.name, fix)
+}
+
+// stdinMsg refuses "-" as the script: t's runtime reads its code from
+// stdin, where clawd writes requests.
+func stdinMsg(t *optTable) string {
+	return fmt.Sprintf("`-` makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script file", t.name)
 }
 
 // dashValueMsg refuses option argument a (option opt) followed by v, which
