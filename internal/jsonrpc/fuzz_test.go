@@ -55,15 +55,15 @@ func FuzzParse(f *testing.F) {
 		}
 		if valid {
 			want := refCollision(t, data)
-			got := checkNames(data) != nil
+			got := CheckNames(data) != nil
 			if got != want {
-				t.Fatalf("checkNames(%q) found a collision: %v, the reference: %v", data, got, want)
+				t.Fatalf("CheckNames(%q) found a collision: %v, the reference: %v", data, got, want)
 			}
 		}
 	})
 }
 
-// refCollision is the slow reference for checkNames: it reads every token
+// refCollision is the slow reference for CheckNames: it reads every token
 // and compares each new member name with all earlier names of its object.
 func refCollision(t *testing.T, data []byte) bool {
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))

@@ -165,7 +165,7 @@ func Parse(data []byte) (Message, *ParseError) {
 	// wrong shape is -32600 with the id if readable. The decoder reads every
 	// member value whole, so reaching the end without an error means the
 	// document is valid; no separate validation pass is needed. It leaves
-	// duplicate names to checkNames.
+	// duplicate names to CheckNames.
 	dec := inplace.Get(data, jsontext.AllowDuplicateNames(true))
 	defer dec.Release()
 	tok, err := dec.ReadToken()
@@ -199,7 +199,7 @@ func Parse(data []byte) (Message, *ParseError) {
 	}
 	// The document is valid JSON: one pass over its bytes finds equal and
 	// case-variant names in every object.
-	if nameErr := checkNames(data); nameErr != nil {
+	if nameErr := CheckNames(data); nameErr != nil {
 		return p.m, &ParseError{ID: p.m.ID, Err: nameErr}
 	}
 	p.finish()
@@ -212,16 +212,13 @@ func Parse(data []byte) (Message, *ParseError) {
 // nameOf is the name a quoted member name q (valid JSON) spells: one
 // of memberNames without a copy, else a new string.
 func nameOf(q jsontext.Value) string {
-	if bytes.IndexByte(q, '\\') < 0 {
-		b := q[1 : len(q)-1]
-		for _, known := range memberNames {
-			if string(b) == known {
-				return known
-			}
+	b := inplace.Unquoted(q)
+	for _, known := range memberNames {
+		if string(b) == known {
+			return known
 		}
-		return string(b)
 	}
-	return unquote(q)
+	return string(b)
 }
 
 // parser collects a message's members and the first reason it is invalid
@@ -257,7 +254,7 @@ func (p *parser) member(name string, val jsontext.Value) {
 		p.version = unquote(val)
 	case "id":
 		if p.haveID {
-			return // a duplicate, which checkNames reports; answer with the first
+			return // a duplicate, which CheckNames reports; answer with the first
 		}
 		p.haveID = true
 		switch val.Kind() {
@@ -382,13 +379,4 @@ func clipText(s string) string {
 	return s
 }
 
-func unquote(v jsontext.Value) string {
-	if len(v) >= 2 && bytes.IndexByte(v, '\\') < 0 {
-		return string(v[1 : len(v)-1]) // nothing to unescape: one copy
-	}
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
+func unquote(v jsontext.Value) string { return string(inplace.Unquoted(v)) }

@@ -12,7 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// checkNames reports the first JSON object in data, at any depth, that holds
+// CheckNames reports the first JSON object in data, at any depth, that holds
 // two member names which are equal or differ only by case (Unicode simple
 // case folding, as strings.EqualFold compares: "path", "Path" and "PATH"
 // collide, and so do "k" and the Kelvin sign "\u212a").
@@ -25,20 +25,15 @@ import (
 // to disagree about. The price is that an object whose names legitimately
 // differ only by case (a map of case-sensitive keys) cannot be sent.
 //
+// Parse runs it on every message; ParseCallResult (internal/tools) on an
+// upstream server's result, which reaches clients the same way.
+//
 // data must be valid JSON (Parse checks that first). The check is one pass
 // over the bytes: strings are skipped with bytes.IndexByte, and each object
 // compares its names pairwise while it is small and through a seeded hash
 // index once it has more than smallObject members, so a hostile object with
 // many members costs linear time.
-func checkNames(data []byte) *Error {
-	return checkNamesIn(data)
-}
-
-// CheckNames is checkNames for JSON other than a request clawd parses (an
-// upstream server's result): the refusal, as an -32600 error, or nil.
-func CheckNames(data []byte) *Error { return checkNamesIn(data) }
-
-func checkNamesIn(data []byte) *Error {
+func CheckNames(data []byte) *Error {
 	c := checkers.Get().(*nameChecker)
 	c.data = data
 	e := c.run()

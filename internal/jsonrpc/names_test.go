@@ -126,7 +126,7 @@ func BenchmarkCheckNames(b *testing.B) {
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if e := checkNames(line); e != nil {
+				if e := CheckNames(line); e != nil {
 					b.Fatal(e)
 				}
 			}

@@ -16,7 +16,7 @@ func parseReference(data []byte) (Message, *ParseError) {
 	// wrong shape is -32600 with the id if readable. The decoder reads every
 	// member value whole, so reaching the end without an error means the
 	// document is valid; no separate validation pass is needed. It leaves
-	// duplicate names to checkNames.
+	// duplicate names to CheckNames.
 	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	tok, err := dec.ReadToken()
 	if err != nil {
@@ -49,7 +49,7 @@ func parseReference(data []byte) (Message, *ParseError) {
 	}
 	// The document is valid JSON: one pass over its bytes finds equal and
 	// case-variant names in every object.
-	if nameErr := checkNames(data); nameErr != nil {
+	if nameErr := CheckNames(data); nameErr != nil {
 		return p.m, &ParseError{ID: p.m.ID, Err: nameErr}
 	}
 	p.finish()

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -31,6 +30,16 @@ type CallResult struct {
 	IsError           bool
 	// Meta is the result's _meta object, or empty when absent.
 	Meta jsontext.Value
+
+	// read are the members as ParseCallResult read and checked them; Check
+	// does not read a member again while it is still that same slice.
+	read [3]jsontext.Value
+}
+
+// sameSlice reports whether a and b are the same bytes of memory (not
+// merely equal): a member replaced after ParseCallResult is checked anew.
+func sameSlice(a, b jsontext.Value) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // AuditOutcome makes an upstream isError result count as a tool error in
@@ -115,22 +124,14 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 	if e := jsonrpc.CheckNames(raw); e != nil {
 		return nil, fmt.Errorf("upstream tool result: %s", strings.TrimPrefix(e.Message, "invalid request: "))
 	}
+	r.read = [3]jsontext.Value{r.Content, r.StructuredContent, r.Meta}
 	return r, nil
 }
 
 // memberName is the name of the quoted member name q (valid JSON) when it
 // is one ParseCallResult keeps, else "".
 func memberName(q jsontext.Value) string {
-	if bytes.IndexByte(q, '\\') >= 0 {
-		u, err := jsontext.AppendUnquote(nil, q)
-		if err != nil {
-			return ""
-		}
-		q = u
-	} else {
-		q = q[1 : len(q)-1]
-	}
-	switch string(q) { // compared without a copy
+	switch n := inplace.Unquoted(q); string(n) { // compared without a copy
 	case "content":
 		return "content"
 	case "structuredContent":
@@ -143,13 +144,16 @@ func memberName(q jsontext.Value) string {
 	return ""
 }
 
-// Check reports a member that is not one valid JSON value of its kind.
+// Check reports a member that is not one valid JSON value of its kind. A
+// member ParseCallResult read, and nobody replaced since, is valid
+// already: only its kind is looked at, so a result is not read twice on
+// its way to the answer.
 func (r *CallResult) Check() error {
-	for _, m := range [...]struct {
+	for i, m := range [...]struct {
 		name string
 		v    jsontext.Value
 	}{{"content", r.Content}, {"structuredContent", r.StructuredContent}, {"_meta", r.Meta}} {
-		if len(m.v) > 0 && !m.v.IsValid() {
+		if len(m.v) > 0 && !sameSlice(m.v, r.read[i]) && !m.v.IsValid() {
 			return fmt.Errorf("upstream tool result: %s is not valid JSON", m.name)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // parseCallResultReference is ParseCallResult as it was written first, with
-// the reflecting decoder: the single pass must accept and return exactly
+// the reflecting decoder: the in-place read must accept and return exactly
 // what it did.
 func parseCallResultReference(raw jsontext.Value) (*CallResult, error) {
 	var m struct {
@@ -77,7 +77,7 @@ var callResultSeeds = []string{
 	`{"\u0063ontent":[1]}`,
 }
 
-// TestParseCallResultMatchesReference holds the single pass to the
+// TestParseCallResultMatchesReference holds the in-place read to the
 // reflecting decoder on the seeds (FuzzParseCallResult goes further).
 func TestParseCallResultMatchesReference(t *testing.T) {
 	for _, in := range callResultSeeds {
@@ -109,7 +109,7 @@ func checkAgainstReference(t *testing.T, in []byte) {
 }
 
 // BenchmarkParseCallResult: server-everything's echo result, and a 1 MiB
-// text result; the single pass against the reflecting decoder.
+// text result; the in-place read against the reflecting decoder.
 func BenchmarkParseCallResult(b *testing.B) {
 	large := []byte(`{"content":[{"type":"text","text":"` + string(bytes.Repeat([]byte("x"), 1<<20)) + `"}],"isError":false}`)
 	for _, in := range []struct {
@@ -119,7 +119,7 @@ func BenchmarkParseCallResult(b *testing.B) {
 		for _, p := range []struct {
 			name  string
 			parse func(jsontext.Value) (*CallResult, error)
-		}{{"single-pass", ParseCallResult}, {"reference", parseCallResultReference}} {
+		}{{"in-place", ParseCallResult}, {"reference", parseCallResultReference}} {
 			b.Run(in.name+"/"+p.name, func(b *testing.B) {
 				b.SetBytes(int64(len(in.raw)))
 				b.ReportAllocs()
@@ -130,5 +130,25 @@ func BenchmarkParseCallResult(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A member replaced after ParseCallResult is checked again: Check skips
+// only the bytes the parse itself read and checked.
+func TestCheckRereadsReplacedMembers(t *testing.T) {
+	r, err := ParseCallResult(jsontext.Value(`{"content":[{"type":"text","text":"a"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check(); err != nil {
+		t.Fatalf("Check of the parsed result: %v", err)
+	}
+	r.Content = jsontext.Value(`[{"type":"text"},{"a":1,"a":2}]`)
+	if err := r.Check(); err == nil {
+		t.Fatal("Check passed a replaced content with a duplicate name")
+	}
+	copied := &CallResult{Content: jsontext.Value("[\"\xff\"]")}
+	if err := copied.Check(); err == nil {
+		t.Fatal("Check passed a result ParseCallResult never read")
 	}
 }

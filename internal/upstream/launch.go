@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
@@ -255,6 +256,12 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 			l.Unpinned = "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
 			return l, nil
 		}
+		if len(args) > 0 && slices.Contains(bunCommands, args[0]) {
+			// bun reads its own command first, even where a file of
+			// that name exists: `bun test` runs the test runner.
+			l.Unpinned = "`bun " + args[0] + "` is a bun command, not a script clawd can pin; give `bun FILE` (or `bun run FILE`) with the server's file"
+			return l, nil
+		}
 		if len(args) > 0 && args[0] == "run" {
 			args = args[1:]
 		}
@@ -280,7 +287,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		l.Unpinned = why
 		return l, nil
 	}
-	if strings.Contains(script, "://") {
+	if strings.Contains(script, "://") || ((kind == "deno" || kind == "bun") && urlScheme.MatchString(script)) {
 		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
 		return l, nil
 	}
@@ -347,6 +354,10 @@ func perProcessPath(path string) bool {
 // executable suffix there.
 func progName(p string) string {
 	b := filepath.Base(p)
+	if runtime.GOOS == "darwin" {
+		// The default file system ignores case: Node runs node.
+		b = strings.ToLower(b)
+	}
 	if runtime.GOOS == "windows" {
 		b = strings.ToLower(b)
 		for _, ext := range []string{".exe", ".cmd", ".bat"} {
@@ -356,9 +367,20 @@ func progName(p string) string {
 	return b
 }
 
+// bunCommands are bun's built-in commands, which it runs in place of a
+// file of the same name (bun 1.3's `bun --help`).
+var bunCommands = []string{"test", "repl", "build", "create", "c", "init", "pm", "link", "unlink", "patch", "patch-commit",
+	"upgrade", "exec", "outdated", "publish", "audit", "info", "update", "remove", "rm", "why", "completions",
+	"discord", "help", "i", "a"}
+
 var (
-	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
-	luaName    = regexp.MustCompile(`^(lua|luajit)[0-9.-]*$`)
+	// python3.13t (free-threaded), python3.7m and python3-dbg too.
+	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*[tmd]?(-dbg)?$`)
+	// deno (and bun) take any argument starting with a scheme (npm:,
+	// jsr:, https:, data:) for a module to fetch, not a file, even when a
+	// file of that name exists.
+	urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
+	luaName   = regexp.MustCompile(`^(lua|luajit)[0-9.-]*$`)
 	// A runtime named with its version, as Debian installs ruby3.1,
 	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
 	// them) and version managers link node22: the runtime's rules.

@@ -89,6 +89,8 @@ var nodeOpts = &optTable{
 	// changes, unchecked; --run runs a package.json script; the test
 	// runner loads its setup module and reporters; --entry-url reads the
 	// script as a URL. Also read in NODE_OPTIONS (launch_env.go).
+	// --test runs every argument as a test file pattern, not the script.
+	lateRefused: []string{"--test"},
 	foreignCode: []string{"-e", "--eval", "-p", "--print", "-pe", "-r", "--require", "--import", "--loader", "--experimental-loader",
 		"-i", "--interactive", "--env-file", "--env-file-if-exists", "--experimental-config-file", "--experimental-default-config-file",
 		"--openssl-config", "--snapshot-blob", "--build-snapshot-config", "--experimental-policy", "--watch", "--watch-path", "--run",

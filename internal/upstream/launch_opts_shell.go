@@ -110,12 +110,12 @@ var (
 
 // shellOptRefusal refuses the shell options (-o NAME, zsh's --NAME: case,
 // "_" and "-" do not count) that make the shell read its commands from
-// stdin, where clawd writes requests, run interactively, or as a login
-// shell.
+// stdin, where clawd writes requests (shinstdin, and zsh's alias of it,
+// stdin), run interactively, or as a login shell.
 func shellOptRefusal(name string) string {
 	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(name))
 	switch n {
-	case "shinstdin", "interactive":
+	case "shinstdin", "stdin", "interactive":
 		return fmt.Sprintf("the shell option `%s` makes the shell read commands from its input (clawd's requests), which clawd cannot pin; drop it", name)
 	case "login":
 		return fmt.Sprintf("the shell option `%s` makes the shell a login shell, which runs startup files before the script; drop it", name)

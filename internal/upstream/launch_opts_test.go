@@ -126,6 +126,11 @@ func TestShellOptions(t *testing.T) {
 		{cmd: []string{"sh", "-eu", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"dash", "+x", "-o", "nounset", "x.sh"}, script: "x.sh"},
 		{cmd: []string{"bash", "-q", "x.sh"}, unpinned: "`-q`"},
+		// zsh's option "stdin" is an alias of shinstdin (-s): commands
+		// from stdin, where clawd writes requests.
+		{cmd: []string{"zsh", "-o", "stdin", "x.sh"}, unpinned: "`stdin`"},
+		{cmd: []string{"zsh", "--stdin", "x.sh"}, unpinned: "`stdin`"},
+		{cmd: []string{"zsh", "-o", "Sh_In_Stdin", "x.sh"}, unpinned: "Sh_In_Stdin"},
 	})
 }
 
@@ -244,4 +249,17 @@ func TestOptionTablesConsistent(t *testing.T) {
 			}
 		}
 	}
+}
+
+// "-" is stdin after "--" too (node, python, perl and ruby read their code
+// from it there), whatever file named "-" the working directory holds.
+func TestDashAfterDashDashRefused(t *testing.T) {
+	work := optsTestSetup(t, "node", "python3", "perl", "ruby")
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"node", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"python3", "-u", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"perl", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"ruby", "--", "-"}, unpinned: "stdin"},
+		{cmd: []string{"node", "--", "x.js", "-"}, script: "x.js"},
+	})
 }

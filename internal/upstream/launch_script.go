@@ -118,6 +118,10 @@ type optTable struct {
 	spell func(a string) string
 	// unknown, when set, is the refusal of an option not in the table.
 	unknown func(a string) string
+	// lateRefused are flags that make the runtime run other files than
+	// the script (node --test): refused once the options are read, so an
+	// option refused for its own sake is the one named.
+	lateRefused []string
 }
 
 // optRead is one option argument as read: the option that takes a value
@@ -137,6 +141,13 @@ type optRead struct {
 // when there is none); script is set when an option names the script (php
 // -f FILE). why says why the options are refused.
 func (t *optTable) scan(args []string, words bool) (operand int, script, why string) {
+	late := ""
+	end := func(operand int, script string) (int, string, string) {
+		if late != "" {
+			return operand, "", foreignCodeMsg(late)
+		}
+		return operand, script, ""
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if words && t.bareWords && a != "" && !strings.HasPrefix(a, "-") {
@@ -148,18 +159,31 @@ func (t *optTable) scan(args []string, words bool) (operand int, script, why str
 				continue
 			case t.endStdin && script == "":
 				return i, "", fmt.Sprintf("`--` with no script before it makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script before `--`", t.name)
+			case script == "" && i+1 < len(args) && args[i+1] == "-":
+				// The runtimes read "-" as stdin after "--" too (lua
+				// alone as a file named "-": refused all the same).
+				return i + 1, "", stdinMsg(t)
 			}
-			return i + 1, script, ""
+			return end(i+1, script)
 		}
 		if !t.option(a) {
 			if words {
 				continue
 			}
-			return i, script, ""
+			return end(i, script)
 		}
 		r, why := t.read(a)
 		if why != "" {
 			return i, "", why
+		}
+		if late == "" && len(t.lateRefused) > 0 {
+			name := a
+			if t.spell != nil {
+				name = t.spell(a)
+			}
+			if slices.Contains(t.lateRefused, name) {
+				late = a
+			}
 		}
 		if r.next && i+1 < len(args) {
 			v := args[i+1]
@@ -186,12 +210,12 @@ func (t *optTable) scan(args []string, words bool) (operand int, script, why str
 		}
 		if !words && slices.Contains(t.scriptValue, r.opt) {
 			if t.scriptEnds {
-				return i, r.value, ""
+				return end(i, r.value)
 			}
 			script = r.value
 		}
 	}
-	return len(args), script, ""
+	return end(len(args), script)
 }
 
 // option reports whether argument a is an option to t's runtime.
@@ -209,7 +233,7 @@ func (t *optTable) read(a string) (optRead, string) {
 		s = t.spell(a)
 	}
 	if s == "-" {
-		return optRead{}, fmt.Sprintf("`-` makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script file", t.name)
+		return optRead{}, stdinMsg(t)
 	}
 	if t.blankSwitches && strings.ContainsAny(s, " \t\n\r") {
 		return optRead{}, fmt.Sprintf("`%s` puts more options after a blank inside one argument, which %s reads and clawd does not; give each option as an argument of its own", a, t.name)
@@ -355,6 +379,12 @@ func (t *optTable) unknownMsg(a, opt string, long bool) string {
 		fix = fmt.Sprintf("if it takes a value, give it as `%s=VALUE`; else drop it", opt)
 	}
 	return fmt.Sprintf("`%s`%s is not an option clawd knows for %s, so it cannot tell how %s reads the arguments after it (whether the next one is its value or the script); %s", opt, in, t.name, t.name, fix)
+}
+
+// stdinMsg refuses "-" as the script: t's runtime reads its code from
+// stdin, where clawd writes requests.
+func stdinMsg(t *optTable) string {
+	return fmt.Sprintf("`-` makes %s read its code from stdin (where clawd writes requests), which clawd cannot pin; name the script file", t.name)
 }
 
 // dashValueMsg refuses option argument a (option opt) followed by v, which

@@ -48,3 +48,18 @@ func (d *Decoder) Span(v jsontext.Value) jsontext.Value {
 	end := int(d.InputOffset())
 	return jsontext.Value(d.data[end-len(v) : end : end])
 }
+
+// Unquoted is the text of q, one quoted JSON string a decoder has checked:
+// q's own bytes between the quotes when it holds no escape (no copy), else
+// a new unescaped copy. A name compared with string(Unquoted(q)) costs no
+// allocation.
+func Unquoted(q jsontext.Value) []byte {
+	if bytes.IndexByte(q, '\\') < 0 {
+		return q[1 : len(q)-1]
+	}
+	u, err := jsontext.AppendUnquote(nil, q)
+	if err != nil {
+		return nil
+	}
+	return u
+}

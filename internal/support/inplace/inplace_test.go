@@ -42,3 +42,15 @@ func TestSpan(t *testing.T) {
 		t.Error("a duplicate name was read without an error")
 	}
 }
+
+// Unquoted returns the string's own bytes when there is nothing to
+// unescape, and the unescaped text otherwise.
+func TestUnquoted(t *testing.T) {
+	q := []byte(`"plain"`)
+	if u := Unquoted(q); string(u) != "plain" || unsafe.SliceData(u) != &q[1] {
+		t.Errorf("Unquoted(%s) = %q, want plain, sliced from the input", q, u)
+	}
+	if u := Unquoted([]byte(`"a\u0062\n"`)); string(u) != "ab\n" {
+		t.Errorf("Unquoted with escapes = %q, want %q", u, "ab\n")
+	}
+}
