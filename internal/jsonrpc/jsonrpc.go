@@ -32,6 +32,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/support/inplace"
+	"github.com/clawde/clawd/internal/support/jsonnames"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -207,6 +208,16 @@ func Parse(data []byte) (Message, *ParseError) {
 		return p.m, &ParseError{ID: p.m.ID, Err: p.invalid}
 	}
 	return p.m, nil
+}
+
+// CheckNames is the -32600 refusal of data (valid JSON) when an object in
+// it, at any depth, holds two names that are equal or differ only by case
+// (jsonnames.Collision, which says why every object), or nil.
+func CheckNames(data []byte) *Error {
+	if m := jsonnames.Collision(data); m != "" {
+		return NewError(CodeInvalidRequest, "invalid request: "+m)
+	}
+	return nil
 }
 
 // nameOf is the name a quoted member name q (valid JSON) spells: one

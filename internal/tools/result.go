@@ -3,12 +3,11 @@ package tools
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/support/inplace"
+	"github.com/clawde/clawd/internal/support/jsonnames"
 )
 
 // CallResult is an MCP CallToolResult that an upstream server returned,
@@ -58,7 +57,7 @@ func (r *CallResult) AuditOutcome() string {
 //
 // It reads raw once, with the strict decoder (valid UTF-8, no name given
 // twice, at any depth, nothing after the object), then refuses names that
-// differ only by case, at any depth (jsonrpc.CheckNames); the members it
+// differ only by case, at any depth (jsonnames.Collision); the members it
 // returns are slices of raw, not copies: a result can be megabytes, and
 // every proxied call comes through here. Members other than the four are
 // skipped (still checked).
@@ -121,8 +120,8 @@ func ParseCallResult(raw jsontext.Value) (*CallResult, error) {
 	// As in a request clawd reads: two readers of the result (the
 	// client's decoder, a tool of the model's) must not see different
 	// values for one name.
-	if e := jsonrpc.CheckNames(raw); e != nil {
-		return nil, fmt.Errorf("upstream tool result: %s", strings.TrimPrefix(e.Message, "invalid request: "))
+	if m := jsonnames.Collision(raw); m != "" {
+		return nil, fmt.Errorf("upstream tool result: %s", m)
 	}
 	r.read = [3]jsontext.Value{r.Content, r.StructuredContent, r.Meta}
 	return r, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/support/jsonnames"
 )
 
 // parseCallResultReference is ParseCallResult as it was written first, with
@@ -29,8 +29,8 @@ func parseCallResultReference(raw jsontext.Value) (*CallResult, error) {
 	if err := r.Check(); err != nil {
 		return nil, err
 	}
-	if e := jsonrpc.CheckNames(raw); e != nil {
-		return nil, e
+	if m := jsonnames.Collision(raw); m != "" {
+		return nil, fmt.Errorf("%s", m)
 	}
 	return r, nil
 }

@@ -1,4 +1,8 @@
-package jsonrpc
+// Package jsonnames finds, in one linear pass, a JSON object that holds two
+// member names which are equal or differ only by case. It is a leaf: the
+// request parser (internal/jsonrpc) and the reader of upstream results
+// (internal/tools) both refuse such JSON.
+package jsonnames
 
 import (
 	"bytes"
@@ -12,7 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// CheckNames reports the first JSON object in data, at any depth, that holds
+// Collision describes the first JSON object in data, at any depth, that holds
 // two member names which are equal or differ only by case (Unicode simple
 // case folding, as strings.EqualFold compares: "path", "Path" and "PATH"
 // collide, and so do "k" and the Kelvin sign "\u212a").
@@ -33,7 +37,7 @@ import (
 // compares its names pairwise while it is small and through a seeded hash
 // index once it has more than smallObject members, so a hostile object with
 // many members costs linear time.
-func CheckNames(data []byte) *Error {
+func Collision(data []byte) string {
 	c := checkers.Get().(*nameChecker)
 	c.data = data
 	e := c.run()
@@ -84,7 +88,7 @@ type memberName struct {
 	key        string
 }
 
-func (c *nameChecker) run() *Error {
+func (c *nameChecker) run() string {
 	data := c.data
 	expectName := false
 	for i := 0; i < len(data); {
@@ -117,7 +121,7 @@ func (c *nameChecker) run() *Error {
 			end := stringEnd(data, i)
 			if expectName {
 				expectName = false
-				if e := c.add(i, end); e != nil {
+				if e := c.add(i, end); e != "" {
 					return e
 				}
 			}
@@ -126,7 +130,7 @@ func (c *nameChecker) run() *Error {
 			i++
 		}
 	}
-	return nil
+	return ""
 }
 
 // stringEnd returns the index just past the string starting at data[i].
@@ -152,7 +156,7 @@ func stringEnd(data []byte, i int) int {
 
 // add records the member name data[start:end] of the innermost object, or
 // reports the collision it makes.
-func (c *nameChecker) add(start, end int) *Error {
+func (c *nameChecker) add(start, end int) string {
 	f := &c.frames[len(c.frames)-1]
 	n := memberName{start: start, end: end, plain: isPlain(c.data[start+1 : end-1])}
 	if f.set == nil && len(c.names)-f.first < smallObject {
@@ -162,7 +166,7 @@ func (c *nameChecker) add(start, end int) *Error {
 			}
 		}
 		c.names = append(c.names, n)
-		return nil
+		return ""
 	}
 	if f.set == nil {
 		f.set = make(map[uint64]int32, 4*smallObject)
@@ -188,7 +192,7 @@ func (c *nameChecker) add(start, end int) *Error {
 		f.set[h] = int32(len(c.names) + 1)
 	}
 	c.names = append(c.names, n)
-	return nil
+	return ""
 }
 
 // hash is the seeded hash of a name's folded form.
@@ -275,18 +279,18 @@ func asciiEqualFold(a, b []byte) bool {
 }
 
 // collision is the -32600 error for two names of the innermost object.
-func (c *nameChecker) collision(first, second *memberName) *Error {
+func (c *nameChecker) collision(first, second *memberName) string {
 	a, b := c.unquoted(first), c.unquoted(second)
 	where := "at the top level"
 	if p := c.pointer(); p != "" {
 		where = "in " + strconv.Quote(p)
 	}
 	if a == b {
-		return NewError(CodeInvalidRequest, "invalid request: duplicate member name "+quoteClipped(a)+" "+where+
-			"; each name may appear once in an object")
+		return "duplicate member name " + quoteClipped(a) + " " + where +
+			"; each name may appear once in an object"
 	}
-	return NewError(CodeInvalidRequest, "invalid request: member names "+quoteClipped(a)+" and "+quoteClipped(b)+" "+where+
-		" differ only by case; names are case-sensitive and an object may not hold both (a reader matching names case-insensitively would pick one), so send only the intended one")
+	return "member names " + quoteClipped(a) + " and " + quoteClipped(b) + " " + where +
+		" differ only by case; names are case-sensitive and an object may not hold both (a reader matching names case-insensitively would pick one), so send only the intended one"
 }
 
 // pointer is the JSON Pointer (RFC 6901) of the innermost open object.
