@@ -126,8 +126,10 @@ func UpstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
 }
 
 // recordUpstreamStatus writes a server's status, and its tools when it is
-// connected, to its row. It runs on the manager's status goroutine, one
-// call at a time, newest last.
+// connected, to its row: both in one transaction, so `clawd mcp list`
+// never shows a server connected with the tool count of the attempt
+// before. It runs on the manager's status goroutine, one call at a time,
+// newest last.
 func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -135,21 +137,26 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 	if err != nil {
 		return // removed meanwhile
 	}
-	if err := d.Store.RecordServerStatus(ctx, row.ID, store.ServerStatus{
-		Status: st.State, Error: st.LastError, ConnectedAt: st.LastConnected, ToolCount: -1,
-	}); err != nil {
-		d.Logger.Warn("upstream servers: recording a status failed", "server", st.Name, "err", err)
-		return
-	}
-	if st.State != upstream.StateConnected {
-		return
-	}
-	list := make([]store.MCPTool, 0, len(st.Tools))
-	for _, t := range st.Tools {
-		list = append(list, store.MCPTool{Name: t.Exposed, Description: t.Description, InputSchema: []byte(t.InputSchema)})
-	}
-	if err := d.Store.ReplaceServerTools(ctx, row.ID, list, time.Now()); err != nil {
+	status := store.ServerStatus{Status: st.State, Error: st.LastError, ConnectedAt: st.LastConnected, ToolCount: -1}
+	if st.State == upstream.StateConnected {
+		list := make([]store.MCPTool, 0, len(st.Tools))
+		for _, t := range st.Tools {
+			list = append(list, store.MCPTool{Name: t.Exposed, Description: t.Description, InputSchema: []byte(t.InputSchema)})
+		}
+		err := d.Store.RecordServerConnected(ctx, row.ID, status, list, time.Now())
+		if err == nil || !store.IsValidation(err) {
+			d.warnStatus(st.Name, err)
+			return
+		}
+		// A tool list the cache refuses still leaves the status right.
 		d.Logger.Warn("upstream servers: caching the tool list failed", "server", st.Name, "err", err)
+	}
+	d.warnStatus(st.Name, d.Store.RecordServerStatus(ctx, row.ID, status))
+}
+
+func (d *Daemon) warnStatus(server string, err error) {
+	if err != nil {
+		d.Logger.Warn("upstream servers: recording a status failed", "server", server, "err", err)
 	}
 }
 

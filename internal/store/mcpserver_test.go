@@ -459,6 +459,43 @@ func TestRecordStatusAndToolsCache(t *testing.T) {
 	}
 }
 
+// RecordServerConnected writes the status and the cache together, or,
+// for bad input, neither.
+func TestRecordServerConnected(t *testing.T) {
+	db := openTest(t, "")
+	s := mustInsert(t, db, NewHTTPServer("web", TransportHTTP, "http://127.0.0.1:8080/mcp"))
+	at := time.Date(2026, 7, 1, 10, 0, 0, 0, time.UTC)
+	two := []MCPTool{{Name: "web__a"}, {Name: "web__b"}}
+	if err := db.RecordServerConnected(ctx, s.ID, ServerStatus{Status: StatusConnected, ConnectedAt: at, ToolCount: 99}, two, at); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := db.MCPServer(ctx, s.ID)
+	list, _ := db.MCPTools(ctx, s.ID)
+	if got.LastStatus != StatusConnected || got.ToolCount != 2 || len(list) != 2 || got.LastConnectedAt != "2026-07-01T10:00:00.000Z" {
+		t.Errorf("after connecting: %s, tool_count %d, %d cached, at %s", got.LastStatus, got.ToolCount, len(list), got.LastConnectedAt)
+	}
+	for _, c := range []struct {
+		st    ServerStatus
+		tools []MCPTool
+	}{
+		{ServerStatus{Status: StatusConnected}, []MCPTool{{Name: "x"}, {Name: "x"}}},
+		{ServerStatus{Status: StatusConnected}, []MCPTool{{Name: "y", InputSchema: json.RawMessage(`[1]`)}}},
+		{ServerStatus{Status: "weird"}, []MCPTool{{Name: "z"}}},
+	} {
+		if err := db.RecordServerConnected(ctx, s.ID, c.st, c.tools, at.Add(time.Hour)); !IsValidation(err) {
+			t.Errorf("%+v %+v: %v, want a validation error", c.st, c.tools, err)
+		}
+	}
+	if err := db.RecordServerConnected(ctx, 9999, ServerStatus{Status: StatusConnected}, two, at); !errors.Is(err, ErrServerNotFound) {
+		t.Errorf("a deleted server: %v", err)
+	}
+	got, _ = db.MCPServer(ctx, s.ID)
+	list, _ = db.MCPTools(ctx, s.ID)
+	if got.ToolCount != 2 || len(list) != 2 || list[0].LastSeenAt != "2026-07-01T10:00:00.000Z" {
+		t.Errorf("refused writes changed the row: tool_count %d, cache %+v", got.ToolCount, list)
+	}
+}
+
 // A literal secret in env, a header, the URL's query or the last error
 // reaches no output: fmt with any verb, JSON (value, pointer, slice),
 // slog's text and JSON handlers, View.

@@ -32,6 +32,26 @@ const maxCachedTools = 10000
 // an input schema that is not a JSON object (nil means {}) is an error
 // naming the tool: the cache is left as it was.
 func (db *DB) ReplaceServerTools(ctx context.Context, serverID int64, tools []MCPTool, seenAt time.Time) error {
+	if err := checkTools(tools); err != nil {
+		return err
+	}
+	return db.writeTx(ctx, func(tx *sql.Tx) error {
+		var builtin bool
+		if err := tx.QueryRowContext(ctx, `SELECT builtin FROM cd_mcp_server WHERE id = ?`, serverID).Scan(&builtin); err != nil {
+			if err == sql.ErrNoRows {
+				return fmt.Errorf("%w: %d", ErrServerNotFound, serverID)
+			}
+			return err
+		}
+		if builtin {
+			return ErrBuiltinServer
+		}
+		return replaceToolsTx(ctx, tx, serverID, tools, seenAt)
+	})
+}
+
+// checkTools is ReplaceServerTools' validation, done before any write.
+func checkTools(tools []MCPTool) error {
 	if len(tools) > maxCachedTools {
 		return invalid("%d tools: the cache holds at most %d per server", len(tools), maxCachedTools)
 	}
@@ -51,42 +71,36 @@ func (db *DB) ReplaceServerTools(ctx context.Context, serverID int64, tools []MC
 			}
 		}
 	}
+	return nil
+}
+
+// replaceToolsTx replaces the cache of a non-built-in server with tools,
+// already checked, and sets its tool_count, inside tx.
+func replaceToolsTx(ctx context.Context, tx *sql.Tx, serverID int64, tools []MCPTool, seenAt time.Time) error {
 	at := formatTime(seenAt)
-	return db.writeTx(ctx, func(tx *sql.Tx) error {
-		var builtin bool
-		if err := tx.QueryRowContext(ctx, `SELECT builtin FROM cd_mcp_server WHERE id = ?`, serverID).Scan(&builtin); err != nil {
-			if err == sql.ErrNoRows {
-				return fmt.Errorf("%w: %d", ErrServerNotFound, serverID)
-			}
-			return err
-		}
-		if builtin {
-			return ErrBuiltinServer
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM cd_mcp_server_tool WHERE server_id = ?`, serverID); err != nil {
-			return err
-		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO cd_mcp_server_tool (server_id, name, description, input_schema, last_seen_at) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, t := range tools {
-			schema := "{}"
-			if len(t.InputSchema) > 0 {
-				var b bytes.Buffer
-				if err := json.Compact(&b, t.InputSchema); err != nil {
-					return err
-				}
-				schema = b.String()
-			}
-			if _, err := stmt.ExecContext(ctx, serverID, validText(t.Name), validText(t.Description), schema, at); err != nil {
-				return fmt.Errorf("tool %q: %w", printable(t.Name, 80), err)
-			}
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET tool_count = ? WHERE id = ?`, len(tools), serverID)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM cd_mcp_server_tool WHERE server_id = ?`, serverID); err != nil {
 		return err
-	})
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO cd_mcp_server_tool (server_id, name, description, input_schema, last_seen_at) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, t := range tools {
+		schema := "{}"
+		if len(t.InputSchema) > 0 {
+			var b bytes.Buffer
+			if err := json.Compact(&b, t.InputSchema); err != nil {
+				return err
+			}
+			schema = b.String()
+		}
+		if _, err := stmt.ExecContext(ctx, serverID, validText(t.Name), validText(t.Description), schema, at); err != nil {
+			return fmt.Errorf("tool %q: %w", printable(t.Name, 80), err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET tool_count = ? WHERE id = ?`, len(tools), serverID)
+	return err
 }
 
 // MCPTools lists the cached tools of one server, or of every server when
