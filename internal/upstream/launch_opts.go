@@ -297,10 +297,13 @@ func rubyXRefusal(dir string) string {
 // phpCodeKeys are the ini settings that make php load or run code besides
 // the script: a script run before or after it, an extension and the
 // directory extensions are loaded from, a preload script or header, a
-// cache of compiled code, the command mail() runs, and the function all
-// output is handed to (output_handler=system would run it).
+// cache of compiled code, the command mail() runs, and the functions php
+// calls by the name a setting gives: the one all output is handed to
+// (output_handler=system would run it), the one a failed assert() calls and
+// the one unserialize() calls with the name of a class it does not know.
 var phpCodeKeys = []string{"auto_prepend_file", "auto_append_file", "extension", "zend_extension", "extension_dir",
-	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path", "output_handler"}
+	"opcache.preload", "opcache.file_cache", "ffi.preload", "sendmail_path", "output_handler",
+	"assert.callback", "unserialize_callback_func"}
 
 // phpIniRefusal says why php's -d KEY[=VALUE] makes php load code clawd
 // cannot pin, or "". php appends the value to the ini text it parses, so a

@@ -157,6 +157,9 @@ func TestPHPOptions(t *testing.T) {
 		{cmd: []string{"php", "-d", "xdebug.mode=debug", "-d", "xdebug.start_with_request=yes", "x.php"}, unpinned: "xdebug.mode"},
 		{cmd: []string{"php", "-dxdebug.client_host=10.0.0.1", "x.php"}, unpinned: "xdebug"},
 		{cmd: []string{"php", "-d", "output_handler=system", "x.php"}, unpinned: "output_handler"},
+		// Settings that name a function php calls: a failed assert(), an unknown class in unserialize().
+		{cmd: []string{"php", "-d", "assert.callback=system", "x.php"}, unpinned: "assert.callback"},
+		{cmd: []string{"php", "-d", "Unserialize_Callback_Func = passthru", "x.php"}, unpinned: "Unserialize_Callback_Func"},
 		{cmd: []string{"php", "-d", "memory_limit=512M", "-d", "date.timezone=UTC", "x.php"}, script: "x.php"},
 	})
 }
