@@ -380,7 +380,9 @@ var (
 	// jsr:, https:, data:) for a module to fetch, not a file, even when a
 	// file of that name exists.
 	urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-	luaName   = regexp.MustCompile(`^(lua|luajit)[0-9.-]*$`)
+	// lua5.4, luajit2.1 and Debian's luajit-2.1.0-beta3 (a digit must
+	// follow a dash: lua-language-server is another program).
+	luaName = regexp.MustCompile(`^(lua|luajit)(-?[0-9][0-9a-z.-]*)?$`)
 	// A runtime named with its version, as Debian installs ruby3.1,
 	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
 	// them) and version managers link node22: the runtime's rules.

@@ -107,6 +107,7 @@ func TestVersionedRuntimeNames(t *testing.T) {
 	for name, want := range map[string]string{
 		"ruby3.1": "ruby", "php8.2": "php", "perl5.36.0": "perl", "node22": "node", "nodejs18": "node",
 		"python3.11": "python", "pypy3": "python", "lua5.4": "lua", "luajit2.1": "lua",
+		"luajit-2.1.0-beta3": "lua", "lua-5.1": "lua", "lua-language-server": "", "luarocks": "",
 		"ruby": "ruby", "node": "node", "rubyx": "", "phpunit": "", "node-gyp": "", "perldoc": "",
 	} {
 		if got := launcherKind(name); got != want {
