@@ -172,8 +172,11 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       h.timeouts.read,
 		IdleTimeout:       h.timeouts.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
-		ConnState:         h.connState,
+		// net/http answers "OPTIONS *" itself, before the handler, unless
+		// told not to: it would skip the peer, Host and Origin checks.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
+		ConnState:                    h.connState,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if tc := trackedOf(c); tc != nil {
 				return context.WithValue(ctx, connKey{}, tc)
