@@ -100,6 +100,10 @@ type HTTPServer struct {
 	// API, if set, serves the REST API under /api/ (http_api.go) after the
 	// same peer, Host, Origin and credential checks as /mcp.
 	API http.Handler
+	// Audit, if set, records each request refused for a per-client
+	// credential whose secret matched (revoked, or issued for another
+	// workspace) as a Deny row at step auth (http_auth.go).
+	Audit chain.AuditLog
 
 	MaxBodyBytes int64         // default Server.MessageLimit() (max_message_bytes)
 	MaxSessions  int           // default DefaultMaxSessions
