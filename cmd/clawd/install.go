@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -198,7 +200,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		if ws.Config.Port == 0 {
 			return nil, o, runtimeError("the config's port = 0 picks a free port at each start, which an HTTP entry cannot follow; set a fixed port or use --transport unix_socket")
 		}
-		o.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", ws.Config.Port)
+		o.URL = "http://" + httpEntryAddr(ws) + "/mcp"
 	}
 	f.workspace = ws.Dir
 	return a, o, nil
@@ -280,6 +282,18 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		fmt.Fprintln(out, "nothing to change: already as asked")
 	}
 	return nil
+}
+
+// httpEntryAddr is the address an installed HTTP entry names: the one the
+// daemon listens on (bind_addr and port). Any other loopback address is one
+// the daemon does not hold, where another user's process could listen and
+// be handed the credential.
+func httpEntryAddr(ws *runstate.Workspace) string {
+	host := strings.Trim(ws.Config.BindAddr, "[]")
+	if host == "" || host == "localhost" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(ws.Config.Port))
 }
 
 func newTokenHeaderCmd() *cobra.Command {

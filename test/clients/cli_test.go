@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +96,19 @@ func TestTokenHeader(t *testing.T) {
 	_, _, code = w.Run("token", "header")
 	if code != 2 {
 		t.Fatalf("no --client: exit %d", code)
+	}
+}
+
+// TestInstallHTTPEntryUsesBindAddr: an HTTP entry names the address the
+// daemon listens on. With bind_addr = "::1" it named 127.0.0.1, an address
+// the daemon does not hold, where another user's process could listen and
+// be handed the credential by the client.
+func TestInstallHTTPEntryUsesBindAddr(t *testing.T) {
+	w := newWorld(t)
+	w.write(w.ConfigFile(), fmt.Sprintf("port = %d\nbind_addr = \"::1\"\n", w.port))
+	stdout, stderr, code := w.Run("install", "claude-code", "--transport", "tcp_loopback", "--dry-run")
+	want := fmt.Sprintf(`"url": "http://[::1]:%d/mcp"`, w.port)
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("install with bind_addr ::1: exit %d, want %s in:\n%s%s", code, want, stdout, stderr)
 	}
 }
