@@ -296,6 +296,30 @@ func httpEntryAddr(ws *runstate.Workspace) string {
 	return net.JoinHostPort(host, strconv.Itoa(ws.Config.Port))
 }
 
+// checkEntryDaemon says whether the workspace's own HTTP daemon holds the
+// address an installed entry names, as `clawd tools` checks before it sends
+// the token. The client sends what the headers helper prints to that
+// address whoever listens there: while clawd does not, any local user may,
+// and would be handed the credential.
+func checkEntryDaemon(ws *runstate.Workspace) error {
+	addr := httpEntryAddr(ws)
+	st := ws.StateFile(runstate.TCP)
+	switch {
+	case st == nil:
+		return fmt.Errorf("no tcp_loopback daemon of workspace %s is running (start it with `clawd serve --transport tcp_loopback --workspace %s`)", ws.Dir, ws.Dir)
+	case st.Addr != addr:
+		return fmt.Errorf("the workspace's daemon listens on %s, not on %s where the entry points (bind_addr and port in the config); restart it, or install the entry again", st.Addr, addr)
+	}
+	pid, err := runstate.ProbeHealth(addr)
+	if err != nil {
+		return fmt.Errorf("http://%s does not answer /health (%v)", addr, err)
+	}
+	if pid != st.PID {
+		return fmt.Errorf("http://%s answers as pid %d, not as the daemon's pid %d", addr, pid, st.PID)
+	}
+	return nil
+}
+
 func newTokenHeaderCmd() *cobra.Command {
 	var f clientFlags
 	var kind string
@@ -317,6 +341,9 @@ func newTokenHeaderCmd() *cobra.Command {
 			text, err := readCredentialFile(ws, kind)
 			if err != nil {
 				return runtimeError("%v", err)
+			}
+			if err := checkEntryDaemon(ws); err != nil {
+				return runtimeError("not handing out the %s credential: %v", kind, err)
 			}
 			return writeJSON(cmd.OutOrStdout(), map[string]string{"Authorization": "Bearer " + text})
 		},

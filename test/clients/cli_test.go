@@ -2,6 +2,8 @@ package clients
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,10 +84,41 @@ func TestInstallDryRunChangesNothing(t *testing.T) {
 	}
 }
 
+// TestTokenHeader: the headers helper hands out the credential only when
+// the workspace's own HTTP daemon holds the entry's address. Claude Code
+// sends what it prints to that address whether or not clawd runs there,
+// and while it does not, any local user may listen on the port.
 func TestTokenHeader(t *testing.T) {
 	w := newWorld(t)
 	w.Run("token", "issue", "--client", "cc")
 	out, stderr, code := w.Run("token", "header", "--client", "cc")
+	if code != 1 || strings.Contains(out, "cdc1_") || !strings.Contains(stderr, "no tcp_loopback daemon") {
+		t.Fatalf("token header without a daemon: exit %d %q %q; want exit 1 and no credential", code, out, stderr)
+	}
+	// Someone else's server on the port, answering /health as a clawd would.
+	squat, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", w.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 16)
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		fmt.Fprintf(rw, `{"status":"ok","pid":%d}`, os.Getpid())
+	})}
+	go srv.Serve(squat)
+	out, stderr, code = w.Run("token", "header", "--client", "cc")
+	srv.Close()
+	if code != 1 || strings.Contains(out, "cdc1_") {
+		t.Fatalf("token header with another server on the port: exit %d %q %q; want exit 1 and no credential", code, out, stderr)
+	}
+	close(got)
+	for a := range got {
+		if a != "" {
+			t.Fatalf("the credential check sent %q", a)
+		}
+	}
+	w.Serve("--transport", "tcp_loopback")
+	out, stderr, code = w.Run("token", "header", "--client", "cc")
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "{") || !strings.Contains(out, `"Authorization": "Bearer cdc1_`) {
 		t.Fatalf("token header: exit %d %q %q", code, out, stderr)
 	}
