@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -198,7 +200,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		if ws.Config.Port == 0 {
 			return nil, o, runtimeError("the config's port = 0 picks a free port at each start, which an HTTP entry cannot follow; set a fixed port or use --transport unix_socket")
 		}
-		o.URL = fmt.Sprintf("http://127.0.0.1:%d/mcp", ws.Config.Port)
+		o.URL = "http://" + httpEntryAddr(ws) + "/mcp"
 	}
 	f.workspace = ws.Dir
 	return a, o, nil
@@ -282,6 +284,42 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 	return nil
 }
 
+// httpEntryAddr is the address an installed HTTP entry names: the one the
+// daemon listens on (bind_addr and port). Any other loopback address is one
+// the daemon does not hold, where another user's process could listen and
+// be handed the credential.
+func httpEntryAddr(ws *runstate.Workspace) string {
+	host := strings.Trim(ws.Config.BindAddr, "[]")
+	if host == "" || host == "localhost" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(ws.Config.Port))
+}
+
+// checkEntryDaemon says whether the workspace's own HTTP daemon holds the
+// address an installed entry names, as `clawd tools` checks before it sends
+// the token. The client sends what the headers helper prints to that
+// address whoever listens there: while clawd does not, any local user may,
+// and would be handed the credential.
+func checkEntryDaemon(ws *runstate.Workspace) error {
+	addr := httpEntryAddr(ws)
+	st := ws.StateFile(runstate.TCP)
+	switch {
+	case st == nil:
+		return fmt.Errorf("no tcp_loopback daemon of workspace %s is running (start it with `clawd serve --transport tcp_loopback --workspace %s`)", ws.Dir, ws.Dir)
+	case st.Addr != addr:
+		return fmt.Errorf("the workspace's daemon listens on %s, not on %s where the entry points (bind_addr and port in the config); restart it, or install the entry again", st.Addr, addr)
+	}
+	pid, err := runstate.ProbeHealth(addr)
+	if err != nil {
+		return fmt.Errorf("http://%s does not answer /health (%v)", addr, err)
+	}
+	if pid != st.PID {
+		return fmt.Errorf("http://%s answers as pid %d, not as the daemon's pid %d", addr, pid, st.PID)
+	}
+	return nil
+}
+
 func newTokenHeaderCmd() *cobra.Command {
 	var f clientFlags
 	var kind string
@@ -303,6 +341,9 @@ func newTokenHeaderCmd() *cobra.Command {
 			text, err := readCredentialFile(ws, kind)
 			if err != nil {
 				return runtimeError("%v", err)
+			}
+			if err := checkEntryDaemon(ws); err != nil {
+				return runtimeError("not handing out the %s credential: %v", kind, err)
 			}
 			return writeJSON(cmd.OutOrStdout(), map[string]string{"Authorization": "Bearer " + text})
 		},

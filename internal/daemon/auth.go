@@ -34,7 +34,12 @@ func (c *credentials) Authenticate(bearer string) (transport.Identity, string, b
 			return transport.Identity{}, "credential_unverifiable", false
 		}
 		if reason != "" {
-			return transport.Identity{}, reason, false
+			// Its secret matched: a refusal is recorded as its own.
+			var ident transport.Identity
+			if kind != "" {
+				ident = transport.Identity{Kind: kind, CredentialID: id}
+			}
+			return ident, reason, false
 		}
 		return transport.Identity{Kind: kind, CredentialID: id}, "", true
 	}

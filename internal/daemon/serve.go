@@ -186,6 +186,7 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		Logger:       d.Logger,
 		MaxBodyBytes: int64(cfg.MaxMessageBytes),
 		API:          d.restAPI(),
+		Audit:        d.Chain.Audit,
 	}
 	return srv.Serve(ctx, ln)
 }

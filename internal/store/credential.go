@@ -102,7 +102,9 @@ func (db *DB) RevokeCredential(ctx context.Context, id string) (Credential, erro
 // CheckCredential verifies a presented credential (id and the digest of
 // its secret) for a daemon of workspaceID and returns its kind. reason says
 // why it was refused: "unknown_credential", "credential_revoked" or
-// "credential_for_another_workspace".
+// "credential_for_another_workspace". The kind is returned whenever the
+// secret matched, refused or not, so that a refusal can be recorded as
+// that credential's.
 func (db *DB) CheckCredential(workspaceID, id, digest string) (kind, reason string, err error) {
 	s, err := db.current()
 	if err != nil {
@@ -119,9 +121,9 @@ func (db *DB) CheckCredential(workspaceID, id, digest string) (kind, reason stri
 	case !ok || !match:
 		return "", "unknown_credential", nil
 	case e.revoked:
-		return "", "credential_revoked", nil
+		return e.kind, "credential_revoked", nil
 	case e.workspace != workspaceID:
-		return "", "credential_for_another_workspace", nil
+		return e.kind, "credential_for_another_workspace", nil
 	}
 	return e.kind, "", nil
 }

@@ -32,7 +32,7 @@ func TestCredentialChecks(t *testing.T) {
 		{"valid", "ws-1", id, token.SecretDigest(secret), "cc", ""},
 		{"wrong secret", "ws-1", id, other, "", "unknown_credential"},
 		{"unknown id", "ws-1", "0123456789abcdef", token.SecretDigest(secret), "", "unknown_credential"},
-		{"other workspace", "ws-2", id, token.SecretDigest(secret), "", "credential_for_another_workspace"},
+		{"other workspace", "ws-2", id, token.SecretDigest(secret), "cc", "credential_for_another_workspace"},
 	}
 	for _, tt := range tests {
 		kind, reason, err := daemon.CheckCredential(tt.ws, tt.id, tt.digest)
@@ -50,8 +50,8 @@ func TestCredentialChecks(t *testing.T) {
 	if ok, _ := daemon.CredentialActive(id); ok {
 		t.Error("a revoked credential is still active for another handle")
 	}
-	if _, reason, _ := daemon.CheckCredential("ws-1", id, token.SecretDigest(secret)); reason != "credential_revoked" {
-		t.Errorf("revoked: reason %q", reason)
+	if kind, reason, _ := daemon.CheckCredential("ws-1", id, token.SecretDigest(secret)); reason != "credential_revoked" || kind != "cc" {
+		t.Errorf("revoked: kind %q, reason %q; want cc, credential_revoked", kind, reason)
 	}
 	if _, err := cli.RevokeCredential(ctx, "ffffffffffffffff"); err != ErrNoCredential {
 		t.Errorf("revoking an unknown id: %v", err)

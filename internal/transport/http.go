@@ -100,6 +100,10 @@ type HTTPServer struct {
 	// API, if set, serves the REST API under /api/ (http_api.go) after the
 	// same peer, Host, Origin and credential checks as /mcp.
 	API http.Handler
+	// Audit, if set, records each request refused for a per-client
+	// credential whose secret matched (revoked, or issued for another
+	// workspace) as a Deny row at step auth (http_auth.go).
+	Audit chain.AuditLog
 
 	MaxBodyBytes int64         // default Server.MessageLimit() (max_message_bytes)
 	MaxSessions  int           // default DefaultMaxSessions
@@ -172,8 +176,11 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       h.timeouts.read,
 		IdleTimeout:       h.timeouts.idle,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
-		ConnState:         h.connState,
+		// net/http answers "OPTIONS *" itself, before the handler, unless
+		// told not to: it would skip the peer, Host and Origin checks.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(h.Logger.Handler(), slog.LevelDebug),
+		ConnState:                    h.connState,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if tc := trackedOf(c); tc != nil {
 				return context.WithValue(ctx, connKey{}, tc)

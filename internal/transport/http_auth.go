@@ -5,6 +5,8 @@ package transport
 
 import (
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
@@ -21,6 +23,9 @@ type Identity struct {
 // Authenticator checks a bearer credential: the workspace token or a
 // per-client credential. reason says why one was refused (for the refusal's
 // data.reason and the log), e.g. "invalid_token" or "credential_revoked".
+// A per-client credential whose secret matched but that is refused anyway
+// (revoked, or issued for another workspace) still returns its id: the
+// refusal is then audited as that credential's (HTTPServer.Audit).
 type Authenticator interface {
 	Authenticate(bearer string) (id Identity, reason string, ok bool)
 }
@@ -57,6 +62,9 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 		kind = 0
 	}
 	h.authLog.addDetail(kind, "http: refused a request for its credential", "reason", reason, "peer", r.RemoteAddr)
+	if ident.CredentialID != "" {
+		h.auditRefusal(r, ident, reason)
+	}
 	if isAPI(r) {
 		h.refuseAPICredential(w, reason)
 		return Identity{}, false
@@ -70,6 +78,39 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 	setWriteDeadline(w, h.timeouts.write)
 	writeJSON(w, AuthRefusedStatus, body)
 	return Identity{}, false
+}
+
+// auditRefusal records a request refused for a per-client credential whose
+// secret matched (revoked, or of another workspace) as a Deny at step
+// auth, durable before the answer, as the chain records such a credential's
+// call on the socket: whoever still presents a revoked credential is on
+// record. The body is not read for it (a refused request's body never
+// is), so the row names the request instead of a tool. Tokens and
+// credentials nobody issued leave no row: they name no one, and anyone who
+// can reach loopback could write rows with them.
+func (h *HTTPServer) auditRefusal(r *http.Request, ident Identity, reason string) {
+	if h.Audit == nil {
+		return
+	}
+	request := r.Method + " " + r.URL.Path
+	if len(request) > 200 {
+		request = request[:200]
+	}
+	request = strings.ToValidUTF8(request, "\uFFFD")
+	rec := &chain.AuditRecord{
+		Time:         time.Now(),
+		EntityID:     ident.Kind + ":" + h.Subject,
+		TrustLevel:   chain.NoTrustLevel,
+		Result:       chain.ResultDeny,
+		Reason:       reason,
+		Step:         chain.StepAuth,
+		Transport:    "http",
+		RequestID:    request,
+		CredentialID: ident.CredentialID,
+	}
+	if _, err := h.Audit.Record(rec); err != nil {
+		h.Logger.Error("http: writing the audit row of a refused credential failed", "credential", ident.CredentialID, "reason", reason, "err", err)
+	}
 }
 
 // AuthRefusedStatus is the HTTP status of a refused credential (see

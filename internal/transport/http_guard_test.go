@@ -1,6 +1,11 @@
 package transport
 
-import "testing"
+import (
+	"bufio"
+	"net/http"
+	"testing"
+	"time"
+)
 
 func TestAllowedHost(t *testing.T) {
 	tests := []struct {
@@ -98,6 +103,36 @@ func TestLoopbackPeer(t *testing.T) {
 	} {
 		if got := loopbackPeer(addr); got != want {
 			t.Errorf("loopbackPeer(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}
+
+// TestOptionsStarPassesTheChecks: "OPTIONS *" is a request like any other.
+// net/http answers it 200 itself unless told not to, before the handler, so
+// it skipped the Host and Origin checks (and their log) that every request
+// must pass.
+func TestOptionsStarPassesTheChecks(t *testing.T) {
+	f := startHTTP(t, nil)
+	for _, tt := range []struct {
+		name, head string
+		status     int
+	}{
+		{"foreign Host", "OPTIONS * HTTP/1.1\r\nHost: evil.example.com\r\n\r\n", http.StatusForbidden},
+		{"foreign Origin", "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://evil.example.com\r\n\r\n", http.StatusForbidden},
+		{"no token", "OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", AuthRefusedStatus},
+	} {
+		c := f.dialRaw()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte(tt.head)); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s: HTTP %d, want %d", tt.name, resp.StatusCode, tt.status)
 		}
 	}
 }

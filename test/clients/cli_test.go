@@ -1,6 +1,9 @@
 package clients
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,10 +84,41 @@ func TestInstallDryRunChangesNothing(t *testing.T) {
 	}
 }
 
+// TestTokenHeader: the headers helper hands out the credential only when
+// the workspace's own HTTP daemon holds the entry's address. Claude Code
+// sends what it prints to that address whether or not clawd runs there,
+// and while it does not, any local user may listen on the port.
 func TestTokenHeader(t *testing.T) {
 	w := newWorld(t)
 	w.Run("token", "issue", "--client", "cc")
 	out, stderr, code := w.Run("token", "header", "--client", "cc")
+	if code != 1 || strings.Contains(out, "cdc1_") || !strings.Contains(stderr, "no tcp_loopback daemon") {
+		t.Fatalf("token header without a daemon: exit %d %q %q; want exit 1 and no credential", code, out, stderr)
+	}
+	// Someone else's server on the port, answering /health as a clawd would.
+	squat, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", w.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 16)
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		fmt.Fprintf(rw, `{"status":"ok","pid":%d}`, os.Getpid())
+	})}
+	go srv.Serve(squat)
+	out, stderr, code = w.Run("token", "header", "--client", "cc")
+	srv.Close()
+	if code != 1 || strings.Contains(out, "cdc1_") {
+		t.Fatalf("token header with another server on the port: exit %d %q %q; want exit 1 and no credential", code, out, stderr)
+	}
+	close(got)
+	for a := range got {
+		if a != "" {
+			t.Fatalf("the credential check sent %q", a)
+		}
+	}
+	w.Serve("--transport", "tcp_loopback")
+	out, stderr, code = w.Run("token", "header", "--client", "cc")
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(out), "{") || !strings.Contains(out, `"Authorization": "Bearer cdc1_`) {
 		t.Fatalf("token header: exit %d %q %q", code, out, stderr)
 	}
@@ -95,5 +129,19 @@ func TestTokenHeader(t *testing.T) {
 	_, _, code = w.Run("token", "header")
 	if code != 2 {
 		t.Fatalf("no --client: exit %d", code)
+	}
+}
+
+// TestInstallHTTPEntryUsesBindAddr: an HTTP entry names the address the
+// daemon listens on. With bind_addr = "::1" it named 127.0.0.1, an address
+// the daemon does not hold, where another user's process could listen and
+// be handed the credential by the client.
+func TestInstallHTTPEntryUsesBindAddr(t *testing.T) {
+	w := newWorld(t)
+	w.write(w.ConfigFile(), fmt.Sprintf("port = %d\nbind_addr = \"::1\"\n", w.port))
+	stdout, stderr, code := w.Run("install", "claude-code", "--transport", "tcp_loopback", "--dry-run")
+	want := fmt.Sprintf(`"url": "http://[::1]:%d/mcp"`, w.port)
+	if code != 0 || !strings.Contains(stdout, want) {
+		t.Fatalf("install with bind_addr ::1: exit %d, want %s in:\n%s%s", code, want, stdout, stderr)
 	}
 }

@@ -287,8 +287,15 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 		t.Errorf("clawd connect --client cc after revoking: exit %d %s", code, errOut)
 	}
 	// The refused socket call is on record as a denial at step auth.
-	if r := e.auditByRequest(t)["after-1"]; r.Result != "Deny" || r.Step != "auth" || r.Reason != "credential_revoked" {
+	rows := e.auditByRequest(t)
+	if r := rows["after-1"]; r.Result != "Deny" || r.Step != "auth" || r.Reason != "credential_revoked" {
 		t.Errorf("audit row of the refused call: %+v", r)
+	}
+	// So is the refused HTTP request, as the credential's; the transport
+	// refuses it before reading its body, so the row names the request.
+	if r := rows["POST /mcp"]; r.Result != "Deny" || r.Step != "auth" || r.Reason != "credential_revoked" ||
+		r.Transport != "http" || !strings.HasPrefix(r.EntityID, "cc:") || r.CredentialID == nil || *r.CredentialID != id {
+		t.Errorf("audit row of the refused HTTP request: %+v", r)
 	}
 	// Other credentials are unaffected.
 	s2 := clawdtest.NewHTTP(t, e.addr, e.creds["oc"])

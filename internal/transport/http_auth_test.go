@@ -1,0 +1,69 @@
+package transport
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/clawde/clawd/internal/chain"
+)
+
+// revokedAuth knows one revoked per-client credential ("revoked"), one
+// of another workspace ("elsewhere") and nothing else.
+type revokedAuth struct{}
+
+func (revokedAuth) Authenticate(tok string) (Identity, string, bool) {
+	switch tok {
+	case "revoked":
+		return Identity{Kind: "cc", CredentialID: "0123456789abcdef"}, "credential_revoked", false
+	case "elsewhere":
+		return Identity{Kind: "oc", CredentialID: "fedcba9876543210"}, "credential_for_another_workspace", false
+	}
+	return Identity{}, "unknown_credential", false
+}
+
+// TestRefusedCredentialAudited: a request refused for a per-client
+// credential whose secret matched (revoked, or of another workspace) is a
+// Deny row at step auth, as a call of that credential on the socket is
+// (docs/authorization.md); the transport refuses it before its body is
+// read, so the row names the request. A token nobody issued leaves no row.
+func TestRefusedCredentialAudited(t *testing.T) {
+	audit := &chain.MemoryAudit{}
+	f := startHTTP(t, func(h *HTTPServer) {
+		h.Auth = revokedAuth{}
+		h.Audit = audit
+	})
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	for _, tt := range []struct {
+		token, path, method string
+		status              int
+	}{
+		{"revoked", PathMCP, http.MethodPost, AuthRefusedStatus},
+		{"elsewhere", PathAPI + "v1/mcp/servers", http.MethodGet, http.StatusUnauthorized},
+		{"nope", PathMCP, http.MethodPost, AuthRefusedStatus},
+		{"", PathMCP, http.MethodPost, AuthRefusedStatus},
+	} {
+		hd := map[string]string{"Authorization": "Bearer " + tt.token, HeaderSessionID: "00000000000000000000000000000000"}
+		body := call
+		if tt.method == http.MethodGet {
+			body = ""
+		}
+		if resp, b := f.do(req{method: tt.method, path: tt.path, body: body, headers: hd}); resp.StatusCode != tt.status {
+			t.Fatalf("token %q: HTTP %d %s, want %d", tt.token, resp.StatusCode, b, tt.status)
+		}
+	}
+	rows := audit.Rows()
+	if len(rows) != 2 {
+		t.Fatalf("%d audit rows, want 2 (the revoked and the other workspace's credential): %+v", len(rows), rows)
+	}
+	want := []chain.AuditRecord{
+		{EntityID: "cc:ws-test", CredentialID: "0123456789abcdef", Reason: "credential_revoked", RequestID: "POST /mcp"},
+		{EntityID: "oc:ws-test", CredentialID: "fedcba9876543210", Reason: "credential_for_another_workspace", RequestID: "GET /api/v1/mcp/servers"},
+	}
+	for i, r := range rows {
+		w := want[i]
+		if r.EntityID != w.EntityID || r.CredentialID != w.CredentialID || r.Reason != w.Reason || r.RequestID != w.RequestID ||
+			r.Result != chain.ResultDeny || r.Step != chain.StepAuth || r.Transport != "http" || r.TrustLevel != chain.NoTrustLevel || r.Time.IsZero() {
+			t.Errorf("row %d: %+v, want %+v, Deny at step auth over http", i, r, w)
+		}
+	}
+}
