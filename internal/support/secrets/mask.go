@@ -6,12 +6,13 @@ import (
 )
 
 var (
-	// NAME=value, NAME: value, --name value for secret-looking names.
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
-	// Authorization: Bearer xyz, Basic xyz.
-	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
-	// user:password@ in URLs.
-	secretURL = regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`)
+	// NAME=value, NAME: value, --name value for secret-looking names; the
+	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
+	// Authorization: Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
+	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+`)
+	// user:password@ in URLs, also without a user (redis://:password@).
+	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -26,9 +27,10 @@ var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
 //     passwd, pwd, api_key, access_key, private_key, credential or auth
-//     (any case; a quoted value is masked up to its closing quote);
-//   - the credentials after "Bearer" or "Basic";
-//   - the password of user:password@ in a URL;
+//     (any case; the name may be quoted, as a JSON key is; a quoted value
+//     is masked up to its closing quote);
+//   - the credentials after "Bearer", "Basic" or "token";
+//   - the password of user:password@ (or :password@) in a URL;
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
 //     4 letters and no slash (hex digests, base64 keys), except a SHA-256
 //     digest the text names as one ("sha256 <64 hex>", namedDigest).

@@ -100,6 +100,15 @@ func TestMaskText(t *testing.T) {
 		// Long words that do not look random stay.
 		{"ls /usr/local/lib/python3.12/site-packages/some_module_name", "/usr/local/lib/python3.12/site-packages/some_module_name", "***"},
 		{"echo abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh", "***"},
+		// A secret-looking name quoted as a JSON, YAML or Python key.
+		{`curl -d '{"password":"hunter2xyz"}' https://x`, `{"password":***}`, "hunter2xyz"},
+		{`curl -d '{"api_key": "hunter2 xyz"}' https://x`, `{"api_key": ***}`, "hunter2"},
+		{`python -c "f({'client_secret': 'hunter2xyz'})"`, `'client_secret': ***`, "hunter2xyz"},
+		// A URL password without a user name (redis://:pw@host).
+		{"redis-cli -u redis://:hunter2xyz@localhost:6379", "redis://:***@localhost:6379", "hunter2xyz"},
+		// Authorization with a scheme other than Bearer or Basic (GitHub's token).
+		{"curl -H 'Authorization: token hunter2xyz' https://x", "Authorization: *** ***' https://x", "hunter2xyz"},
+		{"curl -H 'Authorization: Token hunter2xyz' https://x", "***' https://x", "hunter2xyz"},
 		// Known limit: a short secret after an innocent flag passes.
 		{"mysql -p hunter2", "mysql -p hunter2", ""},
 	}
