@@ -152,7 +152,8 @@ func newAuditPruneCmd() *cobra.Command {
 		Short: "Delete audit rows older than a duration or time",
 		Long: "Delete the audit rows written before --older-than (a duration back from now, e.g. 90d, 720h, or a\n" +
 			"time, e.g. 2026-01-31). clawd never deletes audit rows by itself: the log keeps every decision\n" +
-			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.",
+			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.\n" +
+			"The newest row always stays, so row ids are never given twice.",
 		Args: noArgs("clawd audit prune --older-than DURATION|TIME [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if olderThan == "" {
