@@ -13,6 +13,9 @@ var (
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+`)
 	// user:password@ in URLs, also without a user (redis://:password@).
 	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
+	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
+	// URL (-u redis://...), whose password secretURL masks.
+	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -30,7 +33,8 @@ var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential
 //     (any case; the name may be quoted, as a JSON key is; a quoted value
 //     is masked up to its closing quote);
 //   - the credentials after "Bearer", "Basic" or "token";
-//   - the password of user:password@ (or :password@) in a URL;
+//   - the password of user:password@ (or :password@) in a URL, and of
+//     -u/--user user:password (curl's form);
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
 //     4 letters and no slash (hex digests, base64 keys), except a SHA-256
 //     digest the text names as one ("sha256 <64 hex>", namedDigest).
@@ -48,6 +52,9 @@ func MaskText(s string) string {
 			s = secretAssign.ReplaceAllString(s, "$1***")
 			break
 		}
+	}
+	if strings.Contains(s, "-u") {
+		s = secretUserFlag.ReplaceAllString(s, "$1$2$3***")
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = secretURL.ReplaceAllString(s, "$1***@")

@@ -109,6 +109,11 @@ func TestMaskText(t *testing.T) {
 		// Authorization with a scheme other than Bearer or Basic (GitHub's token).
 		{"curl -H 'Authorization: token hunter2xyz' https://x", "Authorization: *** ***' https://x", "hunter2xyz"},
 		{"curl -H 'Authorization: Token hunter2xyz' https://x", "***' https://x", "hunter2xyz"},
+		// curl's (and wget's, httpie's) -u/--user USER:PASSWORD.
+		{"curl -u admin:hunter2xyz https://x", "curl -u admin:*** https://x", "hunter2xyz"},
+		{"curl --user=admin:hunter2xyz https://x", "--user=admin:*** https://x", "hunter2xyz"},
+		{"curl -uadmin:hunter2xyz https://x", "-uadmin:*** https://x", "hunter2xyz"},
+		{"git push -u origin main", "git push -u origin main", "***"},
 		// Known limit: a short secret after an innocent flag passes.
 		{"mysql -p hunter2", "mysql -p hunter2", ""},
 	}
