@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -110,11 +111,20 @@ func (srv *Server) refuseCall(ctx context.Context, x exchange, msg *jsonrpc.Mess
 	if p.Name != nil {
 		call.ToolName = *p.Name
 	}
-	if a := srv.Chain.Run(ctx, &call, nil); a.Kind == chain.AnswerError && a.Err != nil {
+	if a := srv.Chain.Run(ctx, &call, refusedCall{}); a.Kind == chain.AnswerError && a.Err != nil {
 		rerr = a.Err // rerr, or the chain's earlier refusal (unknown entity, audit unavailable)
 	}
 	return jsonrpc.AppendError(nil, msg.ID, rerr)
 }
+
+// refusedCall is the Next of a malformed call, which the chain never runs;
+// should an Authorizer run it anyway, it runs nothing.
+type refusedCall struct{}
+
+func (refusedCall) Call(context.Context) (any, error) {
+	return nil, errors.New("a malformed call is not run")
+}
+func (refusedCall) Commit(context.Context) bool { return true }
 
 // toolCall is one tools/call on its way through the chain: the chain's view
 // of it and the protocol's side that chain.Run calls back (chain.Next), in
