@@ -8,8 +8,13 @@ import (
 var (
 	// NAME=value, NAME: value, --name value for secret-looking names; the
 	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
-	// Authorization: Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
+	// An Authorization or Proxy-Authorization header's whole value, in any
+	// scheme (ApiKey, SSWS, ...), up to a quote or the line's end.
+	secretHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization\s*:\s*)[^"'\r\n]+`)
+	// openssl's pass:PASSWORD.
+	secretPass = regexp.MustCompile(`(?i)\b(pass:)[^\s"';&|]+`)
+	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+`)
 	// user:password@ in URLs, also without a user (redis://:password@).
 	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
@@ -23,16 +28,18 @@ var (
 // secretHints are lowercase words without which secretAssign and
 // secretScheme cannot match: most texts (a path, `go test ./...`) contain
 // none, and skip the regular expressions, the costly part of a summary.
-var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential", "auth", "bearer", "basic"}
+var secretHints = []string{"token", "secret", "passw", "passp", "pass:", "pwd", "key", "credential", "auth", "bearer", "basic"}
 
 // MaskText replaces what looks like a secret in free text with "***":
 //
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
-//     passwd, pwd, api_key, access_key, private_key, credential or auth
+//     passwd, passphrase, pwd, api_key, access_key, private_key, credential or auth
 //     (any case; the name may be quoted, as a JSON key is; a quoted value
 //     is masked up to its closing quote);
-//   - the credentials after "Bearer", "Basic" or "token";
+//   - an Authorization (or Proxy-Authorization) header's value, whatever
+//     its scheme, and the credentials after "Bearer", "Basic" or "token";
+//   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, and of
 //     -u/--user user:password (curl's form);
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
@@ -48,8 +55,13 @@ func MaskText(s string) string {
 	lower := strings.ToLower(s)
 	for _, h := range secretHints {
 		if strings.Contains(lower, h) {
+			s = secretPass.ReplaceAllString(s, "$1***")
 			s = secretScheme.ReplaceAllString(s, "$1 ***")
 			s = secretAssign.ReplaceAllString(s, "$1***")
+			// Last: what the others left of a header (a scheme they do not
+			// know, its credential) goes, and no bare-value match can take
+			// its closing quote along.
+			s = secretHeader.ReplaceAllString(s, "$1***")
 			break
 		}
 	}
