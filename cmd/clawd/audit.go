@@ -12,11 +12,13 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 func newAuditCmd() *cobra.Command {
@@ -150,7 +152,8 @@ func newAuditPruneCmd() *cobra.Command {
 		Short: "Delete audit rows older than a duration or time",
 		Long: "Delete the audit rows written before --older-than (a duration back from now, e.g. 90d, 720h, or a\n" +
 			"time, e.g. 2026-01-31). clawd never deletes audit rows by itself: the log keeps every decision\n" +
-			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.",
+			"until you prune it, so choose your retention and run this (e.g. from cron) to keep to it.\n" +
+			"The newest row always stays, so row ids are never given twice.",
 		Args: noArgs("clawd audit prune --older-than DURATION|TIME [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if olderThan == "" {
@@ -255,25 +258,25 @@ func (p *auditPrinter) print(rows []store.AuditRow) error {
 		// The entity comes from the credential; the claim is only what the
 		// client called itself (clientInfo.name), shown so the two can be
 		// compared. A credential id follows the entity.
-		entity := r.EntityID
+		entity := cell(r.EntityID)
 		if r.CredentialID != nil {
-			entity += " (credential " + *r.CredentialID + ")"
+			entity += " (credential " + cell(*r.CredentialID) + ")"
 		}
 		claim := "-"
 		if r.ClientClaim != nil {
-			claim = clipText(printable(*r.ClientClaim), 40)
+			claim = clipText(cell(*r.ClientClaim), 40)
 		}
 		summary := "-"
 		if r.ArgsSummary != nil {
-			summary = clipText(printable(*r.ArgsSummary), 60)
+			summary = clipText(cell(*r.ArgsSummary), 60)
 		}
 		// A hash-shortened exposed name does not show its server: add it.
-		tool := printable(r.ToolID)
+		tool := cell(r.ToolID)
 		if r.Server != nil && !strings.HasPrefix(r.ToolID, *r.Server+"__") && !strings.HasPrefix(r.ToolID, "mcp:") {
-			tool += " (server " + printable(*r.Server) + ")"
+			tool += " (server " + cell(*r.Server) + ")"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, auditTime(r.Timestamp, p.loc), entity, claim,
-			tool, summary, level, r.Result, r.Step, r.Reason, r.LatencyUS, printable(outcomeText(r)))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%dus\t%s\n", r.ID, cell(auditTime(r.Timestamp, p.loc)), entity, claim,
+			tool, summary, level, cell(r.Result), cell(r.Step), cell(r.Reason), r.LatencyUS, cell(outcomeText(r)))
 	}
 	return tw.Flush()
 }
@@ -305,14 +308,33 @@ func auditTime(ts string, loc *time.Location) string {
 }
 
 // printable keeps caller-chosen text (tool names of unknown tools) from
-// moving the terminal's cursor or columns.
+// moving the terminal's cursor or columns: control characters, and the
+// invisible ones safetext removes elsewhere (bidi overrides, zero-width
+// characters, line separators), show as '?'.
 func printable(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r < 0x20 || safetext.Forbidden(r) {
 			return '?'
 		}
 		return r
 	}, s)
+}
+
+// cell is an audit table cell: printable, with runs of spaces collapsed,
+// so text in a column (a client's tool name or clientInfo.name, a row
+// written behind clawd's back) cannot pose as further columns, whose gaps
+// are two spaces wide at least.
+func cell(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) { // no-break and other wide spaces too
+			return ' '
+		}
+		return r
+	}, printable(s))
+	if !strings.Contains(s, "  ") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // clipText shortens s to at most n runes, marking the cut.

@@ -5,9 +5,9 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/support/inplace"
 	"github.com/clawde/clawd/internal/support/secrets"
 )
 
@@ -35,13 +35,8 @@ func ArgsSummary(args jsontext.Value) string {
 	if len(args) == 0 {
 		return ""
 	}
-	var a struct {
-		Path       *string `json:"path"`
-		WorkingDir *string `json:"working_dir"`
-		Command    *string `json:"command"`
-		Query      *string `json:"query"`
-	}
-	if json.Unmarshal(args, &a, json.RejectUnknownMembers(false)) != nil {
+	a, ok := summaryArgs(args)
+	if !ok {
 		return ""
 	}
 	var parts []string
@@ -75,6 +70,50 @@ func ArgsSummary(args jsontext.Value) string {
 		s = string(r[:maxSummary-1]) + "…"
 	}
 	return s
+}
+
+// summarised are the members ArgsSummary shows, when they are strings.
+type summarised struct {
+	Path, WorkingDir, Command, Query *string
+}
+
+// summaryArgs reads the top-level string members path, working_dir, command
+// and query of an arguments object in one pass. A member of another type is
+// skipped, not a reason to show nothing: an upstream tool's schema is its
+// own, and {"command":"...","path":0} must not hide its command from the
+// row. ok is false when args is not an object.
+func summaryArgs(args jsontext.Value) (a summarised, ok bool) {
+	dec := inplace.Get(args)
+	defer dec.Release()
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return a, false
+	}
+	for dec.PeekKind() == '"' {
+		k, err := dec.ReadValue()
+		if err != nil {
+			return a, true
+		}
+		var dst **string
+		switch string(inplace.Unquoted(k)) {
+		case "path":
+			dst = &a.Path
+		case "working_dir":
+			dst = &a.WorkingDir
+		case "command":
+			dst = &a.Command
+		case "query":
+			dst = &a.Query
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return a, true
+		}
+		if dst != nil && v.Kind() == '"' {
+			s := string(inplace.Unquoted(v))
+			*dst = &s
+		}
+	}
+	return a, true
 }
 
 // maskWindow is how much of a summary is masked before it is cut to

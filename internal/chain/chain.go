@@ -140,6 +140,9 @@ func (c *Chain) decide(ctx context.Context, call *Call) *Decision {
 		lvl = min(lvl, claimed.Level)
 	}
 	level := func(d *Decision) *Decision { d.TrustLevel = lvl; return d }
+	if call.Invalid != nil {
+		return level(&Decision{Step: StepParams, Reason: "invalid_params", Err: call.Invalid})
+	}
 	// The name must match a tool before policy can be asked about it.
 	if call.Entry.Tool == nil {
 		d := deny(jsonrpc.CodeInvalidParams, StepLookup, "unknown_tool", nil)

@@ -35,6 +35,7 @@ const (
 	StepPolicy  = "policy"
 	StepSupply  = "supply_chain"
 	StepLookup  = "lookup" // the tool name matched no tool
+	StepParams  = "params" // the call was malformed (Call.Invalid)
 	StepSandbox = "sandbox"
 	StepHandler = "handler" // a decision that passed every step
 )
@@ -115,6 +116,11 @@ type Call struct {
 	ToolName  string
 	Args      jsontext.Value
 	RequestID string // the JSON-RPC id's text, for the audit log
+	// Invalid, when set, is the protocol's refusal of a malformed call (no
+	// name, arguments that are not an object): the chain answers it with
+	// this error once the caller is known, and audits it as a Deny at
+	// step params, so a malformed call is on record like any other.
+	Invalid *jsonrpc.Error
 }
 
 // Decision is the chain's verdict on a Call. Err is nil when allowed.

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -34,7 +35,12 @@ func (s *Session) callTool(ctx context.Context, msg *jsonrpc.Message, cancelled 
 
 	var p callParams
 	if err := decodeCallParams(msg.Params, &p); err != nil {
-		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
+		rerr := jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error())
+		if !s.initialized() {
+			return jsonrpc.AppendError(nil, msg.ID, rerr)
+		}
+		x := exchange{caller: s.caller, calls: s.calls, replyCancelled: s.opts.ReplyToCancelled}
+		return s.srv.refuseCall(ctx, x, msg, &callParams{}, rerr)
 	}
 	var rep *reporter
 	if len(p.Meta) > 0 {
@@ -70,10 +76,10 @@ type exchange struct {
 // runCall checks the decoded call and runs it through the chain.
 func (srv *Server) runCall(ctx context.Context, x exchange, msg *jsonrpc.Message, p *callParams, rep *reporter) []byte {
 	if p.Name == nil {
-		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "name" is required`))
+		return srv.refuseCall(ctx, x, msg, p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "name" is required`))
 	}
 	if len(p.Arguments) > 0 && p.Arguments.Kind() != '{' && p.Arguments.Kind() != 'n' {
-		return jsonrpc.AppendError(nil, msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "arguments" must be an object`))
+		return srv.refuseCall(ctx, x, msg, p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "arguments" must be an object`))
 	}
 	if p.Arguments.Kind() == 'n' {
 		p.Arguments = nil
@@ -96,6 +102,29 @@ func (srv *Server) runCall(ctx context.Context, x exchange, msg *jsonrpc.Message
 	}
 	return t.resp
 }
+
+// refuseCall answers a malformed tools/call of a known caller with rerr
+// through the chain, which puts the refusal on record (a Deny at step
+// params) as it does every call that passed auth.
+func (srv *Server) refuseCall(ctx context.Context, x exchange, msg *jsonrpc.Message, p *callParams, rerr *jsonrpc.Error) []byte {
+	call := chain.Call{Caller: x.caller, Args: p.Arguments, RequestID: msg.ID.Raw(), Invalid: rerr}
+	if p.Name != nil {
+		call.ToolName = *p.Name
+	}
+	if a := srv.Chain.Run(ctx, &call, refusedCall{}); a.Kind == chain.AnswerError && a.Err != nil {
+		rerr = a.Err // rerr, or the chain's earlier refusal (unknown entity, audit unavailable)
+	}
+	return jsonrpc.AppendError(nil, msg.ID, rerr)
+}
+
+// refusedCall is the Next of a malformed call, which the chain never runs;
+// should an Authorizer run it anyway, it runs nothing.
+type refusedCall struct{}
+
+func (refusedCall) Call(context.Context) (any, error) {
+	return nil, errors.New("a malformed call is not run")
+}
+func (refusedCall) Commit(context.Context) bool { return true }
 
 // toolCall is one tools/call on its way through the chain: the chain's view
 // of it and the protocol's side that chain.Run calls back (chain.Next), in

@@ -29,6 +29,9 @@ type testChain struct {
 }
 
 func (c *testChain) Run(ctx context.Context, call *chain.Call, next chain.Next) chain.Answer {
+	if call.Invalid != nil {
+		return chain.Answer{Kind: chain.AnswerError, Err: call.Invalid}
+	}
 	if call.Entry.Tool == nil {
 		return chain.Answer{Kind: chain.AnswerError, Err: jsonrpc.NewError(jsonrpc.CodeInvalidParams, "unknown tool: "+call.ToolName)}
 	}

@@ -184,14 +184,21 @@ func serverFilter(name string) (string, []any) {
 		[]any{ev, len(evTool), evTool, name, len(plain), plain}
 }
 
-// PruneAudit deletes the audit rows older than before and returns how many
-// went. Rows are only ever removed this way, on the user's command: the
-// daemon never prunes on its own.
+// PruneAudit deletes the audit rows older than before, except the newest
+// row, and returns how many went. Rows are only ever removed this way, on
+// the user's command: the daemon never prunes on its own.
+//
+// The newest row stays because SQLite gives a new row the largest id plus
+// one: without it the next rows would get ids given before, and an outcome
+// still to come for a pruned row (a call running during the prune) would be
+// written onto another call's row, and `clawd audit --follow`, which reads
+// the rows after the last id it showed, would miss them.
 func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
 	db.syncJournals(ctx) // a journaled row older than before is pruned too
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM cd_policy_audit_log WHERE timestamp < ?`, formatTime(before))
+		res, err := tx.ExecContext(ctx, `DELETE FROM cd_policy_audit_log WHERE timestamp < ?
+			AND id < (SELECT max(id) FROM cd_policy_audit_log)`, formatTime(before))
 		if err != nil {
 			return fmt.Errorf("pruning the audit log: %w", err)
 		}

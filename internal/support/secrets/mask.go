@@ -6,12 +6,21 @@ import (
 )
 
 var (
-	// NAME=value, NAME: value, --name value for secret-looking names.
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
-	// Authorization: Bearer xyz, Basic xyz.
-	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
-	// user:password@ in URLs.
-	secretURL = regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`)
+	// NAME=value, NAME: value, --name value for secret-looking names; the
+	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
+	// An Authorization or Proxy-Authorization header's whole value, in any
+	// scheme (ApiKey, SSWS, ...), up to a quote or the line's end.
+	secretHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization\s*:\s*)[^"'\r\n]+`)
+	// openssl's pass:PASSWORD.
+	secretPass = regexp.MustCompile(`(?i)\b(pass:)[^\s"';&|]+`)
+	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
+	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+`)
+	// user:password@ in URLs, also without a user (redis://:password@).
+	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
+	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
+	// URL (-u redis://...), whose password secretURL masks.
+	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -19,16 +28,20 @@ var (
 // secretHints are lowercase words without which secretAssign and
 // secretScheme cannot match: most texts (a path, `go test ./...`) contain
 // none, and skip the regular expressions, the costly part of a summary.
-var secretHints = []string{"token", "secret", "passw", "pwd", "key", "credential", "auth", "bearer", "basic"}
+var secretHints = []string{"token", "secret", "passw", "passp", "pass:", "pwd", "key", "credential", "auth", "bearer", "basic"}
 
 // MaskText replaces what looks like a secret in free text with "***":
 //
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
-//     passwd, pwd, api_key, access_key, private_key, credential or auth
-//     (any case; a quoted value is masked up to its closing quote);
-//   - the credentials after "Bearer" or "Basic";
-//   - the password of user:password@ in a URL;
+//     passwd, passphrase, pwd, api_key, access_key, private_key, credential or auth
+//     (any case; the name may be quoted, as a JSON key is; a quoted value
+//     is masked up to its closing quote);
+//   - an Authorization (or Proxy-Authorization) header's value, whatever
+//     its scheme, and the credentials after "Bearer", "Basic" or "token";
+//   - openssl's pass:PASSWORD;
+//   - the password of user:password@ (or :password@) in a URL, and of
+//     -u/--user user:password (curl's form);
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
 //     4 letters and no slash (hex digests, base64 keys), except a SHA-256
 //     digest the text names as one ("sha256 <64 hex>", namedDigest).
@@ -42,10 +55,18 @@ func MaskText(s string) string {
 	lower := strings.ToLower(s)
 	for _, h := range secretHints {
 		if strings.Contains(lower, h) {
+			s = secretPass.ReplaceAllString(s, "$1***")
 			s = secretScheme.ReplaceAllString(s, "$1 ***")
 			s = secretAssign.ReplaceAllString(s, "$1***")
+			// Last: what the others left of a header (a scheme they do not
+			// know, its credential) goes, and no bare-value match can take
+			// its closing quote along.
+			s = secretHeader.ReplaceAllString(s, "$1***")
 			break
 		}
+	}
+	if strings.Contains(s, "-u") {
+		s = secretUserFlag.ReplaceAllString(s, "$1$2$3***")
 	}
 	if strings.Contains(s, "://") && strings.Contains(s, "@") {
 		s = secretURL.ReplaceAllString(s, "$1***@")

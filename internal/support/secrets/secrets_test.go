@@ -82,7 +82,7 @@ func TestMaskText(t *testing.T) {
 	tests := []struct{ in, want, never string }{
 		{"src/main.go", "src/main.go", ""},
 		{"go test ./... -run TestX", "go test ./... -run TestX", ""},
-		{"curl -H 'Authorization: Bearer abcdef123456' https://x", "Authorization: *** ***' https://x", "abcdef123456"},
+		{"curl -H 'Authorization: Bearer abcdef123456' https://x", "Authorization: ***' https://x", "abcdef123456"},
 		{"http get x 'bearer abcdef123456'", "bearer ***'", "abcdef123456"},
 		{"curl -H 'X: Basic dXNlcjpwYXNz'", "Basic ***", "dXNlcjpwYXNz"},
 		{"API_KEY=sk-live-1234abcd5678 ./deploy", "API_KEY=*** ./deploy", "sk-live"},
@@ -100,6 +100,26 @@ func TestMaskText(t *testing.T) {
 		// Long words that do not look random stay.
 		{"ls /usr/local/lib/python3.12/site-packages/some_module_name", "/usr/local/lib/python3.12/site-packages/some_module_name", "***"},
 		{"echo abcdefghijklmnopqrstuvwxyzabcdefgh", "abcdefghijklmnopqrstuvwxyzabcdefgh", "***"},
+		// A secret-looking name quoted as a JSON, YAML or Python key.
+		{`curl -d '{"password":"hunter2xyz"}' https://x`, `{"password":***}`, "hunter2xyz"},
+		{`curl -d '{"api_key": "hunter2 xyz"}' https://x`, `{"api_key": ***}`, "hunter2"},
+		{`python -c "f({'client_secret': 'hunter2xyz'})"`, `'client_secret': ***`, "hunter2xyz"},
+		// A URL password without a user name (redis://:pw@host).
+		{"redis-cli -u redis://:hunter2xyz@localhost:6379", "redis://:***@localhost:6379", "hunter2xyz"},
+		// Authorization with a scheme other than Bearer or Basic (GitHub's token).
+		{"curl -H 'Authorization: token hunter2xyz' https://x", "Authorization: ***' https://x", "hunter2xyz"},
+		{"curl -H 'Authorization: Token hunter2xyz' https://x", "***' https://x", "hunter2xyz"},
+		// curl's (and wget's, httpie's) -u/--user USER:PASSWORD.
+		{"curl -u admin:hunter2xyz https://x", "curl -u admin:*** https://x", "hunter2xyz"},
+		{"curl --user=admin:hunter2xyz https://x", "--user=admin:*** https://x", "hunter2xyz"},
+		{"curl -uadmin:hunter2xyz https://x", "-uadmin:*** https://x", "hunter2xyz"},
+		{"git push -u origin main", "git push -u origin main", "***"},
+		// Any Authorization scheme (ApiKey, SSWS, ...): the header's whole value.
+		{`curl -H "Authorization: ApiKey hunter2xyz" x`, `"Authorization: ***" x`, "hunter2xyz"},
+		{`curl -H 'Proxy-Authorization: SSWS hunter2xyz' x`, `'Proxy-Authorization: ***' x`, "hunter2xyz"},
+		// gpg's --passphrase, openssl's pass:PASSWORD.
+		{"gpg --batch --passphrase hunter2xyz -c f", "--passphrase *** -c f", "hunter2xyz"},
+		{"openssl enc -aes256 -pass pass:hunter2xyz -in f", "-pass pass:*** -in f", "hunter2xyz"},
 		// Known limit: a short secret after an innocent flag passes.
 		{"mysql -p hunter2", "mysql -p hunter2", ""},
 	}
