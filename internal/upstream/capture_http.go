@@ -23,8 +23,9 @@ import (
 //
 // Limits: the legacy SSE transport answers every request on one long-lived
 // stream, not tied to the request, so its results are still the SDK's
-// encoding; an answer larger than maxCapture is not captured (the SDK's
-// encoding is used then too).
+// encoding. An answer larger than maxCapture is not captured, and gets no
+// further: the client refuses a JSON body past maxBody (http.go) and the
+// SDK an event past 16 MiB.
 
 // maxCapture bounds the bytes kept to find one raw result: the same
 // budget as one stdio line (maxLine), so an HTTP upstream cannot make

@@ -3,6 +3,8 @@ package upstream
 import (
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net"
 	"net/http"
 	"time"
@@ -96,5 +98,41 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.Body != nil {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
+		}
+	}
+	return resp, err
+}
+
+// maxBody bounds a response body that is not an event stream (a JSON
+// answer, an error page): the go-sdk client reads such a body whole before
+// it decodes it, so without a bound a server could make clawd hold any
+// amount. The same budget as one line of a stdio server (maxLine). Event
+// streams are bounded per event by the SDK (16 MiB, its default).
+const maxBody = maxLine
+
+// errBodyTooLarge: a response body went past maxBody; the rest is not read.
+var errBodyTooLarge = fmt.Errorf("the server's answer is larger than %d MiB; clawd stops reading there", maxBody>>20)
+
+// limitedBody fails a read that would take the body past left-1 bytes.
+type limitedBody struct {
+	io.ReadCloser
+	left int64 // bytes that may still be read, plus one
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left <= 0 {
+		return n, errBodyTooLarge
+	}
+	return n, err
 }

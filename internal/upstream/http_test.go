@@ -5,6 +5,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -274,5 +275,52 @@ func TestOriginClientErrorKeepsTheURLOut(t *testing.T) {
 		} else if strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("%s: the error repeats the URL: %v", raw, err)
 		}
+	}
+}
+
+// A Streamable HTTP server that answers with a JSON body longer than a
+// stdio line (16 MiB) does not get clawd to read it all: the go-sdk client
+// reads such a body whole, so the body is cut at the limit, the call fails
+// and the server could not hand clawd more than that.
+func TestHTTPAnswerOverTheLineLimit(t *testing.T) {
+	t.Parallel()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return helloServer() }, nil)
+	const size = 160 << 20
+	var sent atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isSessionToolsCall(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		n, _ := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, req.ID)
+		sent.Add(int64(n))
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for int(sent.Load()) < size {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		n, _ = io.WriteString(w, `"}]}}`)
+		sent.Add(int64(n))
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("huge", ts.URL)})
+	connected(t, m, "huge")
+	res, err := call(t, reg, "huge__hello", `{"name":"a"}`)
+	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("a %d MiB answer: %T, %v; want an error saying it is over 16 MiB", size>>20, res, err)
+	}
+	// What the server could write: the limit, plus what the kernel's
+	// socket buffers and the HTTP client's own buffer hold.
+	if got := sent.Load(); got > maxLine+8<<20 {
+		t.Errorf("the server wrote %d MiB of one answer before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
 	}
 }
