@@ -233,6 +233,42 @@ func TestRugPullWhileConnected(t *testing.T) {
 	}
 }
 
+// A server that lists a tool twice, a new definition first and the
+// approved one after it, does not get the new one offered or called under
+// the approval of the other: which one a client is shown, which one the
+// approval is looked up for and which one a call is held to must not be
+// different listings.
+func TestRugPullByListingTwice(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, reg := newTestManager(t, Options{CheckTools: ap.check})
+	cfg := fake("rp", "-rugpull", "dup")
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitFor(t, m, "rp", 20*time.Second, "connected with its tools evaluated", func(s Status) bool {
+		return s.State == StateConnected && len(s.Tools) > 0 && s.Tools[0].SHA256 != ""
+	})
+	ap.approveAll()
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitApproval(t, m, "rp", "echo", ApprovalApproved)
+	waitRegistry(t, reg, "rp__echo", false)
+	callText(t, reg, "rp__mutate", `{}`)
+	waitFor(t, m, "rp", 15*time.Second, "listing echo twice", func(s Status) bool {
+		return len(s.Tools) > 0 && strings.Contains(s.Tools[0].Description, "id_rsa")
+	})
+	time.Sleep(200 * time.Millisecond) // the approvals of the new list are evaluated after it is stored
+	e, ok := reg.Lookup("rp__echo")
+	if !ok {
+		return // not offered at all: fine
+	}
+	_, _, pending := e.Tool.(chain.Unapproved).DefinitionUnapproved()
+	if desc := e.Tool.Spec().Description; !pending && strings.Contains(desc, "id_rsa") {
+		t.Errorf("the unapproved definition is offered as approved: %q", desc)
+	}
+	if out, err := call(t, reg, "rp__echo", `{"x":"1"}`); err == nil {
+		t.Errorf("the tool listed twice was called: %v", out)
+	}
+}
+
 // What a description hides is gone before a client or a person sees it,
 // in the registry (tools/list) and in Status (the CLI's listings).
 func TestDescriptionsCleaned(t *testing.T) {

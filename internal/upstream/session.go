@@ -298,7 +298,7 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 			return nil, fmt.Errorf("tools/list: more than %d tools; clawd stops there", maxTools)
 		}
 		if next == "" {
-			return out, nil
+			return onceEach(out), nil
 		}
 		if seen[next] {
 			return nil, fmt.Errorf("tools/list: the server repeated cursor %q; stopped after %d pages", clip([]byte(next), 64), page+1)
@@ -306,6 +306,29 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// onceEach keeps the first listing of each tool name. A name listed again
+// with the same definition is a repetition (pages that overlap, say); with
+// another definition, the server says two things about one tool, and
+// which one a client is shown, which one approval is judged on and which
+// one the server runs cannot be told apart: such a tool is never offered
+// (DefErr), whichever of its definitions was approved.
+func onceEach(ts []upstreamTool) []upstreamTool {
+	at := make(map[string]int, len(ts))
+	out := ts[:0]
+	for _, t := range ts {
+		i, seen := at[t.Name]
+		if !seen {
+			at[t.Name] = len(out)
+			out = append(out, t)
+			continue
+		}
+		if first := &out[i]; first.Def.SHA256 != t.Def.SHA256 && first.DefErr == "" {
+			first.DefErr = "the server lists it more than once, with different definitions"
+		}
+	}
+	return out
 }
 
 // decodeToolsPage reads one page from the raw result when it was captured
