@@ -331,7 +331,7 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 		}
 	}
 	begin = time.Now()
-	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools)
+	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools, m.opts.MaxListBytes)
 	res.ListLatency = time.Since(begin)
 	if err != nil {
 		return res, errors.New(s.maskLine(err.Error()))

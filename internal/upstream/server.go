@@ -78,7 +78,7 @@ func (s *server) attempt(ctx context.Context) (*session, []upstreamTool, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools)
+	ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools, s.m.opts.MaxListBytes)
 	if err != nil {
 		sess.close()
 		return nil, nil, err
@@ -159,7 +159,7 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		case <-sess.done:
 			return true, nil
 		case <-s.changed:
-			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools); err == nil {
+			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools, s.m.opts.MaxListBytes); err == nil {
 				s.setTools(ts)
 			} else if ctx.Err() == nil {
 				s.noteErr(err)

@@ -331,6 +331,21 @@ func TestToolsPaging(t *testing.T) {
 	}
 }
 
+// A server whose tools take more room than any real server's does not get
+// them kept (each definition is held in memory several times and recorded
+// in the database): the walk stops at 32 MiB of answers, however they are
+// split into pages and tools.
+func TestToolsListSizeCap(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestManager(t, Options{MaxFailures: 1})
+	// 47 tools of 1 MiB each, 5 to a page: every page fits in a line.
+	m.Apply(context.Background(), []ServerConfig{fake("fat", "-tools", "40", "-page-size", "5", "-desc-bytes", strconv.Itoa(1<<20))})
+	st := waitFor(t, m, "fat", 30*time.Second, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
+	if st.State != StateError || !strings.Contains(st.LastError, "32 MiB") {
+		t.Errorf("a 47 MiB tool list: state %s, last error %q; want an error naming the 32 MiB cap", st.State, st.LastError)
+	}
+}
+
 // The upstream's list_changed refreshes the cache and signals the
 // registry; Tools() itself never asks the upstream.
 func TestListChanged(t *testing.T) {

@@ -30,6 +30,7 @@ var (
 	cancelFile     = flag.String("cancel-file", "", "append the id of every cancelled slow call here")
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
+	descBytes      = flag.Int("desc-bytes", 0, "pad every tool's description to this many bytes")
 	rugpull        = flag.String("rugpull", "", "add a tool `mutate` that changes echo's definition while connected, then sends list_changed: "+
 		"description (a visible instruction and escapes), hidden (only invisible tag characters), annotations (destructiveHint false -> true) "+
 		"or dup (echo listed a second time, before the first, with another description)")
@@ -255,7 +256,11 @@ func listTools(id, params json.RawMessage) {
 	}
 	toolsMu.Unlock()
 	for _, n := range all[min(start, len(all)):end] {
-		t := map[string]any{"name": n, "description": "the " + n + " tool",
+		desc := "the " + n + " tool"
+		if pad := *descBytes - len(desc); pad > 0 {
+			desc += strings.Repeat(".", pad)
+		}
+		t := map[string]any{"name": n, "description": desc,
 			"inputSchema": json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}},"required":[]}`)}
 		if n == "echo" {
 			toolsMu.Lock()
