@@ -1,12 +1,14 @@
 package upstream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/clawde/clawd/internal/support/netguard"
@@ -50,7 +52,8 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       90 * time.Second,
 	}
-	rt := &originTransport{origin: origin, headers: headers, base: base}
+	rt := &originTransport{origin: origin, headers: headers, base: base,
+		answers: make(chan struct{}, maxAnswersInFlight), answerTimeout: connectTimeout}
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -81,6 +84,43 @@ type originTransport struct {
 	origin  string
 	headers map[string]string
 	base    http.RoundTripper
+	// answers holds a token per POST in flight that carries clawd's
+	// answer to a request of the server's (answerPost).
+	answers       chan struct{}
+	answerTimeout time.Duration
+}
+
+// maxAnswersInFlight bounds the POSTs carrying clawd's answers to the
+// server's own requests (ping, roots/list...) that may be in flight at
+// once. The go-sdk client answers each request the server sends in a
+// goroutine of its own, and posts the answer with no deadline: a server
+// that sent requests without end and never acknowledged the answers would
+// hold a connection and goroutines of clawd's per request, for ever, and
+// hold up the session's close. Past the bound an answer is dropped (the
+// server's request goes unanswered, the session goes on); each one in
+// flight is bounded by the connect timeout. A server acknowledges an
+// answer at once (202 Accepted), so eight is plenty.
+const maxAnswersInFlight = 8
+
+var errTooManyAnswers = errors.New("the server has not acknowledged clawd's answers to its earlier requests; this answer is dropped")
+
+// answerPost reports whether req posts a JSON-RPC response: a message with
+// an id and a result or an error, and no method.
+func answerPost(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxBody))
+	if err != nil {
+		return false
+	}
+	env, ok := scanEnvelope(b)
+	return ok && env.method == nil && (env.result != nil || env.err != nil)
 }
 
 func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -98,13 +138,45 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
+	var done func()
+	if answerPost(req) {
+		select {
+		case t.answers <- struct{}{}:
+		default:
+			req.Body.Close()
+			return nil, errTooManyAnswers
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), t.answerTimeout)
+		req = req.WithContext(ctx)
+		var once sync.Once
+		done = func() { once.Do(func() { cancel(); <-t.answers }) }
+	}
 	resp, err := t.base.RoundTrip(req)
+	if done != nil {
+		if err != nil || resp.Body == nil {
+			done()
+		} else {
+			resp.Body = &closeHook{ReadCloser: resp.Body, hook: done}
+		}
+	}
 	if err == nil && resp.Body != nil {
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
 			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
 		}
 	}
 	return resp, err
+}
+
+// closeHook runs hook once the body is closed.
+type closeHook struct {
+	io.ReadCloser
+	hook func()
+}
+
+func (b *closeHook) Close() error {
+	err := b.ReadCloser.Close()
+	b.hook()
+	return err
 }
 
 // maxBody bounds a response body that is not an event stream (a JSON

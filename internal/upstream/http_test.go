@@ -324,3 +324,57 @@ func TestHTTPAnswerOverTheLineLimit(t *testing.T) {
 		t.Errorf("the server wrote %d MiB of one answer before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
 	}
 }
+
+// A Streamable HTTP server that sends clawd requests (pings) and never
+// answers the POSTs that carry clawd's answers does not get one
+// connection and one goroutine of clawd's per request, for as long as it
+// likes: answers in flight are few and bounded in time.
+func TestHTTPServerRequestFlood(t *testing.T) {
+	t.Parallel()
+	const pings = 300
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pinger", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "flood", Description: "pings the client"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ helloIn) (*mcp.CallToolResult, any, error) {
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			for range pings {
+				wg.Add(1)
+				go func() { defer wg.Done(); req.Session.Ping(pctx, nil) }()
+			}
+			wg.Wait()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "flooded"}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var held, most atomic.Int64
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte(`"method"`)) && bytes.Contains(body, []byte(`"result"`)) {
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				select { // an answer to our ping: never acknowledged
+				case <-r.Context().Done():
+				case <-release:
+				}
+				held.Add(-1)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	t.Cleanup(func() { close(release) })
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("pinger", ts.URL)})
+	connected(t, m, "pinger")
+	if got := callText(t, reg, "pinger__flood", `{"name":"x"}`); !strings.Contains(got, "flooded") {
+		t.Errorf("the call under the flood: %s", got)
+	}
+	if n := most.Load(); n > 16 {
+		t.Errorf("clawd held %d answers to the server's pings open at once, want a handful", n)
+	}
+}
