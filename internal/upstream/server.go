@@ -154,11 +154,22 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		}
 		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.maskLine(why)})
 	}()
+	var last time.Time          // when list_changed last made clawd list the tools
+	var relist <-chan time.Time // fires when a list_changed waiting for its turn may list
 	for {
 		select {
 		case <-sess.done:
 			return true, nil
 		case <-s.changed:
+			// At most one walk per relistEvery: notifications that come
+			// meanwhile are one (s.changed holds one), so a server that
+			// says its tools changed after every listing does not keep
+			// clawd listing, recording and auditing them without pause.
+			if relist == nil {
+				relist = time.After(max(relistEvery-time.Since(last), 0))
+			}
+		case <-relist:
+			relist, last = nil, time.Now()
 			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools, s.m.opts.MaxListBytes); err == nil {
 				s.setTools(ts)
 			} else if ctx.Err() == nil {
@@ -171,6 +182,10 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		}
 	}
 }
+
+// relistEvery is the least time between two walks of a server's tools
+// that its notifications/tools/list_changed cause.
+const relistEvery = time.Second
 
 // afterFailure records err, answers the Refresh that asked for the failed
 // attempt (if one did) and waits: for a Refresh when the configuration

@@ -346,6 +346,28 @@ func TestToolsListSizeCap(t *testing.T) {
 	}
 }
 
+// A server that says its tools changed after every listing does not keep
+// clawd listing them (and re-evaluating, recording and auditing their
+// definitions) as fast as it can answer: list_changed is acted on at most
+// once a second.
+func TestListChangedFlood(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, _ := newTestManager(t, Options{CheckTools: ap.check})
+	m.Apply(context.Background(), []ServerConfig{fake("noisy", "-relist")})
+	connected(t, m, "noisy")
+	ap.mu.Lock()
+	before := ap.calls
+	ap.mu.Unlock()
+	time.Sleep(2 * time.Second)
+	ap.mu.Lock()
+	n := ap.calls - before
+	ap.mu.Unlock()
+	if n > 4 {
+		t.Errorf("the tools were looked at %d times in 2 s of list_changed, want at most one a second", n)
+	}
+}
+
 // The upstream's list_changed refreshes the cache and signals the
 // registry; Tools() itself never asks the upstream.
 func TestListChanged(t *testing.T) {

@@ -31,6 +31,7 @@ var (
 	pidFile        = flag.String("pid-file", "", "write our pid here")
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
 	descBytes      = flag.Int("desc-bytes", 0, "pad every tool's description to this many bytes")
+	relist         = flag.Bool("relist", false, "send tools/list_changed right after every tools/list answer")
 	rugpull        = flag.String("rugpull", "", "add a tool `mutate` that changes echo's definition while connected, then sends list_changed: "+
 		"description (a visible instruction and escapes), hidden (only invisible tag characters), annotations (destructiveHint false -> true) "+
 		"or dup (echo listed a second time, before the first, with another description)")
@@ -283,6 +284,9 @@ func listTools(id, params json.RawMessage) {
 		res["nextCursor"] = strconv.Itoa(end)
 	}
 	result(id, res)
+	if *relist {
+		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+	}
 }
 
 // imageResult is returned byte for byte: an image, an item of a type no SDK
