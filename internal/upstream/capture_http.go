@@ -47,19 +47,49 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	if (s == nil && rt == nil) || resp.Body == nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
+	id, ok := requestID(req)
+	if !ok {
+		return resp, err
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress}
+		resp.Body = &captureBody{ReadCloser: resp.Body, id: id, slot: s, route: rt, progress: t.progress}
 	case "text/event-stream":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress, sse: true}
+		resp.Body = &captureBody{ReadCloser: resp.Body, id: id, slot: s, route: rt, progress: t.progress, sse: true}
 	}
 	return resp, err
+}
+
+// requestID is the id of the JSON-RPC request req posts.
+func requestID(req *http.Request) (jsonrpc.ID, bool) {
+	if req.GetBody == nil {
+		return jsonrpc.ID{}, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	m, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || !r.IsCall() {
+		return jsonrpc.ID{}, false
+	}
+	return r.ID, true
 }
 
 // captureBody passes the body through and parses it on the way.
 type captureBody struct {
 	io.ReadCloser
+	id       jsonrpc.ID     // the request's: only its response is taken
 	slot     *slot          // nil: no raw copy wanted
 	route    *progressRoute // nil: no progress asked for; closed at the answer
 	progress *progressRoutes
@@ -122,8 +152,11 @@ func (b *captureBody) feedSSE(chunk []byte, last bool) {
 	}
 }
 
-// offer fills the slot from msg if it is a JSON-RPC response with a
-// result; the first response ends capturing either way.
+// offer fills the slot from msg if it is the JSON-RPC response to the
+// request, with a result; that response ends capturing either way. A
+// response to another request (a server that answers one call on the
+// stream of another) is not this request's, whatever stream it came on:
+// the SDK hands it to its own caller by id, and so does this.
 func (b *captureBody) offer(msg []byte) {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
@@ -136,7 +169,7 @@ func (b *captureBody) offer(msg []byte) {
 		return
 	}
 	resp, ok := m.(*jsonrpc.Response)
-	if !ok {
+	if !ok || resp.ID != b.id {
 		return
 	}
 	b.done = true

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -133,9 +134,10 @@ func TestCaptureBodyChunks(t *testing.T) {
 	// A notification, then the response over two data lines (joined with a
 	// newline, JSON whitespace), ended by CR CR.
 	stream := "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r\n\r\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"result\":{\"ok\":true}}\r\r"
+	id, _ := jsonrpc.MakeID(float64(1)) // as the SDK decodes a number
 	for size := 1; size <= len(stream); size++ {
 		s := &slot{}
-		b := &captureBody{ReadCloser: io.NopCloser(strings.NewReader(stream)), slot: s, sse: true}
+		b := &captureBody{ReadCloser: io.NopCloser(strings.NewReader(stream)), id: id, slot: s, sse: true}
 		buf := make([]byte, size)
 		var out []byte
 		for {

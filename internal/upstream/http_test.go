@@ -378,3 +378,79 @@ func TestHTTPServerRequestFlood(t *testing.T) {
 		t.Errorf("clawd held %d answers to the server's pings open at once, want a handful", n)
 	}
 }
+
+// A Streamable HTTP server that puts the answer to one call on the stream
+// of another (a broken server; two clients' calls, say) does not get the
+// first call's result taken for the second: the raw result is taken only
+// from the response with the request's own id, as the SDK matches them.
+func TestHTTPAnswerOnAnotherCallsStream(t *testing.T) {
+	t.Parallel()
+	bID := make(chan json.RawMessage, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			if r.Method == http.MethodGet {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+			}
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Arguments struct {
+					Name string `json:"name"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Mcp-Session-Id", "s1")
+		answer := func(id json.RawMessage, result string) string {
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`
+		}
+		text := func(s string) string { return `{"content":[{"type":"text","text":"` + s + `"}]}` }
+		switch {
+		case len(req.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case req.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mixer","version":"1"}}`))
+		case req.Method == "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, `{"tools":[{"name":"get","inputSchema":{"type":"object"}}]}`))
+		case req.Method == "tools/call" && req.Params.Arguments.Name == "b":
+			bID <- req.ID
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, text("the secret of b")))
+		case req.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			id := <-bID // b's answer goes out on a's stream first
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer(id, text("the secret of b")))
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer(req.ID, text("for a")))
+			w.(http.Flusher).Flush()
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+		}
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("mixer", ts.URL)})
+	connected(t, m, "mixer")
+	a := make(chan string, 1)
+	go func() {
+		res, err := call(t, reg, "mixer__get", `{"name":"a"}`)
+		if r, ok := res.(*tools.CallResult); ok {
+			a <- string(r.Content)
+		} else {
+			a <- fmt.Sprint(err)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // a's stream is open
+	if got := callText(t, reg, "mixer__get", `{"name":"b"}`); !strings.Contains(got, "the secret of b") {
+		t.Errorf("b got %s", got)
+	}
+	if got := <-a; !strings.Contains(got, "for a") {
+		t.Errorf("a got %s, want its own answer", got)
+	}
+}
