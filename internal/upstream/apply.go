@@ -283,7 +283,7 @@ func (m *Manager) toolsChanged() {
 				spec: tools.Spec{
 					Name: n.name, Title: t.Title, Description: t.Description,
 					Permission: tools.PermUpstream, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-					Server: name,
+					Server: name, Plain: name + "__" + t.Name,
 				}})
 		}
 		p.setList(list)

@@ -269,6 +269,48 @@ func TestRugPullByListingTwice(t *testing.T) {
 	}
 }
 
+// A server cannot lift a deny written for one of its tools by adding a
+// tool whose name differs only in case and sorts first: that takes the
+// plain name and renames the denied tool, whose definition (and approval)
+// is unchanged, to a hashed name no permission names.
+func TestDenyFollowsARename(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, reg := newTestManager(t, Options{CheckTools: ap.check})
+	cfg := fake("rp", "-rugpull", "case")
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitFor(t, m, "rp", 20*time.Second, "connected with its tools evaluated", func(s Status) bool {
+		return s.State == StateConnected && len(s.Tools) > 0 && s.Tools[0].SHA256 != ""
+	})
+	ap.approveAll()
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitRegistry(t, reg, "rp__echo", false)
+	row := chain.TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"rp__echo": chain.PermDeny}}
+	e, _ := reg.Lookup("rp__echo")
+	if allow, _ := chain.Evaluate(row, e.Tool.Spec()); allow {
+		t.Fatal("the denied tool is allowed before the rename")
+	}
+	callText(t, reg, "rp__mutate", `{}`)
+	st := waitFor(t, m, "rp", 15*time.Second, "with echo renamed", func(s Status) bool {
+		for _, ti := range s.Tools {
+			if ti.Original == "echo" && ti.Exposed != "" && ti.Exposed != "rp__echo" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, ti := range st.Tools {
+		if ti.Original != "echo" {
+			continue
+		}
+		waitRegistry(t, reg, ti.Exposed, false) // still approved: its definition did not change
+		e, _ := reg.Lookup(ti.Exposed)
+		if allow, reason := chain.Evaluate(row, e.Tool.Spec()); allow {
+			t.Errorf("echo, denied as rp__echo and renamed %s by the server's new tool ECHO, is allowed (%s)", ti.Exposed, reason)
+		}
+	}
+}
+
 // What a description hides is gone before a client or a person sees it,
 // in the registry (tools/list) and in Status (the CLI's listings).
 func TestDescriptionsCleaned(t *testing.T) {
