@@ -388,6 +388,22 @@ func FuzzCleanSchema(f *testing.F) {
 	})
 }
 
+// The schema scans take time linear in the schema, however deep: a
+// server's schema nested to the decoder's limit, with a string at every
+// level, took most of a second per tool (the path to each string was built
+// anew), and a tools/list of 32 MiB of them minutes of CPU, on every
+// listing.
+func TestSchemaScansAreLinear(t *testing.T) {
+	depth := 9990 // within jsontext's limit of 10000
+	v := jsontext.Value(strings.Repeat(`{"d":"x","a":`, depth) + "1" + strings.Repeat("}", depth))
+	start := time.Now()
+	hiddenOutsideProse(v)
+	cleanSchema(v)
+	if d := time.Since(start); d > 150*time.Millisecond {
+		t.Errorf("scanning a %d KiB schema %d levels deep took %v", len(v)>>10, depth, d)
+	}
+}
+
 // TestHiddenOutsideProse: a control or invisible character in a string the
 // model must send back as it is (an enum value, a property name), or in
 // annotations, is found; in prose (descriptions, titles) it is not this
