@@ -368,6 +368,28 @@ func TestListChangedFlood(t *testing.T) {
 	}
 }
 
+// A walk that takes long (a slow server, or definitions that are costly
+// to pin) is followed by a pause four times as long before list_changed is
+// acted on again, so a server cannot keep one of clawd's cores busy with
+// its listings.
+func TestListChangedSlowWalks(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, _ := newTestManager(t, Options{CheckTools: ap.check})
+	m.Apply(context.Background(), []ServerConfig{fake("slowlist", "-relist", "-list-delay", "700ms")})
+	connected(t, m, "slowlist")
+	ap.mu.Lock()
+	before := ap.calls
+	ap.mu.Unlock()
+	time.Sleep(4 * time.Second)
+	ap.mu.Lock()
+	n := ap.calls - before
+	ap.mu.Unlock()
+	if n > 2 {
+		t.Errorf("walks of 700 ms each were made %d times in 4 s, want a pause of four times a walk between them", n)
+	}
+}
+
 // The upstream's list_changed refreshes the cache and signals the
 // registry; Tools() itself never asks the upstream.
 func TestListChanged(t *testing.T) {

@@ -32,6 +32,7 @@ var (
 	nTools         = flag.Int("tools", 0, "extra tools t0..tN-1")
 	descBytes      = flag.Int("desc-bytes", 0, "pad every tool's description to this many bytes")
 	relist         = flag.Bool("relist", false, "send tools/list_changed right after every tools/list answer")
+	listDelay      = flag.Duration("list-delay", 0, "wait this long before answering tools/list")
 	rugpull        = flag.String("rugpull", "", "add a tool `mutate` that changes echo's definition while connected, then sends list_changed: "+
 		"description (a visible instruction and escapes), hidden (only invisible tag characters), annotations (destructiveHint false -> true) "+
 		"dup (echo listed a second time, before the first, with another description) "+
@@ -238,6 +239,7 @@ func handle(id json.RawMessage, method string, params json.RawMessage) {
 }
 
 func listTools(id, params json.RawMessage) {
+	time.Sleep(*listDelay)
 	var p struct {
 		Cursor string `json:"cursor"`
 	}
