@@ -96,6 +96,7 @@ type captureBody struct {
 	sse      bool
 
 	buf  []byte // JSON: the body so far; SSE: the current, unfinished line
+	seen int    // SSE: how much of buf is known to hold no line end
 	data []byte // SSE: the data lines of the current event
 	done bool   // a result was captured, or capturing was given up
 }
@@ -124,15 +125,20 @@ func (b *captureBody) Read(p []byte) (int, error) {
 func (b *captureBody) feedSSE(chunk []byte, last bool) {
 	b.buf = append(b.buf, chunk...)
 	for !b.done {
-		i := bytes.IndexAny(b.buf, "\r\n")
+		// Only what came since the last look is searched: a line sent in
+		// small pieces is scanned once, not once per piece.
+		i := bytes.IndexAny(b.buf[b.seen:], "\r\n")
 		if i < 0 {
+			b.seen = len(b.buf)
 			return
 		}
+		i += b.seen
 		line := b.buf[:i]
 		next := i + 1
 		if b.buf[i] == '\r' && i+1 < len(b.buf) && b.buf[i+1] == '\n' {
 			next++
 		} else if b.buf[i] == '\r' && i+1 == len(b.buf) && !last {
+			b.seen = i
 			return // a CR at the end of what came: wait for a possible LF
 		}
 		switch {
@@ -148,7 +154,7 @@ func (b *captureBody) feedSSE(chunk []byte, last bool) {
 			}
 			b.data = append(b.data, v...)
 		}
-		b.buf = b.buf[next:]
+		b.buf, b.seen = b.buf[next:], 0
 	}
 }
 
