@@ -255,6 +255,24 @@ func TestPolicyTable(t *testing.T) {
 	}
 }
 
+// A deny written for an upstream tool's plain name follows the tool when
+// the server's listing renamed it; an allow does not (fails closed), and
+// the refusal names the deny that applies.
+func TestDenyByPlainName(t *testing.T) {
+	renamed := &tools.Spec{Name: "srv__fetch_1a2b3c4d", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch"}
+	deny := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"srv__fetch": PermDeny}}
+	if allow, reason := Evaluate(deny, renamed); allow || reason != ReasonExplicitDeny {
+		t.Errorf("deny of the plain name: %v, %s", allow, reason)
+	}
+	if s := PolicySentence("cc:x", deny, renamed, ReasonExplicitDeny); !strings.Contains(s, "--deny srv__fetch)") {
+		t.Errorf("the refusal does not name the deny that applies: %s", s)
+	}
+	allowRow := TrustEntry{Entity: "cc:*", Level: 1, Perms: map[string]string{"srv__fetch": PermAllow}}
+	if allow, _ := Evaluate(allowRow, renamed); allow {
+		t.Error("an allow of the plain name followed the rename")
+	}
+}
+
 func TestVisible(t *testing.T) {
 	rows := append(DefaultTrustRows(), TrustEntry{Entity: "device:phone", Level: 1, Perms: map[string]string{"search": "deny"}})
 	c, audit := newTestChain(t, Options{DisabledTools: map[string]bool{"list_dir": true}}, rows...)

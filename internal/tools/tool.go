@@ -54,6 +54,13 @@ type Spec struct {
 	// own). Policy patterns (SERVER__*) match it, not the exposed name,
 	// which a hash may have shortened past the server's name.
 	Server string
+	// Plain is an upstream tool's plain name, SERVER__TOOL, which is Name
+	// unless the tool was renamed (a collision, the length limit, a
+	// character outside [A-Za-z0-9_-]). The server decides what it lists,
+	// so it can rename one of its tools (a new tool whose name differs
+	// only in case and sorts first takes the plain name): a deny written
+	// for the plain name still applies to the tool it named (chain.Evaluate).
+	Plain string
 }
 
 // Tool is one callable tool.

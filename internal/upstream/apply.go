@@ -283,7 +283,7 @@ func (m *Manager) toolsChanged() {
 				spec: tools.Spec{
 					Name: n.name, Title: t.Title, Description: t.Description,
 					Permission: tools.PermUpstream, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-					Server: name,
+					Server: name, Plain: name + "__" + t.Name,
 				}})
 		}
 		p.setList(list)
@@ -331,7 +331,7 @@ func (m *Manager) test(ctx context.Context, cfg ServerConfig) (TestResult, error
 		}
 	}
 	begin = time.Now()
-	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools)
+	ts, err := listTools(ctx, sess, cfg.readTimeout(), m.opts.MaxPages, m.opts.MaxTools, m.opts.MaxListBytes)
 	res.ListLatency = time.Since(begin)
 	if err != nil {
 		return res, errors.New(s.maskLine(err.Error()))

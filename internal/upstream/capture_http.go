@@ -23,8 +23,9 @@ import (
 //
 // Limits: the legacy SSE transport answers every request on one long-lived
 // stream, not tied to the request, so its results are still the SDK's
-// encoding; an answer larger than maxCapture is not captured (the SDK's
-// encoding is used then too).
+// encoding. An answer larger than maxCapture is not captured, and gets no
+// further: the client refuses a JSON body past maxBody (http.go) and the
+// SDK an event past 16 MiB.
 
 // maxCapture bounds the bytes kept to find one raw result: the same
 // budget as one stdio line (maxLine), so an HTTP upstream cannot make
@@ -46,25 +47,56 @@ func (t *captureRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	if (s == nil && rt == nil) || resp.Body == nil || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
+	id, ok := requestID(req)
+	if !ok {
+		return resp, err
+	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress}
+		resp.Body = &captureBody{ReadCloser: resp.Body, id: id, slot: s, route: rt, progress: t.progress}
 	case "text/event-stream":
-		resp.Body = &captureBody{ReadCloser: resp.Body, slot: s, route: rt, progress: t.progress, sse: true}
+		resp.Body = &captureBody{ReadCloser: resp.Body, id: id, slot: s, route: rt, progress: t.progress, sse: true}
 	}
 	return resp, err
+}
+
+// requestID is the id of the JSON-RPC request req posts.
+func requestID(req *http.Request) (jsonrpc.ID, bool) {
+	if req.GetBody == nil {
+		return jsonrpc.ID{}, false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	m, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return jsonrpc.ID{}, false
+	}
+	r, ok := m.(*jsonrpc.Request)
+	if !ok || !r.IsCall() {
+		return jsonrpc.ID{}, false
+	}
+	return r.ID, true
 }
 
 // captureBody passes the body through and parses it on the way.
 type captureBody struct {
 	io.ReadCloser
+	id       jsonrpc.ID     // the request's: only its response is taken
 	slot     *slot          // nil: no raw copy wanted
 	route    *progressRoute // nil: no progress asked for; closed at the answer
 	progress *progressRoutes
 	sse      bool
 
 	buf  []byte // JSON: the body so far; SSE: the current, unfinished line
+	seen int    // SSE: how much of buf is known to hold no line end
 	data []byte // SSE: the data lines of the current event
 	done bool   // a result was captured, or capturing was given up
 }
@@ -93,15 +125,20 @@ func (b *captureBody) Read(p []byte) (int, error) {
 func (b *captureBody) feedSSE(chunk []byte, last bool) {
 	b.buf = append(b.buf, chunk...)
 	for !b.done {
-		i := bytes.IndexAny(b.buf, "\r\n")
+		// Only what came since the last look is searched: a line sent in
+		// small pieces is scanned once, not once per piece.
+		i := bytes.IndexAny(b.buf[b.seen:], "\r\n")
 		if i < 0 {
+			b.seen = len(b.buf)
 			return
 		}
+		i += b.seen
 		line := b.buf[:i]
 		next := i + 1
 		if b.buf[i] == '\r' && i+1 < len(b.buf) && b.buf[i+1] == '\n' {
 			next++
 		} else if b.buf[i] == '\r' && i+1 == len(b.buf) && !last {
+			b.seen = i
 			return // a CR at the end of what came: wait for a possible LF
 		}
 		switch {
@@ -117,12 +154,15 @@ func (b *captureBody) feedSSE(chunk []byte, last bool) {
 			}
 			b.data = append(b.data, v...)
 		}
-		b.buf = b.buf[next:]
+		b.buf, b.seen = b.buf[next:], 0
 	}
 }
 
-// offer fills the slot from msg if it is a JSON-RPC response with a
-// result; the first response ends capturing either way.
+// offer fills the slot from msg if it is the JSON-RPC response to the
+// request, with a result; that response ends capturing either way. A
+// response to another request (a server that answers one call on the
+// stream of another) is not this request's, whatever stream it came on:
+// the SDK hands it to its own caller by id, and so does this.
 func (b *captureBody) offer(msg []byte) {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
@@ -135,7 +175,7 @@ func (b *captureBody) offer(msg []byte) {
 		return
 	}
 	resp, ok := m.(*jsonrpc.Response)
-	if !ok {
+	if !ok || resp.ID != b.id {
 		return
 	}
 	b.done = true

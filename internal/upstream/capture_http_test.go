@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -133,9 +134,10 @@ func TestCaptureBodyChunks(t *testing.T) {
 	// A notification, then the response over two data lines (joined with a
 	// newline, JSON whitespace), ended by CR CR.
 	stream := "event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\r\n\r\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\ndata: \"result\":{\"ok\":true}}\r\r"
+	id, _ := jsonrpc.MakeID(float64(1)) // as the SDK decodes a number
 	for size := 1; size <= len(stream); size++ {
 		s := &slot{}
-		b := &captureBody{ReadCloser: io.NopCloser(strings.NewReader(stream)), slot: s, sse: true}
+		b := &captureBody{ReadCloser: io.NopCloser(strings.NewReader(stream)), id: id, slot: s, sse: true}
 		buf := make([]byte, size)
 		var out []byte
 		for {
@@ -183,5 +185,30 @@ func TestHTTPProgressEndsWithTheAnswer(t *testing.T) {
 		if len(got) == 0 || slices.Contains(got, 3) || got[len(got)-1] > 2 {
 			t.Errorf("progress %v: want 1 and 2 (or the newest of them), nothing after the answer", got)
 		}
+	}
+}
+
+// smallReads hands out at most n bytes per Read, as a network connection
+// a server trickles into does.
+type smallReads struct {
+	r io.Reader
+	n int
+}
+
+func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }
+
+// A server that sends a call's SSE stream as one long line in small pieces
+// does not get clawd to scan what it has already scanned with every piece:
+// an 8 MiB line in 4 KiB reads took 6 s of CPU (16 MiB, the most the
+// capture holds, four times that), for each call.
+func TestCaptureBodyLongLineIsLinear(t *testing.T) {
+	body := append([]byte("data: "), strings.Repeat("x", 8<<20)...)
+	b := &captureBody{ReadCloser: io.NopCloser(&smallReads{strings.NewReader(string(body)), 4096}), slot: &slot{}, sse: true}
+	start := time.Now()
+	if n, _ := io.Copy(io.Discard, b); n != int64(len(body)) {
+		t.Fatalf("read %d of %d bytes", n, len(body))
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("passing an 8 MiB line through the capture took %v", d)
 	}
 }

@@ -95,6 +95,7 @@ func hiddenOutsideProse(v jsontext.Value) bool {
 		return false
 	}
 	dec := jsontext.NewDecoder(bytes.NewReader(v))
+	var names memberNames
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
@@ -103,14 +104,38 @@ func hiddenOutsideProse(v jsontext.Value) bool {
 		if tok.Kind() != '"' {
 			continue
 		}
-		k, n := dec.StackIndex(dec.StackDepth())
-		if k == '{' && n%2 == 0 && proseKeys[dec.StackPointer().LastToken()] {
+		if names.prose(dec, tok) {
 			continue // a prose value: cleaned for display instead
 		}
 		if strings.IndexFunc(tok.String(), safetext.Forbidden) >= 0 {
 			return true
 		}
 	}
+}
+
+// memberNames follows, for each open object of a decoder, whether the
+// member it is at has a prose name, so a string value's name is known
+// without building its path (dec.StackPointer walks the whole stack: over
+// a schema nested thousands deep, with a string at every level, that made
+// one scan quadratic).
+type memberNames []bool
+
+// prose reports whether tok, a string dec has just read, is the value of
+// a prose key (proseKeys); a member name is recorded instead.
+func (m *memberNames) prose(dec *jsontext.Decoder, tok jsontext.Token) bool {
+	depth := dec.StackDepth()
+	k, n := dec.StackIndex(depth)
+	if k != '{' {
+		return false
+	}
+	for len(*m) <= depth {
+		*m = append(*m, false)
+	}
+	if n%2 == 1 {
+		(*m)[depth] = proseKeys[tok.String()] // a name
+		return false
+	}
+	return (*m)[depth]
 }
 
 // cleanSchema returns schema with every prose string cleaned
@@ -123,6 +148,7 @@ func cleanSchema(schema jsontext.Value) jsontext.Value {
 	dec := jsontext.NewDecoder(bytes.NewReader(schema))
 	var b bytes.Buffer
 	enc := jsontext.NewEncoder(&b)
+	var names memberNames
 	changed := false
 	for {
 		tok, err := dec.ReadToken()
@@ -130,7 +156,7 @@ func cleanSchema(schema jsontext.Value) jsontext.Value {
 			break
 		}
 		if tok.Kind() == '"' {
-			if k, n := dec.StackIndex(dec.StackDepth()); k == '{' && n%2 == 0 && proseKeys[dec.StackPointer().LastToken()] {
+			if names.prose(dec, tok) {
 				s := tok.String()
 				if c := safetext.Clean(s); c != s {
 					tok, changed = jsontext.String(c), true

@@ -233,6 +233,84 @@ func TestRugPullWhileConnected(t *testing.T) {
 	}
 }
 
+// A server that lists a tool twice, a new definition first and the
+// approved one after it, does not get the new one offered or called under
+// the approval of the other: which one a client is shown, which one the
+// approval is looked up for and which one a call is held to must not be
+// different listings.
+func TestRugPullByListingTwice(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, reg := newTestManager(t, Options{CheckTools: ap.check})
+	cfg := fake("rp", "-rugpull", "dup")
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitFor(t, m, "rp", 20*time.Second, "connected with its tools evaluated", func(s Status) bool {
+		return s.State == StateConnected && len(s.Tools) > 0 && s.Tools[0].SHA256 != ""
+	})
+	ap.approveAll()
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitApproval(t, m, "rp", "echo", ApprovalApproved)
+	waitRegistry(t, reg, "rp__echo", false)
+	callText(t, reg, "rp__mutate", `{}`)
+	waitFor(t, m, "rp", 15*time.Second, "listing echo twice", func(s Status) bool {
+		return len(s.Tools) > 0 && strings.Contains(s.Tools[0].Description, "id_rsa")
+	})
+	time.Sleep(200 * time.Millisecond) // the approvals of the new list are evaluated after it is stored
+	e, ok := reg.Lookup("rp__echo")
+	if !ok {
+		return // not offered at all: fine
+	}
+	_, _, pending := e.Tool.(chain.Unapproved).DefinitionUnapproved()
+	if desc := e.Tool.Spec().Description; !pending && strings.Contains(desc, "id_rsa") {
+		t.Errorf("the unapproved definition is offered as approved: %q", desc)
+	}
+	if out, err := call(t, reg, "rp__echo", `{"x":"1"}`); err == nil {
+		t.Errorf("the tool listed twice was called: %v", out)
+	}
+}
+
+// A server cannot lift a deny written for one of its tools by adding a
+// tool whose name differs only in case and sorts first: that takes the
+// plain name and renames the denied tool, whose definition (and approval)
+// is unchanged, to a hashed name no permission names.
+func TestDenyFollowsARename(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, reg := newTestManager(t, Options{CheckTools: ap.check})
+	cfg := fake("rp", "-rugpull", "case")
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitFor(t, m, "rp", 20*time.Second, "connected with its tools evaluated", func(s Status) bool {
+		return s.State == StateConnected && len(s.Tools) > 0 && s.Tools[0].SHA256 != ""
+	})
+	ap.approveAll()
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	waitRegistry(t, reg, "rp__echo", false)
+	row := chain.TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"rp__echo": chain.PermDeny}}
+	e, _ := reg.Lookup("rp__echo")
+	if allow, _ := chain.Evaluate(row, e.Tool.Spec()); allow {
+		t.Fatal("the denied tool is allowed before the rename")
+	}
+	callText(t, reg, "rp__mutate", `{}`)
+	st := waitFor(t, m, "rp", 15*time.Second, "with echo renamed", func(s Status) bool {
+		for _, ti := range s.Tools {
+			if ti.Original == "echo" && ti.Exposed != "" && ti.Exposed != "rp__echo" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, ti := range st.Tools {
+		if ti.Original != "echo" {
+			continue
+		}
+		waitRegistry(t, reg, ti.Exposed, false) // still approved: its definition did not change
+		e, _ := reg.Lookup(ti.Exposed)
+		if allow, reason := chain.Evaluate(row, e.Tool.Spec()); allow {
+			t.Errorf("echo, denied as rp__echo and renamed %s by the server's new tool ECHO, is allowed (%s)", ti.Exposed, reason)
+		}
+	}
+}
+
 // What a description hides is gone before a client or a person sees it,
 // in the registry (tools/list) and in Status (the CLI's listings).
 func TestDescriptionsCleaned(t *testing.T) {
@@ -308,6 +386,22 @@ func FuzzCleanSchema(f *testing.F) {
 			t.Fatalf("not idempotent: %s -> %s -> %s", in, out, again)
 		}
 	})
+}
+
+// The schema scans take time linear in the schema, however deep: a
+// server's schema nested to the decoder's limit, with a string at every
+// level, took most of a second per tool (the path to each string was built
+// anew), and a tools/list of 32 MiB of them minutes of CPU, on every
+// listing.
+func TestSchemaScansAreLinear(t *testing.T) {
+	depth := 9990 // within jsontext's limit of 10000
+	v := jsontext.Value(strings.Repeat(`{"d":"x","a":`, depth) + "1" + strings.Repeat("}", depth))
+	start := time.Now()
+	hiddenOutsideProse(v)
+	cleanSchema(v)
+	if d := time.Since(start); d > 150*time.Millisecond {
+		t.Errorf("scanning a %d KiB schema %d levels deep took %v", len(v)>>10, depth, d)
+	}
 }
 
 // TestHiddenOutsideProse: a control or invisible character in a string the

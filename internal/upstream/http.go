@@ -1,10 +1,14 @@
 package upstream
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/clawde/clawd/internal/support/netguard"
@@ -48,7 +52,8 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       90 * time.Second,
 	}
-	rt := &originTransport{origin: origin, headers: headers, base: base}
+	rt := &originTransport{origin: origin, headers: headers, base: base,
+		answers: make(chan struct{}, maxAnswersInFlight), answerTimeout: connectTimeout}
 	return &http.Client{
 		Transport: rt,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -79,6 +84,43 @@ type originTransport struct {
 	origin  string
 	headers map[string]string
 	base    http.RoundTripper
+	// answers holds a token per POST in flight that carries clawd's
+	// answer to a request of the server's (answerPost).
+	answers       chan struct{}
+	answerTimeout time.Duration
+}
+
+// maxAnswersInFlight bounds the POSTs carrying clawd's answers to the
+// server's own requests (ping, roots/list...) that may be in flight at
+// once. The go-sdk client answers each request the server sends in a
+// goroutine of its own, and posts the answer with no deadline: a server
+// that sent requests without end and never acknowledged the answers would
+// hold a connection and goroutines of clawd's per request, for ever, and
+// hold up the session's close. Past the bound an answer is dropped (the
+// server's request goes unanswered, the session goes on); each one in
+// flight is bounded by the connect timeout. A server acknowledges an
+// answer at once (202 Accepted), so eight is plenty.
+const maxAnswersInFlight = 8
+
+var errTooManyAnswers = errors.New("the server has not acknowledged clawd's answers to its earlier requests; this answer is dropped")
+
+// answerPost reports whether req posts a JSON-RPC response: a message with
+// an id and a result or an error, and no method.
+func answerPost(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxBody))
+	if err != nil {
+		return false
+	}
+	env, ok := scanEnvelope(b)
+	return ok && env.method == nil && (env.result != nil || env.err != nil)
 }
 
 func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -96,5 +138,73 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 	}
-	return t.base.RoundTrip(req)
+	var done func()
+	if answerPost(req) {
+		select {
+		case t.answers <- struct{}{}:
+		default:
+			req.Body.Close()
+			return nil, errTooManyAnswers
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), t.answerTimeout)
+		req = req.WithContext(ctx)
+		var once sync.Once
+		done = func() { once.Do(func() { cancel(); <-t.answers }) }
+	}
+	resp, err := t.base.RoundTrip(req)
+	if done != nil {
+		if err != nil || resp.Body == nil {
+			done()
+		} else {
+			resp.Body = &closeHook{ReadCloser: resp.Body, hook: done}
+		}
+	}
+	if err == nil && resp.Body != nil {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
+		}
+	}
+	return resp, err
+}
+
+// closeHook runs hook once the body is closed.
+type closeHook struct {
+	io.ReadCloser
+	hook func()
+}
+
+func (b *closeHook) Close() error {
+	err := b.ReadCloser.Close()
+	b.hook()
+	return err
+}
+
+// maxBody bounds a response body that is not an event stream (a JSON
+// answer, an error page): the go-sdk client reads such a body whole before
+// it decodes it, so without a bound a server could make clawd hold any
+// amount. The same budget as one line of a stdio server (maxLine). Event
+// streams are bounded per event by the SDK (16 MiB, its default).
+const maxBody = maxLine
+
+// errBodyTooLarge: a response body went past maxBody; the rest is not read.
+var errBodyTooLarge = fmt.Errorf("the server's answer is larger than %d MiB; clawd stops reading there", maxBody>>20)
+
+// limitedBody fails a read that would take the body past left-1 bytes.
+type limitedBody struct {
+	io.ReadCloser
+	left int64 // bytes that may still be read, plus one
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, errBodyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if b.left -= int64(n); b.left <= 0 {
+		return n, errBodyTooLarge
+	}
+	return n, err
 }

@@ -5,6 +5,7 @@ package upstream
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -274,5 +275,182 @@ func TestOriginClientErrorKeepsTheURLOut(t *testing.T) {
 		} else if strings.Contains(err.Error(), "SECRET") {
 			t.Errorf("%s: the error repeats the URL: %v", raw, err)
 		}
+	}
+}
+
+// A Streamable HTTP server that answers with a JSON body longer than a
+// stdio line (16 MiB) does not get clawd to read it all: the go-sdk client
+// reads such a body whole, so the body is cut at the limit, the call fails
+// and the server could not hand clawd more than that.
+func TestHTTPAnswerOverTheLineLimit(t *testing.T) {
+	t.Parallel()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return helloServer() }, nil)
+	const size = 160 << 20
+	var sent atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isSessionToolsCall(r) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		n, _ := fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, req.ID)
+		sent.Add(int64(n))
+		chunk := bytes.Repeat([]byte("x"), 64<<10)
+		for int(sent.Load()) < size {
+			n, err := w.Write(chunk)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+		n, _ = io.WriteString(w, `"}]}}`)
+		sent.Add(int64(n))
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("huge", ts.URL)})
+	connected(t, m, "huge")
+	res, err := call(t, reg, "huge__hello", `{"name":"a"}`)
+	if err == nil || !strings.Contains(err.Error(), "larger than 16 MiB") {
+		t.Errorf("a %d MiB answer: %T, %v; want an error saying it is over 16 MiB", size>>20, res, err)
+	}
+	// What the server could write: the limit, plus what the kernel's
+	// socket buffers and the HTTP client's own buffer hold.
+	if got := sent.Load(); got > maxLine+8<<20 {
+		t.Errorf("the server wrote %d MiB of one answer before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
+	}
+}
+
+// A Streamable HTTP server that sends clawd requests (pings) and never
+// answers the POSTs that carry clawd's answers does not get one
+// connection and one goroutine of clawd's per request, for as long as it
+// likes: answers in flight are few and bounded in time.
+func TestHTTPServerRequestFlood(t *testing.T) {
+	t.Parallel()
+	const pings = 300
+	srv := mcp.NewServer(&mcp.Implementation{Name: "pinger", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "flood", Description: "pings the client"},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ helloIn) (*mcp.CallToolResult, any, error) {
+			pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			for range pings {
+				wg.Add(1)
+				go func() { defer wg.Done(); req.Session.Ping(pctx, nil) }()
+			}
+			wg.Wait()
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "flooded"}}}, nil, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var held, most atomic.Int64
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if !bytes.Contains(body, []byte(`"method"`)) && bytes.Contains(body, []byte(`"result"`)) {
+				n := held.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				select { // an answer to our ping: never acknowledged
+				case <-r.Context().Done():
+				case <-release:
+				}
+				held.Add(-1)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	t.Cleanup(func() { close(release) })
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("pinger", ts.URL)})
+	connected(t, m, "pinger")
+	if got := callText(t, reg, "pinger__flood", `{"name":"x"}`); !strings.Contains(got, "flooded") {
+		t.Errorf("the call under the flood: %s", got)
+	}
+	if n := most.Load(); n > 16 {
+		t.Errorf("clawd held %d answers to the server's pings open at once, want a handful", n)
+	}
+}
+
+// A Streamable HTTP server that puts the answer to one call on the stream
+// of another (a broken server; two clients' calls, say) does not get the
+// first call's result taken for the second: the raw result is taken only
+// from the response with the request's own id, as the SDK matches them.
+func TestHTTPAnswerOnAnotherCallsStream(t *testing.T) {
+	t.Parallel()
+	bID := make(chan json.RawMessage, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			if r.Method == http.MethodGet {
+				w.WriteHeader(http.StatusMethodNotAllowed)
+			}
+			return
+		}
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Arguments struct {
+					Name string `json:"name"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Mcp-Session-Id", "s1")
+		answer := func(id json.RawMessage, result string) string {
+			return `{"jsonrpc":"2.0","id":` + string(id) + `,"result":` + result + `}`
+		}
+		text := func(s string) string { return `{"content":[{"type":"text","text":"` + s + `"}]}` }
+		switch {
+		case len(req.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case req.Method == "initialize":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"mixer","version":"1"}}`))
+		case req.Method == "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, `{"tools":[{"name":"get","inputSchema":{"type":"object"}}]}`))
+		case req.Method == "tools/call" && req.Params.Arguments.Name == "b":
+			bID <- req.ID
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer(req.ID, text("the secret of b")))
+		case req.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			id := <-bID // b's answer goes out on a's stream first
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer(id, text("the secret of b")))
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", answer(req.ID, text("for a")))
+			w.(http.Flusher).Flush()
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+		}
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("mixer", ts.URL)})
+	connected(t, m, "mixer")
+	a := make(chan string, 1)
+	go func() {
+		res, err := call(t, reg, "mixer__get", `{"name":"a"}`)
+		if r, ok := res.(*tools.CallResult); ok {
+			a <- string(r.Content)
+		} else {
+			a <- fmt.Sprint(err)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // a's stream is open
+	if got := callText(t, reg, "mixer__get", `{"name":"b"}`); !strings.Contains(got, "the secret of b") {
+		t.Errorf("b got %s", got)
+	}
+	if got := <-a; !strings.Contains(got, "for a") {
+		t.Errorf("a got %s, want its own answer", got)
 	}
 }

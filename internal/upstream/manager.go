@@ -147,9 +147,10 @@ type Options struct {
 	// BackoffBase and BackoffMax bound the delay between reconnects
 	// (defaults 500 ms and 30 s); each delay is doubled and jittered.
 	BackoffBase, BackoffMax time.Duration
-	// MaxPages and MaxTools cap one tools/list walk (defaults 100 and
-	// 2000); a repeated cursor ends it with an error.
-	MaxPages, MaxTools int
+	// MaxPages, MaxTools and MaxListBytes cap one tools/list walk
+	// (defaults 100, 2000 and 32 MiB of answers); a repeated cursor ends
+	// it with an error.
+	MaxPages, MaxTools, MaxListBytes int
 	// MaxOutputBytes caps one call's result (default 4 MiB); a bigger
 	// result is replaced by a marker the model can read.
 	MaxOutputBytes int
@@ -219,6 +220,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxTools <= 0 {
 		o.MaxTools = 2000
+	}
+	if o.MaxListBytes <= 0 {
+		o.MaxListBytes = 32 << 20
 	}
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = 4 << 20

@@ -78,7 +78,7 @@ func (s *server) attempt(ctx context.Context) (*session, []upstreamTool, error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools)
+	ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools, s.m.opts.MaxListBytes)
 	if err != nil {
 		sess.close()
 		return nil, nil, err
@@ -154,16 +154,29 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		}
 		s.m.event(Event{Server: s.cfg.Name, Transport: s.cfg.Transport, Kind: EventDisconnect, Detail: s.maskLine(why)})
 	}()
+	var next time.Time          // list_changed may make clawd list the tools again from then on
+	var relist <-chan time.Time // fires when a list_changed waiting for its turn may list
 	for {
 		select {
 		case <-sess.done:
 			return true, nil
 		case <-s.changed:
-			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools); err == nil {
+			// A walk, then a pause (relistGap): notifications that come
+			// meanwhile are one (s.changed holds one), so a server that
+			// says its tools changed after every listing does not keep
+			// clawd listing, recording and auditing them without pause.
+			if relist == nil {
+				relist = time.After(max(time.Until(next), 0))
+			}
+		case <-relist:
+			relist = nil
+			begin := time.Now()
+			if ts, err := listTools(ctx, sess, s.cfg.readTimeout(), s.m.opts.MaxPages, s.m.opts.MaxTools, s.m.opts.MaxListBytes); err == nil {
 				s.setTools(ts)
 			} else if ctx.Err() == nil {
 				s.noteErr(err)
 			}
+			next = time.Now().Add(relistGap(time.Since(begin)))
 		case r := <-s.refresh:
 			return false, r
 		case <-ctx.Done():
@@ -171,6 +184,19 @@ func (s *server) serve(ctx context.Context, sess *session) (lost bool, reply cha
 		}
 	}
 }
+
+// relistGap is the pause after a walk of a server's tools that took took
+// before its notifications/tools/list_changed make clawd walk them again:
+// at least relistEvery from the walk's start, and four times the walk, so
+// that one server's listings (slow to answer, or costly to pin) take at
+// most a fifth of clawd's time.
+func relistGap(took time.Duration) time.Duration {
+	return max(relistEvery-took, 4*took)
+}
+
+// relistEvery is the least time between the starts of two walks of a
+// server's tools that its notifications/tools/list_changed cause.
+const relistEvery = time.Second
 
 // afterFailure records err, answers the Refresh that asked for the failed
 // attempt (if one did) and waits: for a Refresh when the configuration

@@ -264,15 +264,19 @@ type upstreamTool struct {
 	DefErr string
 }
 
-// listTools walks tools/list, bounded by timeout, at most maxPages pages
-// and maxTools tools; a cursor seen before ends the walk with an error (the
-// go-sdk iterator would loop forever).
-func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPages, maxTools int) ([]upstreamTool, error) {
+// listTools walks tools/list, bounded by timeout, at most maxPages pages,
+// maxTools tools and maxBytes of answers (each page is one message, at most
+// 16 MiB; what is kept of a tool, its cleaned copy and its canonical form,
+// is held for as long as the server is connected and recorded in the
+// database, so all pages together are bounded too); a cursor seen before
+// ends the walk with an error (the go-sdk iterator would loop forever).
+func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPages, maxTools, maxBytes int) ([]upstreamTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out []upstreamTool
 	seen := map[string]bool{}
 	cursor := ""
+	size := 0
 	now := time.Now()
 	for page := 0; ; page++ {
 		if page >= maxPages {
@@ -289,16 +293,19 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 			}
 			return nil, fmt.Errorf("tools/list: %w", err)
 		}
-		ts, next, err := decodeToolsPage(sl.get(), res, now)
+		ts, next, n, err := decodeToolsPage(sl.get(), res, now)
 		if err != nil {
 			return nil, err
+		}
+		if size += n; size > maxBytes {
+			return nil, fmt.Errorf("tools/list: the answers take more than %d MiB; clawd stops there", maxBytes>>20)
 		}
 		out = append(out, ts...)
 		if len(out) > maxTools {
 			return nil, fmt.Errorf("tools/list: more than %d tools; clawd stops there", maxTools)
 		}
 		if next == "" {
-			return out, nil
+			return onceEach(out), nil
 		}
 		if seen[next] {
 			return nil, fmt.Errorf("tools/list: the server repeated cursor %q; stopped after %d pages", clip([]byte(next), 64), page+1)
@@ -308,28 +315,53 @@ func listTools(ctx context.Context, sess *session, timeout time.Duration, maxPag
 	}
 }
 
+// onceEach keeps the first listing of each tool name. A name listed again
+// with the same definition is a repetition (pages that overlap, say); with
+// another definition, the server says two things about one tool, and
+// which one a client is shown, which one approval is judged on and which
+// one the server runs cannot be told apart: such a tool is never offered
+// (DefErr), whichever of its definitions was approved.
+func onceEach(ts []upstreamTool) []upstreamTool {
+	at := make(map[string]int, len(ts))
+	out := ts[:0]
+	for _, t := range ts {
+		i, seen := at[t.Name]
+		if !seen {
+			at[t.Name] = len(out)
+			out = append(out, t)
+			continue
+		}
+		if first := &out[i]; first.Def.SHA256 != t.Def.SHA256 && first.DefErr == "" {
+			first.DefErr = "the server lists it more than once, with different definitions"
+		}
+	}
+	return out
+}
+
 // decodeToolsPage reads one page from the raw result when it was captured
-// (stdio: schemas kept byte for byte), else from the SDK's decoded one.
-// Tools without a name are dropped; a missing or non-object input schema
-// becomes {"type":"object"}.
-func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]upstreamTool, string, error) {
+// (stdio: schemas kept byte for byte), else from the SDK's decoded one,
+// and says how many bytes that was. Tools without a name are dropped; a
+// missing or non-object input schema becomes {"type":"object"}.
+func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]upstreamTool, string, int, error) {
 	var page struct {
 		Tools      []jsontext.Value `json:"tools"`
 		NextCursor string           `json:"nextCursor"`
 	}
 	if raw != nil {
 		if err := jsonv2.Unmarshal(raw, &page); err != nil {
-			return nil, "", fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
+			return nil, "", 0, fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
 		}
 	} else {
 		b, err := json.Marshal(res)
 		if err == nil {
 			err = jsonv2.Unmarshal(b, &page)
 		}
+		raw = b
 		if err != nil {
-			return nil, "", fmt.Errorf("tools/list: %w", err)
+			return nil, "", 0, fmt.Errorf("tools/list: %w", err)
 		}
 	}
+	size := len(raw)
 	out := make([]upstreamTool, 0, len(page.Tools))
 	for _, raw := range page.Tools {
 		var t struct {
@@ -341,7 +373,7 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 			Annotations  jsontext.Value `json:"annotations"`
 		}
 		if err := jsonv2.Unmarshal(raw, &t); err != nil {
-			return nil, "", fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
+			return nil, "", 0, fmt.Errorf("tools/list: the server's answer is not a tools list: %w", err)
 		}
 		if t.Name == "" {
 			continue
@@ -372,7 +404,7 @@ func decodeToolsPage(raw []byte, res *mcp.ListToolsResult, now time.Time) ([]ups
 		}
 		out = append(out, ut.forDisplay())
 	}
-	return out, page.NextCursor, nil
+	return out, page.NextCursor, size, nil
 }
 
 // isSessionMissing: the HTTP server forgot the session (404 on a known

@@ -331,6 +331,65 @@ func TestToolsPaging(t *testing.T) {
 	}
 }
 
+// A server whose tools take more room than any real server's does not get
+// them kept (each definition is held in memory several times and recorded
+// in the database): the walk stops at 32 MiB of answers, however they are
+// split into pages and tools.
+func TestToolsListSizeCap(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestManager(t, Options{MaxFailures: 1})
+	// 47 tools of 1 MiB each, 5 to a page: every page fits in a line.
+	m.Apply(context.Background(), []ServerConfig{fake("fat", "-tools", "40", "-page-size", "5", "-desc-bytes", strconv.Itoa(1<<20))})
+	st := waitFor(t, m, "fat", 30*time.Second, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
+	if st.State != StateError || !strings.Contains(st.LastError, "32 MiB") {
+		t.Errorf("a 47 MiB tool list: state %s, last error %q; want an error naming the 32 MiB cap", st.State, st.LastError)
+	}
+}
+
+// A server that says its tools changed after every listing does not keep
+// clawd listing them (and re-evaluating, recording and auditing their
+// definitions) as fast as it can answer: list_changed is acted on at most
+// once a second.
+func TestListChangedFlood(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, _ := newTestManager(t, Options{CheckTools: ap.check})
+	m.Apply(context.Background(), []ServerConfig{fake("noisy", "-relist")})
+	connected(t, m, "noisy")
+	ap.mu.Lock()
+	before := ap.calls
+	ap.mu.Unlock()
+	time.Sleep(2 * time.Second)
+	ap.mu.Lock()
+	n := ap.calls - before
+	ap.mu.Unlock()
+	if n > 4 {
+		t.Errorf("the tools were looked at %d times in 2 s of list_changed, want at most one a second", n)
+	}
+}
+
+// A walk that takes long (a slow server, or definitions that are costly
+// to pin) is followed by a pause four times as long before list_changed is
+// acted on again, so a server cannot keep one of clawd's cores busy with
+// its listings.
+func TestListChangedSlowWalks(t *testing.T) {
+	t.Parallel()
+	ap := &fakeApprovals{seen: map[string]string{}, approved: map[string]string{}}
+	m, _ := newTestManager(t, Options{CheckTools: ap.check})
+	m.Apply(context.Background(), []ServerConfig{fake("slowlist", "-relist", "-list-delay", "700ms")})
+	connected(t, m, "slowlist")
+	ap.mu.Lock()
+	before := ap.calls
+	ap.mu.Unlock()
+	time.Sleep(4 * time.Second)
+	ap.mu.Lock()
+	n := ap.calls - before
+	ap.mu.Unlock()
+	if n > 2 {
+		t.Errorf("walks of 700 ms each were made %d times in 4 s, want a pause of four times a walk between them", n)
+	}
+}
+
 // The upstream's list_changed refreshes the cache and signals the
 // registry; Tools() itself never asks the upstream.
 func TestListChanged(t *testing.T) {
