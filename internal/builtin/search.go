@@ -162,7 +162,9 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	}
 	switch {
 	case fi.IsDir():
-		r, err := ws.Root.OpenRoot(rel)
+		// Not OpenRoot(rel): the directory may have been swapped for a
+		// named pipe since the Stat, and that open would block.
+		r, err := openDirRoot(ws.Root, rel)
 		if err != nil {
 			return fileError(displayPath(arg), err)
 		}
