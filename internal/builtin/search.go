@@ -213,6 +213,9 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 	if fi.Size() > w.maxSize {
 		return tools.Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)
 	}
+	if fi.Size() == 0 {
+		return nil // nothing to match; not read, as in the walk (a pseudo file's read may never end)
+	}
 	var buf []byte
 	data, err := readText(f, &buf, fi.Size(), w.maxSize)
 	switch {

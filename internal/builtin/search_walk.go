@@ -421,7 +421,11 @@ func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > st.w.maxSize {
+		// An empty file has nothing to match. Not reading it also keeps
+		// the walk out of pseudo files (procfs, sysfs, tracefs), which
+		// report size 0 and whose read can wait forever in the kernel
+		// (/proc/kmsg, trace_pipe), past the time limit and any cancel.
 		return nil, false
 	}
 	if d.info != nil && st.w.guard.OpenWhy(f, fi) != "" {
