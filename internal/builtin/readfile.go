@@ -93,13 +93,17 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	// check below refuses it. It has no effect on regular files.
 	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		// A socket cannot be opened at all; say it is clawd's if it is,
-		// so the refusal names the reason (and the audit row has it).
-		if g := t.env.WS.Guard(); g.Active() {
-			if st, e := t.env.WS.Root.Stat(rel); e == nil {
+		// A socket cannot be opened at all (ENXIO): say it is clawd's if
+		// it is, so the refusal names the reason (and the audit row has
+		// it), and otherwise name what it is rather than the errno.
+		if st, e := t.env.WS.Root.Stat(rel); e == nil {
+			if g := t.env.WS.Guard(); g.Active() {
 				if why := g.ObjectWhy(st); why != "" {
 					return nil, sandbox.ProtectedViolation(*a.Path, why)
 				}
+			}
+			if m := st.Mode(); !m.IsRegular() && !m.IsDir() {
+				return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(m))
 			}
 		}
 		return nil, fileError(*a.Path, err)
