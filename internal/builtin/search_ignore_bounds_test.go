@@ -54,3 +54,21 @@ func TestSearchManyIgnorePatterns(t *testing.T) {
 		}
 	}
 }
+
+// An ignore file longer than maxIgnoreFile is read up to the last whole
+// line within the cap: the cut line is not a pattern (cut to "*", it would
+// ignore every file).
+func TestSearchIgnoreFileCutAtLine(t *testing.T) {
+	line := "*.log*\n" // cut after its first byte, it would be "*"
+	var sb strings.Builder
+	for sb.Len() < maxIgnoreFile-2000 {
+		sb.WriteString("#" + strings.Repeat("c", 998) + "\n") // comments: no patterns
+	}
+	// A comment line up to the cap minus one byte, so the cap falls right
+	// after the "*".
+	sb.WriteString(strings.Repeat("#", maxIgnoreFile-1-sb.Len()-1) + "\n" + line)
+	tool, _ := newSearchWS(t, map[string]string{".gitignore": sb.String(), "a.txt": "needle\n"})
+	if res := callSearch(t, tool, `{"query":"needle"}`); res.TotalMatches != 1 {
+		t.Errorf("total %d, want 1: a.txt is ignored by the cut last line", res.TotalMatches)
+	}
+}

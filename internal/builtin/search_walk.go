@@ -371,9 +371,14 @@ func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
 	if err != nil {
 		return nil
+	}
+	if len(data) > maxIgnoreFile {
+		// Cut at the last whole line within the cap: a cut line is not
+		// the pattern its file has ("*.log" cut to "*" ignores all).
+		data = data[:bytes.LastIndexByte(data[:maxIgnoreFile], '\n')+1]
 	}
 	return parseIgnore(data, limit)
 }
