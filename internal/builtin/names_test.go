@@ -3,6 +3,7 @@ package builtin
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,23 @@ func TestSearchInvalidUTF8Name(t *testing.T) {
 			t.Errorf("files = %q, want %q", files, want)
 			break
 		}
+	}
+}
+
+// write_file reports the canonical path, symlinks resolved: a link with a
+// UTF-8 name to a directory whose name is not UTF-8 must not turn a write
+// that happened into an answer that cannot be encoded.
+func TestWriteFileCanonicalPathNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d\xff"), 0o755); err != nil {
+		t.Skipf("the file system refuses a name that is not UTF-8: %v", err)
+	}
+	symlinkT(t, "d\xff", filepath.Join(dir, "link"))
+	res, err := callTool(t, NewWriteFile(testEnv(t, dir, nil)), map[string]any{"path": "link/x.txt", "content": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.(*WriteFileResult).Path; !strings.HasSuffix(p, "/d\uFFFD/x.txt") {
+		t.Errorf("path = %q, want it to end in d\\uFFFD/x.txt", p)
 	}
 }
