@@ -31,11 +31,12 @@ type ignorePattern struct {
 	suffix string
 }
 
-// parseIgnore parses the contents of a .gitignore-style file.
-func parseIgnore(data []byte) []ignorePattern {
+// parseIgnore parses the contents of a .gitignore-style file, up to limit
+// patterns.
+func parseIgnore(data []byte, limit int) []ignorePattern {
 	var out []ignorePattern
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as git skips it
-	for len(data) > 0 {
+	for len(data) > 0 && len(out) < limit {
 		var line []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, data = data[:i], data[i+1:]
@@ -145,6 +146,15 @@ type ignoreLevel struct {
 	parent   *ignoreLevel
 	base     string // directory of the file, relative to the workspace root ("" for the root)
 	patterns []ignorePattern
+	total    int // patterns of this level and its ancestors (at most maxIgnorePatterns)
+}
+
+// count is the number of patterns in the chain ending at l.
+func (l *ignoreLevel) count() int {
+	if l == nil {
+		return 0
+	}
+	return l.total
 }
 
 // decide returns whether rel (relative to the workspace root) is ignored

@@ -354,8 +354,11 @@ func readDirCtx(ctx context.Context, f *os.File) ([]fs.DirEntry, error) {
 	}
 }
 
+// entryOf describes one entry. A name that is not valid UTF-8 (file
+// systems take any bytes) has its invalid bytes shown as U+FFFD, as the
+// answer is JSON; the walk itself goes on using the real name.
 func entryOf(name, p string, info fs.FileInfo) ListEntry {
-	e := ListEntry{Name: name, Path: p, ModifiedAt: info.ModTime().UTC().Format(time.RFC3339)}
+	e := ListEntry{Name: validName(name), Path: validName(p), ModifiedAt: info.ModTime().UTC().Format(time.RFC3339)}
 	m := info.Mode()
 	switch {
 	case m&fs.ModeSymlink != 0:

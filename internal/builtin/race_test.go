@@ -91,7 +91,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 		}
 	}()
 
-	read, write, list := NewReadFile(f.env), NewWriteFile(f.env), NewListDir(f.env)
+	read, write, list, search := NewReadFile(f.env), NewWriteFile(f.env), NewListDir(f.env), NewSearch(f.env)
 	type op struct {
 		tool tools.Tool
 		args map[string]any
@@ -106,9 +106,11 @@ func TestSymlinkSwapRace(t *testing.T) {
 		{write, map[string]any{"path": "file.txt", "content": "inside-file"}, ""},
 		{list, map[string]any{"path": "d", "recursive": true, "include_hidden": true}, ""},
 		{list, map[string]any{"recursive": true, "include_hidden": true, "max_depth": 5}, ""},
+		{search, map[string]any{"query": "SECRET|inside", "is_regex": true}, ""},
+		{search, map[string]any{"query": "SECRET|inside", "is_regex": true, "path": "d"}, ""},
 	}
 	const workers, perWorker = 4, 1500
-	var writes, lists atomic.Int64
+	var writes, lists, searches atomic.Int64
 	okReads := make([]atomic.Int64, len(ops))
 	refusedReads := make([]atomic.Int64, len(ops))
 	var workersWG sync.WaitGroup
@@ -136,6 +138,13 @@ func TestSymlinkSwapRace(t *testing.T) {
 					for _, e := range r.Entries {
 						if strings.Contains(e.Name, "SECRET") || strings.Contains(e.Path, "outside") {
 							t.Errorf("list_dir returned outside entry %q", e.Path)
+						}
+					}
+				case *SearchResult:
+					searches.Add(1)
+					for _, m := range r.Matches {
+						if strings.Contains(m.Text, "SECRET") || strings.Contains(m.File, "outside") {
+							t.Errorf("search returned outside content %q in %q", m.Text, m.File)
 						}
 					}
 				case nil:
@@ -190,8 +199,8 @@ func TestSymlinkSwapRace(t *testing.T) {
 	if left := tempFilesIn(t, f.ws); len(left) > 0 {
 		t.Errorf("temp files left in the workspace: %v", left)
 	}
-	t.Logf("swaps: dir %d, file %d; writes %d; lists %d; bash ran %d (saw inside %d)",
-		dirSwaps.Load(), fileSwaps.Load(), writes.Load(), lists.Load(), bashRuns.Load(), bashInside.Load())
+	t.Logf("swaps: dir %d, file %d; writes %d; lists %d; searches %d; bash ran %d (saw inside %d)",
+		dirSwaps.Load(), fileSwaps.Load(), writes.Load(), lists.Load(), searches.Load(), bashRuns.Load(), bashInside.Load())
 	for k, o := range ops {
 		if o.tool != read {
 			continue

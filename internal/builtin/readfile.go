@@ -88,20 +88,25 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// O_NONBLOCK: opening a FIFO for reading would otherwise block until a
-	// writer appears; with it the open returns at once and the regular-file
-	// check below refuses it. It has no effect on regular files.
+	// A special file is refused before it is opened: opening one is not
+	// harmless (a FIFO's waiting writer is let through; a device's driver
+	// runs, and a watchdog device is armed by the open alone), and a socket
+	// cannot be opened at all. If it is clawd's (its socket), the refusal
+	// says so, and the audit row has the reason.
+	if st, err := t.env.WS.Root.Stat(rel); err == nil {
+		if m := st.Mode(); !m.IsRegular() && !m.IsDir() {
+			if why := t.env.WS.Guard().ObjectWhy(st); why != "" {
+				return nil, sandbox.ProtectedViolation(*a.Path, why)
+			}
+			return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(m))
+		}
+	}
+	// O_NONBLOCK: a FIFO swapped in after that stat would otherwise block
+	// the open until a writer appears; with it the open returns at once
+	// and the regular-file check below refuses it. It has no effect on
+	// regular files.
 	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		// A socket cannot be opened at all; say it is clawd's if it is,
-		// so the refusal names the reason (and the audit row has it).
-		if g := t.env.WS.Guard(); g.Active() {
-			if st, e := t.env.WS.Root.Stat(rel); e == nil {
-				if why := g.ObjectWhy(st); why != "" {
-					return nil, sandbox.ProtectedViolation(*a.Path, why)
-				}
-			}
-		}
 		return nil, fileError(*a.Path, err)
 	}
 	defer f.Close()

@@ -4,6 +4,7 @@ package builtin
 
 import (
 	"encoding/base64"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,6 +82,11 @@ func TestReadFileErrors(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	l, err := net.Listen("unix", filepath.Join(dir, "sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
 	tests := []struct {
 		name    string
 		args    any
@@ -90,6 +96,7 @@ func TestReadFileErrors(t *testing.T) {
 		{name: "invalid utf8", args: map[string]any{"path": "bin.dat"}, msgPart: `not valid UTF-8 (first invalid byte at offset 1); read it with "encoding": "base64"`},
 		{name: "directory", args: map[string]any{"path": "src"}, msgPart: "is a directory; use list_dir"},
 		{name: "fifo does not block", args: map[string]any{"path": "pipe"}, msgPart: "not a regular file (a named pipe)"},
+		{name: "socket", args: map[string]any{"path": "sock"}, msgPart: "not a regular file (a socket)"},
 		{name: "missing", args: map[string]any{"path": "nope.txt"}, msgPart: "no such file or directory"},
 		{name: "below a file", args: map[string]any{"path": "empty/x"}, msgPart: "not a directory"},
 		{name: "missing path", args: `{}`, argErr: true, msgPart: `"path" is required`},

@@ -162,7 +162,9 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	}
 	switch {
 	case fi.IsDir():
-		r, err := ws.Root.OpenRoot(rel)
+		// Not OpenRoot(rel): the directory may have been swapped for a
+		// named pipe since the Stat, and that open would block.
+		r, err := openDirRoot(ws.Root, rel)
 		if err != nil {
 			return fileError(displayPath(arg), err)
 		}
@@ -210,6 +212,9 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 	}
 	if fi.Size() > w.maxSize {
 		return tools.Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)
+	}
+	if fi.Size() == 0 {
+		return nil // nothing to match; not read, as in the walk (a pseudo file's read may never end)
 	}
 	var buf []byte
 	data, err := readText(f, &buf, fi.Size(), w.maxSize)

@@ -114,7 +114,7 @@ func collectHits(ctx context.Context, m matcher, path string, data []byte, k int
 			ls, le = lineBounds(data, 0, s)
 		}
 		hits = append(hits, SearchMatch{
-			File: path,
+			File: validName(path),
 			Line: line,
 			Col:  s - ls + 1,
 			Text: lineText(data[ls:le], s-ls),
@@ -159,6 +159,16 @@ func lineText(line []byte, ms int) string {
 		sb.WriteString("…")
 	}
 	return sb.String()
+}
+
+// validName is a path for the answer, which is JSON: a file system takes
+// any bytes in a name, and a name that is not valid UTF-8 has its invalid
+// bytes shown as U+FFFD (no tool can be given such a name; bash can).
+func validName(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func validText(b []byte) string {

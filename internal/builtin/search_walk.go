@@ -184,8 +184,10 @@ func (w *walker) work(st *workerState) {
 
 // openDir opens the subdirectory name of parent, or returns nil if it
 // cannot be read (it is then skipped, like a directory ripgrep cannot read).
+// The name was a directory when listed; openDirRoot makes a named pipe
+// swapped in since fail at once instead of blocking the walk.
 func (w *walker) openDir(parent *dirNode, name string) *dirNode {
-	r, err := parent.root.OpenRoot(name)
+	r, err := openDirRoot(parent.root, name)
 	if err != nil {
 		return nil
 	}
@@ -318,20 +320,14 @@ func (h ignoreFiles) apply(rules ignoreRules, r *os.Root, prefix, rel string) ig
 	if h.git {
 		rules.git = nil
 		if h.gitIsDir {
-			if pats := readIgnoreFile(r, prefix+".git/info/exclude"); len(pats) > 0 {
-				rules.git = &ignoreLevel{base: rel, patterns: pats}
-			}
+			rules.git = rules.git.extend(r, prefix+".git/info/exclude", rel)
 		}
 	}
 	if h.gitignore {
-		if pats := readIgnoreFile(r, prefix+".gitignore"); len(pats) > 0 {
-			rules.git = &ignoreLevel{parent: rules.git, base: rel, patterns: pats}
-		}
+		rules.git = rules.git.extend(r, prefix+".gitignore", rel)
 	}
 	if h.ignore {
-		if pats := readIgnoreFile(r, prefix+".ignore"); len(pats) > 0 {
-			rules.ignore = &ignoreLevel{parent: rules.ignore, base: rel, patterns: pats}
-		}
+		rules.ignore = rules.ignore.extend(r, prefix+".ignore", rel)
 	}
 	return rules
 }
@@ -339,7 +335,34 @@ func (h ignoreFiles) apply(rules ignoreRules, r *os.Root, prefix, rel string) ig
 // maxIgnoreFile caps how much of an ignore file is read.
 const maxIgnoreFile = 1 << 20
 
-func readIgnoreFile(r *os.Root, name string) []ignorePattern {
+// maxIgnorePatterns bounds the patterns of one chain (the .gitignore files,
+// or the .ignore files, from a directory up to its repository's root).
+// Every pattern of the chain is tried against each entry below, and that
+// check is not interruptible, so the chain's length is what one entry
+// costs; the chain is also what the rules keep in memory. A repository can
+// nest a 1 MiB ignore file (~200,000 patterns) in each of hundreds of
+// directories for the price of one blob. Real projects have hundreds of
+// patterns; past the bound, the rest of a file and the files below it
+// are not read.
+const maxIgnorePatterns = 10000
+
+// extend returns l with the ignore file name of r (of directory base) as
+// its new deepest level, or l itself when the file is missing or empty or
+// the chain is full.
+func (l *ignoreLevel) extend(r *os.Root, name, base string) *ignoreLevel {
+	room := maxIgnorePatterns - l.count()
+	if room <= 0 {
+		return l
+	}
+	pats := readIgnoreFile(r, name, room)
+	if len(pats) == 0 {
+		return l
+	}
+	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats)}
+}
+
+// readIgnoreFile reads and parses at most limit patterns of an ignore file.
+func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
 	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil
@@ -348,11 +371,16 @@ func readIgnoreFile(r *os.Root, name string) []ignorePattern {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
 	if err != nil {
 		return nil
 	}
-	return parseIgnore(data)
+	if len(data) > maxIgnoreFile {
+		// Cut at the last whole line within the cap: a cut line is not
+		// the pattern its file has ("*.log" cut to "*" ignores all).
+		data = data[:bytes.LastIndexByte(data[:maxIgnoreFile], '\n')+1]
+	}
+	return parseIgnore(data, limit)
 }
 
 // workerState is one worker's reusable memory: the file buffer and the
@@ -419,7 +447,11 @@ func (st *workerState) readFile(d *dirNode, name string) ([]byte, bool) {
 	}
 	defer f.Close()
 	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > st.w.maxSize {
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > st.w.maxSize {
+		// An empty file has nothing to match. Not reading it also keeps
+		// the walk out of pseudo files (procfs, sysfs, tracefs), which
+		// report size 0 and whose read can wait forever in the kernel
+		// (/proc/kmsg, trace_pipe), past the time limit and any cancel.
 		return nil, false
 	}
 	if d.info != nil && st.w.guard.OpenWhy(f, fi) != "" {

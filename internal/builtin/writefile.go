@@ -119,7 +119,9 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if err := replaceFile(parent, base, data, perm, keepMode); err != nil {
 		return nil, fileError(p, err)
 	}
-	return &WriteFileResult{BytesWritten: int64(len(data)), Path: filepath.Join(canon, filepath.FromSlash(base))}, nil
+	// The canonical path may pass through a directory whose name is not
+	// UTF-8 (validName); the file is written either way.
+	return &WriteFileResult{BytesWritten: int64(len(data)), Path: validName(filepath.Join(canon, filepath.FromSlash(base)))}, nil
 }
 
 // openParent opens the directory that will hold the file as its own Root, so

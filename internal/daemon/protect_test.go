@@ -279,6 +279,38 @@ func TestProtectedConfigNotYetThere(t *testing.T) {
 	}
 }
 
+// TestProtectedConfigThroughDanglingLink: create_parents follows a symlink
+// inside the workspace even when its target does not exist yet (a cloned
+// repository can carry one), so the directories it would make are judged
+// where the link leads, not by the link's own name: the config directory
+// is not made through it, by the chain's check or the tool's.
+func TestProtectedConfigThroughDanglingLink(t *testing.T) {
+	home := clawdtest.IsolateHome(t)
+	d, err := New(Options{Workspace: home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.MkdirAll(filepath.Join(home, "proj"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../.config/clawde", filepath.Join(home, "proj", "cfg")); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := d.Server.Registry.Lookup("write_file")
+	for _, p := range []string{"proj/cfg/mcp-server.toml", "proj/cfg/sub/x.toml"} {
+		if err := d.WS.CheckState(p, sandbox.AccessWrite); err == nil {
+			t.Errorf("the chain's check lets write_file %s through", p)
+		}
+		raw, _ := json.Marshal(map[string]any{"path": p, "content": "policy_stub_mode = true\n", "create_parents": true})
+		res, err := e.Tool.Call(context.Background(), raw)
+		wantProtected(t, "write_file "+p, res, err)
+		if _, err := os.Lstat(filepath.Join(home, ".config", "clawde")); err == nil {
+			t.Fatalf("write_file %s through a dangling link created .config/clawde", p)
+		}
+	}
+}
+
 // TestProtectionFollowsNewInodes: the token file is replaced by a new inode
 // on every rotation, run files and SQLite's side files appear while clawd
 // runs; each is refused on the very next call.

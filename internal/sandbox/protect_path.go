@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"path"
 	"slices"
 	"strings"
@@ -65,10 +66,22 @@ func (w *Workspace) CheckState(p string, a Access) error {
 // directory, by that directory's identity and the path still to be made
 // below it, so the config directory that does not exist yet cannot be
 // made either.
+//
+// dir is first resolved through its symlinks: MkdirAll follows a symlink
+// inside the root even when its target does not exist yet, so the
+// directories it makes are judged where the links lead, not by the links'
+// names.
 func (w *Workspace) WriteWhy(dir, base string) string {
 	g := w.Guard()
 	if !g.Active() {
 		return ""
+	}
+	if dir != "." && dir != "" {
+		// Bounded like any path argument's resolution. An escape or a
+		// limit is the tools' to report; the lexical path is judged then.
+		if r, err := w.Resolve(context.Background(), dir); err == nil {
+			dir = r
+		}
 	}
 	var parts []string
 	if dir != "." && dir != "" {

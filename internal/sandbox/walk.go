@@ -314,9 +314,18 @@ func (c *cursor) dir() *os.Root {
 
 func checkpoint(i int) bool { return (i+1)%checkpointEvery == 0 }
 
+// openSub opens the subdirectory name of dir. OpenRoot opens its last
+// component without O_DIRECTORY, so a named pipe swapped in for a directory
+// after it was lstat'ed would block the open until a writer came; with the
+// trailing "/." name is an intermediate component, opened with O_DIRECTORY,
+// and anything but a directory fails at once.
+func openSub(dir *os.Root, name string) (*os.Root, error) {
+	return dir.OpenRoot(name + "/.")
+}
+
 // down enters the subdirectory name of the current directory.
 func (c *cursor) down(name string) error {
-	h, err := c.dir().OpenRoot(name)
+	h, err := openSub(c.dir(), name)
 	if err != nil {
 		return err
 	}
@@ -353,7 +362,7 @@ func (c *cursor) up(n int) error {
 	}
 	cur := base
 	for i := j + 1; i <= top; i++ {
-		h, err := cur.OpenRoot(c.names[i])
+		h, err := openSub(cur, c.names[i])
 		if cur != base {
 			cur.Close()
 		}
