@@ -87,7 +87,9 @@ func (c *Chain) Run(ctx context.Context, call *Call, next Next) Answer {
 // and stack, which the answer never carries.
 //
 // The outcome is, in this order: cancelled when ctx ended before the tool
-// started or Commit says the call was cancelled; ok, or what the result's
+// started or Commit says the call was cancelled (with detail finished_ and
+// the outcome it would have had, when the tool returned before the cancel
+// reached it); ok, or what the result's
 // AuditOutcome method says (a bash timeout); error/result_encoding_failed
 // for an *EncodeError; sandbox_violation (answered -32005) when os.Root
 // refused a path while the tool ran; tool_error otherwise, with detail
@@ -107,14 +109,32 @@ func Execute(ctx context.Context, call *Call, next Next, log *slog.Logger) (Answ
 		ctx = tools.WithCaller(ctx, call.Caller.EntityID)
 	}
 	res, err := callNext(ctx, next)
-	o := Outcome{Result: OutcomeOK, Duration: time.Since(start)}
+	// The tool returned before any cancel reached its context: it ran to
+	// its end, whatever becomes of the answer.
+	finished := ctx.Err() == nil
+	a, o := label(call, res, err, log)
+	o.Duration = time.Since(start)
 	// Whatever the tool returned (it may finish its work, or ignore its
 	// context, while the cancel is read), a call cancelled before its
-	// answer is committed is answered as cancelled, or not at all.
+	// answer is committed is answered as cancelled, or not at all. Its row
+	// still says what the tool did when it ran to its end (detail
+	// finished_ok, finished_tool_error...): a command that ran is not
+	// recorded as one that did not.
 	if !next.Commit(ctx) {
+		o.Detail = ""
+		if finished {
+			o.Detail = "finished_" + o.Result
+		}
 		o.Result = OutcomeCancelled
 		return Answer{Kind: AnswerCancelled}, o
 	}
+	return a, o
+}
+
+// label is the answer and outcome of a tool that returned res, err (see
+// Execute).
+func label(call *Call, res any, err error, log *slog.Logger) (Answer, Outcome) {
+	o := Outcome{Result: OutcomeOK}
 	if err == nil {
 		if ao, ok := res.(auditOutcomer); ok && ao.AuditOutcome() != "" {
 			o.Result = ao.AuditOutcome()

@@ -201,20 +201,35 @@ func TestRunCancelledBeforeNext(t *testing.T) {
 
 // A tool that returns a result (or an error) after its call was cancelled
 // is answered and audited as cancelled: the commit, not the tool, decides.
+// The row still says what a tool that ran to its end did (a command that
+// ran is not recorded as one that did not); a tool whose context the
+// cancel reached first leaves no detail.
 func TestRunCommitLostIsCancelled(t *testing.T) {
-	for _, fn := range []func(context.Context) (any, error){
-		returning("done anyway", nil),
-		returning(nil, &sandbox.Violation{Path: "x", Reason: "r"}),
-		func(context.Context) (any, error) { panic("late") },
+	for _, tt := range []struct {
+		fn          func(context.Context) (any, error)
+		interrupted bool
+		detail      string
+	}{
+		{fn: returning("done anyway", nil), detail: "finished_ok"},
+		{fn: returning(nil, &sandbox.Violation{Path: "x", Reason: "r"}), detail: "finished_sandbox_violation"},
+		{fn: returning(nil, errors.New("exit 1")), detail: "finished_tool_error"},
+		{fn: func(context.Context) (any, error) { panic("late") }, detail: "finished_tool_error"},
+		{fn: returning("done anyway", nil), interrupted: true, detail: ""},
 	} {
 		c, audit := newTestChain(t, Options{})
+		ctx, cancel := context.WithCancel(context.Background())
+		fn := tt.fn
+		if tt.interrupted {
+			fn = func(ctx context.Context) (any, error) { cancel(); return tt.fn(ctx) }
+		}
 		n := &recNext{t: t, fn: fn, commit: func() bool { return false }}
-		a := c.Run(context.Background(), call(caller("local:ws"), "read_file", `{"path":"a.txt"}`), n)
+		a := c.Run(ctx, call(caller("local:ws"), "read_file", `{"path":"a.txt"}`), n)
+		cancel()
 		if a.Kind != AnswerCancelled || a.Value != nil || a.Err != nil || a.Message != "" {
 			t.Errorf("answer = %+v, want a bare cancelled", a)
 		}
-		if o := audit.Outcomes()[1]; o.Result != OutcomeCancelled || o.Detail != "" {
-			t.Errorf("outcome = %+v, want cancelled", o)
+		if o := audit.Outcomes()[1]; o.Result != OutcomeCancelled || o.Detail != tt.detail {
+			t.Errorf("outcome = %+v, want cancelled with detail %q", o, tt.detail)
 		}
 	}
 }
