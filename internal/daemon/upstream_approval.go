@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -26,7 +27,16 @@ func (d *Daemon) checkUpstreamTools(server string, defs []upstream.ToolDefinitio
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range changes {
+	for i, c := range changes {
+		if i == maxChangeRows {
+			more := len(changes) - maxChangeRows
+			d.recordUpstreamEvent(chain.AuditRecord{
+				EntityID: "clawd", ToolID: "mcp:" + server, Server: server, Result: chain.ResultDeny,
+				Reason: fmt.Sprintf("definition_changed: %d more tools new or changed in this listing, each withheld until approved (clawd mcp diff %s)", more, server),
+			})
+			d.Logger.Warn("upstream tools withheld until their definitions are approved", "server", server, "more", more)
+			break
+		}
 		d.recordUpstreamEvent(chain.AuditRecord{
 			EntityID: "clawd", ToolID: "mcp:" + server + "/" + safetext.Line(c.Tool), Server: server, Result: chain.ResultDeny,
 			Reason: definitionChangeReason(server, c),
@@ -40,6 +50,12 @@ func (d *Daemon) checkUpstreamTools(server string, defs []upstream.ToolDefinitio
 	}
 	return out, nil
 }
+
+// maxChangeRows is how many tools that became unapproved one listing of a
+// server puts on record one by one; one more row counts the rest. A server
+// that renames every tool at each listing (list_changed lets it list once a
+// second) would otherwise write a row per tool per listing.
+const maxChangeRows = 16
 
 // definitionChangeReason is the audit reason of a tool that became
 // unapproved.
