@@ -1,8 +1,9 @@
 // Discovery: which workspace a CLI command is about and where its daemon
 // answers.
 //
-// Find tries the unix socket first (no secret involved: the kernel vouches
-// for the peer), then loopback HTTP. The HTTP address comes only from the
+// Find tries the unix socket first (the kernel vouches for both ends: a
+// socket whose listener runs as another user is skipped), then loopback
+// HTTP. The HTTP address comes only from the
 // daemon's own state file (0600, in the data directory) or an explicit
 // --port, and a token may be sent only to a loopback IP literal
 // (CheckLoopback), after GET /health (which needs no token) showed the pid
@@ -12,6 +13,7 @@
 package runstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/support/peercred"
 )
 
 // Options say which daemon to look for.
@@ -134,10 +137,17 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 				continue
 			}
 		}
-		c, err := net.DialTimeout("unix", s, time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := peercred.Dial(ctx, s)
+		cancel()
 		if err == nil {
 			c.Close()
 			return &Target{Unix: s}, nil
+		}
+		var other *peercred.OtherUserError
+		if errors.As(err, &other) {
+			tried = append(tried, err.Error())
+			continue
 		}
 		tried = append(tried, fmt.Sprintf("unix socket %s (%s)", s, shortErr(err)))
 	}
