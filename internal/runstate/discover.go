@@ -7,8 +7,10 @@
 // daemon's own state file (0600, in the data directory) or an explicit
 // --port, and a token may be sent only to a loopback IP literal
 // (CheckLoopback), after GET /health (which needs no token) showed the pid
-// the state file names: a process squatting the port after the daemon died
-// never sees the token.
+// the state file names, and, on Linux, only while the port's listener is
+// this user's (CheckListener, in LoopbackClient's dialer): a process of
+// another user squatting the port after the daemon died never sees the
+// token, whatever pid it claims.
 
 package runstate
 
