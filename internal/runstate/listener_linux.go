@@ -26,7 +26,7 @@ func CheckListener(addr string) error {
 		return err
 	}
 	want := os.Geteuid()
-	found := false
+	found, read := false, false
 	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		owners, err := listeners(table, ap)
 		if err != nil {
@@ -35,12 +35,16 @@ func CheckListener(addr string) error {
 			}
 			return fmt.Errorf("cannot tell who listens on %s: %v", addr, err)
 		}
+		read = true
 		for _, uid := range owners {
 			if uid != want {
 				return fmt.Errorf("%s is held by uid %d, not by this user (uid %d); not sending anything there", addr, uid, want)
 			}
 			found = true
 		}
+	}
+	if !read {
+		return fmt.Errorf("cannot tell who listens on %s: /proc/net/tcp is not there (is /proc mounted?); not sending anything", addr)
 	}
 	if !found {
 		return fmt.Errorf("no socket of this user (uid %d) listens on %s", want, addr)
