@@ -148,7 +148,7 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 		}
 		var other *peercred.OtherUserError
 		if errors.As(err, &other) {
-			tried = append(tried, err.Error())
+			tried = append(tried, fmt.Sprintf("unix socket %s (served by uid %d, pid %d, not by this user (uid %d): nothing sent there; remove that socket or choose a path in a directory only you can write to)", s, other.UID, other.PID, other.Want))
 			continue
 		}
 		tried = append(tried, fmt.Sprintf("unix socket %s (%s)", s, shortErr(err)))
