@@ -66,3 +66,50 @@ func TestListenUnixRefusesADirectoryOthersControl(t *testing.T) {
 		}
 	}
 }
+
+// A directory of this user's inside one another user owns is theirs to
+// rename away and replace: every directory above the socket counts, after
+// symlinks are resolved once, and the socket, its lock and its chmod all
+// go to that resolved directory, so a symlink repointed meanwhile cannot
+// move them.
+func TestListenUnixChecksEveryDirectoryAbove(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a directory to another user")
+	}
+	base := shortDir(t)
+	theirs := filepath.Join(base, "t")
+	ours := filepath.Join(theirs, "o")
+	if err := os.MkdirAll(ours, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(theirs, 0o755)
+	if err := os.Chown(theirs, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if ln, err := ListenUnix(filepath.Join(ours, "s.sock")); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("ListenUnix in our directory inside another user's: %v, want a refusal", err)
+		if err == nil {
+			ln.Close()
+		}
+	}
+
+	mine := filepath.Join(base, "m")
+	if err := os.Mkdir(mine, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "l")
+	if err := os.Symlink(mine, link); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := ListenUnix(filepath.Join(link, "s.sock"))
+	if err != nil {
+		t.Fatalf("ListenUnix through a symlink to our own directory: %v", err)
+	}
+	defer ln.Close()
+	if want := filepath.Join(mine, "s.sock"); ln.Path() != want {
+		t.Errorf("Path() = %s, want the resolved %s", ln.Path(), want)
+	}
+	if _, err := os.Lstat(filepath.Join(mine, "s.sock.lock")); err != nil {
+		t.Errorf("no lock file in the resolved directory: %v", err)
+	}
+}
