@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/internal/support/peercred"
 )
 
 func newConnectCmd() *cobra.Command {
@@ -72,11 +74,12 @@ func newConnectCmd() *cobra.Command {
 // nothing at all in answer to input: it stopped, or refused this user (a
 // refused peer is disconnected without a word).
 func bridge(path, credential string, in io.Reader, out io.Writer) error {
-	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	uc, err := peercred.Dial(ctx, path) // nothing, a credential least of all, goes to another user's socket
+	cancel()
 	if err != nil {
 		return runtimeError("connecting to %s: %v", path, err)
 	}
-	uc := c.(*net.UnixConn)
 	defer uc.Close()
 	from := io.Reader(uc)
 	if credential != "" {

@@ -111,7 +111,7 @@ func (srv *Server) maxStreamCalls() int32 {
 // versions before 2025-06-18): the batch's answer is one message holding
 // every item's answer, so a batch of many small requests (tools/list
 // repeated) could otherwise ask for an answer of gigabytes.
-const maxBatchItems = 64
+const maxBatchItems = jsonrpc.MaxBatchItems
 
 // BusyError is Session.Handle's refusal of a message whose tools/call
 // requests find fewer than that many free slots.

@@ -248,10 +248,10 @@ func (s *Session) batchRefusal(b *jsonrpc.Batch) []byte {
 	if b.Err != nil {
 		return jsonrpc.AppendError(nil, jsonrpc.ID{}, b.Err)
 	}
-	if len(b.Items) > maxBatchItems {
+	if b.Len > maxBatchItems || len(b.Items) > maxBatchItems {
 		return jsonrpc.AppendError(nil, jsonrpc.ID{}, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
 			"invalid request: a batch may carry at most "+strconv.Itoa(maxBatchItems)+" messages, this one has "+
-				strconv.Itoa(len(b.Items))+"; send them in smaller batches"))
+				strconv.Itoa(max(b.Len, len(b.Items)))+"; send them in smaller batches"))
 	}
 	return nil
 }

@@ -1,17 +1,21 @@
 // Discovery: which workspace a CLI command is about and where its daemon
 // answers.
 //
-// Find tries the unix socket first (no secret involved: the kernel vouches
-// for the peer), then loopback HTTP. The HTTP address comes only from the
+// Find tries the unix socket first (the kernel vouches for both ends: a
+// socket whose listener runs as another user is skipped), then loopback
+// HTTP. The HTTP address comes only from the
 // daemon's own state file (0600, in the data directory) or an explicit
 // --port, and a token may be sent only to a loopback IP literal
 // (CheckLoopback), after GET /health (which needs no token) showed the pid
-// the state file names: a process squatting the port after the daemon died
-// never sees the token.
+// the state file names, and, on Linux, only while the port's listener is
+// this user's (CheckListener, in LoopbackClient's dialer): a process of
+// another user squatting the port after the daemon died never sees the
+// token, whatever pid it claims.
 
 package runstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +27,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/config"
+	"github.com/clawde/clawd/internal/support/peercred"
 )
 
 // Options say which daemon to look for.
@@ -134,10 +139,17 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 				continue
 			}
 		}
-		c, err := net.DialTimeout("unix", s, time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := peercred.Dial(ctx, s)
+		cancel()
 		if err == nil {
 			c.Close()
 			return &Target{Unix: s}, nil
+		}
+		var other *peercred.OtherUserError
+		if errors.As(err, &other) {
+			tried = append(tried, fmt.Sprintf("unix socket %s (served by uid %d, pid %d, not by this user (uid %d): nothing sent there; remove that socket or choose a path in a directory only you can write to)", s, other.UID, other.PID, other.Want))
+			continue
 		}
 		tried = append(tried, fmt.Sprintf("unix socket %s (%s)", s, shortErr(err)))
 	}

@@ -16,7 +16,8 @@ import (
 // maxHealthBody bounds what is read of a /health answer.
 const maxHealthBody = 1 << 20
 
-// LoopbackClient is an http.Client that can only reach loopback IPs and
+// LoopbackClient is an http.Client that can only reach loopback IPs, only
+// while this user's process listens there (CheckListener, on Linux), and
 // never follows redirects: a redirect must not carry the token elsewhere.
 func LoopbackClient(timeout time.Duration) *http.Client {
 	d := &net.Dialer{Timeout: 5 * time.Second}
@@ -26,7 +27,15 @@ func LoopbackClient(timeout time.Duration) *http.Client {
 			if err := CheckLoopback(addr); err != nil {
 				return nil, err
 			}
-			return d.DialContext(ctx, network, addr)
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			if err := CheckListener(addr); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return c, nil
 		},
 		MaxIdleConns:      4,
 		IdleConnTimeout:   30 * time.Second,

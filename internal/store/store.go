@@ -89,17 +89,28 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("database directory: %w", err)
 	}
 	// Create the file 0600 before SQLite does (it would use 0644 and copy
-	// that mode to the -wal and -shm files).
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+	// that mode to the -wal and -shm files). One that exists with a mode
+	// others can use (a restored backup, a copy) is narrowed, and so are
+	// its -wal and -shm files: the directory may let others in when it
+	// existed before clawd (MkdirPrivate leaves it as it was).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
-	} else {
-		f.Close()
+	}
+	err = narrowFile(f)
+	f.Close()
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if err == nil {
+			err = narrowPath(side)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	if err := fileutil.MakePrivate(path, false); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
 	db := &DB{path: path, opts: opts, opened: time.Now()}
-	var err error
 	if db.wdb, err = sql.Open("sqlite", dsn(path, opts, false)); err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -281,3 +292,30 @@ var (
 	_ chain.TrustStore = (*DB)(nil)
 	_ chain.Allowlist  = (*DB)(nil)
 )
+
+// narrowFile takes group and other permission bits off an open file.
+func narrowFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		if err := f.Chmod(perm &^ 0o077); err != nil {
+			return fmt.Errorf("mode %04o lets other users read it, and it could not be narrowed: %w", perm, err)
+		}
+	}
+	return nil
+}
+
+// narrowPath is narrowFile for a regular file at path, when there is one
+// (a symlink is left alone: clawd did not make it).
+func narrowPath(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(path, fi.Mode().Perm()&^0o077); err != nil {
+		return fmt.Errorf("%s: mode %04o lets other users read it, and it could not be narrowed: %w", filepath.Base(path), fi.Mode().Perm(), err)
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -36,12 +37,26 @@ type UnixListener struct {
 //     ErrAlreadyRunning; one that refuses them is stale and replaced;
 //   - anything else at path (a file, a symlink, a directory) is refused and
 //     left alone: clawd never deletes what it did not create;
+//   - the directory must be this user's or root's, and not writable by
+//     others unless sticky (checkSocketDir);
 //   - the socket is chmod'ed to 0600 right after bind. In the instant before,
 //     the mode comes from the umask; peer-credential checks make that window
 //     harmless, and a process-wide umask change would race other goroutines.
 func ListenUnix(path string) (*UnixListener, error) {
 	if len(path) > maxSocketPath {
 		return nil, fmt.Errorf("socket path %s is %d bytes, longer than unix sockets allow (%d); set socket_path or --socket to a shorter path", path, len(path), maxSocketPath)
+	}
+	// Resolve the directory once: the lock, the socket and its chmod all go
+	// to the directory checked, whatever a symlink on the way says later.
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("socket directory: %w", err)
+	}
+	if err := checkSocketDir(dir); err != nil {
+		return nil, err
+	}
+	if path = filepath.Join(dir, filepath.Base(path)); len(path) > maxSocketPath {
+		return nil, fmt.Errorf("socket path %s (symlinks resolved) is %d bytes, longer than unix sockets allow (%d); set socket_path or --socket to a shorter path", path, len(path), maxSocketPath)
 	}
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
@@ -134,4 +149,34 @@ func describeType(m fs.FileMode) string {
 		return "a named pipe"
 	}
 	return "type " + m.Type().String()
+}
+
+// checkSocketDir refuses a socket directory (symlinks resolved) whose
+// entries another user could change, or that sits in a directory whose
+// entries they could change: one owned by another user but root, or one
+// everyone may write to without the sticky bit, checked from dir up to
+// the root. There they could unlink the socket and bind their own (clawd's
+// clients check who listens, so that denies service, no more), hold its
+// lock file, or swap a symlink in for the socket between bind and chmod,
+// which follows it and would narrow some file of this user's to 0600. A
+// sticky directory (/tmp) lets only an entry's owner remove or rename it.
+func checkSocketDir(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			return fmt.Errorf("socket directory: %w", err)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("socket directory %s: %s is not a directory", dir, d)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() && st.Uid != 0 {
+			return fmt.Errorf("socket directory %s: %s belongs to uid %d, not to this user (uid %d): its owner could replace the socket; choose a directory of your own with socket_path or --socket", dir, d, st.Uid, os.Geteuid())
+		}
+		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&fs.ModeSticky == 0 {
+			return fmt.Errorf("socket directory %s: %s has mode %v: other users can write to it and it is not sticky, so anyone could replace the socket; run 'chmod o-w %s' or 'chmod +t %s', or choose another directory with socket_path or --socket", dir, d, fi.Mode().Perm(), d, d)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
+	"github.com/clawde/clawd/internal/support/peercred"
 )
 
 // ErrAlreadyRunning reports that another daemon serves the socket path.
@@ -193,7 +194,7 @@ func (w lineWatch) Read(p []byte) (int, error) {
 
 func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.UnixConn, wantUID int) {
 	defer tc.Close()
-	uid, pid, err := peerCred(c)
+	uid, pid, err := peercred.Of(c)
 	if err != nil {
 		u.logger().Warn("unix socket: connection closed, peer credentials unavailable", "err", err)
 		return

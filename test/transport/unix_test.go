@@ -4,10 +4,13 @@ package transport_e2e
 
 import (
 	"context"
+	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -147,8 +150,10 @@ func TestConnectWithoutDaemon(t *testing.T) {
 }
 
 // TestConnectRefusedForOtherUser runs `clawd connect` as nobody against a
-// root daemon whose socket was made world-writable: the peer-credential
-// check alone refuses it.
+// root daemon whose socket was made world-writable: the client refuses a
+// daemon of another user before it sends anything, and the daemon's own
+// peer-credential check alone refuses a client that does not check (a raw
+// connection made as nobody).
 func TestConnectRefusedForOtherUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run clawd as another user")
@@ -175,8 +180,24 @@ func TestConnectRefusedForOtherUser(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("nobody got data from root's daemon: %s", out.String())
 	}
-	if !strings.Contains(errb.String(), "closed the connection") {
-		t.Errorf("stderr %q should say the daemon closed the connection", errb.String())
+	if !strings.Contains(errb.String(), "served by uid 0") {
+		t.Errorf("stderr %q should say the socket is served by uid 0", errb.String())
+	}
+	if err := syscall.Seteuid(65534); err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", sock)
+	if err := syscall.Seteuid(0); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatalf("dial as nobody: %v", err)
+	}
+	defer c.Close()
+	c.Write([]byte(initMsg + "\n"))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("a raw client as nobody read %d bytes, %v; want the connection closed at once", n, err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for !strings.Contains(d.Stderr.String(), "peer_uid=65534") && time.Now().Before(deadline) {

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/support/peercred"
 )
 
 // unixConn speaks NDJSON JSON-RPC on a unix socket through the same framing
@@ -38,8 +39,7 @@ type result struct {
 const maxUnixResponse = 256 << 20
 
 func dialUnix(ctx context.Context, path string) (*unixConn, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", path)
+	c, err := peercred.Dial(ctx, path) // the daemon must be this user's before anything is sent
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package transport
+package peercred
 
 import (
 	"net"
@@ -6,10 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerCred returns the uid and pid of the process at the other end of a
-// unix socket connection, as the kernel recorded them at connect (SO_PEERCRED):
-// the peer cannot forge them.
-func peerCred(c *net.UnixConn) (uid, pid int, err error) {
+// Of returns the uid and pid of the process at the other end of a unix
+// socket connection (SO_PEERCRED), as the kernel recorded them: for a
+// server's connection, the client's at connect; for a client's, the
+// server's when it called listen. The peer cannot forge them.
+func Of(c *net.UnixConn) (uid, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, 0, err

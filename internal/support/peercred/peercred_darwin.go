@@ -1,4 +1,4 @@
-package transport
+package peercred
 
 import (
 	"net"
@@ -6,10 +6,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerCred returns the uid (LOCAL_PEERCRED) and, for the log, the pid
+// Of returns the uid (LOCAL_PEERCRED) and, for the log, the pid
 // (LOCAL_PEERPID) of the process at the other end of a unix socket
-// connection, as the kernel recorded them at connect.
-func peerCred(c *net.UnixConn) (uid, pid int, err error) {
+// connection, as the kernel recorded them (the client's at connect, the
+// listening server's at listen).
+func Of(c *net.UnixConn) (uid, pid int, err error) {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return -1, 0, err
