@@ -186,9 +186,9 @@ func Apply(c Change) error {
 			return err
 		}
 	}
-	target := c.File
-	if t, err := filepath.EvalSymlinks(c.File); err == nil {
-		target = t
+	target, err := followLinks(c.File)
+	if err != nil {
+		return err
 	}
 	backup := c.File + BackupSuffix
 	if c.After == nil {
@@ -299,7 +299,11 @@ func confined(file, root string) error {
 	if err != nil {
 		return err
 	}
-	p, rest := filepath.Clean(file), ""
+	p, err := followLinks(filepath.Clean(file))
+	if err != nil {
+		return err
+	}
+	rest := ""
 	for {
 		if resolved, err := filepath.EvalSymlinks(p); err == nil {
 			full := filepath.Join(resolved, rest)
@@ -315,6 +319,32 @@ func confined(file, root string) error {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// followLinks follows file while it is a symlink, also one whose target
+// does not exist yet, to the path a write through it creates: a dangling
+// dotfile link gets its file, not replaced by one. A relative link is
+// resolved from its directory's real path, as the kernel does.
+func followLinks(file string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(file)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return file, nil
+		}
+		dest, err := os.Readlink(file)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dir := filepath.Dir(file)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		file = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
 }
 
 // Status is what Check finds: whether the client's file holds clawd's
