@@ -144,7 +144,7 @@ func findHook(src []byte, command string) (int, *hujson.Value, error) {
 // findElement returns the array that is member name of the object at path
 // and the index of its first element match accepts (-1 when none).
 func findElement(src []byte, path []string, name string, match func(std []byte) bool) (int, *hujson.Value, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
+	if blank(src) {
 		return -1, nil, nil
 	}
 	_, obj, missing, err := parseObjectAt(src, path)
@@ -181,13 +181,13 @@ func appendElement(src []byte, arr *hujson.Value, value []byte) []byte {
 		}
 		text := ",\n" + indent + string(render(value, indent, unit))
 		out := append([]byte(nil), src[:last.EndOffset]...)
-		out = append(out, text...)
+		out = append(out, eol(src, text)...)
 		return append(out, src[last.EndOffset:]...)
 	}
 	outer := lineIndent(src, arr.StartOffset)
 	text := "\n" + outer + unit + string(render(value, outer+unit, unit)) + "\n" + outer
 	out := append([]byte(nil), src[:arr.StartOffset+1]...)
-	out = append(out, text...)
+	out = append(out, eol(src, text)...)
 	return append(out, src[arr.EndOffset-1:]...)
 }
 
