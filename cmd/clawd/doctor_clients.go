@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/clawde/clawd/internal/cli/hostadapter"
 	"github.com/clawde/clawd/internal/config"
@@ -100,7 +103,7 @@ func checkClients(r *doctorReport, ws *runstate.Workspace, daemons []daemonInfo)
 		}
 		var root any
 		if err == nil {
-			err = json.Unmarshal(stripJSONComments(data), &root)
+			err = decodeClientFile(data, &root)
 		}
 		if err != nil {
 			r.add(check{Area: "client", Status: statusWarn, What: fmt.Sprintf("%s: cannot read %s: %v", cf.client, cf.path, err),
@@ -222,37 +225,13 @@ func sortedAnyKeys(m map[string]any) []string {
 	return sortedKeys(b)
 }
 
-// stripJSONComments blanks // and /* */ comments outside strings (OpenCode
-// and VS Code accept them), keeping offsets for error messages.
-func stripJSONComments(data []byte) []byte {
-	out := append([]byte(nil), data...)
-	inStr := false
-	for i := 0; i < len(out); i++ {
-		switch {
-		case inStr:
-			if out[i] == '\\' {
-				i++
-			} else if out[i] == '"' {
-				inStr = false
-			}
-		case out[i] == '"':
-			inStr = true
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
-			j := i + 2
-			for j+1 < len(out) && !(out[j] == '*' && out[j+1] == '/') {
-				j++
-			}
-			for k := i; k < len(out) && k <= j+1; k++ {
-				if out[k] != '\n' {
-					out[k] = ' '
-				}
-			}
-			i = j + 1
-		}
+// decodeClientFile decodes a client's config file into v the way the
+// clients read it: comments and trailing commas (OpenCode and VS Code accept
+// both) and a leading UTF-8 byte order mark are allowed.
+func decodeClientFile(data []byte, v any) error {
+	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	if err != nil {
+		return err
 	}
-	return out
+	return json.Unmarshal(std, v)
 }
