@@ -93,6 +93,14 @@ func newRootCmd() *cobra.Command {
 		newInstallCmd(), newUninstallCmd(),
 		newDoctorCmd(),
 	)
+	// cobra's completion command shows its help for a missing or unknown
+	// shell and exits 0; make it a usage error like every other group.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = needSubcommand
+		}
+	}
 	return root
 }
 

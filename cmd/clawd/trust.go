@@ -37,16 +37,19 @@ func groupCmd(use, short, long string) *cobra.Command {
 	return &cobra.Command{
 		Use: use, Short: short, Long: long,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var names []string
-			for _, c := range cmd.Commands() {
-				if c.IsAvailableCommand() {
-					names = append(names, c.Name())
-				}
-			}
-			return usageError("%s needs a subcommand: %s\nRun '%s --help' for usage.", strings.TrimPrefix(cmd.CommandPath(), "clawd "), strings.Join(names, ", "), cmd.CommandPath())
-		},
+		RunE: needSubcommand,
 	}
+}
+
+// needSubcommand is the RunE of a command that only holds subcommands.
+func needSubcommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usageError("%s needs a subcommand: %s\nRun '%s --help' for usage.", strings.TrimPrefix(cmd.CommandPath(), "clawd "), strings.Join(names, ", "), cmd.CommandPath())
 }
 
 // levelMeaning is the default table of a trust level (chain.Evaluate).
