@@ -63,3 +63,48 @@ func TestProjectDanglingSymlinkOutsideRefused(t *testing.T) {
 		t.Fatalf("a file was created outside the project: %v", err)
 	}
 }
+
+// TestHookUninstallKeepsEditedScript: uninstall deletes the hook script
+// only while it is the one clawd wrote (for any clawd command); a script
+// the user changed since stays, while its registration still goes.
+func TestHookUninstallKeepsEditedScript(t *testing.T) {
+	o := testOptions(t, User, Stdio)
+	o.Command = "/opt/clawd/bin/clawd"
+	script, settings := hookPaths(o)
+	cs, err := PlanHookInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := append(HookScript(o.Command), "export MY_VAR=1 # mine\n"...)
+	os.WriteFile(script, edited, 0o755)
+	o.Command = "clawd" // uninstall run by another binary than install
+	cs, err = PlanHookUninstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := os.ReadFile(script); err != nil || !bytes.Equal(b, edited) {
+		t.Fatalf("the edited script was not kept: %v", err)
+	}
+	if b, _ := os.ReadFile(settings); bytes.Contains(b, []byte(HookScriptName)) {
+		t.Fatalf("registration left:\n%s", b)
+	}
+	// The script as clawd wrote it goes, whichever command it names.
+	os.WriteFile(script, HookScript("/opt/clawd/bin/clawd"), 0o755)
+	cs, _ = PlanHookUninstall(o)
+	for _, c := range cs {
+		Apply(c)
+	}
+	if _, err := os.Stat(script); !os.IsNotExist(err) {
+		t.Fatalf("clawd's own script left: %v", err)
+	}
+}

@@ -267,10 +267,27 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if cur != nil {
-		if strings.Contains(string(cur), "'clawd install claude-code --hook'") {
-			changes = append(changes, Change{File: script, Before: cur, After: nil, Note: "the hook script"})
-		}
+	switch {
+	case cur != nil && isClawdHookScript(cur):
+		changes = append(changes, Change{File: script, Before: cur, After: nil, Note: "the hook script"})
+	case cur != nil && len(changes) > 0 && strings.Contains(string(cur), "'clawd install claude-code --hook'"):
+		changes[0].Note += "; " + script + " was edited since install, so it stays"
 	}
 	return changes, nil
+}
+
+// isClawdHookScript reports whether script is HookScript for some command,
+// i.e. clawd's own, unchanged but for the clawd it runs.
+func isClawdHookScript(script []byte) bool {
+	norm := func(b []byte) string {
+		lines := strings.SplitAfter(string(b), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "CLAWD=") {
+				lines[i] = "CLAWD=\n"
+				break
+			}
+		}
+		return strings.Join(lines, "")
+	}
+	return norm(script) == norm(HookScript("clawd"))
 }
