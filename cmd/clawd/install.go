@@ -257,6 +257,14 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 
 func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool, verb string) error {
 	out := cmd.OutOrStdout()
+	if !dryRun {
+		// Refuse before the first write, not halfway through the files.
+		for _, c := range changes {
+			if err := c.Check(); err != nil {
+				return runtimeError("%v", err)
+			}
+		}
+	}
 	any := false
 	for _, c := range changes {
 		if !c.Changed() {

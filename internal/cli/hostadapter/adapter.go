@@ -174,10 +174,11 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	return Change{File: file, Before: before, After: after, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
 }
 
-// Apply writes c: the first change to an existing file saves its original
-// bytes next to it (never overwriting an earlier backup); the new content
-// replaces the file atomically with the file's mode, through a symlink.
-func Apply(c Change) error {
+// Check reports what would keep Apply from writing c, before anything is
+// written: a file leading out of its project, or one the user made
+// read-only (a rename would replace it all the same, and root ignores the
+// mode, so clawd honours it itself).
+func (c Change) Check() error {
 	if !c.Changed() {
 		return nil
 	}
@@ -185,6 +186,26 @@ func Apply(c Change) error {
 		if err := confined(c.File, c.Root); err != nil {
 			return err
 		}
+	}
+	target, err := followLinks(c.File)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", c.File, st.Mode().Perm(), target)
+	}
+	return nil
+}
+
+// Apply writes c: the first change to an existing file saves its original
+// bytes next to it (never overwriting an earlier backup); the new content
+// replaces the file atomically with the file's mode, through a symlink.
+func Apply(c Change) error {
+	if !c.Changed() {
+		return nil
+	}
+	if err := c.Check(); err != nil {
+		return err
 	}
 	target, err := followLinks(c.File)
 	if err != nil {

@@ -108,3 +108,32 @@ func TestHookUninstallKeepsEditedScript(t *testing.T) {
 		t.Fatalf("clawd's own script left: %v", err)
 	}
 }
+
+// TestReadOnlyFileLeftAlone: a config the user made read-only is not
+// rewritten (a rename in a writable directory would get past the mode, and
+// root ignores it): the error names the file and the fix.
+func TestReadOnlyFileLeftAlone(t *testing.T) {
+	a, _ := Lookup("cursor")
+	o := testOptions(t, Project, Stdio)
+	e, _ := a.Entry(o)
+	os.MkdirAll(filepath.Dir(e.File), 0o755)
+	orig := []byte(existing["cursor"])
+	os.WriteFile(e.File, orig, 0o444)
+	c, err := PlanInstall(a, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Apply(c)
+	if err == nil || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "chmod") {
+		t.Fatalf("read-only file: %v", err)
+	}
+	if b, _ := os.ReadFile(e.File); !bytes.Equal(b, orig) {
+		t.Fatalf("read-only file changed:\n%s", b)
+	}
+	if _, err := os.Lstat(e.File + BackupSuffix); err == nil {
+		t.Fatal("backup written for a change that was refused")
+	}
+	if err := c.Check(); err == nil {
+		t.Fatal("Check passes a change to a read-only file")
+	}
+}
