@@ -222,17 +222,18 @@ func Apply(c Change) error {
 	if c.Mode != 0 {
 		mode = c.Mode
 	}
-	if st, err := os.Stat(target); err == nil {
+	st, err := os.Stat(target)
+	if err == nil {
 		mode = st.Mode().Perm()
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
-			if err := fileutil.WriteAtomic(backup, c.Before, mode); err != nil {
+			if err := fileutil.WriteAtomicLike(backup, c.Before, mode, st); err != nil {
 				return fmt.Errorf("backing up %s: %v", c.File, err)
 			}
 		}
 	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return err
 	}
-	if err := fileutil.WriteAtomic(target, c.After, mode); err != nil {
+	if err := fileutil.WriteAtomicLike(target, c.After, mode, st); err != nil {
 		return err
 	}
 	if c.Restore {

@@ -12,7 +12,15 @@ import (
 // to perm (and, for a mode without group or other bits, private on Windows
 // too: MakePrivate), then renamed over path.
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, data, perm, true)
+	return writeAtomic(path, data, perm, true, nil)
+}
+
+// WriteAtomicLike is WriteAtomic for a file that is someone's own (a
+// client's config): the new file also gets like's owner and group where
+// this process may give them, so root editing a user's file leaves it the
+// user's. like nil is WriteAtomic.
+func WriteAtomicLike(path string, data []byte, perm os.FileMode, like os.FileInfo) error {
+	return writeAtomic(path, data, perm, true, like)
 }
 
 // WriteAtomicVolatile is WriteAtomic without the sync: readers still see
@@ -21,10 +29,10 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 // (clawd's list of the upstream processes it runs), where the sync costs
 // milliseconds on every write for nothing.
 func WriteAtomicVolatile(path string, data []byte, perm os.FileMode) error {
-	return writeAtomic(path, data, perm, false)
+	return writeAtomic(path, data, perm, false, nil)
 }
 
-func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) (err error) {
+func writeAtomic(path string, data []byte, perm os.FileMode, sync bool, like os.FileInfo) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -36,6 +44,9 @@ func writeAtomic(path string, data []byte, perm os.FileMode, sync bool) (err err
 			os.Remove(tmp)
 		}
 	}()
+	if like != nil {
+		chownLike(f, like)
+	}
 	if err = f.Chmod(perm); err != nil {
 		return err
 	}
