@@ -101,7 +101,29 @@ func newRootCmd() *cobra.Command {
 			c.RunE = needSubcommand
 		}
 	}
+	runtimeErrors(root)
 	return root
+}
+
+// runtimeErrors makes an error that c or a subcommand returns while
+// running, and that is not already an exitError (a write to a closed or
+// full stdout, a library's error), a runtime failure (exit 1). What is
+// left for reportError's usage-error default is cobra's own complaints
+// about the command line, which come before RunE.
+func runtimeErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var ex *exitError
+			if err != nil && !errors.As(err, &ex) {
+				return runtimeError("%v", err)
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		runtimeErrors(sub)
+	}
 }
 
 // badFlagValue matches pflag's message for a value that does not parse,

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -23,5 +25,33 @@ func TestUnknownShellIsUsageError(t *testing.T) {
 	root.SetOut(io.Discard)
 	if code := reportError(io.Discard, root.Execute()); code != 0 {
 		t.Errorf("clawd completion bash: exit %d", code)
+	}
+}
+
+// TestRuntimeErrorIsNotUsageError: an error a command meets while running
+// (here: its output cannot be written) is a runtime failure, exit 1, not
+// a usage error with exit 2 and "Run 'clawd --help' for usage".
+func TestRuntimeErrorIsNotUsageError(t *testing.T) {
+	// cobra's completion command writes to the stdout of the time the
+	// command was made: a descriptor open only for reading fails there.
+	ro, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	stdout := os.Stdout
+	os.Stdout = ro
+	root := newRootCmd()
+	os.Stdout = stdout
+	root.SetArgs([]string{"completion", "bash"})
+	var msg strings.Builder
+	if code := reportError(&msg, root.Execute()); code != 1 || strings.Contains(msg.String(), "--help") {
+		t.Fatalf("exit %d: %s", code, msg.String())
+	}
+	// cobra's own complaints stay usage errors.
+	root = newRootCmd()
+	root.SetArgs([]string{"nosuchcommand"})
+	if code := reportError(io.Discard, root.Execute()); code != 2 {
+		t.Fatalf("unknown command: exit %d", code)
 	}
 }
