@@ -229,6 +229,9 @@ func sortedAnyKeys(m map[string]any) []string {
 // clients read it: comments and trailing commas (OpenCode and VS Code accept
 // both) and a leading UTF-8 byte order mark are allowed.
 func decodeClientFile(data []byte, v any) error {
+	if err := hostadapter.CheckNesting(data); err != nil {
+		return err
+	}
 	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	if err != nil {
 		return err

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDecodeClientFileReadsWhatClientsRead: doctor reads client files the
 // way the clients do: comments, trailing commas (OpenCode and VS Code
@@ -19,7 +22,10 @@ func TestDecodeClientFileReadsWhatClientsRead(t *testing.T) {
 			t.Errorf("%q: decoded to nothing", src)
 		}
 	}
-	for _, src := range []string{"{", "{\"a\":1}x", "[1,,2]"} {
+	// Nesting deep enough to exhaust the parser's stack (a repository's
+	// file) is refused before parsing.
+	deep := strings.Repeat("[", 5_000_000) + strings.Repeat("]", 5_000_000)
+	for _, src := range []string{"{", "{\"a\":1}x", "[1,,2]", deep} {
 		var v any
 		if err := decodeClientFile([]byte(src), &v); err == nil {
 			t.Errorf("%q accepted", src)

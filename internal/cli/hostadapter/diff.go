@@ -189,6 +189,9 @@ func secretValues(src []byte, shown [][2]int) []string {
 	if len(src) == 0 || len(shown) == 0 {
 		return nil
 	}
+	if CheckNesting(src) != nil {
+		return nil
+	}
 	text := bytes.Clone(src)
 	if bytes.HasPrefix(text, bom) {
 		copy(text, "   ")

@@ -20,6 +20,9 @@ import (
 // names from the root), or nil when some level is missing. missing is the
 // index in path of the first absent level.
 func parseObjectAt(src []byte, path []string) (root hujson.Value, obj *hujson.Value, missing int, err error) {
+	if err := CheckNesting(src); err != nil {
+		return root, nil, 0, err
+	}
 	text := src
 	if bytes.HasPrefix(src, bom) {
 		// hujson refuses a byte order mark; three spaces in its place keep
@@ -77,6 +80,45 @@ func findMember(o *hujson.Object, name string) int {
 		}
 	}
 	return -1
+}
+
+// MaxNesting is how deep objects and arrays may nest in a client's file.
+// Configs nest a handful of levels; the parser recurses once per level, so
+// a file of millions of '[' (one from a cloned repository) would exhaust
+// the stack, which Go does not recover from.
+const MaxNesting = 1000
+
+// CheckNesting refuses JSON or JSONC nested deeper than MaxNesting,
+// counting brackets outside strings and comments in one pass.
+func CheckNesting(src []byte) error {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return nil // unterminated: the parser reports it
+			}
+			i += end + 3
+		case c == '[' || c == '{':
+			if depth++; depth > MaxNesting {
+				return fmt.Errorf("nested more than %d levels deep at byte %d; that is no client config", MaxNesting, i)
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
 }
 
 // bom is the UTF-8 byte order mark some Windows editors put first; VS Code

@@ -77,3 +77,30 @@ func TestBOMFileAccepted(t *testing.T) {
 		t.Fatalf("not restored:\n%q", b)
 	}
 }
+
+// TestDeepNestingRefused: a file nested deeper than any config (a cloned
+// repository's .mcp.json of 10 MB of '[') is refused with an error naming
+// the file, before the parser's recursion can exhaust the stack (a fatal
+// error, not even a panic) or memory.
+func TestDeepNestingRefused(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, Project, Stdio)
+	e, _ := a.Entry(o)
+	const n = 100000
+	deep := `{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
+	os.WriteFile(e.File, []byte(deep), 0o644)
+	if _, err := PlanInstall(a, o); err == nil || !strings.Contains(err.Error(), "nested") || !strings.Contains(err.Error(), e.File) {
+		t.Fatalf("install: %v", err)
+	}
+	if _, err := PlanUninstall(e.File, e.Path, o.Workspace); err == nil || !strings.Contains(err.Error(), "nested") {
+		t.Fatalf("uninstall: %v", err)
+	}
+	if err := CheckNesting([]byte(deep)); err == nil {
+		t.Fatal("CheckNesting passes a deep file")
+	}
+	// Brackets in strings and comments do not count; ordinary nesting passes.
+	ok := "{\"s\": \"" + strings.Repeat("[", 5000) + "\", // " + strings.Repeat("{", 5000) + "\n \"t\": [[{\"u\": /* [[[[ */ 1}]]]}"
+	if err := CheckNesting([]byte(ok)); err != nil {
+		t.Fatal(err)
+	}
+}
