@@ -42,7 +42,7 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 			continue
 		}
 		for _, sc := range a.Scopes() {
-			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir,
+			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir, XDGConfig: hostadapter.XDGConfigHome(ws.Paths.Home),
 				GOOS: runtime.GOOS, Scope: sc, Transport: hostadapter.Stdio, Command: "clawd"})
 			if err == nil {
 				out = append(out, clientFile{name, e.File, e.Path})
@@ -53,7 +53,7 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 	out = append(out,
 		clientFile{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
 		clientFile{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
-		clientFile{"opencode", filepath.Join(cfgDir, "opencode", "opencode.jsonc"), []string{"mcp"}},
+		clientFile{"opencode", filepath.Join(hostadapter.XDGConfigHome(home), "opencode", "opencode.jsonc"), []string{"mcp"}},
 	)
 	// An adapter may already name one of the extra places (an existing
 	// .jsonc file): each place is reported once.

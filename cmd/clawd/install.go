@@ -177,6 +177,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	if o.ConfigDir, err = os.UserConfigDir(); err != nil {
 		return nil, o, runtimeError("no user config directory: %v", err)
 	}
+	o.XDGConfig = hostadapter.XDGConfigHome(o.Home)
 	scopes := a.Scopes()
 	switch {
 	case f.project && scopes[0] != hostadapter.Project:

@@ -45,6 +45,9 @@ type Options struct {
 	Workspace string // canonical workspace directory (the project for Project scope)
 	Home      string // the user's home directory
 	ConfigDir string // the OS's per-user config directory (os.UserConfigDir)
+	// XDGConfig is $XDG_CONFIG_HOME, else ~/.config, on every OS: where
+	// OpenCode keeps its global config ("" means ~/.config).
+	XDGConfig string
 	GOOS      string
 	Scope     Scope
 	Transport string

@@ -137,3 +137,44 @@ func TestReadOnlyFileLeftAlone(t *testing.T) {
 		t.Fatal("Check passes a change to a read-only file")
 	}
 }
+
+// TestOpenCodeUserFileFollowsXDG: OpenCode reads its global config from
+// $XDG_CONFIG_HOME/opencode (~/.config/opencode when unset, on every OS),
+// so a user entry written under ~/.config while XDG_CONFIG_HOME points
+// elsewhere would never be read.
+func TestOpenCodeUserFileFollowsXDG(t *testing.T) {
+	a, _ := Lookup("opencode")
+	o := testOptions(t, User, Stdio)
+	o.XDGConfig = filepath.Join(o.Home, "dotfiles", "config")
+	e, err := a.Entry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(o.XDGConfig, "opencode", "opencode.json"); e.File != want {
+		t.Fatalf("user file %s, want %s", e.File, want)
+	}
+	os.MkdirAll(filepath.Join(o.XDGConfig, "opencode"), 0o755)
+	os.WriteFile(filepath.Join(o.XDGConfig, "opencode", "opencode.jsonc"), []byte("{}\n"), 0o600)
+	if e, _ := a.Entry(o); e.File != filepath.Join(o.XDGConfig, "opencode", "opencode.jsonc") {
+		t.Fatalf("existing .jsonc not used: %s", e.File)
+	}
+	o.XDGConfig = ""
+	if e, _ := a.Entry(o); e.File != filepath.Join(o.Home, ".config", "opencode", "opencode.json") {
+		t.Fatalf("default user file %s", e.File)
+	}
+}
+
+// TestXDGConfigHome: $XDG_CONFIG_HOME when it is an absolute path (the XDG
+// rule: a relative one is ignored), else ~/.config.
+func TestXDGConfigHome(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/x/cfg")
+	if got := XDGConfigHome("/h"); got != "/x/cfg" {
+		t.Fatal(got)
+	}
+	for _, v := range []string{"", "rel/cfg"} {
+		t.Setenv("XDG_CONFIG_HOME", v)
+		if got := XDGConfigHome("/h"); got != filepath.Join("/h", ".config") {
+			t.Fatalf("%q: %s", v, got)
+		}
+	}
+}
