@@ -42,7 +42,7 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 			continue
 		}
 		for _, sc := range a.Scopes() {
-			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir, XDGConfig: hostadapter.XDGConfigHome(ws.Paths.Home),
+			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir, XDGConfig: hostadapter.XDGConfigHome(ws.Paths.Home), ClaudeConfigDir: hostadapter.ClaudeConfigDir(),
 				GOOS: runtime.GOOS, Scope: sc, Transport: hostadapter.Stdio, Command: "clawd"})
 			if err == nil {
 				out = append(out, clientFile{name, e.File, e.Path})
@@ -50,8 +50,12 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 		}
 	}
 	home := ws.Paths.Home
+	claudeJSON := filepath.Join(home, ".claude.json")
+	if d := hostadapter.ClaudeConfigDir(); d != "" {
+		claudeJSON = filepath.Join(d, ".claude.json")
+	}
 	out = append(out,
-		clientFile{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
+		clientFile{"claude-code", claudeJSON, []string{"projects", ws.Dir, "mcpServers"}},
 		clientFile{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
 		clientFile{"opencode", filepath.Join(hostadapter.XDGConfigHome(home), "opencode", "opencode.jsonc"), []string{"mcp"}},
 	)

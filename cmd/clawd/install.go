@@ -178,6 +178,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		return nil, o, runtimeError("no user config directory: %v", err)
 	}
 	o.XDGConfig = hostadapter.XDGConfigHome(o.Home)
+	o.ClaudeConfigDir = hostadapter.ClaudeConfigDir()
 	scopes := a.Scopes()
 	switch {
 	case f.project && scopes[0] != hostadapter.Project:

@@ -48,11 +48,15 @@ type Options struct {
 	// XDGConfig is $XDG_CONFIG_HOME, else ~/.config, on every OS: where
 	// OpenCode keeps its global config ("" means ~/.config).
 	XDGConfig string
-	GOOS      string
-	Scope     Scope
-	Transport string
-	Command   string // how the entry invokes clawd ("clawd" when on PATH)
-	URL       string // tcp_loopback: the daemon's MCP endpoint
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR: where Claude Code then keeps
+	// .claude.json and settings.json instead of ~/.claude.json and
+	// ~/.claude/ ("" for those).
+	ClaudeConfigDir string
+	GOOS            string
+	Scope           Scope
+	Transport       string
+	Command         string // how the entry invokes clawd ("clawd" when on PATH)
+	URL             string // tcp_loopback: the daemon's MCP endpoint
 	// CredentialFile is the per-client credential of the adapter's Kind
 	// for this workspace; entries read it when they run, never copy it.
 	CredentialFile string

@@ -57,7 +57,11 @@ func (claudeCode) ProjectMarker(ws string) string {
 // Claude Code runs for each connection, so a rotated credential is read
 // fresh.
 func (c claudeCode) Entry(o Options) (Entry, error) {
-	e := Entry{File: scopeFile(o, c.ProjectMarker(o.Workspace), filepath.Join(o.Home, ".claude.json")), Path: []string{"mcpServers"}}
+	user := filepath.Join(o.Home, ".claude.json")
+	if o.ClaudeConfigDir != "" {
+		user = filepath.Join(o.ClaudeConfigDir, ".claude.json")
+	}
+	e := Entry{File: scopeFile(o, c.ProjectMarker(o.Workspace), user), Path: []string{"mcpServers"}}
 	var v any
 	if o.Transport == TCPLoopback {
 		v = struct {

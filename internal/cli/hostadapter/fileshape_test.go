@@ -178,3 +178,36 @@ func TestXDGConfigHome(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeCodeUserFilesFollowClaudeConfigDir: with CLAUDE_CONFIG_DIR set,
+// Claude Code keeps .claude.json and settings.json (and the user's hooks)
+// in that directory and never reads ~/.claude.json, so the user entry and
+// the user hook go there.
+func TestClaudeCodeUserFilesFollowClaudeConfigDir(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, User, Stdio)
+	o.ClaudeConfigDir = filepath.Join(o.Home, "work-claude")
+	e, err := a.Entry(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(o.ClaudeConfigDir, ".claude.json"); e.File != want {
+		t.Fatalf("user file %s, want %s", e.File, want)
+	}
+	script, settings := hookPaths(o)
+	if filepath.Dir(settings) != o.ClaudeConfigDir || filepath.Dir(filepath.Dir(script)) != o.ClaudeConfigDir {
+		t.Fatalf("hook in %s and %s, want under %s", script, settings, o.ClaudeConfigDir)
+	}
+	o.ClaudeConfigDir = ""
+	if e, _ := a.Entry(o); e.File != filepath.Join(o.Home, ".claude.json") {
+		t.Fatalf("default user file %s", e.File)
+	}
+	if _, settings := hookPaths(o); settings != filepath.Join(o.Home, ".claude", "settings.json") {
+		t.Fatalf("default settings %s", settings)
+	}
+	// The project's files do not move.
+	o.Scope, o.ClaudeConfigDir = Project, filepath.Join(o.Home, "work-claude")
+	if e, _ := a.Entry(o); e.File != filepath.Join(o.Workspace, ".mcp.json") {
+		t.Fatalf("project file %s", e.File)
+	}
+}

@@ -14,10 +14,14 @@ import (
 const HookScriptName = "clawde-session-start.sh"
 
 // hookPaths returns the hook script and the Claude Code settings file that
-// registers it, in the project's .claude/ or the user's ~/.claude/.
+// registers it, in the project's .claude/ or the user's ~/.claude/
+// ($CLAUDE_CONFIG_DIR when set).
 func hookPaths(o Options) (script, settings string) {
 	dir := filepath.Join(o.Workspace, ".claude")
-	if o.Scope == User {
+	switch {
+	case o.Scope == User && o.ClaudeConfigDir != "":
+		dir = o.ClaudeConfigDir
+	case o.Scope == User:
 		dir = filepath.Join(o.Home, ".claude")
 	}
 	return filepath.Join(dir, "hooks", HookScriptName), filepath.Join(dir, "settings.json")

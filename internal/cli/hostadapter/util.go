@@ -21,6 +21,15 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
+// ClaudeConfigDir is $CLAUDE_CONFIG_DIR when it is an absolute path: the
+// directory Claude Code then reads .claude.json and its user settings from.
+func ClaudeConfigDir() string {
+	if v := os.Getenv("CLAUDE_CONFIG_DIR"); filepath.IsAbs(v) {
+		return filepath.Clean(v)
+	}
+	return ""
+}
+
 // shellJoin quotes words for a POSIX shell command line (headersHelper
 // and hook commands are run by a shell).
 func shellJoin(words ...string) string {
