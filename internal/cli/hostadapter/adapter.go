@@ -89,8 +89,9 @@ type Change struct {
 	After   []byte      // nil deletes the file
 	Restore bool        // After is the backup's bytes: remove the backup once written
 	Mode    fs.FileMode // for a new file; 0 means 0644
-	// NoBackup: Before already holds a clawd entry, so it is not the
-	// user's original and must not become the backup uninstall restores.
+	// NoBackup: Before already holds a clawd entry (a reinstall, or an
+	// uninstall cutting it out), so it is not the user's original and must
+	// not become the backup a later uninstall restores.
 	NoBackup bool
 	// Root, when set, is the project the file must stay in: a symlink
 	// (or linked directory) leading out of it is refused, so a checked-out
@@ -178,7 +179,7 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	if err != nil {
 		return Change{}, err
 	}
-	return Change{File: file, Before: before, After: after, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
+	return Change{File: file, Before: before, After: after, NoBackup: true, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
 }
 
 // Check reports what would keep Apply from writing c, before anything is

@@ -82,5 +82,5 @@ func PlanUnapprove(o Options) (c Change, err error) {
 		}
 		return Change{File: f, Before: cur, After: backup, Restore: true, Note: "restored the original bytes"}, nil
 	}
-	return Change{File: f, Before: cur, After: removeElementAt(cur, arr, i), Note: "removed the approval; the rest stays"}, nil
+	return Change{File: f, Before: cur, After: removeElementAt(cur, arr, i), NoBackup: true, Note: "removed the approval; the rest stays"}, nil
 }

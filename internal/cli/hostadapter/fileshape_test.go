@@ -211,3 +211,71 @@ func TestClaudeCodeUserFilesFollowClaudeConfigDir(t *testing.T) {
 		t.Fatalf("project file %s", e.File)
 	}
 }
+
+// TestUninstallMakesNoBackupOfClawdsEntry: uninstall that cuts the entry
+// out of a file with later changes must not save that file (which holds
+// clawd's entry) as the backup: a later install and uninstall would then
+// "restore" it and leave the entry in place.
+func TestUninstallMakesNoBackupOfClawdsEntry(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, User, Stdio)
+	e, _ := a.Entry(o)
+	install(t, a, o) // creates the file: no backup
+	b, _ := os.ReadFile(e.File)
+	b, err := SetMember(b, nil, "numStartups", []byte("3")) // the client writes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(e.File, b, 0o600)
+	uninstall := func() {
+		t.Helper()
+		c, err := PlanUninstall(e.File, e.Path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uninstall()
+	if b, err := os.ReadFile(e.File + BackupSuffix); err == nil {
+		t.Errorf("uninstall wrote a backup holding clawd's entry:\n%s", b)
+	}
+	install(t, a, o)
+	uninstall()
+	if b, _ := os.ReadFile(e.File); bytes.Contains(b, []byte(`"clawd"`)) {
+		t.Fatalf("the entry is still there after uninstall:\n%s", b)
+	}
+}
+
+// TestHookUninstallMakesNoBackupOfTheHook: the same for the hook's
+// settings.json: cutting the hook out of a file with other changes saves
+// no backup, so a second install and uninstall take the hook out again.
+func TestHookUninstallMakesNoBackupOfTheHook(t *testing.T) {
+	o := testOptions(t, User, Stdio)
+	_, settings := hookPaths(o)
+	apply := func(cs []Change, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if err := Apply(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	apply(PlanHookInstall(o))
+	b, _ := os.ReadFile(settings)
+	b, _ = SetMember(b, nil, "model", []byte(`"opus"`))
+	os.WriteFile(settings, b, 0o644)
+	apply(PlanHookUninstall(o))
+	if _, err := os.Stat(settings + BackupSuffix); err == nil {
+		t.Error("hook uninstall wrote a backup holding the hook")
+	}
+	apply(PlanHookInstall(o))
+	apply(PlanHookUninstall(o))
+	if b, _ := os.ReadFile(settings); bytes.Contains(b, []byte(HookScriptName)) {
+		t.Fatalf("the hook is still registered after uninstall:\n%s", b)
+	}
+}

@@ -264,7 +264,7 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 			if err != nil {
 				return nil, err
 			}
-			changes = append(changes, Change{File: settings, Before: sb, After: after, Note: "removed the clawd hook; the rest stays"})
+			changes = append(changes, Change{File: settings, Before: sb, After: after, NoBackup: true, Note: "removed the clawd hook; the rest stays"})
 		}
 	}
 	cur, err := readFile(script)
