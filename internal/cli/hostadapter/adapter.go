@@ -168,7 +168,11 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	if err != nil {
 		return Change{}, err
 	}
-	if backup != nil {
+	// A backup that already holds this very entry is not the user's
+	// original (an earlier clawd saved one at uninstall): cut the entry.
+	if prev, ok, _ := GetMember(backup, path, ServerName); ok && bytes.Equal(prev, cur) {
+		backup = nil
+	} else if backup != nil {
 		if redo, err := SetMember(backup, path, ServerName, cur); err == nil && bytes.Equal(redo, before) {
 			return Change{File: file, Before: before, After: backup, Restore: true, Note: "restored the original bytes"}, nil
 		}

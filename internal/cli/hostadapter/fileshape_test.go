@@ -279,3 +279,26 @@ func TestHookUninstallMakesNoBackupOfTheHook(t *testing.T) {
 		t.Fatalf("the hook is still registered after uninstall:\n%s", b)
 	}
 }
+
+// TestUninstallIgnoresBackupHoldingTheEntry: a backup that already holds
+// the very entry being removed (left by an earlier clawd that saved one at
+// uninstall) is not the user's original: uninstall cuts the entry out
+// instead of "restoring" it.
+func TestUninstallIgnoresBackupHoldingTheEntry(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, User, Stdio)
+	e, _ := a.Entry(o)
+	install(t, a, o)
+	b, _ := os.ReadFile(e.File)
+	os.WriteFile(e.File+BackupSuffix, b, 0o600)
+	c, err := PlanUninstall(e.File, e.Path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(c); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(e.File); err == nil && bytes.Contains(b, []byte(`"clawd"`)) {
+		t.Fatalf("the entry is still there after uninstall:\n%s", b)
+	}
+}
