@@ -283,7 +283,7 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		line := verb + " " + c.File
 		if c.Note != "" {
 			line += " (" + c.Note + ")"
-		} else if _, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && c.Before != nil && !c.NoBackup {
+		} else if st, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && st.Mode().IsRegular() && c.Before != nil && !c.NoBackup {
 			line += " (original kept in " + c.File + hostadapter.BackupSuffix + ")"
 		}
 		fmt.Fprintln(out, line)

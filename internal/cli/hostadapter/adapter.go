@@ -164,20 +164,22 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	if !ok {
 		return Change{File: file, Before: before, After: before, Note: "no clawd entry"}, nil
 	}
-	backup, err := readFile(file + BackupSuffix)
-	if err != nil {
-		return Change{}, err
-	}
-	// A backup that already holds this very entry is not the user's
-	// original (an earlier clawd saved one at uninstall): cut the entry.
-	if prev, ok, _ := GetMember(backup, path, ServerName); ok && bytes.Equal(prev, cur) {
-		backup = nil
-	} else if backup != nil {
+	backup, berr := readFile(file + BackupSuffix)
+	switch prev, ok, _ := GetMember(backup, path, ServerName); {
+	case berr != nil:
+		// Not a file that can be read (a directory a repository brought
+		// along): no original to restore, so only the entry goes.
+	case ok && bytes.Equal(prev, cur):
+		// A backup that already holds this very entry is not the user's
+		// original (an earlier clawd saved one at uninstall).
+	case backup != nil:
 		if redo, err := SetMember(backup, path, ServerName, cur); err == nil && bytes.Equal(redo, before) {
 			return Change{File: file, Before: before, After: backup, Restore: true, Note: "restored the original bytes"}, nil
 		}
-	} else if fresh, _ := SetMember(nil, path, ServerName, cur); bytes.Equal(fresh, before) {
-		return Change{File: file, Before: before, After: nil, Note: "removed the file clawd created"}, nil
+	default:
+		if fresh, _ := SetMember(nil, path, ServerName, cur); bytes.Equal(fresh, before) {
+			return Change{File: file, Before: before, After: nil, Note: "removed the file clawd created"}, nil
+		}
 	}
 	after, _, err := RemoveMember(before, path, ServerName)
 	if err != nil {

@@ -302,3 +302,28 @@ func TestUninstallIgnoresBackupHoldingTheEntry(t *testing.T) {
 		t.Fatalf("the entry is still there after uninstall:\n%s", b)
 	}
 }
+
+// TestUninstallWithUnusableBackup: something at the backup's path that is
+// not a file (a directory a repository brings along) does not keep
+// uninstall from cutting the entry out; it is left alone.
+func TestUninstallWithUnusableBackup(t *testing.T) {
+	a, _ := Lookup("claude-code")
+	o := testOptions(t, Project, Stdio)
+	e, _ := a.Entry(o)
+	os.WriteFile(e.File, []byte(`{"mcpServers":{}}`), 0o644)
+	os.Mkdir(e.File+BackupSuffix, 0o755)
+	install(t, a, o)
+	c, err := PlanUninstall(e.File, e.Path, o.Workspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(c); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(e.File); bytes.Contains(b, []byte(`"clawd"`)) || !bytes.Contains(b, []byte(`"mcpServers"`)) {
+		t.Fatalf("after uninstall:\n%s", b)
+	}
+	if st, err := os.Stat(e.File + BackupSuffix); err != nil || !st.IsDir() {
+		t.Fatal("the directory at the backup's path was touched")
+	}
+}
