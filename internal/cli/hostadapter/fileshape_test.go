@@ -327,3 +327,49 @@ func TestUninstallWithUnusableBackup(t *testing.T) {
 		t.Fatal("the directory at the backup's path was touched")
 	}
 }
+
+// TestUnapproveAndHookUninstallWithUnusableBackup: the same holds for the
+// approval in settings.local.json and the hook in settings.json.
+func TestUnapproveAndHookUninstallWithUnusableBackup(t *testing.T) {
+	o := testOptions(t, Project, Stdio)
+	_, settings := hookPaths(o)
+	approval := approvalFile(o)
+	os.MkdirAll(filepath.Dir(settings), 0o755)
+	for _, f := range []string{settings, approval} {
+		os.WriteFile(f, []byte("{\"model\": \"opus\"}\n"), 0o644)
+		os.Mkdir(f+BackupSuffix, 0o755)
+	}
+	var cs []Change
+	ac, err := PlanApprove(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := PlanHookInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(append(cs, ac), hc...) {
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uc, err := PlanUnapprove(o)
+	if err != nil {
+		t.Fatalf("unapprove: %v", err)
+	}
+	huc, err := PlanHookUninstall(o)
+	if err != nil {
+		t.Fatalf("hook uninstall: %v", err)
+	}
+	for _, c := range append([]Change{uc}, huc...) {
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(approval); bytes.Contains(b, []byte(`"clawd"`)) {
+		t.Fatalf("approval left:\n%s", b)
+	}
+	if b, _ := os.ReadFile(settings); bytes.Contains(b, []byte(HookScriptName)) {
+		t.Fatalf("hook left:\n%s", b)
+	}
+}

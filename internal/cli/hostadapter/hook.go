@@ -249,11 +249,13 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 	if idx, _, err := findHook(sb, command); err != nil {
 		return nil, fmt.Errorf("%s: %v; remove the clawd hook by hand", settings, err)
 	} else if idx >= 0 {
-		backup, err := readFile(settings + BackupSuffix)
-		if err != nil {
-			return nil, err
-		}
+		// A backup path that cannot be read (a directory) holds no
+		// original: only the hook goes.
+		backup, berr := readFile(settings + BackupSuffix)
 		redo, rerr := addHook(backup, command)
+		if berr != nil {
+			rerr = berr
+		}
 		switch {
 		case backup != nil && rerr == nil && bytes.Equal(redo, sb):
 			changes = append(changes, Change{File: settings, Before: sb, After: backup, Restore: true, Note: "restored the original bytes"})
