@@ -274,7 +274,10 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		}
 		any = true
 		if dryRun {
-			fmt.Fprint(out, hostadapter.Diff(c.File, c.Before, c.After))
+			// The diff shows lines of a file a repository may have brought:
+			// JSONC comments can hold escape sequences. CRLF shows as LF.
+			d := strings.ReplaceAll(hostadapter.Diff(c.File, c.Before, c.After), "\r\n", "\n")
+			fmt.Fprint(out, terminalSafe(d))
 			continue
 		}
 		if err := hostadapter.Apply(c); err != nil {
@@ -286,7 +289,7 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		} else if st, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && st.Mode().IsRegular() && c.Before != nil && !c.NoBackup {
 			line += " (original kept in " + c.File + hostadapter.BackupSuffix + ")"
 		}
-		fmt.Fprintln(out, line)
+		fmt.Fprintln(out, terminalSafe(line))
 	}
 	if !any {
 		fmt.Fprintln(out, "nothing to change: already as asked")
