@@ -10,7 +10,7 @@ import (
 // WriteAtomic writes data to path so that readers see the old content or
 // the new, never a part: a temp file in the same directory, synced, chmod'ed
 // to perm (and, for a mode without group or other bits, private on Windows
-// too: MakePrivate), then renamed over path.
+// too: MakePrivate), then renamed over path, and the directory synced.
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 	return writeAtomic(path, data, perm, true, nil)
 }
@@ -66,5 +66,22 @@ func writeAtomic(path string, data []byte, perm os.FileMode, sync bool, like os.
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	if err = os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if sync {
+		syncDir(filepath.Dir(path))
+	}
+	return nil
+}
+
+// syncDir makes a rename in dir durable: until the directory is synced, a
+// crash may bring back the old file after WriteAtomic returned. Best
+// effort: some systems (Windows) cannot open a directory for it, and the
+// new content is complete either way. A variable so a test can see it.
+var syncDir = func(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
