@@ -244,7 +244,7 @@ func Apply(c Change) error {
 				return fmt.Errorf("backing up %s: %v", c.File, err)
 			}
 		}
-	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	} else if err := mkdirFor(c, filepath.Dir(target)); err != nil {
 		return err
 	}
 	if err := fileutil.WriteAtomicLike(target, c.After, mode, st); err != nil {
@@ -254,6 +254,16 @@ func Apply(c Change) error {
 		return removeIfExists(backup)
 	}
 	return nil
+}
+
+// mkdirFor creates the missing directories of a new file: shared (0755)
+// in a project, private (0700) in the user's home, where ~/.claude/hooks
+// also holds clawd's token and credential files.
+func mkdirFor(c Change, dir string) error {
+	if c.Root != "" {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return fileutil.MkdirPrivate(dir)
 }
 
 func removeIfExists(p string) error {

@@ -5,6 +5,7 @@ package hostadapter
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 )
@@ -37,5 +38,37 @@ func TestInstallKeepsOwner(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(e.File); !bytes.Contains(b, []byte(`"clawd"`)) {
 		t.Fatal("not installed")
+	}
+}
+
+// TestUserDirsCreatedPrivate: directories install creates for a user file
+// are 0700: ~/.claude/hooks, which install --hook may create first, is
+// also where clawd keeps the workspace token and credential files.
+func TestUserDirsCreatedPrivate(t *testing.T) {
+	o := testOptions(t, User, Stdio)
+	cs, err := PlanHookInstall(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if err := Apply(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{filepath.Join(o.Home, ".claude"), filepath.Join(o.Home, ".claude", "hooks")} {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want 0700", d, st.Mode().Perm(), err)
+		}
+	}
+	// A project's directories are shared like its files.
+	o.Scope = Project
+	if cs, err = PlanHookInstall(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		Apply(c)
+	}
+	if st, err := os.Stat(filepath.Join(o.Workspace, ".claude", "hooks")); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("project hooks dir: %v %v, want 0755", st.Mode().Perm(), err)
 	}
 }
