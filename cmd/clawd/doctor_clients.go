@@ -236,7 +236,9 @@ func decodeClientFile(data []byte, v any) error {
 	if err := hostadapter.CheckNesting(data); err != nil {
 		return err
 	}
-	std, err := hujson.Standardize(bytes.Clone(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	// A newline after the end: hujson refuses a // comment that ends the
+	// file without one.
+	std, err := hujson.Standardize(append(bytes.Clone(bytes.TrimPrefix(data, []byte("\ufeff"))), '\n'))
 	if err != nil {
 		return err
 	}

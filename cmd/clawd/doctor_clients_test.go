@@ -14,6 +14,7 @@ func TestDecodeClientFileReadsWhatClientsRead(t *testing.T) {
 		"{\n  // mine\n  \"mcp\": {\n    \"clawd\": {\"type\": \"local\"}, /* c */\n  },\n}\n",
 		"\ufeff{\"mcpServers\": {\"clawd\": {\"command\": \"clawd\"}}}",
 		"{\"url\": \"http://a//b\", \"x\": \"/* not a comment */\",}",
+		"{\"servers\": {\"clawd\": {}}} // no newline after this comment",
 	} {
 		var v map[string]any
 		if err := decodeClientFile([]byte(src), &v); err != nil {

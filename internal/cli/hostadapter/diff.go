@@ -1,7 +1,6 @@
 package hostadapter
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
@@ -189,14 +188,7 @@ func secretValues(src []byte, shown [][2]int) []string {
 	if len(src) == 0 || len(shown) == 0 {
 		return nil
 	}
-	if CheckNesting(src) != nil {
-		return nil
-	}
-	text := bytes.Clone(src)
-	if bytes.HasPrefix(text, bom) {
-		copy(text, "   ")
-	}
-	root, err := hujson.Parse(text)
+	root, err := parseJSONC(src)
 	if err != nil {
 		return nil
 	}

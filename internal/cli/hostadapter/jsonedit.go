@@ -20,16 +20,7 @@ import (
 // names from the root), or nil when some level is missing. missing is the
 // index in path of the first absent level.
 func parseObjectAt(src []byte, path []string) (root hujson.Value, obj *hujson.Value, missing int, err error) {
-	if err := CheckNesting(src); err != nil {
-		return root, nil, 0, err
-	}
-	text := src
-	if bytes.HasPrefix(src, bom) {
-		// hujson refuses a byte order mark; three spaces in its place keep
-		// every offset, and the splices copy the mark from src.
-		text = append([]byte("   "), src[len(bom):]...)
-	}
-	root, err = hujson.Parse(text)
+	root, err = parseJSONC(src)
 	if err != nil {
 		return root, nil, 0, fmt.Errorf("not valid JSON: %v", err)
 	}
@@ -80,6 +71,21 @@ func findMember(o *hujson.Object, name string) int {
 		}
 	}
 	return -1
+}
+
+// parseJSONC parses src with offsets into src. hujson refuses a byte order
+// mark, and a // comment that ends the file without a newline: three spaces
+// in place of the mark and a newline after the end keep every offset, and
+// the splices copy the bytes from src.
+func parseJSONC(src []byte) (hujson.Value, error) {
+	if err := CheckNesting(src); err != nil {
+		return hujson.Value{}, err
+	}
+	text := append(bytes.Clone(src), '\n')
+	if bytes.HasPrefix(text, bom) {
+		copy(text, "   ")
+	}
+	return hujson.Parse(text)
 }
 
 // MaxNesting is how deep objects and arrays may nest in a client's file.

@@ -104,3 +104,21 @@ func TestDeepNestingRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLineCommentAtEndOfFile: a file whose last line is a // comment
+// without a final newline (VS Code does not add one by default) is valid
+// JSONC and is edited like any other.
+func TestLineCommentAtEndOfFile(t *testing.T) {
+	src := []byte("{\n\t\"servers\": {}\n} // end")
+	out, err := SetMember(src, []string{"servers"}, ServerName, []byte(`{"command":"clawd"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasSuffix(out, []byte("} // end")) {
+		t.Fatalf("the comment moved or changed:\n%s", out)
+	}
+	back, ok, err := RemoveMember(out, []string{"servers"}, ServerName)
+	if err != nil || !ok || !bytes.HasSuffix(back, []byte("} // end")) {
+		t.Fatalf("remove: %v %v\n%s", ok, err, back)
+	}
+}
