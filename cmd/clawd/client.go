@@ -147,6 +147,10 @@ func newCallCmd() *cobra.Command {
 	return cmd
 }
 
+// maxParamsBytes bounds what --params @FILE and @- read; the daemon
+// refuses far less (max_message_bytes).
+const maxParamsBytes = 64 << 20
+
 // readParams parses --params into a JSON object (a usage error otherwise).
 func readParams(p string, stdin io.Reader) (jsontext.Value, error) {
 	src := "--params"
@@ -155,13 +159,20 @@ func readParams(p string, stdin io.Reader) (jsontext.Value, error) {
 		var err error
 		if name == "-" {
 			src = "stdin"
-			data, err = io.ReadAll(io.LimitReader(stdin, 64<<20))
+			data, err = io.ReadAll(io.LimitReader(stdin, maxParamsBytes+1))
 		} else {
 			src = name
-			data, err = os.ReadFile(name)
+			var f *os.File
+			if f, err = os.Open(name); err == nil {
+				data, err = io.ReadAll(io.LimitReader(f, maxParamsBytes+1))
+				f.Close()
+			}
 		}
 		if err != nil {
 			return nil, usageError("--params %s: %v", p, err)
+		}
+		if len(data) > maxParamsBytes {
+			return nil, usageError("--params %s: %s is larger than %d MiB; a tool's arguments are far smaller", p, src, maxParamsBytes>>20)
 		}
 	}
 	v := jsontext.Value(bytes.TrimSpace(data))

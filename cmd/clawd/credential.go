@@ -115,7 +115,7 @@ func newTokenListCmd() *cobra.Command {
 				if c.RevokedAt != nil {
 					status = "revoked " + *c.RevokedAt
 				}
-				fmt.Fprintf(tw, "%s\t%s:%s\t%s\t%s\t%s\n", c.ID, c.Kind, c.WorkspaceID, status, c.CreatedAt, c.Label)
+				fmt.Fprintf(tw, "%s\t%s:%s\t%s\t%s\t%s\n", c.ID, c.Kind, c.WorkspaceID, status, c.CreatedAt, oneLine(c.Label, 0))
 			}
 			return tw.Flush()
 		},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/tailscale/hujson"
 
 	"github.com/clawde/clawd/internal/cli/hostadapter"
 	"github.com/clawde/clawd/internal/config"
@@ -39,7 +42,7 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 			continue
 		}
 		for _, sc := range a.Scopes() {
-			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir,
+			e, err := a.Entry(hostadapter.Options{Workspace: ws.Dir, Home: ws.Paths.Home, ConfigDir: cfgDir, XDGConfig: hostadapter.XDGConfigHome(ws.Paths.Home), ClaudeConfigDir: hostadapter.ClaudeConfigDir(),
 				GOOS: runtime.GOOS, Scope: sc, Transport: hostadapter.Stdio, Command: "clawd"})
 			if err == nil {
 				out = append(out, clientFile{name, e.File, e.Path})
@@ -47,10 +50,14 @@ func knownClientFiles(ws *runstate.Workspace) []clientFile {
 		}
 	}
 	home := ws.Paths.Home
+	claudeJSON := filepath.Join(home, ".claude.json")
+	if d := hostadapter.ClaudeConfigDir(); d != "" {
+		claudeJSON = filepath.Join(d, ".claude.json")
+	}
 	out = append(out,
-		clientFile{"claude-code", filepath.Join(home, ".claude.json"), []string{"projects", ws.Dir, "mcpServers"}},
+		clientFile{"claude-code", claudeJSON, []string{"projects", ws.Dir, "mcpServers"}},
 		clientFile{"opencode", filepath.Join(ws.Dir, "opencode.jsonc"), []string{"mcp"}},
-		clientFile{"opencode", filepath.Join(cfgDir, "opencode", "opencode.jsonc"), []string{"mcp"}},
+		clientFile{"opencode", filepath.Join(hostadapter.XDGConfigHome(home), "opencode", "opencode.jsonc"), []string{"mcp"}},
 	)
 	// An adapter may already name one of the extra places (an existing
 	// .jsonc file): each place is reported once.
@@ -100,7 +107,7 @@ func checkClients(r *doctorReport, ws *runstate.Workspace, daemons []daemonInfo)
 		}
 		var root any
 		if err == nil {
-			err = json.Unmarshal(stripJSONComments(data), &root)
+			err = decodeClientFile(data, &root)
 		}
 		if err != nil {
 			r.add(check{Area: "client", Status: statusWarn, What: fmt.Sprintf("%s: cannot read %s: %v", cf.client, cf.path, err),
@@ -222,37 +229,18 @@ func sortedAnyKeys(m map[string]any) []string {
 	return sortedKeys(b)
 }
 
-// stripJSONComments blanks // and /* */ comments outside strings (OpenCode
-// and VS Code accept them), keeping offsets for error messages.
-func stripJSONComments(data []byte) []byte {
-	out := append([]byte(nil), data...)
-	inStr := false
-	for i := 0; i < len(out); i++ {
-		switch {
-		case inStr:
-			if out[i] == '\\' {
-				i++
-			} else if out[i] == '"' {
-				inStr = false
-			}
-		case out[i] == '"':
-			inStr = true
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
-			for ; i < len(out) && out[i] != '\n'; i++ {
-				out[i] = ' '
-			}
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
-			j := i + 2
-			for j+1 < len(out) && !(out[j] == '*' && out[j+1] == '/') {
-				j++
-			}
-			for k := i; k < len(out) && k <= j+1; k++ {
-				if out[k] != '\n' {
-					out[k] = ' '
-				}
-			}
-			i = j + 1
-		}
+// decodeClientFile decodes a client's config file into v the way the
+// clients read it: comments and trailing commas (OpenCode and VS Code accept
+// both) and a leading UTF-8 byte order mark are allowed.
+func decodeClientFile(data []byte, v any) error {
+	if err := hostadapter.CheckNesting(data); err != nil {
+		return err
 	}
-	return out
+	// A newline after the end: hujson refuses a // comment that ends the
+	// file without one.
+	std, err := hujson.Standardize(append(bytes.Clone(bytes.TrimPrefix(data, []byte("\ufeff"))), '\n'))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(std, v)
 }

@@ -41,6 +41,11 @@ func newInitCmd() *cobra.Command {
 				return runtimeError("%v", err)
 			}
 			file = target
+			// --force replaces a config file, nothing else: renaming over
+			// /dev/null or a FIFO would replace it with a regular file.
+			if fi, err := os.Lstat(file); err == nil && !fi.Mode().IsRegular() {
+				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", file, fileKind(fi.Mode()))
+			}
 			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
 				return runtimeError("%v", err)
 			}
@@ -74,4 +79,19 @@ func linkTarget(file string) (string, error) {
 		file = dest
 	}
 	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
+}
+
+// fileKind names what a non-regular file is, for error messages.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a plain file"
 }

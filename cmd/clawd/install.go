@@ -177,6 +177,8 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	if o.ConfigDir, err = os.UserConfigDir(); err != nil {
 		return nil, o, runtimeError("no user config directory: %v", err)
 	}
+	o.XDGConfig = hostadapter.XDGConfigHome(o.Home)
+	o.ClaudeConfigDir = hostadapter.ClaudeConfigDir()
 	scopes := a.Scopes()
 	switch {
 	case f.project && scopes[0] != hostadapter.Project:
@@ -257,6 +259,14 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 
 func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool, verb string) error {
 	out := cmd.OutOrStdout()
+	if !dryRun {
+		// Refuse before the first write, not halfway through the files.
+		for _, c := range changes {
+			if err := c.Check(); err != nil {
+				return runtimeError("%v", err)
+			}
+		}
+	}
 	any := false
 	for _, c := range changes {
 		if !c.Changed() {
@@ -264,7 +274,10 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		}
 		any = true
 		if dryRun {
-			fmt.Fprint(out, hostadapter.Diff(c.File, c.Before, c.After))
+			// The diff shows lines of a file a repository may have brought:
+			// JSONC comments can hold escape sequences. CRLF shows as LF.
+			d := strings.ReplaceAll(hostadapter.Diff(c.File, c.Before, c.After), "\r\n", "\n")
+			fmt.Fprint(out, terminalSafe(d))
 			continue
 		}
 		if err := hostadapter.Apply(c); err != nil {
@@ -273,10 +286,10 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 		line := verb + " " + c.File
 		if c.Note != "" {
 			line += " (" + c.Note + ")"
-		} else if _, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && c.Before != nil && !c.NoBackup {
+		} else if st, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && st.Mode().IsRegular() && c.Before != nil && !c.NoBackup {
 			line += " (original kept in " + c.File + hostadapter.BackupSuffix + ")"
 		}
-		fmt.Fprintln(out, line)
+		fmt.Fprintln(out, terminalSafe(line))
 	}
 	if !any {
 		fmt.Fprintln(out, "nothing to change: already as asked")

@@ -93,7 +93,37 @@ func newRootCmd() *cobra.Command {
 		newInstallCmd(), newUninstallCmd(),
 		newDoctorCmd(),
 	)
+	// cobra's completion command shows its help for a missing or unknown
+	// shell and exits 0; make it a usage error like every other group.
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = needSubcommand
+		}
+	}
+	runtimeErrors(root)
 	return root
+}
+
+// runtimeErrors makes an error that c or a subcommand returns while
+// running, and that is not already an exitError (a write to a closed or
+// full stdout, a library's error), a runtime failure (exit 1). What is
+// left for reportError's usage-error default is cobra's own complaints
+// about the command line, which come before RunE.
+func runtimeErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var ex *exitError
+			if err != nil && !errors.As(err, &ex) {
+				return runtimeError("%v", err)
+			}
+			return err
+		}
+	}
+	for _, sub := range c.Commands() {
+		runtimeErrors(sub)
+	}
 }
 
 // badFlagValue matches pflag's message for a value that does not parse,

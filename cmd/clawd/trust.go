@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/builtin"
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/store"
@@ -37,16 +38,19 @@ func groupCmd(use, short, long string) *cobra.Command {
 	return &cobra.Command{
 		Use: use, Short: short, Long: long,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var names []string
-			for _, c := range cmd.Commands() {
-				if c.IsAvailableCommand() {
-					names = append(names, c.Name())
-				}
-			}
-			return usageError("%s needs a subcommand: %s\nRun '%s --help' for usage.", strings.TrimPrefix(cmd.CommandPath(), "clawd "), strings.Join(names, ", "), cmd.CommandPath())
-		},
+		RunE: needSubcommand,
 	}
+}
+
+// needSubcommand is the RunE of a command that only holds subcommands.
+func needSubcommand(cmd *cobra.Command, args []string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return usageError("%s needs a subcommand: %s\nRun '%s --help' for usage.", strings.TrimPrefix(cmd.CommandPath(), "clawd "), strings.Join(names, ", "), cmd.CommandPath())
 }
 
 // levelMeaning is the default table of a trust level (chain.Evaluate).
@@ -201,6 +205,14 @@ func parseTrustArgs(entity, level string, allow, deny []string) (chain.TrustEntr
 		for _, t := range list.tools {
 			if err := chain.ValidatePermKey(t); err != nil {
 				return e, usageError("--%s: %v", list.perm, err)
+			}
+			// Names match exactly, and no upstream tool may take a
+			// built-in's name in another case: --deny Bash would deny
+			// nothing while bash stays allowed.
+			for _, b := range builtin.Names() {
+				if t != b && strings.EqualFold(t, b) {
+					return e, usageError("--%s %s: the built-in tool is called %s (tool names are case-sensitive)", list.perm, t, b)
+				}
 			}
 			if p, dup := e.Perms[t]; dup && p != list.perm {
 				return e, usageError("tool %s is given both --allow and --deny; choose one", t)

@@ -7,12 +7,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Transports.
@@ -248,10 +251,13 @@ func Parse(data []byte) (*Config, error) {
 	return c, nil
 }
 
+// MaxFileBytes bounds the config file: the commented default is a few KB.
+const MaxFileBytes = 1 << 20
+
 // Load reads the file at path. A missing file yields the defaults, unless
 // required is set (the user named the file explicitly).
 func Load(path string, required bool) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && !required {
 			return Default(), nil
@@ -263,4 +269,31 @@ func Load(path string, required bool) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, nil
+}
+
+// readFile reads a regular file of at most MaxFileBytes. The open does not
+// wait on a FIFO, and a device (/dev/zero) or a huge file is refused
+// rather than read without end: every clawd command and the daemon's
+// reload read this file.
+func readFile(path string) ([]byte, error) {
+	f, err := fileutil.OpenNoWait(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, errors.New("is a directory, not a config file")
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err == nil && len(data) > MaxFileBytes {
+		err = fmt.Errorf("larger than %d KiB; clawd's config is a few KB: is this the right file?", MaxFileBytes>>10)
+	}
+	return data, err
 }

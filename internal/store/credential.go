@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/clawde/clawd/internal/config"
 )
@@ -38,6 +40,10 @@ func (db *DB) AddCredential(ctx context.Context, c Credential, digest string) er
 	}
 	if len(c.Label) > maxLabel {
 		return fmt.Errorf("label: at most %d bytes", maxLabel)
+	}
+	// 'clawd token list' prints it on a terminal.
+	if !utf8.ValidString(c.Label) || strings.IndexFunc(c.Label, unicode.IsControl) >= 0 {
+		return fmt.Errorf("label %q: use printable text, without control characters", c.Label)
 	}
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO cd_client_credential (id, workspace_id, kind, label, secret_sha256, created_at)

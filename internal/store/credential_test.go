@@ -78,3 +78,20 @@ func TestParseClientCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestCredentialLabelIsPlainText: a label is shown in 'clawd token list'
+// on a terminal; control characters (escape sequences) and invalid UTF-8
+// are refused when it is stored.
+func TestCredentialLabelIsPlainText(t *testing.T) {
+	db := openTest(t, filepath.Join(t.TempDir(), "clawd.db"))
+	for _, label := range []string{"a\x1b[2Jb", "bell\x07", "new\nline", "bad \xff utf8"} {
+		id, digest, _ := token.NewClientCredential()
+		if err := db.AddCredential(context.Background(), Credential{ID: id, WorkspaceID: "ws-1", Kind: "cc", Label: label}, digest); err == nil {
+			t.Errorf("label %q stored", label)
+		}
+	}
+	id, digest, _ := token.NewClientCredential()
+	if err := db.AddCredential(context.Background(), Credential{ID: id, WorkspaceID: "ws-1", Kind: "cc", Label: "Jane's laptop – ü"}, digest); err != nil {
+		t.Fatal(err)
+	}
+}

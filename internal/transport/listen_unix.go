@@ -58,6 +58,13 @@ func ListenUnix(path string) (*UnixListener, error) {
 	if path = filepath.Join(dir, filepath.Base(path)); len(path) > maxSocketPath {
 		return nil, fmt.Errorf("socket path %s (symlinks resolved) is %d bytes, longer than unix sockets allow (%d); set socket_path or --socket to a shorter path", path, len(path), maxSocketPath)
 	}
+	// Something that is not a socket is refused before the lock file is
+	// created next to it (--socket /etc/passwd must not leave an
+	// /etc/passwd.lock, which shadow's tools take for a held lock); it is
+	// checked again under the lock below.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().Type() != fs.ModeSocket {
+		return nil, notASocket(path, fi)
+	}
 	lock, err := lockFile(path + ".lock")
 	if err != nil {
 		return nil, err
@@ -80,7 +87,7 @@ func ListenUnix(path string) (*UnixListener, error) {
 			return fail(fmt.Errorf("removing the stale socket %s: %w", path, err))
 		}
 	default:
-		return fail(fmt.Errorf("%s exists and is not a socket (%s); clawd will not replace it: move it away, or choose another path with socket_path or --socket", path, describeType(fi.Mode())))
+		return fail(notASocket(path, fi))
 	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
@@ -135,6 +142,10 @@ func lockFile(path string) (*os.File, error) {
 		f.Close()
 	}
 	return nil, fmt.Errorf("could not lock %s: it keeps being replaced", path)
+}
+
+func notASocket(path string, fi fs.FileInfo) error {
+	return fmt.Errorf("%s exists and is not a socket (%s); clawd will not replace it: move it away, or choose another path with socket_path or --socket", path, describeType(fi.Mode()))
 }
 
 func describeType(m fs.FileMode) string {

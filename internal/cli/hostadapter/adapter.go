@@ -45,11 +45,18 @@ type Options struct {
 	Workspace string // canonical workspace directory (the project for Project scope)
 	Home      string // the user's home directory
 	ConfigDir string // the OS's per-user config directory (os.UserConfigDir)
-	GOOS      string
-	Scope     Scope
-	Transport string
-	Command   string // how the entry invokes clawd ("clawd" when on PATH)
-	URL       string // tcp_loopback: the daemon's MCP endpoint
+	// XDGConfig is $XDG_CONFIG_HOME, else ~/.config, on every OS: where
+	// OpenCode keeps its global config ("" means ~/.config).
+	XDGConfig string
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR: where Claude Code then keeps
+	// .claude.json and settings.json instead of ~/.claude.json and
+	// ~/.claude/ ("" for those).
+	ClaudeConfigDir string
+	GOOS            string
+	Scope           Scope
+	Transport       string
+	Command         string // how the entry invokes clawd ("clawd" when on PATH)
+	URL             string // tcp_loopback: the daemon's MCP endpoint
 	// CredentialFile is the per-client credential of the adapter's Kind
 	// for this workspace; entries read it when they run, never copy it.
 	CredentialFile string
@@ -82,8 +89,9 @@ type Change struct {
 	After   []byte      // nil deletes the file
 	Restore bool        // After is the backup's bytes: remove the backup once written
 	Mode    fs.FileMode // for a new file; 0 means 0644
-	// NoBackup: Before already holds a clawd entry, so it is not the
-	// user's original and must not become the backup uninstall restores.
+	// NoBackup: Before already holds a clawd entry (a reinstall, or an
+	// uninstall cutting it out), so it is not the user's original and must
+	// not become the backup a later uninstall restores.
 	NoBackup bool
 	// Root, when set, is the project the file must stay in: a symlink
 	// (or linked directory) leading out of it is refused, so a checked-out
@@ -156,22 +164,51 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	if !ok {
 		return Change{File: file, Before: before, After: before, Note: "no clawd entry"}, nil
 	}
-	backup, err := readFile(file + BackupSuffix)
-	if err != nil {
-		return Change{}, err
-	}
-	if backup != nil {
+	backup, berr := readFile(file + BackupSuffix)
+	switch prev, ok, _ := GetMember(backup, path, ServerName); {
+	case berr != nil:
+		// Not a file that can be read (a directory a repository brought
+		// along): no original to restore, so only the entry goes.
+	case ok && bytes.Equal(prev, cur):
+		// A backup that already holds this very entry is not the user's
+		// original (an earlier clawd saved one at uninstall).
+	case backup != nil:
 		if redo, err := SetMember(backup, path, ServerName, cur); err == nil && bytes.Equal(redo, before) {
 			return Change{File: file, Before: before, After: backup, Restore: true, Note: "restored the original bytes"}, nil
 		}
-	} else if fresh, _ := SetMember(nil, path, ServerName, cur); bytes.Equal(fresh, before) {
-		return Change{File: file, Before: before, After: nil, Note: "removed the file clawd created"}, nil
+	default:
+		if fresh, _ := SetMember(nil, path, ServerName, cur); bytes.Equal(fresh, before) {
+			return Change{File: file, Before: before, After: nil, Note: "removed the file clawd created"}, nil
+		}
 	}
 	after, _, err := RemoveMember(before, path, ServerName)
 	if err != nil {
 		return Change{}, err
 	}
-	return Change{File: file, Before: before, After: after, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
+	return Change{File: file, Before: before, After: after, NoBackup: true, Note: "removed the clawd entry; the file has other changes, so the rest stays"}, nil
+}
+
+// Check reports what would keep Apply from writing c, before anything is
+// written: a file leading out of its project, or one the user made
+// read-only (a rename would replace it all the same, and root ignores the
+// mode, so clawd honours it itself).
+func (c Change) Check() error {
+	if !c.Changed() {
+		return nil
+	}
+	if c.Root != "" {
+		if err := confined(c.File, c.Root); err != nil {
+			return err
+		}
+	}
+	target, err := followLinks(c.File)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", c.File, st.Mode().Perm(), target)
+	}
+	return nil
 }
 
 // Apply writes c: the first change to an existing file saves its original
@@ -181,14 +218,12 @@ func Apply(c Change) error {
 	if !c.Changed() {
 		return nil
 	}
-	if c.Root != "" {
-		if err := confined(c.File, c.Root); err != nil {
-			return err
-		}
+	if err := c.Check(); err != nil {
+		return err
 	}
-	target := c.File
-	if t, err := filepath.EvalSymlinks(c.File); err == nil {
-		target = t
+	target, err := followLinks(c.File)
+	if err != nil {
+		return err
 	}
 	backup := c.File + BackupSuffix
 	if c.After == nil {
@@ -201,23 +236,34 @@ func Apply(c Change) error {
 	if c.Mode != 0 {
 		mode = c.Mode
 	}
-	if st, err := os.Stat(target); err == nil {
+	st, err := os.Stat(target)
+	if err == nil {
 		mode = st.Mode().Perm()
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
-			if err := fileutil.WriteAtomic(backup, c.Before, mode); err != nil {
+			if err := fileutil.WriteAtomicLike(backup, c.Before, mode, st); err != nil {
 				return fmt.Errorf("backing up %s: %v", c.File, err)
 			}
 		}
-	} else if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+	} else if err := mkdirFor(c, filepath.Dir(target)); err != nil {
 		return err
 	}
-	if err := fileutil.WriteAtomic(target, c.After, mode); err != nil {
+	if err := fileutil.WriteAtomicLike(target, c.After, mode, st); err != nil {
 		return err
 	}
 	if c.Restore {
 		return removeIfExists(backup)
 	}
 	return nil
+}
+
+// mkdirFor creates the missing directories of a new file: shared (0755)
+// in a project, private (0700) in the user's home, where ~/.claude/hooks
+// also holds clawd's token and credential files.
+func mkdirFor(c Change, dir string) error {
+	if c.Root != "" {
+		return os.MkdirAll(dir, 0o755)
+	}
+	return fileutil.MkdirPrivate(dir)
 }
 
 func removeIfExists(p string) error {
@@ -299,7 +345,11 @@ func confined(file, root string) error {
 	if err != nil {
 		return err
 	}
-	p, rest := filepath.Clean(file), ""
+	p, err := followLinks(filepath.Clean(file))
+	if err != nil {
+		return err
+	}
+	rest := ""
 	for {
 		if resolved, err := filepath.EvalSymlinks(p); err == nil {
 			full := filepath.Join(resolved, rest)
@@ -315,6 +365,32 @@ func confined(file, root string) error {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
+}
+
+// followLinks follows file while it is a symlink, also one whose target
+// does not exist yet, to the path a write through it creates: a dangling
+// dotfile link gets its file, not replaced by one. A relative link is
+// resolved from its directory's real path, as the kernel does.
+func followLinks(file string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(file)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			return file, nil
+		}
+		dest, err := os.Readlink(file)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(dest) {
+			dir := filepath.Dir(file)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			dest = filepath.Join(dir, dest)
+		}
+		file = dest
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
 }
 
 // Status is what Check finds: whether the client's file holds clawd's

@@ -72,15 +72,14 @@ func PlanUnapprove(o Options) (c Change, err error) {
 	if i < 0 {
 		return Change{File: f, Before: cur, After: cur}, nil
 	}
-	backup, err := readFile(f + BackupSuffix)
-	if err != nil {
-		return Change{}, err
-	}
-	if redo, err := addApproval(backup); err == nil && bytes.Equal(redo, cur) {
+	// A backup path that cannot be read (a directory) holds no original:
+	// only the approval goes.
+	backup, berr := readFile(f + BackupSuffix)
+	if redo, err := addApproval(backup); berr == nil && err == nil && bytes.Equal(redo, cur) {
 		if backup == nil {
 			return Change{File: f, Before: cur, After: nil, Note: "removed the file clawd created"}, nil
 		}
 		return Change{File: f, Before: cur, After: backup, Restore: true, Note: "restored the original bytes"}, nil
 	}
-	return Change{File: f, Before: cur, After: removeElementAt(cur, arr, i), Note: "removed the approval; the rest stays"}, nil
+	return Change{File: f, Before: cur, After: removeElementAt(cur, arr, i), NoBackup: true, Note: "removed the approval; the rest stays"}, nil
 }

@@ -57,7 +57,11 @@ func (claudeCode) ProjectMarker(ws string) string {
 // Claude Code runs for each connection, so a rotated credential is read
 // fresh.
 func (c claudeCode) Entry(o Options) (Entry, error) {
-	e := Entry{File: scopeFile(o, c.ProjectMarker(o.Workspace), filepath.Join(o.Home, ".claude.json")), Path: []string{"mcpServers"}}
+	user := filepath.Join(o.Home, ".claude.json")
+	if o.ClaudeConfigDir != "" {
+		user = filepath.Join(o.ClaudeConfigDir, ".claude.json")
+	}
+	e := Entry{File: scopeFile(o, c.ProjectMarker(o.Workspace), user), Path: []string{"mcpServers"}}
 	var v any
 	if o.Transport == TCPLoopback {
 		v = struct {
@@ -94,12 +98,16 @@ func (openCode) ProjectMarker(ws string) string {
 }
 
 // OpenCode: "mcp" in opencode.json(c), in the project or
-// ~/.config/opencode/. Over HTTP the header holds a {file:...} reference,
+// $XDG_CONFIG_HOME/opencode/ (~/.config/opencode/ without it, on every OS). Over HTTP the header holds a {file:...} reference,
 // which OpenCode replaces with the credential file's content when it loads
 // the config; "oauth": false keeps it from starting an OAuth flow.
 func (c openCode) Entry(o Options) (Entry, error) {
-	user := filepath.Join(o.Home, ".config", "opencode", "opencode.json")
-	if p := filepath.Join(o.Home, ".config", "opencode", "opencode.jsonc"); fileExists(p) {
+	dir := o.XDGConfig
+	if dir == "" {
+		dir = filepath.Join(o.Home, ".config")
+	}
+	user := filepath.Join(dir, "opencode", "opencode.json")
+	if p := filepath.Join(dir, "opencode", "opencode.jsonc"); fileExists(p) {
 		user = p
 	}
 	e := Entry{File: scopeFile(o, c.ProjectMarker(o.Workspace), user), Path: []string{"mcp"}}

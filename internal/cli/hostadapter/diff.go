@@ -2,11 +2,21 @@ package hostadapter
 
 import (
 	"fmt"
+	"regexp"
+	"sort"
 	"strings"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // Diff returns a unified diff (3 lines of context) from before to after,
 // labelled with name; "" when they are equal. nil stands for no file.
+// String values of before on the lines shown that look secret (an API key kept in
+// ~/.claude.json, a token in another server's env or headers) are shown as
+// ***: the diff shows the lines around clawd's entry, and a one-line file
+// whole.
 func Diff(name string, before, after []byte) string {
 	if string(before) == string(after) && (before == nil) == (after == nil) {
 		return ""
@@ -20,8 +30,8 @@ func Diff(name string, before, after []byte) string {
 		to = "/dev/null"
 	}
 	ops := diffLines(a, b)
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+	type hunk struct{ start, end, aStart, bStart, aN, bN int }
+	var hunks []hunk
 	const ctx = 3
 	for i := 0; i < len(ops); {
 		if ops[i].kind == ' ' {
@@ -45,26 +55,55 @@ func Diff(name string, before, after []byte) string {
 			}
 			end = run
 		}
-		aStart, bStart, aN, bN := ops[start].a, ops[start].b, 0, 0
+		h := hunk{start: start, end: end, aStart: ops[start].a, bStart: ops[start].b}
 		for _, op := range ops[start:end] {
 			if op.kind != '+' {
-				aN++
+				h.aN++
 			}
 			if op.kind != '-' {
-				bN++
+				h.bN++
 			}
 		}
-		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(aStart, aN), hunkRange(bStart, bN))
-		for _, op := range ops[start:end] {
+		hunks = append(hunks, h)
+		i = end
+	}
+	// The values are looked for in before, on the lines shown: what after
+	// adds is clawd's entry, and a line of the user's it changes (a comma
+	// added) is shown from before too.
+	var shown [][2]int
+	off := lineOffsets(a)
+	for _, h := range hunks {
+		shown = append(shown, [2]int{off[h.aStart], off[h.aStart+h.aN]})
+	}
+	hide := secretValues(before, shown)
+	sort.Slice(hide, func(i, j int) bool { return len(hide[i]) > len(hide[j]) })
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", from, to)
+	for _, h := range hunks {
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(h.aStart, h.aN), hunkRange(h.bStart, h.bN))
+		for _, op := range ops[h.start:h.end] {
+			text := op.text
+			for _, v := range hide {
+				text = strings.ReplaceAll(text, v, secrets.Masked)
+			}
 			out.WriteByte(op.kind)
-			out.WriteString(op.text)
+			out.WriteString(text)
 			if !strings.HasSuffix(op.text, "\n") {
 				out.WriteString("\n\\ No newline at end of file\n")
 			}
 		}
-		i = end
 	}
 	return out.String()
+}
+
+// lineOffsets returns the byte offset at which each line starts, and the
+// length of the text last.
+func lineOffsets(lines []string) []int {
+	off := make([]int, len(lines)+1)
+	for i, l := range lines {
+		off[i+1] = off[i] + len(l)
+	}
+	return off
 }
 
 func hunkRange(start, n int) string {
@@ -137,4 +176,67 @@ func diffLines(a, b []string) []diffOp {
 		ops = append(ops, diffOp{' ', a[len(a)-s+k], len(a) - s + k, len(b) - s + k})
 	}
 	return ops
+}
+
+// secretValues returns the raw text (as written in src, without quotes) of
+// the string values on the shown byte ranges of src that secrets.MaskText
+// would hide, seen with their member name ("primaryApiKey": "sk-...") or,
+// in an array, with the element before them ("--token", "..."). OpenCode's
+// {file:PATH} and {env:NAME} references are not secrets. Values under 4
+// bytes are left: replacing them would garble the rest of the diff.
+func secretValues(src []byte, shown [][2]int) []string {
+	if len(src) == 0 || len(shown) == 0 {
+		return nil
+	}
+	root, err := parseJSONC(src)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v *hujson.Value, context string)
+	walk = func(v *hujson.Value, context string) {
+		switch x := v.Value.(type) {
+		case *hujson.Object:
+			for i := range x.Members {
+				m := &x.Members[i]
+				name, _ := m.Name.Value.(hujson.Literal)
+				walk(&m.Value, string(name))
+			}
+		case *hujson.Array:
+			prev := context
+			for i := range x.Elements {
+				walk(&x.Elements[i], prev)
+				if lit, ok := x.Elements[i].Value.(hujson.Literal); ok {
+					prev = string(lit)
+				}
+			}
+		case hujson.Literal:
+			if x.Kind() != '"' || len(x) < 6 || !overlaps(shown, v.StartOffset, v.EndOffset) {
+				return
+			}
+			lit := string(x)
+			if openCodeRef.MatchString(lit) {
+				return
+			}
+			line := context + ": " + lit
+			if !strings.HasSuffix(secrets.MaskText(line), lit) || secrets.MaskText(lit) != lit {
+				out = append(out, lit[1:len(lit)-1])
+			}
+		}
+	}
+	walk(&root, "")
+	return out
+}
+
+// openCodeRef is a JSON string that only names where OpenCode reads a
+// value from, with an optional auth scheme: "Bearer {file:PATH}".
+var openCodeRef = regexp.MustCompile(`^"(?:Bearer )?\{(?:file|env):[^{}"]*\}"$`)
+
+func overlaps(ranges [][2]int, start, end int) bool {
+	for _, r := range ranges {
+		if start < r[1] && r[0] < end {
+			return true
+		}
+	}
+	return false
 }

@@ -14,10 +14,14 @@ import (
 const HookScriptName = "clawde-session-start.sh"
 
 // hookPaths returns the hook script and the Claude Code settings file that
-// registers it, in the project's .claude/ or the user's ~/.claude/.
+// registers it, in the project's .claude/ or the user's ~/.claude/
+// ($CLAUDE_CONFIG_DIR when set).
 func hookPaths(o Options) (script, settings string) {
 	dir := filepath.Join(o.Workspace, ".claude")
-	if o.Scope == User {
+	switch {
+	case o.Scope == User && o.ClaudeConfigDir != "":
+		dir = o.ClaudeConfigDir
+	case o.Scope == User:
 		dir = filepath.Join(o.Home, ".claude")
 	}
 	return filepath.Join(dir, "hooks", HookScriptName), filepath.Join(dir, "settings.json")
@@ -144,7 +148,7 @@ func findHook(src []byte, command string) (int, *hujson.Value, error) {
 // findElement returns the array that is member name of the object at path
 // and the index of its first element match accepts (-1 when none).
 func findElement(src []byte, path []string, name string, match func(std []byte) bool) (int, *hujson.Value, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
+	if blank(src) {
 		return -1, nil, nil
 	}
 	_, obj, missing, err := parseObjectAt(src, path)
@@ -181,13 +185,13 @@ func appendElement(src []byte, arr *hujson.Value, value []byte) []byte {
 		}
 		text := ",\n" + indent + string(render(value, indent, unit))
 		out := append([]byte(nil), src[:last.EndOffset]...)
-		out = append(out, text...)
+		out = append(out, eol(src, text)...)
 		return append(out, src[last.EndOffset:]...)
 	}
 	outer := lineIndent(src, arr.StartOffset)
 	text := "\n" + outer + unit + string(render(value, outer+unit, unit)) + "\n" + outer
 	out := append([]byte(nil), src[:arr.StartOffset+1]...)
-	out = append(out, text...)
+	out = append(out, eol(src, text)...)
 	return append(out, src[arr.EndOffset-1:]...)
 }
 
@@ -245,11 +249,13 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 	if idx, _, err := findHook(sb, command); err != nil {
 		return nil, fmt.Errorf("%s: %v; remove the clawd hook by hand", settings, err)
 	} else if idx >= 0 {
-		backup, err := readFile(settings + BackupSuffix)
-		if err != nil {
-			return nil, err
-		}
+		// A backup path that cannot be read (a directory) holds no
+		// original: only the hook goes.
+		backup, berr := readFile(settings + BackupSuffix)
 		redo, rerr := addHook(backup, command)
+		if berr != nil {
+			rerr = berr
+		}
 		switch {
 		case backup != nil && rerr == nil && bytes.Equal(redo, sb):
 			changes = append(changes, Change{File: settings, Before: sb, After: backup, Restore: true, Note: "restored the original bytes"})
@@ -260,17 +266,34 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 			if err != nil {
 				return nil, err
 			}
-			changes = append(changes, Change{File: settings, Before: sb, After: after, Note: "removed the clawd hook; the rest stays"})
+			changes = append(changes, Change{File: settings, Before: sb, After: after, NoBackup: true, Note: "removed the clawd hook; the rest stays"})
 		}
 	}
 	cur, err := readFile(script)
 	if err != nil {
 		return nil, err
 	}
-	if cur != nil {
-		if strings.Contains(string(cur), "'clawd install claude-code --hook'") {
-			changes = append(changes, Change{File: script, Before: cur, After: nil, Note: "the hook script"})
-		}
+	switch {
+	case cur != nil && isClawdHookScript(cur):
+		changes = append(changes, Change{File: script, Before: cur, After: nil, Note: "the hook script"})
+	case cur != nil && len(changes) > 0 && strings.Contains(string(cur), "'clawd install claude-code --hook'"):
+		changes[0].Note += "; " + script + " was edited since install, so it stays"
 	}
 	return changes, nil
+}
+
+// isClawdHookScript reports whether script is HookScript for some command,
+// i.e. clawd's own, unchanged but for the clawd it runs.
+func isClawdHookScript(script []byte) bool {
+	norm := func(b []byte) string {
+		lines := strings.SplitAfter(string(b), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "CLAWD=") {
+				lines[i] = "CLAWD=\n"
+				break
+			}
+		}
+		return strings.Join(lines, "")
+	}
+	return norm(script) == norm(HookScript("clawd"))
 }

@@ -20,7 +20,7 @@ import (
 // names from the root), or nil when some level is missing. missing is the
 // index in path of the first absent level.
 func parseObjectAt(src []byte, path []string) (root hujson.Value, obj *hujson.Value, missing int, err error) {
-	root, err = hujson.Parse(src)
+	root, err = parseJSONC(src)
 	if err != nil {
 		return root, nil, 0, fmt.Errorf("not valid JSON: %v", err)
 	}
@@ -73,9 +73,83 @@ func findMember(o *hujson.Object, name string) int {
 	return -1
 }
 
+// parseJSONC parses src with offsets into src. hujson refuses a byte order
+// mark, and a // comment that ends the file without a newline: three spaces
+// in place of the mark and a newline after the end keep every offset, and
+// the splices copy the bytes from src.
+func parseJSONC(src []byte) (hujson.Value, error) {
+	if err := CheckNesting(src); err != nil {
+		return hujson.Value{}, err
+	}
+	text := append(bytes.Clone(src), '\n')
+	if bytes.HasPrefix(text, bom) {
+		copy(text, "   ")
+	}
+	return hujson.Parse(text)
+}
+
+// MaxNesting is how deep objects and arrays may nest in a client's file.
+// Configs nest a handful of levels; the parser recurses once per level, so
+// a file of millions of '[' (one from a cloned repository) would exhaust
+// the stack, which Go does not recover from.
+const MaxNesting = 1000
+
+// CheckNesting refuses JSON or JSONC nested deeper than MaxNesting,
+// counting brackets outside strings and comments in one pass.
+func CheckNesting(src []byte) error {
+	depth := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case c == '"':
+			for i++; i < len(src) && src[i] != '"'; i++ {
+				if src[i] == '\\' {
+					i++
+				}
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return nil // unterminated: the parser reports it
+			}
+			i += end + 3
+		case c == '[' || c == '{':
+			if depth++; depth > MaxNesting {
+				return fmt.Errorf("nested more than %d levels deep at byte %d; that is no client config", MaxNesting, i)
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return nil
+}
+
+// bom is the UTF-8 byte order mark some Windows editors put first; VS Code
+// and OpenCode read files that start with one.
+var bom = []byte("\ufeff")
+
+// blank reports whether src holds no JSON at all (a byte order mark and
+// whitespace at most).
+func blank(src []byte) bool {
+	return len(bytes.TrimSpace(bytes.TrimPrefix(src, bom))) == 0
+}
+
+// eol converts the line breaks of text spliced into src to src's own: a
+// file whose first line ends in CRLF gets CRLF, so it does not end up with
+// mixed endings.
+func eol(src []byte, text string) string {
+	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
+		return strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	return text
+}
+
 // GetMember returns the compact JSON of member name in the object at path.
 func GetMember(src []byte, path []string, name string) ([]byte, bool, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
+	if blank(src) {
 		return nil, false, nil
 	}
 	_, obj, missing, err := parseObjectAt(src, path)
@@ -105,8 +179,12 @@ func GetMember(src []byte, path []string, name string) ([]byte, bool, error) {
 // replaced in place; a new member goes after the object's last member.
 // Empty src starts a new document.
 func SetMember(src []byte, path []string, name string, value []byte) ([]byte, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
-		return newDocument(path, name, value), nil
+	if blank(src) {
+		doc := newDocument(path, name, value)
+		if bytes.HasPrefix(src, bom) {
+			doc = append(bytes.Clone(bom), doc...)
+		}
+		return doc, nil
 	}
 	_, obj, missing, err := parseObjectAt(src, path)
 	if err != nil {
@@ -125,7 +203,7 @@ func SetMember(src []byte, path []string, name string, value []byte) ([]byte, er
 		m := o.Members[i].Value
 		indent := lineIndent(src, o.Members[i].Name.StartOffset)
 		out := append([]byte(nil), src[:m.StartOffset]...)
-		out = append(out, render(value, indent, indentUnit(src))...)
+		out = append(out, eol(src, string(render(value, indent, indentUnit(src))))...)
 		return append(out, src[m.EndOffset:]...), nil
 	}
 	return insertMember(src, obj, name, value), nil
@@ -161,19 +239,19 @@ func insertMember(src []byte, obj *hujson.Value, name string, value []byte) []by
 		if len(bytes.TrimSpace(src[at:obj.EndOffset-1])) == 0 {
 			// Only whitespace inside: replace it so the brace closes on its own line.
 			out := append([]byte(nil), src[:at]...)
-			out = append(out, text+"\n"+outer...)
+			out = append(out, eol(src, text+"\n"+outer)...)
 			return append(out, src[obj.EndOffset-1:]...)
 		}
 	}
 	out := append([]byte(nil), src[:at]...)
-	out = append(out, text...)
+	out = append(out, eol(src, text)...)
 	return append(out, src[at:]...)
 }
 
 // RemoveMember deletes member name of the object at path and the separator
 // that belonged to it. It reports whether there was such a member.
 func RemoveMember(src []byte, path []string, name string) ([]byte, bool, error) {
-	if len(bytes.TrimSpace(src)) == 0 {
+	if blank(src) {
 		return src, false, nil
 	}
 	_, obj, missing, err := parseObjectAt(src, path)

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestUnknownShellIsUsageError: `clawd completion` with no shell or one it
+// does not know is a usage error (exit 2), like every other command group,
+// not a help page with exit 0; a known shell still prints its script.
+func TestUnknownShellIsUsageError(t *testing.T) {
+	for _, args := range [][]string{{"completion"}, {"completion", "tcsh"}} {
+		root := newRootCmd()
+		root.SetArgs(args)
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		if code := reportError(io.Discard, root.Execute()); code != 2 {
+			t.Errorf("clawd %v: exit %d, want 2", args, code)
+		}
+	}
+	root := newRootCmd()
+	root.SetArgs([]string{"completion", "bash"})
+	root.SetOut(io.Discard)
+	if code := reportError(io.Discard, root.Execute()); code != 0 {
+		t.Errorf("clawd completion bash: exit %d", code)
+	}
+}
+
+// TestRuntimeErrorIsNotUsageError: an error a command meets while running
+// (here: its output cannot be written) is a runtime failure, exit 1, not
+// a usage error with exit 2 and "Run 'clawd --help' for usage".
+func TestRuntimeErrorIsNotUsageError(t *testing.T) {
+	// cobra's completion command writes to the stdout of the time the
+	// command was made: a descriptor open only for reading fails there.
+	ro, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	stdout := os.Stdout
+	os.Stdout = ro
+	root := newRootCmd()
+	os.Stdout = stdout
+	root.SetArgs([]string{"completion", "bash"})
+	var msg strings.Builder
+	if code := reportError(&msg, root.Execute()); code != 1 || strings.Contains(msg.String(), "--help") {
+		t.Fatalf("exit %d: %s", code, msg.String())
+	}
+	// cobra's own complaints stay usage errors.
+	root = newRootCmd()
+	root.SetArgs([]string{"nosuchcommand"})
+	if code := reportError(io.Discard, root.Execute()); code != 2 {
+		t.Fatalf("unknown command: exit %d", code)
+	}
+}
