@@ -49,9 +49,25 @@ func (w *eofWatch) SetReadDeadline(t time.Time) error {
 var errNoDeadline = syscall.ENOTSUP
 
 // cancelOnHangup calls cancel, and sets gone, once the input has ended
-// (eof) and out's peer has gone (peerGone). It returns when ctx ends. An
-// output that is not a descriptor (a test's buffer) is never checked.
+// (eof) and nobody is left at out's other end (WatchHangup). It returns
+// when ctx ends.
 func cancelOnHangup(ctx context.Context, cancel context.CancelFunc, eof <-chan struct{}, out any, gone *atomic.Bool) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-eof:
+	}
+	WatchHangup(ctx, out, func() {
+		gone.Store(true)
+		cancel()
+	})
+}
+
+// WatchHangup calls hungUp once nobody is left at the other end of out (a
+// socket its peer closed, a pipe without a reader; see peerGone), looking
+// every hangupEvery until ctx ends. It returns at once for an out that is
+// not a descriptor (a test's buffer), which is never checked.
+func WatchHangup(ctx context.Context, out any, hungUp func()) {
 	sc, ok := out.(syscall.Conn)
 	if !ok {
 		return
@@ -60,21 +76,15 @@ func cancelOnHangup(ctx context.Context, cancel context.CancelFunc, eof <-chan s
 	if err != nil {
 		return
 	}
-	select {
-	case <-ctx.Done():
-		return
-	case <-eof:
-	}
 	t := time.NewTicker(hangupEvery)
 	defer t.Stop()
 	for {
-		hung := false
-		if rc.Control(func(fd uintptr) { hung = peerGone(fd) }) != nil {
+		gone := false
+		if rc.Control(func(fd uintptr) { gone = peerGone(fd) }) != nil {
 			return
 		}
-		if hung {
-			gone.Store(true)
-			cancel()
+		if gone {
+			hungUp()
 			return
 		}
 		select {

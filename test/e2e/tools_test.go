@@ -321,9 +321,8 @@ func TestClientGoneKillsBash(t *testing.T) {
 		c.Close()
 		check(t, e)
 	})
-	t.Run("stdio host died", func(t *testing.T) {
-		e := newEnv(t)
-		cmd := e.Command("serve")
+	hostDied := func(t *testing.T, e *env, args ...string) {
+		cmd := e.Command(args...)
 		in, err := cmd.StdinPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -341,6 +340,14 @@ func TestClientGoneKillsBash(t *testing.T) {
 		in.Close()
 		out.Close()
 		check(t, e)
+	}
+	t.Run("stdio host died", func(t *testing.T) {
+		hostDied(t, newEnv(t), "serve")
+	})
+	t.Run("clawd connect's host died", func(t *testing.T) {
+		e := newEnv(t)
+		_, st := e.Daemon("unix_socket")
+		hostDied(t, e, "connect", "--socket", st.Socket)
 	})
 	t.Run("unix socket half-closed still answered", func(t *testing.T) {
 		e := newEnv(t)
