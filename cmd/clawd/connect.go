@@ -20,6 +20,7 @@ import (
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/support/peercred"
+	"github.com/clawde/clawd/internal/transport"
 )
 
 func newConnectCmd() *cobra.Command {
@@ -69,7 +70,9 @@ func newConnectCmd() *cobra.Command {
 
 // bridge copies in to the socket and the socket to out. When in ends, the
 // socket's write side is shut, so the daemon sees EOF, answers the calls in
-// flight and closes; the copy to out then ends and bridge returns nil. It
+// flight and closes; the copy to out then ends and bridge returns nil. If
+// out loses its reader meanwhile (the host is gone), the socket is closed,
+// and the daemon cancels those calls. It
 // is an error when the daemon closes while input is still coming, or sends
 // nothing at all in answer to input: it stopped, or refused this user (a
 // refused peer is disconnected without a word).
@@ -94,12 +97,19 @@ func bridge(path, credential string, in io.Reader, out io.Writer) error {
 	var inEnded atomic.Bool
 	var nIn atomic.Int64
 	var inFailed atomic.Bool // the daemon stopped reading
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
 	go func() {
 		n, err := io.Copy(uc, in)
 		nIn.Store(n)
 		inFailed.Store(err != nil)
 		inEnded.Store(true)
 		uc.CloseWrite()
+		// A host that closed stdin but still reads waits for its answers.
+		// One that is gone (no reader left on stdout) reads none: closing
+		// the socket tells the daemon, which cancels its running calls
+		// instead of letting them run to their timeout.
+		transport.WatchHangup(ctx, out, func() { uc.Close() })
 	}()
 	nOut, outErr := io.Copy(out, from)
 	closed := runtimeError("the daemon on %s closed the connection (it stopped, or refused this user)", path)

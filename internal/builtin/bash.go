@@ -171,14 +171,18 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 
 // runIn runs command with bash in dir and builds the result. proc gives
 // the shell its own process group (a job object on Windows), clawd's
-// environment without clawd's own variables and with PWD set, and stdin
-// from the null device.
+// environment without clawd's own variables and with PWD set, stdin from
+// the null device, and (Linux) death with clawd.
 func runIn(ctx context.Context, shell, command string, dir *workDir, timeout time.Duration, outCap int) (*BashResult, error) {
 	stdout, stderr := &capture{max: outCap}, &capture{max: outCap}
 	c := &proc.Cmd{
 		Path: shell, Args: []string{"-c", command},
 		Dir: dir.cwd, Env: []string{"PWD=" + dir.pwd},
 		Stdout: stdout, Stderr: stderr, PipeGrace: pipeGrace,
+		// A kill -9 of clawd leaves nothing to enforce the timeout: the
+		// shell (and a program it exec'd) must not run on unbounded.
+		// What it forked is beyond this signal (docs/security.md).
+		ParentDeathKill: true,
 	}
 	state, timedOut, err := runCmd(ctx, c, timeout)
 	if err != nil {

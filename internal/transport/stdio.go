@@ -14,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -25,14 +26,23 @@ import (
 // spawned clawd, so step 1 passes as "spawn". When out takes write
 // deadlines (a pipe in the network poller, a socket), a client that leaves
 // an answer unread for DefaultWriteStall ends the session with an error
-// saying so.
+// saying so. Once in has ended, a host that is gone altogether (out has no
+// reader left) cancels the running calls (cancelOnHangup).
 func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in io.Reader, out io.Writer) error {
 	s := srv.NewSession(caller, mcp.SessionOptions{})
-	st := jsonrpc.NewStream(in, out, srv.MessageLimit())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	input := newEOFWatch(in)
+	var gone atomic.Bool
+	go cancelOnHangup(ctx, cancel, input.eof, out, &gone)
+	st := jsonrpc.NewStream(input, out, srv.MessageLimit())
 	st.LimitWriteStall(DefaultWriteStall)
 	err := s.Serve(ctx, st)
 	if st.Stalled() {
 		return fmt.Errorf("the client left an answer unread for %v; session closed", DefaultWriteStall)
+	}
+	if gone.Load() {
+		return nil // the host went away: the session is over, not failed
 	}
 	return err
 }

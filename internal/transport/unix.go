@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -223,9 +224,16 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 		case <-done:
 		}
 	}()
-	st := jsonrpc.NewStream(lineWatch{tc}, c, u.Server.MessageLimit())
+	// A client that closed its socket (not only its writing side) after
+	// its last request reads no answer: its running calls are cancelled.
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	input := newEOFWatch(lineWatch{tc})
+	var gone atomic.Bool
+	go cancelOnHangup(sctx, cancel, input.eof, c, &gone)
+	st := jsonrpc.NewStream(input, c, u.Server.MessageLimit())
 	st.LimitWriteStall(orDefault(u.writeStall, DefaultWriteStall))
-	err = s.Serve(ctx, st)
+	err = s.Serve(sctx, st)
 	if st.Stalled() {
 		u.logger().Warn("unix socket: connection closed, the client stopped reading its answers",
 			"peer_pid", pid, "waited", orDefault(u.writeStall, DefaultWriteStall))

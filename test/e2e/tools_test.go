@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"encoding/base64"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 // The server spawned over stdio with nothing
@@ -279,4 +282,88 @@ func waitGone(t *testing.T, pid int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Errorf("process %d survived the cancel", pid)
+}
+
+// A stream client that goes away (its socket closed, or a stdio host that
+// closed both clawd's stdin and stdout: it died) cancels its running bash
+// calls: the process group is killed at once, not at the call's timeout,
+// and the row says cancelled. Only the input's end is not enough: a client
+// that half-closes (clawd connect at its stdin's end) still gets its
+// answers.
+func TestClientGoneKillsBash(t *testing.T) {
+	const call = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; echo $$ > fg.pid; wait","timeout_ms":30000}}}`
+	check := func(t *testing.T, e *env) {
+		t.Helper()
+		bg := waitPid(t, filepath.Join(e.WS, "bg.pid"))
+		fg := waitPid(t, filepath.Join(e.WS, "fg.pid"))
+		for _, pid := range []int{bg, fg} {
+			waitGone(t, pid)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			out, _, _ := e.Run("audit")
+			if strings.Contains(out, "cancelled") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the call's row is not cancelled:\n%s", out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	t.Run("unix socket closed", func(t *testing.T) {
+		e := newEnv(t)
+		_, st := e.Daemon("unix_socket")
+		c := clawdtest.DialUnix(t, st.Socket)
+		c.Initialize("claude-code")
+		c.SendLine(call)
+		waitPid(t, filepath.Join(e.WS, "fg.pid"))
+		c.Close()
+		check(t, e)
+	})
+	hostDied := func(t *testing.T, e *env, args ...string) {
+		cmd := e.Command(args...)
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cc","version":"1"}}}`+"\n"+call+"\n")
+		waitPid(t, filepath.Join(e.WS, "fg.pid"))
+		in.Close()
+		out.Close()
+		check(t, e)
+	}
+	t.Run("stdio host died", func(t *testing.T) {
+		hostDied(t, newEnv(t), "serve")
+	})
+	t.Run("clawd connect's host died", func(t *testing.T) {
+		e := newEnv(t)
+		_, st := e.Daemon("unix_socket")
+		hostDied(t, e, "connect", "--socket", st.Socket)
+	})
+	t.Run("unix socket half-closed still answered", func(t *testing.T) {
+		e := newEnv(t)
+		_, st := e.Daemon("unix_socket")
+		conn, err := net.Dial("unix", st.Socket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cc","version":"1"}}}`+"\n"+
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 1; echo late"}}}`+"\n")
+		conn.(*net.UnixConn).CloseWrite()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, _ := io.ReadAll(conn)
+		if !strings.Contains(string(b), `late\n`) {
+			t.Errorf("a half-closed client lost its answer: %s", b)
+		}
+	})
 }
