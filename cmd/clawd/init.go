@@ -36,7 +36,7 @@ func newInitCmd() *cobra.Command {
 			}
 			// A symlinked config (dotfiles repositories) is written through:
 			// replacing the link with a file would cut it from its target.
-			target, err := linkTarget(file)
+			target, err := fileutil.FollowLinks(file)
 			if err != nil {
 				return runtimeError("%v", err)
 			}
@@ -44,7 +44,7 @@ func newInitCmd() *cobra.Command {
 			// --force replaces a config file, nothing else: renaming over
 			// /dev/null or a FIFO would replace it with a regular file.
 			if fi, err := os.Lstat(file); err == nil && !fi.Mode().IsRegular() {
-				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", file, fileKind(fi.Mode()))
+				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", file, fileutil.Kind(fi.Mode()))
 			}
 			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
 				return runtimeError("%v", err)
@@ -59,39 +59,4 @@ func newInitCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file")
 	cmd.Flags().StringVar(&file, "config", "", "file to write (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 	return cmd
-}
-
-// linkTarget follows file's symlinks to the file they name (which need not
-// exist yet); a file that is not a symlink is returned as is.
-func linkTarget(file string) (string, error) {
-	for range 40 {
-		fi, err := os.Lstat(file)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return file, nil
-		}
-		dest, err := os.Readlink(file)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(dest) {
-			dest = filepath.Join(filepath.Dir(file), dest)
-		}
-		file = dest
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
-}
-
-// fileKind names what a non-regular file is, for error messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a plain file"
 }

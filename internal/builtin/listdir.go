@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -187,7 +188,7 @@ func describeKind(m fs.FileMode) string {
 	if m.IsRegular() {
 		return "a regular file"
 	}
-	return fileKind(m)
+	return fileutil.Kind(m)
 }
 
 // dirWalk lists breadth-first: all of depth 1, then depth 2, and so on. When

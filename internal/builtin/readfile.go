@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/support/jsonenc"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -98,7 +99,7 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 			if why := t.env.WS.Guard().ObjectWhy(st); why != "" {
 				return nil, sandbox.ProtectedViolation(*a.Path, why)
 			}
-			return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(m))
+			return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileutil.Kind(m))
 		}
 	}
 	// O_NONBLOCK: a FIFO swapped in after that stat would otherwise block
@@ -122,7 +123,7 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, tools.Errorf("%s is a directory; use list_dir to see its entries", *a.Path)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileKind(st.Mode()))
+		return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileutil.Kind(st.Mode()))
 	}
 	limit := t.env.limits().MaxReadBytes
 	size := st.Size()
@@ -205,22 +206,6 @@ func invalidOffset(b []byte) int {
 		i += size
 	}
 	return len(b)
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "not a regular file"
 }
 
 // fileError maps a file-system error on path p to what the caller sees:

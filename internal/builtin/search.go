@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -181,7 +182,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)
 	}
-	return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
+	return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileutil.Kind(fi.Mode()))
 }
 
 func displayPath(p string) string {
@@ -208,7 +209,7 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 		return sandbox.ProtectedViolation(arg, why)
 	}
 	if !fi.Mode().IsRegular() {
-		return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileKind(fi.Mode()))
+		return tools.Errorf("%s is %s; search takes a directory or a regular file", arg, fileutil.Kind(fi.Mode()))
 	}
 	if fi.Size() > w.maxSize {
 		return tools.Errorf("%s is larger than the search limit of %d MiB; read parts of it with read_file", arg, w.maxSize>>20)

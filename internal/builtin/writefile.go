@@ -17,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -233,7 +234,7 @@ func checkTarget(ctx context.Context, ws *sandbox.Workspace, parent *os.Root, p,
 		}
 		return newFilePerm, false, nil
 	case !m.IsRegular():
-		return 0, false, tools.Errorf("%q is %s; write_file replaces regular files only", p, fileKind(m))
+		return 0, false, tools.Errorf("%q is %s; write_file replaces regular files only", p, fileutil.Kind(m))
 	case m.Perm()&0o222 == 0:
 		return 0, false, tools.Errorf("%q is read-only (mode %04o); write_file does not overwrite read-only files: make it writable first (bash: chmod u+w) if that is intended", p, m.Perm())
 	}

@@ -201,7 +201,7 @@ func (c Change) Check() error {
 			return err
 		}
 	}
-	target, err := followLinks(c.File)
+	target, err := fileutil.FollowLinks(c.File)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func Apply(c Change) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
-	target, err := followLinks(c.File)
+	target, err := fileutil.FollowLinks(c.File)
 	if err != nil {
 		return err
 	}
@@ -345,7 +345,7 @@ func confined(file, root string) error {
 	if err != nil {
 		return err
 	}
-	p, err := followLinks(filepath.Clean(file))
+	p, err := fileutil.FollowLinks(filepath.Clean(file))
 	if err != nil {
 		return err
 	}
@@ -365,32 +365,6 @@ func confined(file, root string) error {
 		rest = filepath.Join(filepath.Base(p), rest)
 		p = parent
 	}
-}
-
-// followLinks follows file while it is a symlink, also one whose target
-// does not exist yet, to the path a write through it creates: a dangling
-// dotfile link gets its file, not replaced by one. A relative link is
-// resolved from its directory's real path, as the kernel does.
-func followLinks(file string) (string, error) {
-	for range 40 {
-		fi, err := os.Lstat(file)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-			return file, nil
-		}
-		dest, err := os.Readlink(file)
-		if err != nil {
-			return "", err
-		}
-		if !filepath.IsAbs(dest) {
-			dir := filepath.Dir(file)
-			if real, err := filepath.EvalSymlinks(dir); err == nil {
-				dir = real
-			}
-			dest = filepath.Join(dir, dest)
-		}
-		file = dest
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", file)
 }
 
 // Status is what Check finds: whether the client's file holds clawd's
