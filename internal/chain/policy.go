@@ -59,7 +59,7 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 //
 // Built-in tools never reach step 2: their cost is the map lookup of step 1.
 func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
-	if deniedByPlainName(e, spec) {
+	if deniedByOtherName(e, spec) != "" {
 		return false, ReasonExplicitDeny
 	}
 	switch e.Perms[spec.Name] {
@@ -85,14 +85,25 @@ func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 	return false, ReasonLevelTooLow
 }
 
-// deniedByPlainName reports a deny written for an upstream tool's plain
-// name (SERVER__TOOL) after the tool was renamed: the upstream chooses
-// the names it lists, and one that adds a tool taking that plain name
-// (a case variant that sorts first) must not lift the deny from the tool
-// it named. Only a deny follows a rename; an allow or a binding for the
-// plain name does not (the tool is then refused until one names it anew).
-func deniedByPlainName(e TrustEntry, spec *tools.Spec) bool {
-	return spec.Plain != "" && spec.Plain != spec.Name && len(e.Perms) > 0 && e.Perms[spec.Plain] == PermDeny
+// deniedByOtherName returns the other name of an upstream tool (its plain
+// name SERVER__TOOL, or the hashed name a rename gives it) that the row
+// denies, or "". The upstream chooses the names it lists: one that adds a
+// tool taking the plain name (a case variant that sorts first) renames
+// the tool a deny of the plain name was written for, and one that drops
+// that tool again gives the plain name back to the tool a deny of the
+// hashed name was written for. Neither lifts the deny. Only a deny follows
+// a rename; an allow or a binding does not (the tool is then refused until
+// one names its current name).
+func deniedByOtherName(e TrustEntry, spec *tools.Spec) string {
+	if len(e.Perms) == 0 {
+		return ""
+	}
+	for _, n := range [2]string{spec.Plain, spec.Hashed} {
+		if n != "" && n != spec.Name && e.Perms[n] == PermDeny {
+			return n
+		}
+	}
+	return ""
 }
 
 // evaluateUpstream is step 2 of Evaluate for an upstream tool: the row's
@@ -156,9 +167,9 @@ func PolicySentence(entity string, e TrustEntry, spec *tools.Spec, reason string
 		return fmt.Sprintf("%s is switched off in clawd's config ([tools] %s = false); no trust level can call it until the config switches it on",
 			spec.Name, spec.Name)
 	case ReasonExplicitDeny:
-		if deniedByPlainName(e, spec) {
-			return fmt.Sprintf("%s (renamed from %s) is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` replaces that deny",
-				spec.Name, spec.Plain, entity, rowName, spec.Plain, entity, max(e.Level, need), spec.Plain)
+		if other := deniedByOtherName(e, spec); other != "" {
+			return fmt.Sprintf("%s (formerly offered as %s) is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` replaces that deny",
+				spec.Name, other, entity, rowName, other, entity, max(e.Level, need), other)
 		}
 		return fmt.Sprintf("%s is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` would allow it",
 			spec.Name, entity, rowName, spec.Name, entity, max(e.Level, need), spec.Name)
