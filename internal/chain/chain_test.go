@@ -291,6 +291,30 @@ func TestDenyByHashedName(t *testing.T) {
 	}
 }
 
+// An upstream tool switched off in config ([tools] NAME = false, accepted
+// while the server lists it) stays off when the server renames it, or
+// undoes a rename: the switch names the tool, not whatever it is offered
+// under now.
+func TestDisabledFollowsARename(t *testing.T) {
+	renamed := &tools.Spec{Name: "srv__fetch_1a2b3c4d", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
+	back := &tools.Spec{Name: "srv__fetch", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
+	row := TrustEntry{Entity: "cc:*", Level: 3}
+	for _, tt := range []struct {
+		off  string
+		spec *tools.Spec
+	}{{"srv__fetch", renamed}, {"srv__fetch_1a2b3c4d", back}} {
+		opts := Options{DisabledTools: map[string]bool{tt.off: true}}
+		if allow, reason := Policy(opts, row, tt.spec); allow || reason != ReasonToolDisabled {
+			t.Errorf("[tools] %s = false, tool offered as %s: %v, %s", tt.off, tt.spec.Name, allow, reason)
+		}
+		c, _ := newTestChain(t, opts)
+		e := tools.Entry{Provider: builtin, Tool: &testTool{spec: *tt.spec}}
+		if c.Active(e) {
+			t.Errorf("[tools] %s = false, tool offered as %s: counted active", tt.off, tt.spec.Name)
+		}
+	}
+}
+
 func TestVisible(t *testing.T) {
 	rows := append(DefaultTrustRows(), TrustEntry{Entity: "device:phone", Level: 1, Perms: map[string]string{"search": "deny"}})
 	c, audit := newTestChain(t, Options{DisabledTools: map[string]bool{"list_dir": true}}, rows...)

@@ -27,7 +27,7 @@ const (
 // refused whatever the mode; policy_stub_mode turns the engine into the
 // spec's AllowAll stub; otherwise Evaluate decides.
 func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
-	if opts.DisabledTools[spec.Name] {
+	if opts.Disabled(spec) {
 		return false, ReasonToolDisabled
 	}
 	if opts.PolicyStubMode {
@@ -37,6 +37,17 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 		return true, ReasonStubAllow
 	}
 	return Evaluate(e, spec)
+}
+
+// Disabled reports whether config switches the tool off ([tools] NAME =
+// false): by the name it is offered under, or for an upstream tool by its
+// plain or hashed name, since the server's listing can rename it from one
+// to the other (deniedByOtherName) and a switch must not come undone.
+func (o Options) Disabled(spec *tools.Spec) bool {
+	if len(o.DisabledTools) == 0 {
+		return false
+	}
+	return o.DisabledTools[spec.Name] || spec.Plain != "" && o.DisabledTools[spec.Plain] || spec.Hashed != "" && o.DisabledTools[spec.Hashed]
 }
 
 // Evaluate is the deny-by-default policy engine (step 3 of the chain), and
