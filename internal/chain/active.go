@@ -15,7 +15,7 @@ func (c *Chain) Active(e tools.Entry) bool {
 	if e.Tool == nil {
 		return false
 	}
-	if c.options().DisabledTools[e.Tool.Spec().Name] {
+	if c.options().Disabled(e.Tool.Spec()) {
 		return false
 	}
 	return c.supply(e) == nil
@@ -32,7 +32,7 @@ func (c *Chain) ActiveCount(r *tools.Registry) int {
 	var last tools.Provider
 	lastOK := false
 	return r.Count(func(e tools.Entry) bool {
-		if e.Tool == nil || opts.DisabledTools[e.Tool.Spec().Name] || definition(e) != nil {
+		if e.Tool == nil || opts.Disabled(e.Tool.Spec()) || definition(e) != nil {
 			return false
 		}
 		if last == nil || e.Provider != last {

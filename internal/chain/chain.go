@@ -134,7 +134,10 @@ func (c *Chain) decide(ctx context.Context, call *Call) *Decision {
 	if d != nil {
 		return d
 	}
-	claimed := c.claimed(call.Caller)
+	claimed, d := c.claimed(call.Caller)
+	if d != nil {
+		return d
+	}
 	lvl := entry.Level
 	if claimed != nil {
 		lvl = min(lvl, claimed.Level)
@@ -203,18 +206,34 @@ func (c *Chain) credential(caller *Caller) *Decision {
 }
 
 // claimed is the trust row of the kind the client claimed to be, when that
-// differs from its credential's kind and has a row; nil otherwise. It can
-// only take permissions away: every decision must pass both rows.
-func (c *Chain) claimed(caller *Caller) *TrustEntry {
+// differs from its credential's kind; nil when it claimed none. It can only
+// take permissions away: every decision must pass both rows. A claimed
+// kind without a row may call nothing, as that kind itself may not (the
+// user who removed cc:* shut Claude Code out, on every transport), and a
+// row that cannot be read refuses the call: neither falls back to the
+// credential's row alone.
+func (c *Chain) claimed(caller *Caller) (*TrustEntry, *Decision) {
 	if caller.ClaimKind == "" {
-		return nil
+		return nil, nil
 	}
-	e, ok, err := c.Trust.Lookup(caller.ClaimKind + ":" + caller.Subject)
-	if err != nil || !ok {
-		return nil
+	entity := caller.ClaimKind + ":" + caller.Subject
+	e, d := c.trust(entity)
+	if d != nil && d.Reason == "no_trust_registry_row" {
+		d = deny(CodeUnknownEntity, StepTrust, ReasonClaimNoRow, map[string]any{
+			"entity": entity, "claim": caller.Claim,
+			"hint": "clawd trust set " + entity + " LEVEL",
+		})
+		d.TrustLevel = NoTrustLevel
 	}
-	return &e
+	if d != nil {
+		return nil, d
+	}
+	return &e, nil
 }
+
+// ReasonClaimNoRow: the client said it is a kind (clientInfo.name) whose
+// trust registry row does not exist.
+const ReasonClaimNoRow = "no_trust_registry_row_for_claimed_kind"
 
 // trust is step 2: the entity's registry row (exact, else "kind:*").
 func (c *Chain) trust(entity string) (TrustEntry, *Decision) {
@@ -311,7 +330,11 @@ func (c *Chain) viewer(caller *Caller) (viewer, bool) {
 	if err != nil || !ok {
 		return viewer{}, false
 	}
-	return viewer{c: c, opts: c.options(), entry: entry, claimed: c.claimed(caller), origins: map[tools.Provider]bool{}}, true
+	claimed, d := c.claimed(caller)
+	if d != nil {
+		return viewer{}, false
+	}
+	return viewer{c: c, opts: c.options(), entry: entry, claimed: claimed, origins: map[tools.Provider]bool{}}, true
 }
 
 // visible runs steps 3-4 for one tool: policy (which also refuses a tool

@@ -273,6 +273,48 @@ func TestDenyByPlainName(t *testing.T) {
 	}
 }
 
+// A deny written for the hashed name a renamed upstream tool was offered
+// under follows the tool when the server undoes the rename (drops the tool
+// that had taken the plain name); an allow does not.
+func TestDenyByHashedName(t *testing.T) {
+	back := &tools.Spec{Name: "srv__fetch", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
+	deny := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"srv__fetch_1a2b3c4d": PermDeny}}
+	if allow, reason := Evaluate(deny, back); allow || reason != ReasonExplicitDeny {
+		t.Errorf("deny of the hashed name, tool back under its plain name: %v, %s", allow, reason)
+	}
+	if s := PolicySentence("cc:x", deny, back, ReasonExplicitDeny); !strings.Contains(s, "--deny srv__fetch_1a2b3c4d)") {
+		t.Errorf("the refusal does not name the deny that applies: %s", s)
+	}
+	allowRow := TrustEntry{Entity: "cc:*", Level: 1, Perms: map[string]string{"srv__fetch_1a2b3c4d": PermAllow}}
+	if allow, _ := Evaluate(allowRow, back); allow {
+		t.Error("an allow of the hashed name followed the tool back to its plain name")
+	}
+}
+
+// An upstream tool switched off in config ([tools] NAME = false, accepted
+// while the server lists it) stays off when the server renames it, or
+// undoes a rename: the switch names the tool, not whatever it is offered
+// under now.
+func TestDisabledFollowsARename(t *testing.T) {
+	renamed := &tools.Spec{Name: "srv__fetch_1a2b3c4d", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
+	back := &tools.Spec{Name: "srv__fetch", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
+	row := TrustEntry{Entity: "cc:*", Level: 3}
+	for _, tt := range []struct {
+		off  string
+		spec *tools.Spec
+	}{{"srv__fetch", renamed}, {"srv__fetch_1a2b3c4d", back}} {
+		opts := Options{DisabledTools: map[string]bool{tt.off: true}}
+		if allow, reason := Policy(opts, row, tt.spec); allow || reason != ReasonToolDisabled {
+			t.Errorf("[tools] %s = false, tool offered as %s: %v, %s", tt.off, tt.spec.Name, allow, reason)
+		}
+		c, _ := newTestChain(t, opts)
+		e := tools.Entry{Provider: builtin, Tool: &testTool{spec: *tt.spec}}
+		if c.Active(e) {
+			t.Errorf("[tools] %s = false, tool offered as %s: counted active", tt.off, tt.spec.Name)
+		}
+	}
+}
+
 func TestVisible(t *testing.T) {
 	rows := append(DefaultTrustRows(), TrustEntry{Entity: "device:phone", Level: 1, Perms: map[string]string{"search": "deny"}})
 	c, audit := newTestChain(t, Options{DisabledTools: map[string]bool{"list_dir": true}}, rows...)

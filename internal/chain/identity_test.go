@@ -3,6 +3,7 @@ package chain
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,56 @@ func TestRevokedCredentialRefused(t *testing.T) {
 		if c.Visible(cl, call(cl, "read_file", "").Entry) {
 			t.Errorf("%s: tools visible to a refused credential", tt.name)
 		}
+	}
+}
+
+// failingClaimTrust is a registry whose lookups of one entity fail.
+type failingClaimTrust struct {
+	*MemoryTrust
+	bad string
+}
+
+func (f failingClaimTrust) Lookup(entity string) (TrustEntry, bool, error) {
+	if entity == f.bad {
+		return TrustEntry{}, false, errors.New("disk gone")
+	}
+	return f.MemoryTrust.Lookup(entity)
+}
+
+// TestClaimOfKindWithoutRowRefused: a client that says it is a kind the
+// registry has no row for (the user removed cc:* to shut Claude Code out)
+// may call nothing, as that kind may call nothing; and a claim whose row
+// cannot be read does not fall back to the credential's row alone.
+func TestClaimOfKindWithoutRowRefused(t *testing.T) {
+	c, audit := newTestChain(t, Options{}, TrustEntry{Entity: "local:*", Level: 2})
+	cl := &Caller{Transport: "unix", AuthMethod: "peercred", Kind: "local", Subject: "ws"}
+	cl.Resolve("claude-code")
+	d := c.Authorize(context.Background(), call(cl, "read_file", `{}`))
+	if d.Allowed() || d.Err.Code != CodeUnknownEntity || d.Reason != ReasonClaimNoRow {
+		t.Fatalf("local claiming claude-code without a cc row: %+v (%v), want -32002 %s", d, d.Err, ReasonClaimNoRow)
+	}
+	if !strings.Contains(d.Err.Message, "cc:ws") || !strings.Contains(d.Err.Message, "clawd trust set cc:ws") {
+		t.Errorf("the refusal does not name the claimed entity and the fix: %s", d.Err.Message)
+	}
+	if rows := audit.Rows(); len(rows) != 1 || rows[0].Result != ResultDeny || rows[0].EntityID != "local:ws" {
+		t.Errorf("audit rows %+v, want one Deny of local:ws", rows)
+	}
+	if c.Visible(cl, call(cl, "read_file", "").Entry) {
+		t.Error("read_file is listed to a client whose claimed kind has no row")
+	}
+	// policy_stub_mode replaces only the policy step: the claim is still refused.
+	c, _ = newTestChain(t, Options{PolicyStubMode: true}, TrustEntry{Entity: "local:*", Level: 2})
+	if d := c.Authorize(context.Background(), call(cl, "read_file", `{}`)); d.Allowed() {
+		t.Error("stub mode lets a claim without a row through")
+	}
+
+	c, _ = newTestChain(t, Options{}, DefaultTrustRows()...)
+	c.Trust = failingClaimTrust{NewMemoryTrust(DefaultTrustRows()...), "cc:ws"}
+	d = c.Authorize(context.Background(), call(cl, "read_file", `{}`))
+	if d.Allowed() || d.Reason != "trust_registry_unavailable" {
+		t.Errorf("a claim whose row cannot be read: %+v, want trust_registry_unavailable", d)
+	}
+	if c.Visible(cl, call(cl, "read_file", "").Entry) {
+		t.Error("read_file is listed while the claimed kind's row cannot be read")
 	}
 }

@@ -27,7 +27,7 @@ const (
 // refused whatever the mode; policy_stub_mode turns the engine into the
 // spec's AllowAll stub; otherwise Evaluate decides.
 func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
-	if opts.DisabledTools[spec.Name] {
+	if opts.Disabled(spec) {
 		return false, ReasonToolDisabled
 	}
 	if opts.PolicyStubMode {
@@ -37,6 +37,17 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 		return true, ReasonStubAllow
 	}
 	return Evaluate(e, spec)
+}
+
+// Disabled reports whether config switches the tool off ([tools] NAME =
+// false): by the name it is offered under, or for an upstream tool by its
+// plain or hashed name, since the server's listing can rename it from one
+// to the other (deniedByOtherName) and a switch must not come undone.
+func (o Options) Disabled(spec *tools.Spec) bool {
+	if len(o.DisabledTools) == 0 {
+		return false
+	}
+	return o.DisabledTools[spec.Name] || spec.Plain != "" && o.DisabledTools[spec.Plain] || spec.Hashed != "" && o.DisabledTools[spec.Hashed]
 }
 
 // Evaluate is the deny-by-default policy engine (step 3 of the chain), and
@@ -59,7 +70,7 @@ func Policy(opts Options, e TrustEntry, spec *tools.Spec) (allow bool, reason st
 //
 // Built-in tools never reach step 2: their cost is the map lookup of step 1.
 func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
-	if deniedByPlainName(e, spec) {
+	if deniedByOtherName(e, spec) != "" {
 		return false, ReasonExplicitDeny
 	}
 	switch e.Perms[spec.Name] {
@@ -85,14 +96,25 @@ func Evaluate(e TrustEntry, spec *tools.Spec) (allow bool, reason string) {
 	return false, ReasonLevelTooLow
 }
 
-// deniedByPlainName reports a deny written for an upstream tool's plain
-// name (SERVER__TOOL) after the tool was renamed: the upstream chooses
-// the names it lists, and one that adds a tool taking that plain name
-// (a case variant that sorts first) must not lift the deny from the tool
-// it named. Only a deny follows a rename; an allow or a binding for the
-// plain name does not (the tool is then refused until one names it anew).
-func deniedByPlainName(e TrustEntry, spec *tools.Spec) bool {
-	return spec.Plain != "" && spec.Plain != spec.Name && len(e.Perms) > 0 && e.Perms[spec.Plain] == PermDeny
+// deniedByOtherName returns the other name of an upstream tool (its plain
+// name SERVER__TOOL, or the hashed name a rename gives it) that the row
+// denies, or "". The upstream chooses the names it lists: one that adds a
+// tool taking the plain name (a case variant that sorts first) renames
+// the tool a deny of the plain name was written for, and one that drops
+// that tool again gives the plain name back to the tool a deny of the
+// hashed name was written for. Neither lifts the deny. Only a deny follows
+// a rename; an allow or a binding does not (the tool is then refused until
+// one names its current name).
+func deniedByOtherName(e TrustEntry, spec *tools.Spec) string {
+	if len(e.Perms) == 0 {
+		return ""
+	}
+	for _, n := range [2]string{spec.Plain, spec.Hashed} {
+		if n != "" && n != spec.Name && e.Perms[n] == PermDeny {
+			return n
+		}
+	}
+	return ""
 }
 
 // evaluateUpstream is step 2 of Evaluate for an upstream tool: the row's
@@ -156,9 +178,9 @@ func PolicySentence(entity string, e TrustEntry, spec *tools.Spec, reason string
 		return fmt.Sprintf("%s is switched off in clawd's config ([tools] %s = false); no trust level can call it until the config switches it on",
 			spec.Name, spec.Name)
 	case ReasonExplicitDeny:
-		if deniedByPlainName(e, spec) {
-			return fmt.Sprintf("%s (renamed from %s) is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` replaces that deny",
-				spec.Name, spec.Plain, entity, rowName, spec.Plain, entity, max(e.Level, need), spec.Plain)
+		if other := deniedByOtherName(e, spec); other != "" {
+			return fmt.Sprintf("%s (formerly offered as %s) is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` replaces that deny",
+				spec.Name, other, entity, rowName, other, entity, max(e.Level, need), other)
 		}
 		return fmt.Sprintf("%s is denied to %s by the trust registry row %s (--deny %s); `clawd trust set %s %d --allow %s` would allow it",
 			spec.Name, entity, rowName, spec.Name, entity, max(e.Level, need), spec.Name)

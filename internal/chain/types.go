@@ -244,6 +244,11 @@ func describe(code int, reason string, data map[string]any) string {
 		return "the connection did not authenticate, so no tool may run; connect over stdio, over the unix " +
 			"socket as the same user, or over HTTP with the workspace's bearer token (clawd token show)"
 	case CodeUnknownEntity:
+		if reason == ReasonClaimNoRow {
+			return "the client says it is " + strconv.Quote(str("claim")) + ", so it is held to the rules of " + str("entity") +
+				" too, which has no trust registry row: it may call no tool (a client's claim can only lower its trust); add one with `" +
+				str("hint") + "`"
+		}
 		return str("entity") + " has no trust registry row, so it may call no tool; add one with `" + str("hint") +
 			"` (level 1 reads, 2 also writes and executes, 3 also calls upstream tools)"
 	case CodeSandboxViolation:

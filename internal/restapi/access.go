@@ -63,7 +63,14 @@ func (a *API) authorize(c Caller, need access) (int, error) {
 		if err != nil {
 			return chain.NoTrustLevel, fmt.Errorf("reading the trust registry: %w", err)
 		}
-		if ok && ce.Level < want {
+		if !ok {
+			// The claimed kind may do nothing; the claim does not fall
+			// back to what the credential alone gives.
+			return chain.NoTrustLevel, fail(http.StatusForbidden, "unknown_entity",
+				"forbidden: the client says it is %s, which has no trust registry row (a claim can only lower what a credential gives); to %s it needs level %d: clawd trust set %s %d",
+				c.Claimed, what, want, c.Claimed, want)
+		}
+		if ce.Level < want {
 			return ce.Level, fail(http.StatusForbidden, "trust_level_too_low",
 				"forbidden: the client says it is %s, whose row %s has trust level %d; to %s it needs %d (a claim can only lower what a credential gives)",
 				c.Claimed, ce.Entity, ce.Level, what, want)

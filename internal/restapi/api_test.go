@@ -320,6 +320,10 @@ func TestWhoMayCall(t *testing.T) {
 	if n := e.count(); n != 1 {
 		t.Fatalf("%d rows after a change refused for its claim", n)
 	}
+	// A claim of a kind without a row (no device row here) reaches nothing:
+	// that kind may do nothing, and a claim never falls back to the
+	// credential's row alone.
+	e.want(e.do("GET", restapi.Prefix, "", "Authorization", "Bearer "+tokUser, "X-Test-Claim", "device"), 403, "unknown_entity")
 	// The workspace token's entity (local, level 2 by default) may.
 	e.create(`{"name":"ok","command":"/bin/true"}`)
 }

@@ -61,6 +61,12 @@ type Spec struct {
 	// only in case and sorts first takes the plain name): a deny written
 	// for the plain name still applies to the tool it named (chain.Evaluate).
 	Plain string
+	// Hashed is the name an upstream tool gets when it is renamed
+	// (SERVER__TOOL shortened, plus 8 hex digits of a hash of the server
+	// and tool names), whether or not it has that name now. The server can
+	// also undo a rename (drop the tool that took the plain name): a deny
+	// written for the hashed name still applies to the tool it named.
+	Hashed string
 }
 
 // Tool is one callable tool.

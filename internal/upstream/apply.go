@@ -283,7 +283,7 @@ func (m *Manager) toolsChanged() {
 				spec: tools.Spec{
 					Name: n.name, Title: t.Title, Description: t.Description,
 					Permission: tools.PermUpstream, InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-					Server: name, Plain: name + "__" + t.Name,
+					Server: name, Plain: name + "__" + t.Name, Hashed: hashedName(toolKey{name, t.Name}, m.opts.NameLimit),
 				}})
 		}
 		p.setList(list)

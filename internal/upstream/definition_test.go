@@ -308,6 +308,23 @@ func TestDenyFollowsARename(t *testing.T) {
 		if allow, reason := chain.Evaluate(row, e.Tool.Spec()); allow {
 			t.Errorf("echo, denied as rp__echo and renamed %s by the server's new tool ECHO, is allowed (%s)", ti.Exposed, reason)
 		}
+		// The reverse: a deny written for the name echo has now, which the
+		// server gives back to it by dropping ECHO again.
+		hashed := chain.TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{ti.Exposed: chain.PermDeny}}
+		callText(t, reg, "rp__mutate", `{}`)
+		waitFor(t, m, "rp", 15*time.Second, "with echo back as rp__echo", func(s Status) bool {
+			for _, ti := range s.Tools {
+				if ti.Original == "echo" && ti.Exposed == "rp__echo" {
+					return true
+				}
+			}
+			return false
+		})
+		waitRegistry(t, reg, "rp__echo", false)
+		e, _ = reg.Lookup("rp__echo")
+		if allow, reason := chain.Evaluate(hashed, e.Tool.Spec()); allow {
+			t.Errorf("echo, denied as %s and given back rp__echo by the server dropping ECHO, is allowed (%s)", ti.Exposed, reason)
+		}
 	}
 }
 
