@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,9 +174,24 @@ func (d *Daemon) StdioCaller(kind string) *chain.Caller {
 }
 
 // checkTools refuses a config whose [tools] table names a tool no provider
-// serves, with the config file's name like any other config error.
+// serves, with the config file's name like any other config error. A
+// name SERVER__... of a configured upstream server passes whether or not
+// the server is connected now (at start none is yet): a switch a reload
+// accepted must not stop the next start.
 func (d *Daemon) checkTools(file string, cfg *config.Config) error {
-	if err := cfg.CheckTools(d.Server.Registry.Names()); err != nil {
+	known := d.Server.Registry.Names()
+	if len(cfg.Tools) > 0 && d.Store != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		for name := range cfg.Tools {
+			if server, _, ok := strings.Cut(name, "__"); ok && !slices.Contains(known, name) {
+				if row, err := d.Store.MCPServerByName(ctx, server); err == nil && !row.Builtin {
+					known = append(known, name)
+				}
+			}
+		}
+	}
+	if err := cfg.CheckTools(known); err != nil {
 		return fmt.Errorf("config %s: %w", file, err)
 	}
 	return nil
