@@ -148,9 +148,17 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 	info := map[string]any{"file": file}
 	cfg, err := config.Load(file, required)
 	if err == nil {
-		// The daemon checks [tools] against its registry; here the
-		// built-in tools are the ones known.
-		if err = cfg.CheckTools(builtin.Names()); err != nil {
+		// The daemon checks [tools] against its registry and the
+		// configured upstream servers; here the built-in tools are the
+		// ones known, and an upstream tool's name (SERVER__...) is left
+		// to the daemon, which reads the servers from the database.
+		known := builtin.Names()
+		for name := range cfg.Tools {
+			if strings.Contains(name, "__") {
+				known = append(known, name)
+			}
+		}
+		if err = cfg.CheckTools(known); err != nil {
 			err = fmt.Errorf("config %s: %w", file, err)
 		}
 	}

@@ -164,6 +164,16 @@ func TestDoctor(t *testing.T) {
 	if c := find(checks, "config", cfg); c == nil || !strings.Contains(c.What, "trasport") {
 		t.Errorf("the config check does not name the key: %+v", c)
 	}
+	// A switch of an upstream server's tool is the daemon's to check (it
+	// knows the configured servers); a name of no tool at all is not.
+	os.WriteFile(cfg, []byte("[tools]\nev__echo = false\n"), 0o600)
+	if _, checks = e.doctor(good); find(checks, "config", "unknown tool") != nil {
+		t.Errorf("doctor refuses a switch of an upstream tool: %+v", find(checks, "config", "unknown tool"))
+	}
+	os.WriteFile(cfg, []byte("[tools]\nbsh = false\n"), 0o600)
+	if _, checks = e.doctor(good); find(checks, "config", "[tools] bsh: unknown tool") == nil {
+		t.Errorf("doctor takes a switch of no tool: %+v", checks)
+	}
 	os.Remove(cfg)
 
 	// Daemons: one that answers, with its token file; one that stopped
