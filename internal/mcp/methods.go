@@ -214,6 +214,14 @@ func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
 				out[i] = jsonrpc.AppendError(nil, it.Msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"))
 				return
 			}
+			if claims(&it.Msg) {
+				// Not served here: a subscriptions/listen would hold the
+				// batch's answer until the input ended, out of reach of
+				// cancellation and the per-connection subscription cap.
+				out[i] = jsonrpc.AppendError(nil, it.Msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+					"invalid request: a request claiming a protocol version in _meta must not be part of a batch; JSON-RPC batches are not part of protocol version "+ModernVersions[0]))
+				return
+			}
 			out[i] = s.handleMessageSync(ctx, &it.Msg)
 		}()
 	}
