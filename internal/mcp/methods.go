@@ -146,13 +146,17 @@ func (s *Session) initialize(params jsontext.Value) (jsontext.Value, *jsonrpc.Er
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name
 	}
-	if !s.state.CompareAndSwap(stateNew, stateInitialized) {
+	s.mu.Lock()
+	if s.state.Load() != stateNew {
+		s.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
-	s.mu.Lock()
 	s.version = version
 	s.client = client
 	s.caller.Resolve(client)
+	// Published last: a call that sees the session initialized (it reads
+	// the caller without the lock) sees the caller resolved.
+	s.state.Store(stateInitialized)
 	s.mu.Unlock()
 	return marshalResult(&initializeResult{
 		ProtocolVersion: version,
