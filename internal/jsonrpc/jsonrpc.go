@@ -24,7 +24,6 @@ package jsonrpc
 import (
 	"bytes"
 	"io"
-	"math/big"
 	"strconv"
 	"strings"
 
@@ -108,11 +107,67 @@ func KeyOf(raw []byte) string {
 	if plain && string(raw) != "-0" {
 		return "n:" + string(raw)
 	}
-	r, ok := new(big.Rat).SetString(string(raw))
-	if !ok {
-		return "r:" + string(raw)
+	return numberKey(raw)
+}
+
+// maxKeyZeros bounds the zeros an exponent may add to a number's key.
+const maxKeyZeros = 1024
+
+// numberKey is the key of a JSON number written with a fraction, an
+// exponent or as -0: the integer it denotes, in the plain form an id takes,
+// computed in time and memory linear in raw (a cancel's requestId is
+// whatever the client sends: 1e999999 denotes a million digits, and
+// big.Rat took seconds over a long mantissa). A number that denotes no
+// integer, or one with more than maxKeyZeros trailing zeros, gets a key no
+// id has (ids are integers written without an exponent), so it matches
+// none.
+func numberKey(raw []byte) string {
+	none := "r:" + string(raw)
+	s, neg := raw, false
+	if len(s) > 0 && s[0] == '-' {
+		s, neg = s[1:], true
 	}
-	return "n:" + r.RatString()
+	mant, exp := s, 0
+	if i := bytes.IndexAny(s, "eE"); i >= 0 {
+		e, err := strconv.Atoi(string(s[i+1:]))
+		if err != nil || e > 1<<40 || e < -1<<40 {
+			return none
+		}
+		mant, exp = s[:i], e
+	}
+	digits := mant
+	if i := bytes.IndexByte(mant, '.'); i >= 0 {
+		digits = append(append([]byte(nil), mant[:i]...), mant[i+1:]...)
+		exp -= len(mant) - i - 1
+	}
+	digits = bytes.TrimLeft(digits, "0")
+	if len(digits) == 0 {
+		return "n:0"
+	}
+	t := bytes.TrimRight(digits, "0")
+	exp += len(digits) - len(t)
+	if exp < 0 || exp > maxKeyZeros || !isDigits(t) {
+		return none
+	}
+	b := make([]byte, 0, 3+len(t)+exp)
+	b = append(b, "n:"...)
+	if neg {
+		b = append(b, '-')
+	}
+	b = append(b, t...)
+	for range exp {
+		b = append(b, '0')
+	}
+	return string(b)
+}
+
+func isDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Message is one parsed JSON-RPC message: a request (ID set), a notification

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -121,6 +122,12 @@ func TestKeyOf(t *testing.T) {
 		{`100.0`, `100`},
 		{`"a"`, `"\u0061"`},
 		{`-0`, `0`},
+		{`-0.0e5`, `0`},
+		{`-42.0`, `-42`},
+		{`4.2e1`, `42`},
+		{`4200E-2`, `42`},
+		{`0.00120e4`, `12`},
+		{`1.2300e+30`, `1230000000000000000000000000000`},
 		{`123456789012345678901234567890`, `123456789012345678901234567890`},
 	}
 	for _, p := range same {
@@ -133,10 +140,34 @@ func TestKeyOf(t *testing.T) {
 		{`1`, `2`},
 		{`123456789012345678901234567890`, `123456789012345678901234567891`},
 		{`"a"`, `"A"`},
+		{`-42`, `42`},
 	}
 	for _, p := range differ {
 		if KeyOf([]byte(p[0])) == KeyOf([]byte(p[1])) {
 			t.Errorf("KeyOf(%s) == KeyOf(%s), want different", p[0], p[1])
+		}
+	}
+}
+
+// TestKeyOfBoundedCost: a cancel's requestId is any JSON number the
+// client likes; its key must cost time and memory in proportion to its
+// text, not to the value it denotes (1e999999 is a million digits; a
+// 4 MB mantissa took big.Rat 24 s).
+func TestKeyOfBoundedCost(t *testing.T) {
+	for _, raw := range []string{
+		"1e999999",
+		"-9.9e999999",
+		"1" + strings.Repeat("7", 1<<20) + "e0",
+		"1." + strings.Repeat("0", 1<<20),
+		"1e" + strings.Repeat("9", 1<<10),
+	} {
+		start := time.Now()
+		k := KeyOf([]byte(raw))
+		if d := time.Since(start); d > 50*time.Millisecond {
+			t.Errorf("KeyOf(%.20s...) took %v", raw, d)
+		}
+		if len(k) > len(raw)+2048 {
+			t.Errorf("KeyOf(%.20s...) is %d bytes long, for %d of text", raw, len(k), len(raw))
 		}
 	}
 }

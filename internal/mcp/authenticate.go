@@ -27,11 +27,11 @@ func (s *Session) authenticate(params jsontext.Value) (jsontext.Value, *jsonrpc.
 	if err := json.Unmarshal(orEmpty(params), &p); err != nil || p.Credential == "" {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: "credential" must be the credential's text (clawd token issue --client KIND)`)
 	}
+	s.mu.Lock() // initialize takes it too: the two never interleave
+	defer s.mu.Unlock()
 	if s.initialized() {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: "+MethodAuthenticate+" must come before initialize")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.authed {
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: this session already presented a credential")
 	}

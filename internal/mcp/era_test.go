@@ -506,3 +506,41 @@ func TestStreamListenersCapped(t *testing.T) {
 	var ack string
 	waitFor(t, func() bool { ack = listen(h, 101); return strings.Contains(ack, "acknowledged") })
 }
+
+// TestModernRequestInBatchRefused: a request claiming 2026-07-28 inside a
+// legacy batch is refused (-32600): batches are not part of that revision.
+// Served, a subscriptions/listen there would hold the whole batch's answer
+// until the input ended, could not be cancelled (a batch's members are not
+// in the in-flight table) and would escape the per-connection cap of
+// subscriptions.
+func TestModernRequestInBatchRefused(t *testing.T) {
+	srv := testServer(&testChain{})
+	h := newHarness(t, srv)
+	h.initialize("2025-03-26")
+	h.send(`[` + modernReq("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, "") + `,` +
+		modernReq("2", "tools/call", `"name":"echo","arguments":{}`, "") + `,` +
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+	line := h.recv()
+	var items []response
+	if err := json.Unmarshal([]byte(line), &items); err != nil {
+		t.Fatalf("batch answer %s: %v", line, err)
+	}
+	got := map[string]response{}
+	for _, it := range items {
+		got[string(it.ID)] = it
+	}
+	for _, id := range []string{"1", "2"} {
+		if r := got[id]; r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(r.Error.Message, "batch") {
+			t.Errorf("member %s claiming 2026-07-28: %s, want -32600 about batches", id, line)
+		}
+	}
+	if r := got["3"]; r.Error != nil || string(r.Result) != "{}" {
+		t.Errorf("legacy ping in the batch: %s", line)
+	}
+	srv.listenMu.Lock()
+	n := len(srv.listeners)
+	srv.listenMu.Unlock()
+	if n != 0 {
+		t.Errorf("%d subscriptions opened from a batch", n)
+	}
+}

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/sha256"
 	"sync"
 	"time"
 )
@@ -33,6 +34,9 @@ type inflight struct {
 const (
 	pendingTTL = 5 * time.Second
 	maxTracked = 1024
+	// maxHeldKey is the longest key a timedSet keeps as it is; a longer one
+	// (an id the client made long) is kept as its SHA-256.
+	maxHeldKey = 64
 )
 
 type activeCall struct {
@@ -164,32 +168,48 @@ type timedKey struct {
 
 func newTimedSet() timedSet { return timedSet{at: map[string]time.Time{}} }
 
-func (s *timedSet) has(key string, now time.Time) bool {
-	t, ok := s.at[key]
+// heldKey is what a timedSet keeps for key: key itself, or for a long one
+// its SHA-256 ("h:" and 32 bytes; other keys begin "s:", "n:" or "r:").
+// Entries outlive their requests, so their size must not be the client's
+// choice: cancels for 4 MB ids held gigabytes.
+func heldKey(key string) string {
+	if len(key) <= maxHeldKey {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "h:" + string(sum[:])
+}
+
+func (s *timedSet) has(key string, now time.Time) bool { return s.hasHeld(heldKey(key), now) }
+
+func (s *timedSet) hasHeld(k string, now time.Time) bool {
+	t, ok := s.at[k]
 	return ok && now.Sub(t) < pendingTTL
 }
 
 // add inserts key unless it is present and unexpired (no lifetime extension).
 func (s *timedSet) add(key string, now time.Time) {
-	if s.has(key, now) {
+	k := heldKey(key)
+	if s.hasHeld(k, now) {
 		return
 	}
 	s.prune(now)
 	for len(s.at) >= maxTracked {
 		s.evictOldest()
 	}
-	s.at[key] = now
-	s.order = append(s.order, timedKey{key, now})
+	s.at[k] = now
+	s.order = append(s.order, timedKey{k, now})
 }
 
 // take removes key and reports whether it was present and unexpired.
 func (s *timedSet) take(key string, now time.Time) bool {
-	ok := s.has(key, now)
-	delete(s.at, key)
+	k := heldKey(key)
+	ok := s.hasHeld(k, now)
+	delete(s.at, k)
 	return ok
 }
 
-func (s *timedSet) remove(key string) { delete(s.at, key) }
+func (s *timedSet) remove(key string) { delete(s.at, heldKey(key)) }
 
 func (s *timedSet) live(e timedKey) bool {
 	t, ok := s.at[e.key]

@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,5 +51,45 @@ func TestInflightPendingExpiresAndIsCapped(t *testing.T) {
 		t.Error("a stream session held a cancel for a future call")
 	} else {
 		done()
+	}
+}
+
+// TestInflightHeldKeysAreSmall: what outlives a request (held cancels,
+// recently completed ids) costs a bounded size per entry whatever the id's
+// length: an HTTP client sending cancels for 4 MB ids held 2 GB within
+// seconds when each key was kept whole. A long id still matches.
+func TestInflightHeldKeysAreSmall(t *testing.T) {
+	r := newInflight(true)
+	long := func(i int) string { return "s:" + strings.Repeat("x", 1<<16) + strconv.Itoa(i) }
+	for i := range maxTracked {
+		r.cancel(long(i))
+		_, done, _ := r.register(context.Background(), long(-i-1))
+		done()
+	}
+	r.mu.Lock()
+	held := 0
+	for k := range r.pending.at {
+		held += len(k)
+	}
+	for k := range r.recent.at {
+		held += len(k)
+	}
+	for _, e := range r.pending.order {
+		held += len(e.key)
+	}
+	for _, e := range r.recent.order {
+		held += len(e.key)
+	}
+	r.mu.Unlock()
+	if held > 4*maxTracked*maxHeldKey {
+		t.Errorf("held keys take %d bytes for %d long ids", held, 2*maxTracked)
+	}
+	if _, done, cancelled := r.register(context.Background(), long(3)); !cancelled {
+		t.Error("a held cancel for a long id did not cancel its call")
+	} else {
+		done()
+	}
+	if r.cancel(long(-5)); func() bool { _, done, c := r.register(context.Background(), long(-5)); done(); return c }() {
+		t.Error("a late cancel for a long id that just completed was held")
 	}
 }

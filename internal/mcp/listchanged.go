@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,4 +58,27 @@ func (d *debouncer) flush() {
 	d.timer = nil
 	d.mu.Unlock()
 	d.fire()
+}
+
+// coalesced sends one receiver's list_changed on a goroutine of its own, so
+// that a receiver that stops reading (its write waits up to the stream's
+// stall limit, and a client that reads slowly can keep it waiting) holds up
+// only its own notifications. A change made while a send is on its way
+// costs one more send after it, never a queue of them: that one goes out
+// after every change made meanwhile and covers them all.
+type coalesced struct{ n atomic.Int32 } // sends asked for, the running one included
+
+func (c *coalesced) run(send func()) {
+	if c.n.Add(1) > 1 {
+		return // the running sender sends once more
+	}
+	go func() {
+		for {
+			send()
+			if c.n.CompareAndSwap(1, 0) {
+				return
+			}
+			c.n.Store(1)
+		}
+	}()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -33,7 +32,7 @@ type listener struct {
 
 	mu      sync.Mutex // orders the acknowledgement before every notification
 	endOnce sync.Once
-	sending atomic.Bool // a list_changed is on its way (notifyListeners)
+	changed coalesced // its list_changed sends (notifyListeners)
 }
 
 // maxListeners bounds the open subscriptions of a server (each holds a
@@ -154,10 +153,8 @@ func (srv *Server) endListeners(owner *Session, all bool) {
 }
 
 // notifyListeners sends a tagged list_changed to every subscription that
-// asked for it, each on its own goroutine, so a client that stopped
-// reading holds up only its own. One still on its way covers a later
-// change (it reaches the client after the change was made), so a second is
-// not queued behind it.
+// asked for it, each on its own goroutine (coalesced), so a client that
+// stopped reading holds up only its own.
 func (srv *Server) notifyListeners() {
 	srv.listenMu.Lock()
 	list := make([]*listener, 0, len(srv.listeners))
@@ -168,11 +165,6 @@ func (srv *Server) notifyListeners() {
 	}
 	srv.listenMu.Unlock()
 	for _, l := range list {
-		if l.sending.CompareAndSwap(false, true) {
-			go func() {
-				defer l.sending.Store(false)
-				l.send("notifications/tools/list_changed", nil)
-			}()
-		}
+		l.changed.run(func() { l.send("notifications/tools/list_changed", nil) })
 	}
 }

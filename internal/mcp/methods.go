@@ -146,13 +146,17 @@ func (s *Session) initialize(params jsontext.Value) (jsontext.Value, *jsonrpc.Er
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name
 	}
-	if !s.state.CompareAndSwap(stateNew, stateInitialized) {
+	s.mu.Lock()
+	if s.state.Load() != stateNew {
+		s.mu.Unlock()
 		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: the session is already initialized")
 	}
-	s.mu.Lock()
 	s.version = version
 	s.client = client
 	s.caller.Resolve(client)
+	// Published last: a call that sees the session initialized (it reads
+	// the caller without the lock) sees the caller resolved.
+	s.state.Store(stateInitialized)
 	s.mu.Unlock()
 	return marshalResult(&initializeResult{
 		ProtocolVersion: version,
@@ -212,6 +216,14 @@ func (s *Session) handleBatch(ctx context.Context, b *jsonrpc.Batch) []byte {
 			}
 			if it.Msg.Method == "initialize" {
 				out[i] = jsonrpc.AppendError(nil, it.Msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: initialize must not be part of a batch"))
+				return
+			}
+			if claims(&it.Msg) {
+				// Not served here: a subscriptions/listen would hold the
+				// batch's answer until the input ended, out of reach of
+				// cancellation and the per-connection subscription cap.
+				out[i] = jsonrpc.AppendError(nil, it.Msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
+					"invalid request: a request claiming a protocol version in _meta must not be part of a batch; JSON-RPC batches are not part of protocol version "+ModernVersions[0]))
 				return
 			}
 			out[i] = s.handleMessageSync(ctx, &it.Msg)

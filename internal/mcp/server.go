@@ -160,9 +160,11 @@ func (srv *Server) watchRegistry() {
 // initialized (legacy) session that can receive server messages (stream
 // transports), and, tagged with the subscription id, to every
 // subscriptions/listen that asked for it (every transport). A connection
-// that neither initialized nor subscribed gets nothing.
+// that neither initialized nor subscribed gets nothing. Each receiver gets
+// its own on a goroutine of its own (coalesced): one that stops reading
+// delays no other.
 func (srv *Server) NotifyToolsChanged() {
-	defer srv.notifyListeners()
+	srv.notifyListeners()
 	srv.mu.Lock()
 	list := make([]*Session, 0, len(srv.sessions))
 	for s := range srv.sessions {
@@ -171,8 +173,8 @@ func (srv *Server) NotifyToolsChanged() {
 	srv.mu.Unlock()
 	msg, _ := jsonrpc.AppendNotification(nil, "notifications/tools/list_changed", nil)
 	for _, s := range list {
-		if s.initialized() {
-			s.push(msg)
+		if s.initialized() && s.canPush() {
+			s.changed.run(func() { s.push(msg) })
 		}
 	}
 }

@@ -57,6 +57,8 @@ type Session struct {
 	// messages to (nil on HTTP).
 	connMu sync.Mutex
 	conn   jsonrpc.Connection
+
+	changed coalesced // its list_changed sends (NotifyToolsChanged)
 }
 
 // NewSession starts a session for a caller the transport has authenticated
@@ -132,6 +134,13 @@ func (s *Session) push(msg []byte) {
 	if conn != nil {
 		conn.Write(context.Background(), msg)
 	}
+}
+
+// canPush reports whether push has a connection to write to.
+func (s *Session) canPush() bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	return s.conn != nil
 }
 
 // ErrOutputClosed is returned by Serve when the peer stopped reading.

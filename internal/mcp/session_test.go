@@ -599,3 +599,37 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestCallRacingInitializeSeesTheResolvedCaller: a tools/call handled while
+// initialize runs (two POSTs of one session, or a call a stream client sent
+// before initialize that waited for a slot) is either refused as sent before
+// initialize or runs with the caller initialize resolved, never with one half
+// written (run with -race: the race detector also reports the unsynchronized
+// read).
+func TestCallRacingInitializeSeesTheResolvedCaller(t *testing.T) {
+	cc := &callerChain{testChain: &testChain{}}
+	srv := testServer(cc.testChain)
+	srv.Chain = cc
+	for i := 0; i < 200; i++ {
+		s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Kind: "local", Subject: "ws"}, SessionOptions{})
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			handleBody(s, context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"claude-code","version":"1"}}}`))
+		}()
+		var out []byte
+		go func() {
+			defer wg.Done()
+			out = handleBody(s, context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`))
+		}()
+		wg.Wait()
+		s.Close()
+		if strings.Contains(string(out), "not initialized") {
+			continue
+		}
+		if c := cc.last(); c.EntityID != "local:ws" || c.ClaimKind != "cc" {
+			t.Fatalf("a call beside initialize ran as %+v (answer %s), want entity local:ws with claim kind cc", c, out)
+		}
+	}
+}
