@@ -73,6 +73,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
 			pl.stopping = append(pl.stopping, s)
+			m.retiring[name] = s.done
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
@@ -102,10 +103,11 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 			continue
 		}
 		delete(m.pending, name)
-		s := m.newServerLocked(cfg)
 		if ok {
 			pl.stopping = append(pl.stopping, old)
+			m.retiring[name] = old.done
 		}
+		s := m.newServerLocked(cfg)
 		m.servers[name] = s
 		p, had := m.providers[name]
 		switch {
@@ -146,18 +148,39 @@ func (m *Manager) newServerLocked(cfg ServerConfig) *server {
 		ring = old
 	}
 	s := newServer(m, cfg, nil)
+	if prev, ok := m.retiring[cfg.Name]; ok {
+		select {
+		case <-prev:
+			delete(m.retiring, cfg.Name)
+		default:
+			s.after = prev
+		}
+	}
 	if ring != nil && ring.cfg.Transport == TransportStdio && cfg.Transport == TransportStdio {
 		s.ring = ring.ring // keep the log across a restart
 	}
 	s.resolveOrigin()
 	if err := cfg.Validate(); err != nil {
 		s.state, s.lastErr = StateUnavailable, err.Error()
-		close(s.done)
+		s.endIdle()
 	} else if !cfg.Enabled {
 		s.state = StateDisabled
-		close(s.done)
+		s.endIdle()
 	}
 	return s
+}
+
+// endIdle closes the done of a server that runs no supervisor, once the
+// stopped server before it (after) is done: a successor waits for both.
+func (s *server) endIdle() {
+	if s.after == nil {
+		close(s.done)
+		return
+	}
+	go func() {
+		<-s.after
+		close(s.done)
+	}()
 }
 
 // replace connects cfg beside the running server and swaps it in if it

@@ -29,6 +29,7 @@ type server struct {
 
 	stop    chan struct{} // closed to end the supervisor
 	done    chan struct{} // closed when it has ended
+	after   chan struct{} // nil, or the done of the stopped server of this name run waits for
 	refresh chan chan error
 	changed chan struct{} // cap 1: the upstream said its tools changed
 
@@ -99,6 +100,18 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 		case <-ctx.Done():
 		}
 	}()
+	if s.after != nil {
+		// The previous server of this name is still stopping its process.
+		// Even if this one is stopped meanwhile, done waits for it, so the
+		// next one waits for both.
+		s.setState(StateConnecting, "waiting for the previous process of this server to stop")
+		select {
+		case <-s.after:
+		case <-ctx.Done():
+			<-s.after
+			return
+		}
+	}
 	failures := 0
 	var reply chan error // a Refresh waiting for the next attempt
 	for ctx.Err() == nil {
