@@ -104,7 +104,7 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 		// The previous server of this name is still stopping its process.
 		// Even if this one is stopped meanwhile, done waits for it, so the
 		// next one waits for both.
-		s.setState(StateConnecting, "waiting for the previous process of this server to stop")
+		s.setState(StateConnecting, "")
 		select {
 		case <-s.after:
 		case <-ctx.Done():
