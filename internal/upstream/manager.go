@@ -255,7 +255,9 @@ type Manager struct {
 	// it is closed, so a quick disable and enable (or remove and add) never
 	// runs two processes of one server while the old one is being stopped.
 	retiring map[string]chan struct{}
-	closed   bool
+	// replacements are the replaces in flight, by name (apply.go).
+	replacements map[string]*replacement
+	closed       bool
 
 	renameMu sync.Mutex // serializes toolsChanged
 	procMu   sync.Mutex // serializes persistProcs
@@ -273,7 +275,8 @@ func NewManager(reg *tools.Registry, opts Options) *Manager {
 		reg = tools.NewRegistry()
 	}
 	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
-		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{}}
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{},
+		replacements: map[string]*replacement{}}
 }
 
 // OwnerEnv is the variable that marks the processes of clawd's stdio

@@ -71,3 +71,43 @@ func TestToggleNeverRunsTwo(t *testing.T) {
 		}
 	}
 }
+
+// Changing a connected server's configuration connects the new one beside
+// it; changing it again while that one is still connecting must not add a
+// third process (and a fourth...): a superseded replacement is abandoned
+// before the next one starts, and disabling the server abandons it too.
+func TestQuickEditsNeverPileUp(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc")
+	}
+	t.Parallel()
+	marker := fmt.Sprintf("edits-%d", time.Now().UnixNano())
+	m, _ := newTestManager(t, Options{StopGrace: 200 * time.Millisecond})
+	base := fake("ed", "-print-env", marker)
+	m.Apply(context.Background(), []ServerConfig{base})
+	connected(t, m, "ed")
+	most := 0
+	count := func(d time.Duration) {
+		for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			most = max(most, len(liveWith(marker)))
+		}
+	}
+	for i := range 4 {
+		edit := fake("ed", "-print-env", marker, "-hang-init", "-desc-bytes", strconv.Itoa(i+1))
+		m.Apply(context.Background(), []ServerConfig{edit})
+		count(300 * time.Millisecond)
+	}
+	if most > 2 {
+		t.Errorf("%d processes of one server ran at once while its configuration changed", most)
+	}
+	most = 0
+	off := base
+	off.Enabled = false
+	m.Apply(context.Background(), []ServerConfig{off})
+	m.Apply(context.Background(), []ServerConfig{base})
+	connected(t, m, "ed")
+	count(500 * time.Millisecond)
+	if most > 1 {
+		t.Errorf("%d processes of one server ran at once after it was disabled and enabled", most)
+	}
+}
