@@ -19,7 +19,50 @@ type applyPlan struct {
 	removed   []string // provider ids to take out of the registry
 	added     []*provider
 	started   []*server
-	replacing []ServerConfig
+	replacing []replaceJob
+}
+
+// replacement is a replace (a changed configuration connecting beside the
+// running server) in flight for one server name. A newer one cancels it
+// and starts no process before it is done (its attempt, and the process
+// that attempt started, have ended), so quick edits never pile up
+// processes of one server.
+type replacement struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	prev   *replacement // the one it superseded, or nil
+}
+
+type replaceJob struct {
+	cfg ServerConfig
+	r   *replacement
+}
+
+// cancelReplaceLocked abandons name's replacement in flight, if any, and
+// returns its done channel (nil if none). It stays in m.replacements until
+// it is done, so a newer replacement still waits for it. m.mu is held.
+func (m *Manager) cancelReplaceLocked(name string) chan struct{} {
+	r := m.replacements[name]
+	if r == nil {
+		return nil
+	}
+	r.cancel()
+	return r.done
+}
+
+// bothDone is closed once a and b (if not nil) are.
+func bothDone(a, b chan struct{}) chan struct{} {
+	if b == nil {
+		return a
+	}
+	c := make(chan struct{})
+	go func() {
+		<-a
+		<-b
+		close(c)
+	}()
+	return c
 }
 
 func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
@@ -51,8 +94,8 @@ func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 	for _, s := range plan.started {
 		go s.run(nil, nil)
 	}
-	for _, cfg := range plan.replacing {
-		go m.replace(ctx, cfg)
+	for _, j := range plan.replacing {
+		go m.replace(ctx, j.cfg, j.r)
 	}
 	m.toolsChanged()
 	m.mu.Lock()
@@ -73,6 +116,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
 			pl.stopping = append(pl.stopping, s)
+			m.retiring[name] = bothDone(s.done, m.cancelReplaceLocked(name))
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
@@ -85,6 +129,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		old, ok := m.servers[name]
 		if ok && old.cfg.equal(cfg) {
 			delete(m.pending, name)
+			m.cancelReplaceLocked(name)
 			old.setIdentity(cfg.Identity) // not part of the connection
 			continue
 		}
@@ -97,15 +142,20 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		if ok && runnable && old.cfg.Enabled && old.status().State == StateConnected {
 			// Connect the new one first; swap only if it initializes.
 			m.pending[name] = cfg
-			pl.replacing = append(pl.replacing, cfg)
+			m.cancelReplaceLocked(name)
+			ctx, cancel := context.WithCancel(context.Background())
+			r := &replacement{ctx: ctx, cancel: cancel, done: make(chan struct{}), prev: m.replacements[name]}
+			m.replacements[name] = r
+			pl.replacing = append(pl.replacing, replaceJob{cfg, r})
 			stopForwarding(old, cfg)
 			continue
 		}
 		delete(m.pending, name)
-		s := m.newServerLocked(cfg)
 		if ok {
 			pl.stopping = append(pl.stopping, old)
+			m.retiring[name] = bothDone(old.done, m.cancelReplaceLocked(name))
 		}
+		s := m.newServerLocked(cfg)
 		m.servers[name] = s
 		p, had := m.providers[name]
 		switch {
@@ -146,31 +196,68 @@ func (m *Manager) newServerLocked(cfg ServerConfig) *server {
 		ring = old
 	}
 	s := newServer(m, cfg, nil)
+	if prev, ok := m.retiring[cfg.Name]; ok {
+		select {
+		case <-prev:
+			delete(m.retiring, cfg.Name)
+		default:
+			s.after = prev
+		}
+	}
 	if ring != nil && ring.cfg.Transport == TransportStdio && cfg.Transport == TransportStdio {
 		s.ring = ring.ring // keep the log across a restart
 	}
 	s.resolveOrigin()
 	if err := cfg.Validate(); err != nil {
 		s.state, s.lastErr = StateUnavailable, err.Error()
-		close(s.done)
+		s.endIdle()
 	} else if !cfg.Enabled {
 		s.state = StateDisabled
-		close(s.done)
+		s.endIdle()
 	}
 	return s
+}
+
+// endIdle closes the done of a server that runs no supervisor, once the
+// stopped server before it (after) is done: a successor waits for both.
+func (s *server) endIdle() {
+	if s.after == nil {
+		close(s.done)
+		return
+	}
+	go func() {
+		<-s.after
+		close(s.done)
+	}()
 }
 
 // replace connects cfg beside the running server and swaps it in if it
 // initializes and lists its tools; if not, the old one keeps serving and
 // its status says why the new configuration was not applied.
-func (m *Manager) replace(ctx context.Context, cfg ServerConfig) {
+func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement) {
+	defer func() {
+		r.cancel()
+		m.mu.Lock()
+		if m.replacements[cfg.Name] == r {
+			delete(m.replacements, cfg.Name)
+		}
+		m.mu.Unlock()
+		close(r.done)
+	}()
+	if r.prev != nil {
+		<-r.prev.done // superseded: its process has ended
+	}
 	m.mu.Lock()
 	old := m.servers[cfg.Name]
+	if r.ctx.Err() != nil || old == nil {
+		m.mu.Unlock()
+		return // superseded before it started
+	}
 	ring := old.ring
 	m.mu.Unlock()
 	s := newServer(m, cfg, ring)
 	s.resolveOrigin()
-	sess, ts, err := s.attempt(context.WithoutCancel(ctx))
+	sess, ts, err := s.attempt(r.ctx)
 	m.mu.Lock()
 	latest, ok := m.pending[cfg.Name]
 	if !ok || !latest.equal(cfg) || m.closed || m.servers[cfg.Name] != old {
@@ -356,6 +443,9 @@ func (m *Manager) close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
+	for _, r := range m.replacements {
+		r.cancel() // its process is not to be swapped in
+	}
 	var all []*server
 	for _, s := range m.servers {
 		all = append(all, s)

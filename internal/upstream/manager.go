@@ -250,7 +250,14 @@ type Manager struct {
 	servers   map[string]*server
 	providers map[string]*provider    // registered: enabled, valid servers
 	pending   map[string]ServerConfig // replacements being connected
-	closed    bool
+	// retiring holds, by name, the done channel of the last server of
+	// that name that was stopped: its successor starts no process before
+	// it is closed, so a quick disable and enable (or remove and add) never
+	// runs two processes of one server while the old one is being stopped.
+	retiring map[string]chan struct{}
+	// replacements are the replaces in flight, by name (apply.go).
+	replacements map[string]*replacement
+	closed       bool
 
 	renameMu sync.Mutex // serializes toolsChanged
 	procMu   sync.Mutex // serializes persistProcs
@@ -268,7 +275,8 @@ func NewManager(reg *tools.Registry, opts Options) *Manager {
 		reg = tools.NewRegistry()
 	}
 	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
-		providers: map[string]*provider{}, pending: map[string]ServerConfig{}}
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{},
+		replacements: map[string]*replacement{}}
 }
 
 // OwnerEnv is the variable that marks the processes of clawd's stdio

@@ -100,8 +100,12 @@ func SweepRecorded(dir string) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := ownPrivate(dir); err != nil {
+		return nil, err // another user could have planted what it holds
+	}
 	boot := proc.BootID()
 	self := os.Getpid()
+	spare := sweeperLine(self)
 	var ended []int
 	var errs []error
 	for _, e := range ents {
@@ -109,6 +113,10 @@ func SweepRecorded(dir string) ([]int, error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
+		if err := ownPrivate(path); err != nil {
+			errs = append(errs, err) // left for its owner, not acted on
+			continue
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			errs = append(errs, err)
@@ -127,7 +135,7 @@ func SweepRecorded(dir string) ([]int, error) {
 		}
 		if f.BootID == boot && boot != "" {
 			for _, r := range f.Procs {
-				if endRecorded(r) {
+				if endRecorded(r, f.Clawd.Start, spare) {
 					ended = append(ended, r.Pid)
 				}
 			}
@@ -138,17 +146,55 @@ func SweepRecorded(dir string) ([]int, error) {
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
-// pid still names the process started at r.Start.
-func endRecorded(r procRecord) bool {
-	if r.Pid <= 1 || r.Start == 0 {
+// pid still names the process started at r.Start. A record is only a claim,
+// so it also spares what no server of a daemon started at daemonStart can
+// be: a process started before the daemon, and the sweeping process, its
+// ancestors and the members of its group (spare).
+func endRecorded(r procRecord, daemonStart uint64, spare sweeper) bool {
+	if r.Pid <= 1 || r.Start == 0 || r.Start < daemonStart || spare.pids[r.Pid] {
 		return false
 	}
 	st, err := proc.ReadStat(r.Pid)
-	if err != nil || st.Start != r.Start {
+	if err != nil || st.Start != r.Start || st.Pgid == spare.pgid || spare.pids[st.Pgid] {
 		return false
 	}
 	if r.Pgid == r.Pid && st.Pgid == r.Pid {
 		syscall.Kill(-r.Pid, syscall.SIGKILL)
 	}
 	return syscall.Kill(r.Pid, syscall.SIGKILL) == nil
+}
+
+// sweeper is what SweepRecorded never signals: the sweeping process and its
+// ancestors (pids), and its process group (pgid).
+type sweeper struct {
+	pids map[int]bool
+	pgid int
+}
+
+func sweeperLine(self int) sweeper {
+	s := sweeper{pids: map[int]bool{}, pgid: syscall.Getpgrp()}
+	for pid := self; pid > 1 && !s.pids[pid]; {
+		s.pids[pid] = true
+		st, err := proc.ReadStat(pid)
+		if err != nil {
+			break
+		}
+		pid = st.PPid
+	}
+	return s
+}
+
+// ownPrivate refuses a path that is a symbolic link, belongs to another
+// user, or may be written by others: a record there could have been put by
+// someone else, to have this daemon signal a process of their choosing.
+func ownPrivate(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode()&os.ModeSymlink != 0 || int(st.Uid) != os.Geteuid() || fi.Mode().Perm()&0o022 != 0 {
+		return errors.New("upstream: " + path + " is not a private file of this user's; not acted on")
+	}
+	return nil
 }

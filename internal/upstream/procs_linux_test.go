@@ -138,7 +138,9 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 	}
 
 	// A dead daemon's file: a survivor (in a group of its own, with a
-	// member) and a reused pid.
+	// member) and a reused pid, both started after the daemon.
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
 	survivor, err := proc.Start(&proc.Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 1000 & sleep 1000; wait"}})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +154,6 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // sh has started its background sleep
 	sst, _ := proc.ReadStat(survivor.Pid())
 	rst, _ := proc.ReadStat(reused.Pid())
-	dead := deadDaemon(t)
 	write := func(name string, f procFile) {
 		b, _ := json.Marshal(f)
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
@@ -222,4 +223,80 @@ func groupMembers(pgid int) []int {
 		}
 	}
 	return out
+}
+
+// A record is only a claim: whoever can write the record directory could
+// name any process. SweepRecorded never signals what no server of the
+// recorded daemon can be: the sweeping process itself or one of its
+// ancestors, a process of the sweeper's own group (the group kill would end
+// the sweeper with it), or a process that started before the recorded
+// daemon did (a daemon's children start after it). And it acts on no record
+// in a directory or file another user could have written.
+func TestSweepRecordedSparesWhatNoServerCanBe(t *testing.T) {
+	t.Parallel()
+	early, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer early.Stop(0)
+	time.Sleep(20 * time.Millisecond) // a later clock tick for the daemon below
+	dead := deadDaemon(t)
+	est, _ := proc.ReadStat(early.Pid())
+	self, _ := proc.ReadStat(os.Getpid())
+	parent, _ := proc.ReadStat(os.Getppid())
+	if est.Start >= dead.Start {
+		t.Skipf("no later clock tick: %d, %d", est.Start, dead.Start)
+	}
+	dir := t.TempDir()
+	write := func(name string, f procFile) string {
+		b, _ := json.Marshal(f)
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	old := procRecord{Pid: dead.Pid, Start: 1} // claims to predate everything
+	write("1.json", procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{
+		{Server: "early", Pid: early.Pid(), Pgid: early.Pid(), Start: est.Start},
+	}})
+	write("2.json", procFile{BootID: proc.BootID(), Clawd: old, Procs: []procRecord{
+		{Server: "self", Pid: os.Getpid(), Pgid: self.Pgid, Start: self.Start},
+		{Server: "parent", Pid: os.Getppid(), Pgid: parent.Pgid, Start: parent.Start},
+	}})
+	if ended, _ := SweepRecorded(dir); len(ended) > 0 {
+		t.Errorf("the sweep ended %v", ended)
+	}
+	if !alive(early.Pid()) {
+		t.Error("a process older than the recorded daemon was ended")
+	}
+
+	// A record another user could have planted: a file of another owner, or
+	// a directory others may write to.
+	victim, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer victim.Stop(0)
+	vst, _ := proc.ReadStat(victim.Pid())
+	rec := procFile{BootID: proc.BootID(), Clawd: old, Procs: []procRecord{
+		{Server: "v", Pid: victim.Pid(), Pgid: victim.Pid(), Start: vst.Start},
+	}}
+	if os.Geteuid() == 0 {
+		path := write("3.json", rec)
+		if err := os.Chown(path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if ended, _ := SweepRecorded(dir); len(ended) > 0 || !alive(victim.Pid()) {
+			t.Errorf("a record of another user's ended %v", ended)
+		}
+		os.Remove(path)
+	}
+	write("4.json", rec)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if ended, _ := SweepRecorded(dir); len(ended) > 0 || !alive(victim.Pid()) {
+		t.Errorf("a record in a directory anyone may write to ended %v", ended)
+	}
 }

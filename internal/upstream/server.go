@@ -29,6 +29,7 @@ type server struct {
 
 	stop    chan struct{} // closed to end the supervisor
 	done    chan struct{} // closed when it has ended
+	after   chan struct{} // nil, or the done of the stopped server of this name run waits for
 	refresh chan chan error
 	changed chan struct{} // cap 1: the upstream said its tools changed
 
@@ -99,6 +100,18 @@ func (s *server) run(first *session, firstTools []upstreamTool) {
 		case <-ctx.Done():
 		}
 	}()
+	if s.after != nil {
+		// The previous server of this name is still stopping its process.
+		// Even if this one is stopped meanwhile, done waits for it, so the
+		// next one waits for both.
+		s.setState(StateConnecting, "")
+		select {
+		case <-s.after:
+		case <-ctx.Done():
+			<-s.after
+			return
+		}
+	}
 	failures := 0
 	var reply chan error // a Refresh waiting for the next attempt
 	for ctx.Err() == nil {
@@ -383,22 +396,51 @@ func (s *server) fail(state string, err error) {
 // strips the terminal escapes and invisible characters an upstream may
 // have put in it (safetext).
 func (s *server) mask(text string) string {
+	for _, v := range s.secretValues() {
+		text = strings.ReplaceAll(text, v, secrets.Masked)
+	}
+	return safetext.Clean(secrets.MaskText(text))
+}
+
+// secretValues are the resolved values of the server's env and headers of
+// at least 4 bytes, longest first, so a value containing another is masked
+// whole.
+func (s *server) secretValues() []string {
+	var vals []string
 	for _, m := range []map[string]string{s.cfg.Env, s.cfg.Headers} {
 		if r, err := expandMap(m, s.m.opts.LookupEnv); err == nil {
-			vals := make([]string, 0, len(r))
 			for _, v := range r {
-				vals = append(vals, v)
-			}
-			// Longest first, so a value containing another is masked whole.
-			sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
-			for _, v := range vals {
 				if len(v) >= 4 {
-					text = strings.ReplaceAll(text, v, secrets.Masked)
+					vals = append(vals, v)
 				}
 			}
 		}
 	}
-	return safetext.Clean(secrets.MaskText(text))
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	return vals
+}
+
+// maskCut masks a piece of a secret value at either edge of text, a tail
+// the stderr ring kept: its start may be the end of a value whose first
+// bytes were overwritten, its end the start of one not fully written yet.
+// Such a piece is not the value, so mask alone would show it. Pieces under
+// 4 bytes are left (too likely to be anything).
+func maskCut(text string, vals []string) string {
+	for _, v := range vals {
+		for k := len(v) - 1; k >= 4; k-- {
+			if strings.HasPrefix(text, v[len(v)-k:]) {
+				text = secrets.Masked + text[k:]
+				break
+			}
+		}
+		for k := len(v) - 1; k >= 4; k-- {
+			if strings.HasSuffix(text, v[:k]) {
+				text = text[:len(text)-k] + secrets.Masked
+				break
+			}
+		}
+	}
+	return text
 }
 
 // maskLine is mask for a status shown on one line (last_error, events, the
@@ -410,7 +452,7 @@ func (s *server) logs() []byte {
 	if s.cfg.Transport != TransportStdio {
 		return nil
 	}
-	return []byte(s.mask(s.ring.String()))
+	return []byte(s.mask(maskCut(s.ring.String(), s.secretValues())))
 }
 
 func (s *server) status() Status {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,6 +48,7 @@ var (
 	sleeper      = flag.Bool("sleep", false, "internal: sleep 1000 s (the grandchildren, so their command line names this binary)")
 	noPdeath     = flag.Bool("no-pdeath", false, "clear the parent-death signal clawd asked for (Linux), so a kill -9 of clawd does not end us")
 	hideMark     = flag.Bool("hide-mark", false, "re-exec without MCP_UPSTREAM_OWNER in the environment (same pid), so only clawd's pid record can find us")
+	linger       = flag.Bool("linger", false, "ignore SIGTERM and keep running after stdin closes (only SIGKILL ends us)")
 	dumpEnv      = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
 )
 
@@ -144,6 +146,9 @@ func main() {
 	for i := 0; i < *nTools; i++ {
 		names = append(names, "t"+strconv.Itoa(i))
 	}
+	if *linger {
+		signal.Ignore(syscall.SIGTERM)
+	}
 	if *pidFile != "" {
 		os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
 	}
@@ -196,6 +201,9 @@ func main() {
 			continue
 		}
 		handle(req.ID, req.Method, req.Params)
+	}
+	if *linger {
+		time.Sleep(time.Hour) // not select{}: the runtime would call that a deadlock and exit
 	}
 }
 
