@@ -178,8 +178,12 @@ func (c *Config) CheckTools(known []string) error {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	isKnown := make(map[string]bool, len(known))
+	for _, k := range known {
+		isKnown[k] = true
+	}
 	for _, name := range names {
-		if !slices.Contains(known, name) {
+		if !isKnown[name] {
 			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(known, ", "))
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,11 +182,14 @@ func (d *Daemon) checkTools(file string, cfg *config.Config) error {
 	if len(cfg.Tools) > 0 && d.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		rows, _ := d.Store.MCPServers(ctx) // one read, however many keys
+		servers := make(map[string]bool, len(rows))
+		for _, r := range rows {
+			servers[r.Name] = !r.Builtin
+		}
 		for name := range cfg.Tools {
-			if server, _, ok := strings.Cut(name, "__"); ok && !slices.Contains(known, name) {
-				if row, err := d.Store.MCPServerByName(ctx, server); err == nil && !row.Builtin {
-					known = append(known, name)
-				}
+			if server, _, ok := strings.Cut(name, "__"); ok && servers[server] {
+				known = append(known, name)
 			}
 		}
 	}
