@@ -255,39 +255,33 @@ func TestPolicyTable(t *testing.T) {
 	}
 }
 
-// A deny written for an upstream tool's plain name follows the tool when
-// the server's listing renamed it; an allow does not (fails closed), and
-// the refusal names the deny that applies.
-func TestDenyByPlainName(t *testing.T) {
-	renamed := &tools.Spec{Name: "srv__fetch_1a2b3c4d", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch"}
-	deny := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"srv__fetch": PermDeny}}
-	if allow, reason := Evaluate(deny, renamed); allow || reason != ReasonExplicitDeny {
-		t.Errorf("deny of the plain name: %v, %s", allow, reason)
-	}
-	if s := PolicySentence("cc:x", deny, renamed, ReasonExplicitDeny); !strings.Contains(s, "--deny srv__fetch)") {
-		t.Errorf("the refusal does not name the deny that applies: %s", s)
-	}
-	allowRow := TrustEntry{Entity: "cc:*", Level: 1, Perms: map[string]string{"srv__fetch": PermAllow}}
-	if allow, _ := Evaluate(allowRow, renamed); allow {
-		t.Error("an allow of the plain name followed the rename")
-	}
-}
-
-// A deny written for the hashed name a renamed upstream tool was offered
-// under follows the tool when the server undoes the rename (drops the tool
-// that had taken the plain name); an allow does not.
-func TestDenyByHashedName(t *testing.T) {
-	back := &tools.Spec{Name: "srv__fetch", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}
-	deny := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{"srv__fetch_1a2b3c4d": PermDeny}}
-	if allow, reason := Evaluate(deny, back); allow || reason != ReasonExplicitDeny {
-		t.Errorf("deny of the hashed name, tool back under its plain name: %v, %s", allow, reason)
-	}
-	if s := PolicySentence("cc:x", deny, back, ReasonExplicitDeny); !strings.Contains(s, "--deny srv__fetch_1a2b3c4d)") {
-		t.Errorf("the refusal does not name the deny that applies: %s", s)
-	}
-	allowRow := TrustEntry{Entity: "cc:*", Level: 1, Perms: map[string]string{"srv__fetch_1a2b3c4d": PermAllow}}
-	if allow, _ := Evaluate(allowRow, back); allow {
-		t.Error("an allow of the hashed name followed the tool back to its plain name")
+// A deny written for another name of an upstream tool follows it: the
+// plain name when the server's listing renamed the tool, and the hashed
+// name it was offered under when the server undoes the rename (drops the
+// tool that had taken the plain name). An allow does not (fails closed),
+// and the refusal names the deny that applies.
+func TestDenyByOtherName(t *testing.T) {
+	for _, tt := range []struct {
+		what   string
+		spec   *tools.Spec
+		denied string
+	}{
+		{"deny of the plain name, tool renamed",
+			&tools.Spec{Name: "srv__fetch_1a2b3c4d", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch"}, "srv__fetch"},
+		{"deny of the hashed name, tool back under its plain name",
+			&tools.Spec{Name: "srv__fetch", Permission: tools.PermUpstream, Server: "srv", Plain: "srv__fetch", Hashed: "srv__fetch_1a2b3c4d"}, "srv__fetch_1a2b3c4d"},
+	} {
+		deny := TrustEntry{Entity: "cc:*", Level: 3, Perms: map[string]string{tt.denied: PermDeny}}
+		if allow, reason := Evaluate(deny, tt.spec); allow || reason != ReasonExplicitDeny {
+			t.Errorf("%s: %v, %s", tt.what, allow, reason)
+		}
+		if s := PolicySentence("cc:x", deny, tt.spec, ReasonExplicitDeny); !strings.Contains(s, "--deny "+tt.denied+")") {
+			t.Errorf("%s: the refusal does not name the deny that applies: %s", tt.what, s)
+		}
+		allowRow := TrustEntry{Entity: "cc:*", Level: 1, Perms: map[string]string{tt.denied: PermAllow}}
+		if allow, _ := Evaluate(allowRow, tt.spec); allow {
+			t.Errorf("%s: an allow of that name followed the tool", tt.what)
+		}
 	}
 }
 
