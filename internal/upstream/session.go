@@ -48,6 +48,12 @@ type session struct {
 }
 
 func (s *session) close() {
+	if s.stdio != nil {
+		// The SDK's Close waits for its handlers, and a handler's answer
+		// to the server's own request may wait on a child that stopped
+		// reading its stdin: without this, for a minute per answer.
+		s.stdio.stopWriting()
+	}
 	s.cs.Close()
 	s.cancel()
 	if s.proc != nil {

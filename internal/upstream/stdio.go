@@ -13,7 +13,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -111,7 +113,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		t.started(p)
 	}
 	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended, progress: t.progress,
-		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, writesStopped: make(chan struct{}), incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	if f, ok := p.Stdin().(*os.File); ok {
 		c.stdinRaw, _ = f.SyscallConn() // nil: every write takes the bounded path
 	}
@@ -141,19 +143,22 @@ type stdioConn struct {
 	ended  func()
 	endOne sync.Once
 
-	writeSem    chan struct{}   // holds one token while a line is written (writeLine)
-	stdinRaw    syscall.RawConn // the child's stdin, for writes that need no wait
-	writeBroken error           // under writeSem: set once a write left part of a line in the pipe
-	writeStall  time.Duration   // stdinWriteStall (tests shorten it)
+	writeSem      chan struct{}   // holds one token while a line is written (writeLine)
+	stdinRaw      syscall.RawConn // the child's stdin, for writes that need no wait
+	writeBroken   error           // under writeSem: set once a write left part of a line in the pipe
+	writeStall    time.Duration   // stdinWriteStall (tests shorten it)
+	stopOnce      sync.Once
+	writesStopped chan struct{} // closed by stopWriting: the session is closing
 
 	// calls and progress are clawd's own traffic on the connection
 	// (stdiocall.go); the reader routes it before the SDK sees anything.
 	calls    directCalls
 	progress *progressRoutes
 
-	incoming chan jsonrpc.Message
-	readErr  error // set before readDone closes
-	readDone chan struct{}
+	incoming    chan jsonrpc.Message
+	serverCalls atomic.Int32 // the server's requests handed to the SDK and not yet answered
+	readErr     error        // set before readDone closes
+	readDone    chan struct{}
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -244,6 +249,14 @@ func (c *stdioConn) handleLine(line []byte) {
 		return
 	}
 	for _, m := range msgs {
+		if r, ok := m.(*jsonrpc.Request); ok && r.IsCall() {
+			if c.serverCalls.Add(1) > maxServerCalls {
+				c.serverCalls.Add(-1)
+				c.noise("a request of the server's (" + string(clip([]byte(r.Method), 64)) + ") was dropped: " +
+					strconv.Itoa(maxServerCalls) + " of its requests already wait for clawd's answers, which it is not reading")
+				continue
+			}
+		}
 		select {
 		case c.incoming <- m:
 		case <-c.closed:
@@ -251,6 +264,16 @@ func (c *stdioConn) handleLine(line []byte) {
 		}
 	}
 }
+
+// maxServerCalls bounds the server's own requests (ping, roots/list...)
+// that clawd has taken and not yet answered. The SDK answers each in a
+// goroutine of its own, and the answer waits for room in the child's stdin
+// pipe: a server that sends requests without end and never reads the
+// answers would hold a goroutine and an answer of clawd's per request, for
+// as long as the session lasts. Past the bound a request is dropped (it
+// goes unanswered; the session goes on). A server that reads its stdin
+// has its answers at once, so sixteen is plenty.
+const maxServerCalls = 16
 
 // noise records a skipped stdout line in the stderr ring (so `clawd mcp
 // logs` shows it) and the log.
@@ -286,6 +309,11 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		// The answer to one of the server's requests: it no longer
+		// counts against maxServerCalls, whether or not it gets through.
+		defer c.serverCalls.Add(-1)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {

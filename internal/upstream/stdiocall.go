@@ -275,10 +275,14 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return ctx.Err()
 	case <-c.closed:
 		return mcp.ErrConnectionClosed
+	case <-c.writesStopped:
+		return mcp.ErrConnectionClosed
 	}
 	defer func() { <-c.writeSem }()
 	select {
 	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	case <-c.writesStopped:
 		return mcp.ErrConnectionClosed
 	default:
 	}
@@ -311,6 +315,13 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 			dl = stall
 		}
 		f.SetWriteDeadline(dl)
+		select {
+		case <-c.writesStopped:
+			// stopWriting ran before the deadline above replaced its
+			// own: the write would not be interrupted.
+			return mcp.ErrConnectionClosed
+		default:
+		}
 		if ctx.Done() != nil {
 			// Cancellation (a client's notifications/cancelled) stops the
 			// write too, not only the deadline.
@@ -322,6 +333,20 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return c.brokenAfter(sent+n, sent+len(line), err)
 	}
 	return nil
+}
+
+// stopWriting makes every write to the child, waiting or under way, fail
+// at once, and every later one: the session is closing, and nothing it
+// would still send (answers to the server's requests) is worth waiting for
+// a child that does not read. A write cut short leaves the framing broken
+// (brokenAfter), which closes the connection; the session was closing.
+func (c *stdioConn) stopWriting() {
+	c.stopOnce.Do(func() {
+		close(c.writesStopped)
+		if f, ok := c.p.Stdin().(*os.File); ok {
+			f.SetWriteDeadline(time.Now())
+		}
+	})
 }
 
 // brokenAfter returns err, the failure of a write that sent n of a line's

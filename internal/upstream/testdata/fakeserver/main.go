@@ -49,6 +49,7 @@ var (
 	noPdeath     = flag.Bool("no-pdeath", false, "clear the parent-death signal clawd asked for (Linux), so a kill -9 of clawd does not end us")
 	hideMark     = flag.Bool("hide-mark", false, "re-exec without MCP_UPSTREAM_OWNER in the environment (same pid), so only clawd's pid record can find us")
 	linger       = flag.Bool("linger", false, "ignore SIGTERM and keep running after stdin closes (only SIGKILL ends us)")
+	pingFlood    = flag.Int("ping-flood", 0, "after the first tools/list answer, send this many pings and never read stdin again")
 	dumpEnv      = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
 )
 
@@ -296,6 +297,12 @@ func listTools(id, params json.RawMessage) {
 		res["nextCursor"] = strconv.Itoa(end)
 	}
 	result(id, res)
+	if *pingFlood > 0 {
+		for i := 0; i < *pingFlood; i++ {
+			send(map[string]any{"jsonrpc": "2.0", "id": 1000000 + i, "method": "ping"})
+		}
+		time.Sleep(time.Hour) // stdin is never read again: clawd's answers fill the pipe
+	}
 	if *relist {
 		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 	}
