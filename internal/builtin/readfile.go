@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 	"syscall"
 	"unicode/utf8"
@@ -85,46 +86,11 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	default:
 		return nil, &tools.ArgError{Msg: `"encoding" must be "utf8" or "base64"`}
 	}
-	rel, err := t.env.WS.Rel(*a.Path)
+	f, st, err := t.openRegular(*a.Path)
 	if err != nil {
 		return nil, err
 	}
-	// A special file is refused before it is opened: opening one is not
-	// harmless (a FIFO's waiting writer is let through; a device's driver
-	// runs, and a watchdog device is armed by the open alone), and a socket
-	// cannot be opened at all. If it is clawd's (its socket), the refusal
-	// says so, and the audit row has the reason.
-	if st, err := t.env.WS.Root.Stat(rel); err == nil {
-		if m := st.Mode(); !m.IsRegular() && !m.IsDir() {
-			if why := t.env.WS.Guard().ObjectWhy(st); why != "" {
-				return nil, sandbox.ProtectedViolation(*a.Path, why)
-			}
-			return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileutil.Kind(m))
-		}
-	}
-	// O_NONBLOCK: a FIFO swapped in after that stat would otherwise block
-	// the open until a writer appears; with it the open returns at once
-	// and the regular-file check below refuses it. It has no effect on
-	// regular files.
-	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, fileError(*a.Path, err)
-	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fileError(*a.Path, err)
-	}
-	// By identity of what was opened, whatever path led there.
-	if why := t.env.WS.Guard().OpenWhy(f, st); why != "" {
-		return nil, sandbox.ProtectedViolation(*a.Path, why)
-	}
-	if st.IsDir() {
-		return nil, tools.Errorf("%s is a directory; use list_dir to see its entries", *a.Path)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", *a.Path, fileutil.Kind(st.Mode()))
-	}
 	limit := t.env.limits().MaxReadBytes
 	size := st.Size()
 	n := min(size, limit)
@@ -154,6 +120,63 @@ func (t *readFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	// instead of copying up to max_read_bytes.
 	res.Content = unsafe.String(unsafe.SliceData(buf), len(buf))
 	return res, nil
+}
+
+// openRegular opens the workspace file at path (as the client gave it)
+// for reading, and returns it with its state: a regular file that is not
+// clawd's own, or an error that says what it is instead.
+func (t *readFile) openRegular(path string) (*os.File, os.FileInfo, error) {
+	rel, err := t.env.WS.Rel(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A special file is refused before it is opened: opening one is not
+	// harmless (a FIFO's waiting writer is let through; a device's driver
+	// runs, and a watchdog device is armed by the open alone), and a socket
+	// cannot be opened at all. If it is clawd's (its socket), the refusal
+	// says so, and the audit row has the reason.
+	if st, err := t.env.WS.Root.Stat(rel); err == nil {
+		if m := st.Mode(); !m.IsRegular() && !m.IsDir() {
+			if why := t.env.WS.Guard().ObjectWhy(st); why != "" {
+				return nil, nil, sandbox.ProtectedViolation(path, why)
+			}
+			return nil, nil, tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", path, fileutil.Kind(m))
+		}
+	}
+	// O_NONBLOCK: a FIFO swapped in after that stat would otherwise block
+	// the open until a writer appears; with it the open returns at once
+	// and the regular-file check below refuses it. It has no effect on
+	// regular files.
+	f, err := t.env.WS.Root.OpenFile(rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, nil, fileError(path, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		err = fileError(path, err)
+	} else {
+		err = t.checkOpened(path, f, st)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
+// checkOpened refuses what was opened by its identity, whatever path led
+// there: clawd's own files, a directory, anything but a regular file.
+func (t *readFile) checkOpened(path string, f *os.File, st os.FileInfo) error {
+	if why := t.env.WS.Guard().OpenWhy(f, st); why != "" {
+		return sandbox.ProtectedViolation(path, why)
+	}
+	if st.IsDir() {
+		return tools.Errorf("%s is a directory; use list_dir to see its entries", path)
+	}
+	if !st.Mode().IsRegular() {
+		return tools.Errorf("%s is not a regular file (%s); read_file reads regular files only", path, fileutil.Kind(st.Mode()))
+	}
+	return nil
 }
 
 // readChunk is how much read_file reads between checks of its context

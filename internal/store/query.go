@@ -62,8 +62,44 @@ type AuditFilter struct {
 // live process could not fold its journal within syncWait.
 func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error) {
 	db.syncJournals(ctx)
-	var where []string
-	var args []any
+	where, args := auditConditions(f)
+	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
+		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id,
+		args_sha256, args_summary, server
+		FROM cd_policy_audit_log`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	q += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	rows, err := db.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []AuditRow
+	for rows.Next() {
+		r, err := scanAuditRow(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}
+
+// auditConditions is f's WHERE conditions (joined with AND) and their
+// arguments.
+func auditConditions(f AuditFilter) (where []string, args []any) {
 	if f.Entity != "" {
 		if kind, ok := strings.CutSuffix(f.Entity, ":*"); ok {
 			where = append(where, `substr(entity_id, 1, ?) = ?`)
@@ -98,69 +134,44 @@ func (db *DB) QueryAudit(ctx context.Context, f AuditFilter) ([]AuditRow, error)
 		where = append(where, w)
 		args = append(args, a...)
 	}
-	q := `SELECT id, timestamp, entity_id, tool_id, trust_level, result, reason, latency_ms, latency_us,
-		step, transport, request_id, pid, outcome, outcome_detail, duration_ms, client_claim, credential_id,
-		args_sha256, args_summary, server
-		FROM cd_policy_audit_log`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, ` AND `)
+	return where, args
+}
+
+// scanAuditRow reads one row of QueryAudit's SELECT; a NULL column is a
+// nil field.
+func scanAuditRow(rows *sql.Rows) (AuditRow, error) {
+	var r AuditRow
+	var level, dur sql.NullInt64
+	var outcome, detail, claim, cred, digest, summary, server sql.NullString
+	if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
+		&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur,
+		&claim, &cred, &digest, &summary, &server); err != nil {
+		return r, err
 	}
-	q += ` ORDER BY id DESC`
-	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit)
+	r.ArgsSHA256 = nullString(digest)
+	r.ArgsSummary = nullString(summary)
+	r.ClientClaim = nullString(claim)
+	r.Server = nullString(server)
+	r.CredentialID = nullString(cred)
+	r.Outcome = nullString(outcome)
+	r.OutcomeDetail = nullString(detail)
+	r.TrustLevel = nullInt(level)
+	r.DurationMS = nullInt(dur)
+	return r, nil
+}
+
+func nullString(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
 	}
-	rows, err := db.rdb.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
+	return &v.String
+}
+
+func nullInt(v sql.NullInt64) *int64 {
+	if !v.Valid {
+		return nil
 	}
-	defer rows.Close()
-	var out []AuditRow
-	for rows.Next() {
-		var r AuditRow
-		var level, dur sql.NullInt64
-		var outcome, detail, claim, cred, digest, summary, server sql.NullString
-		if err := rows.Scan(&r.ID, &r.Timestamp, &r.EntityID, &r.ToolID, &level, &r.Result, &r.Reason,
-			&r.LatencyMS, &r.LatencyUS, &r.Step, &r.Transport, &r.RequestID, &r.PID, &outcome, &detail, &dur,
-			&claim, &cred, &digest, &summary, &server); err != nil {
-			return nil, err
-		}
-		if digest.Valid {
-			r.ArgsSHA256 = &digest.String
-		}
-		if summary.Valid {
-			r.ArgsSummary = &summary.String
-		}
-		if claim.Valid {
-			r.ClientClaim = &claim.String
-		}
-		if server.Valid {
-			r.Server = &server.String
-		}
-		if cred.Valid {
-			r.CredentialID = &cred.String
-		}
-		if level.Valid {
-			r.TrustLevel = &level.Int64
-		}
-		if dur.Valid {
-			r.DurationMS = &dur.Int64
-		}
-		if outcome.Valid {
-			r.Outcome = &outcome.String
-		}
-		if detail.Valid {
-			r.OutcomeDetail = &detail.String
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out, nil
+	return &v.Int64
 }
 
 // serverFilter is the condition of AuditFilter.Server, for a server NAME
