@@ -291,6 +291,21 @@ func (db *DB) InsertServer(ctx context.Context, s MCPServer, confirm ...Confirm)
 // made; the caller records that as its outcome.
 type Confirm func(before, after MCPServer) error
 
+// RunConfirms runs the confirms of a change to what clawd trusts (the
+// allowlist, pins, egress, tool approvals) inside its transaction, after
+// the change is written and before it commits: the first error rolls the
+// change back and is what the change returns. The caller puts its audit
+// row on record there, so a change whose row cannot be written is not
+// made (as Confirm for server rows).
+func RunConfirms(confirm []func() error) error {
+	for _, c := range confirm {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // confirmTx runs the confirms with before and the row id as tx now holds
 // it (id 0: after is zero).
 func confirmTx(ctx context.Context, tx *sql.Tx, confirm []Confirm, before MCPServer, id int64) error {
