@@ -2,26 +2,61 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 )
 
-// auditCLI writes the audit row of an upstream or egress change the command
-// line made: entity local:cli, step upstream, transport cli, toolID
+// cliRow is the audit row of an upstream or egress change the command line
+// makes: entity local:cli, step upstream, transport cli, toolID
 // "mcp:SERVER", "mcp:SERVER/TOOL" or "egress:ORIGIN" (docs/upstreams.md,
 // "Audit"). reason must already be safe to store: callers mask free text
 // (a command line) with secrets.MaskText; hashes and origins need no mask.
-// A failure is reported on stderr, not fatal: the change itself is stored.
-func auditCLI(stderr io.Writer, db *store.DB, toolID, result, reason string) {
-	w, err := db.Audit()
+//
+// It fails closed, as a tool call's row does: confirm, passed to the
+// store's change (store.RunConfirms), writes the row inside the change's
+// transaction before it commits, and its error rolls the change back, so
+// nothing is approved or withdrawn without its row. done, after the
+// change returns, records its outcome on the row.
+type cliRow struct {
+	db     *store.DB
+	toolID string
+	result string
+	reason string
+	start  time.Time
+	w      *store.Writer
+	seq    int64
+}
+
+func auditCLI(db *store.DB, toolID, result, reason string) *cliRow {
+	return &cliRow{db: db, toolID: toolID, result: result, reason: reason, start: time.Now()}
+}
+
+// confirm writes the row (durably, to the audit journal).
+func (r *cliRow) confirm() error {
+	w, err := r.db.Audit()
 	if err == nil {
-		_, err = w.Record(&chain.AuditRecord{Time: time.Now(), EntityID: "local:cli", ToolID: toolID,
-			TrustLevel: chain.NoTrustLevel, Result: result, Reason: reason, Step: "upstream", Transport: "cli"})
+		var seq int64
+		seq, err = w.Record(&chain.AuditRecord{Time: r.start, EntityID: "local:cli", ToolID: r.toolID,
+			TrustLevel: chain.NoTrustLevel, Result: r.result, Reason: r.reason, Step: "upstream", Transport: "cli",
+			AwaitsOutcome: true})
+		if err == nil {
+			r.w, r.seq = w, seq
+			return nil
+		}
 	}
+	return fmt.Errorf("the change was not made: its audit row (%s) could not be written: %v; clawd changes what it trusts only on record", r.toolID, err)
+}
+
+// done records how the change ended on the row, if it was written.
+func (r *cliRow) done(err error) {
+	if r.w == nil {
+		return
+	}
+	o := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(r.start)}
 	if err != nil {
-		fmt.Fprintf(stderr, "clawd: warning: the change was made but its audit row (%s) could not be written: %v\n", toolID, err)
+		o.Result, o.Detail = chain.OutcomeError, "not made: "+oneLine(err.Error(), 200)
 	}
+	r.w.RecordOutcome(r.seq, o)
 }

@@ -60,7 +60,7 @@ func newEgressAllowCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			changed, err := allowEgress(cmd.ErrOrStderr(), db, o, private)
+			changed, err := allowEgress(db, o, private)
 			if err != nil {
 				return err
 			}
@@ -95,18 +95,18 @@ func printAllowed(w io.Writer, o netguard.Origin, private, changed bool) {
 }
 
 // allowEgress adds the entry and puts the consent on record (an audit row
-// by local:cli, like the other approvals).
-func allowEgress(stderr io.Writer, db *store.DB, o netguard.Origin, private bool) (bool, error) {
-	changed, err := db.AllowEgress(context.Background(), o, private)
+// by local:cli, like the other approvals, written before the change
+// commits: no row, no change).
+func allowEgress(db *store.DB, o netguard.Origin, private bool) (bool, error) {
+	detail := "egress to " + o.String()
+	if private {
+		detail += " (private addresses allowed)"
+	}
+	row := auditCLI(db, "egress:"+o.String(), chain.ResultAllow, "approve: "+detail)
+	changed, err := db.AllowEgress(context.Background(), o, private, row.confirm)
+	row.done(err)
 	if err != nil {
 		return false, runtimeError("writing the egress allowlist: %v", err)
-	}
-	if changed {
-		detail := "egress to " + o.String()
-		if private {
-			detail += " (private addresses allowed)"
-		}
-		auditCLI(stderr, db, "egress:"+o.String(), chain.ResultAllow, "approve: "+detail)
 	}
 	return changed, nil
 }
@@ -145,14 +145,15 @@ func newEgressRmCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			removed, err := db.DisallowEgress(context.Background(), o)
+			row := auditCLI(db, "egress:"+o.String(), chain.ResultDeny, "approve: egress to "+o.String()+" withdrawn")
+			removed, err := db.DisallowEgress(context.Background(), o, row.confirm)
+			row.done(err)
 			if err != nil {
 				return runtimeError("writing the egress allowlist: %v", err)
 			}
 			if !removed {
 				return runtimeError("%s is not on the egress allowlist (clawd egress list shows it)", o)
 			}
-			auditCLI(cmd.ErrOrStderr(), db, "egress:"+o.String(), chain.ResultDeny, "approve: egress to "+o.String()+" withdrawn")
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), egressResult{Origin: o.String(), Changed: true})
 			}
@@ -189,7 +190,7 @@ func checkAddEgress(rawURL string, allow, private bool) (netguard.Origin, error)
 // the JSON stays one document).
 func proposeEgress(w io.Writer, db *store.DB, o netguard.Origin, allow, private bool) error {
 	if allow {
-		changed, err := allowEgress(w, db, o, private)
+		changed, err := allowEgress(db, o, private)
 		if err != nil {
 			return err
 		}

@@ -59,6 +59,11 @@ func newInstallCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			unlock, err := lockInstall(f.dryRun)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			ch, err := hostadapter.PlanInstall(a, o)
 			if err != nil {
 				return runtimeError("%v", err)
@@ -105,6 +110,11 @@ func newUninstallCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			unlock, err := lockInstall(f.dryRun)
+			if err != nil {
+				return err
+			}
+			defer unlock()
 			e, err := a.Entry(o)
 			if err != nil {
 				return runtimeError("%v", err)
@@ -137,6 +147,24 @@ func newUninstallCmd() *cobra.Command {
 	}
 	f.register(cmd, false)
 	return cmd
+}
+
+// lockInstall takes the per-user lock (hostadapter.Lock, in clawd's data
+// directory) that an install or uninstall holds from reading the client's
+// files until it has written them; a dry run writes nothing and takes none.
+func lockInstall(dryRun bool) (func(), error) {
+	if dryRun {
+		return func() {}, nil
+	}
+	p, err := config.DefaultPaths()
+	if err != nil {
+		return nil, runtimeError("%v", err)
+	}
+	unlock, err := hostadapter.Lock(p.DataDir)
+	if err != nil {
+		return nil, runtimeError("%v", err)
+	}
+	return unlock, nil
 }
 
 func exactClient(cmd *cobra.Command, args []string) error {

@@ -132,7 +132,13 @@ func newMCPDisallowCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			n, err := db.DisallowServer(context.Background(), server, sum)
+			withdrawn := "approve: withdrawn"
+			if sum != "" {
+				withdrawn += ": sha256 " + sum
+			}
+			row := auditCLI(db, "mcp:"+server, chain.ResultDeny, withdrawn)
+			n, err := db.DisallowServer(context.Background(), server, sum, row.confirm)
+			row.done(err)
 			if err != nil {
 				return runtimeError("writing the allowlist: %v", err)
 			}
@@ -143,11 +149,6 @@ func newMCPDisallowCmd() *cobra.Command {
 				}
 				return runtimeError("no allowlist entry for %s; 'clawd mcp allowlist' shows them", what)
 			}
-			withdrawn := "approve: withdrawn"
-			if sum != "" {
-				withdrawn += ": sha256 " + sum
-			}
-			auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultDeny, withdrawn)
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"server": server, "sha256": sum, "removed": n})
 			}
@@ -216,15 +217,16 @@ func allowHashes(cmd *cobra.Command, server, sum, scriptSum, pkg, integrity stri
 			}
 		}
 	}
-	added, err := db.Approve(context.Background(), server, sum, pins)
-	if err != nil {
-		return runtimeError("writing the allowlist: %v", err)
-	}
 	what := []string{"sha256 " + sum}
 	for _, p := range pins {
 		what = append(what, p.Kind+" "+strings.TrimSpace(p.Subject+" "+p.Digest))
 	}
-	auditCLI(cmd.ErrOrStderr(), db, "mcp:"+server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
+	row := auditCLI(db, "mcp:"+server, chain.ResultAllow, "approve: "+strings.Join(what, "; "))
+	added, err := db.Approve(context.Background(), server, sum, pins, row.confirm)
+	row.done(err)
+	if err != nil {
+		return runtimeError("writing the allowlist: %v", err)
+	}
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), map[string]any{"approved": true, "added": added, "server": server, "pins": what})
 	}

@@ -67,14 +67,16 @@ func newMCPApproveCmd() *cobra.Command {
 			defer db.Close()
 			req.Server = s.Name
 			var got []store.ToolApproval
+			rows := &approvalRows{db: db, server: s.Name}
 			if req.SHA256 == "" && !yes {
 				review := cmd.OutOrStdout()
 				if asJSON {
 					review = cmd.ErrOrStderr() // stdout stays one JSON document
 				}
-				got, err = approveReviewed(db, s, req, newApproval(false, review))
+				got, err = approveReviewed(db, s, req, newApproval(false, review), rows)
 			} else {
-				got, err = db.ApproveTools(context.Background(), req, time.Now())
+				got, err = db.ApproveTools(context.Background(), req, time.Now(), rows.confirm)
+				rows.done(err)
 				if err != nil {
 					err = mcpStoreError(err, "approving")
 				}
@@ -82,7 +84,6 @@ func newMCPApproveCmd() *cobra.Command {
 			if err != nil {
 				return err // one transaction: nothing was approved
 			}
-			auditApprovals(cmd.ErrOrStderr(), db, s.Name, got)
 			type approvedJSON struct {
 				Tool    string `json:"tool"`
 				Exposed string `json:"exposed"`
@@ -120,7 +121,7 @@ func newMCPApproveCmd() *cobra.Command {
 // review. When there is nothing pending it approves nothing (a definition
 // seen meanwhile waits for the next review); an unknown tool, or no tools
 // seen yet, gets the store's answer.
-func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, a approval) ([]store.ToolApproval, error) {
+func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, a approval, rows *approvalRows) ([]store.ToolApproval, error) {
 	pending, err := db.PendingApprovals(context.Background(), s.Name, req.Tool)
 	if err != nil {
 		return nil, mcpStoreError(err, "approving")
@@ -145,28 +146,45 @@ func approveReviewed(db *store.DB, s store.MCPServer, req store.ApproveRequest, 
 	for i, p := range pending {
 		reviewed[i] = store.ReviewedDefinition{Tool: p.Tool, SHA256: p.SeenSHA256}
 	}
-	got, err := db.ApproveTools(context.Background(), store.ApproveRequest{Server: s.Name, Reviewed: reviewed, By: req.By}, time.Now())
+	got, err := db.ApproveTools(context.Background(), store.ApproveRequest{Server: s.Name, Reviewed: reviewed, By: req.By}, time.Now(), rows.confirm)
+	rows.done(err)
 	if err != nil {
 		return nil, mcpStoreError(err, "approving")
 	}
 	return got, nil
 }
 
-// auditApprovals writes one row per approved definition (the caller is
-// the CLI: local:cli). A failure is reported on stderr; the approval
-// stands.
-func auditApprovals(errw io.Writer, db *store.DB, server string, got []store.ToolApproval) {
-	if len(got) == 0 {
-		return
-	}
-	for _, a := range got {
+// approvalRows writes one row per approved definition (the caller is the
+// CLI: local:cli) inside ApproveTools' transaction: a row that cannot be
+// written rolls every approval back (cliRow).
+type approvalRows struct {
+	db     *store.DB
+	server string
+	rows   []*cliRow
+}
+
+func (a *approvalRows) confirm(got []store.ToolApproval) error {
+	for _, t := range got {
 		was := "new tool"
-		if a.PreviousSHA256 != "" {
-			was = "was " + a.PreviousSHA256
+		if t.PreviousSHA256 != "" {
+			was = "was " + t.PreviousSHA256
 		}
-		auditCLI(errw, db, "mcp:"+server+"/"+safetext.Line(a.Tool), chain.ResultAllow,
-			"approve: sha256 "+a.ApprovedSHA256+" ("+was+")")
+		r := auditCLI(a.db, "mcp:"+a.server+"/"+safetext.Line(t.Tool), chain.ResultAllow,
+			"approve: sha256 "+t.ApprovedSHA256+" ("+was+")")
+		if err := r.confirm(); err != nil {
+			return err
+		}
+		a.rows = append(a.rows, r)
 	}
+	return nil
+}
+
+// done records the outcome on every row written.
+func (a *approvalRows) done(err error) {
+	for _, r := range a.rows {
+		r.done(err)
+	}
+	a.rows = nil
 }
 
 // toolDiff is what `mcp diff` reports for one tool.

@@ -103,10 +103,12 @@ func approveServer(db *store.DB, s store.MCPServer, a approval) (upstream.Launch
 			return l, false, nil
 		}
 	}
-	if _, err := db.Approve(context.Background(), s.Name, l.ExecSHA256, daemon.LaunchPins(l)); err != nil {
+	row := auditCLI(db, "mcp:"+s.Name, chain.ResultAllow, secrets.MaskText("approve: "+strings.Join(l.Pins(), "; ")))
+	_, err = db.Approve(context.Background(), s.Name, l.ExecSHA256, daemon.LaunchPins(l), row.confirm)
+	row.done(err)
+	if err != nil {
 		return l, false, runtimeError("writing the approval: %v", err)
 	}
-	auditCLI(os.Stderr, db, "mcp:"+s.Name, chain.ResultAllow, secrets.MaskText("approve: "+strings.Join(l.Pins(), "; ")))
 	fmt.Fprintf(w, "Approved %s. A running daemon starts it within about a second.\n", s.Name)
 	return l, true, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,8 +149,19 @@ func (d *Daemon) recordUpstreamStatus(st upstream.Status) {
 			d.warnStatus(st.Name, err)
 			return
 		}
-		// A tool list the cache refuses still leaves the status right.
+		// The cache refuses the list. The server is connected all the
+		// same (its tools are served), so the status says so; the cache
+		// and tool_count must not keep the list of the attempt before,
+		// which `clawd mcp list` would show as this one's: they are
+		// emptied, and last_error says why and how many were listed.
 		d.Logger.Warn("upstream servers: caching the tool list failed", "server", st.Name, "err", err)
+		why := fmt.Sprintf("connected with %d tools, but the tools cache refused the list (%v), so 'clawd mcp tools' and the tool count show none of them", len(list), err)
+		if status.Error != "" {
+			why = status.Error + "; " + why
+		}
+		status.Error = why
+		d.warnStatus(st.Name, d.Store.RecordServerConnected(ctx, row.ID, status, nil, time.Now()))
+		return
 	}
 	d.warnStatus(st.Name, d.Store.RecordServerStatus(ctx, row.ID, status))
 }

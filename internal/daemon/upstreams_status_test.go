@@ -3,10 +3,13 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/upstream"
@@ -70,5 +73,43 @@ func TestRecordUpstreamStatusIsOneWrite(t *testing.T) {
 	cached, err := d.Store.MCPTools(ctx, 0)
 	if err != nil || len(cached) != tools(299) {
 		t.Errorf("cache after the last round: %d tools (%v), want %d", len(cached), err, tools(299))
+	}
+}
+
+// A tool list the cache refuses leaves no earlier list behind: the row
+// says connected (it is), with no cached tools, tool_count 0 and a
+// last_error that says why; the next good list fills both again.
+func TestRecordUpstreamStatusRefusedToolList(t *testing.T) {
+	d := newTestDaemon(t, "")
+	ctx := context.Background()
+	s, err := d.Store.InsertServer(ctx, store.NewStdioServer("ev", "/bin/true", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := []upstream.ToolInfo{{Exposed: "ev__a", Original: "a"}, {Exposed: "ev__b", Original: "b"}, {Exposed: "ev__c", Original: "c"}}
+	d.recordUpstreamStatus(upstream.Status{Name: "ev", State: upstream.StateConnected, LastConnected: time.Now(), Tools: good})
+	check := func(status string, count int, errPart string) {
+		t.Helper()
+		row, err := d.Store.MCPServer(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached, err := d.Store.MCPTools(ctx, s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if row.LastStatus != status || row.ToolCount != count || len(cached) != count || !strings.Contains(row.LastError, errPart) {
+			t.Fatalf("row: status %s, tool_count %d, %d cached, last_error %q; want %s, %d, %q",
+				row.LastStatus, row.ToolCount, len(cached), row.LastError, status, count, errPart)
+		}
+	}
+	check(store.StatusConnected, 3, "")
+	bad := []upstream.ToolInfo{{Exposed: "ev__x", Original: "x", InputSchema: jsontext.Value(`[1]`)}, {Exposed: "ev__y", Original: "y"}}
+	d.recordUpstreamStatus(upstream.Status{Name: "ev", State: upstream.StateConnected, LastConnected: time.Now(), Tools: bad})
+	check(store.StatusConnected, 0, "connected with 2 tools, but the tools cache refused the list")
+	d.recordUpstreamStatus(upstream.Status{Name: "ev", State: upstream.StateConnected, LastConnected: time.Now(), Tools: good})
+	check(store.StatusConnected, 3, "")
+	if row, _ := d.Store.MCPServer(ctx, s.ID); row.LastError != "" {
+		t.Errorf("a good list left last_error %q", row.LastError)
 	}
 }

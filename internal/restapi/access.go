@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
+	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/secrets"
 )
 
@@ -80,13 +81,21 @@ func (a *API) authorize(c Caller, need access) (int, error) {
 }
 
 // audit records one event about a server (Step "upstream", Transport
-// "rest"): reason is "<event>: <detail>". A failure to record is logged:
-// the change itself is already committed.
+// "rest"): reason is "<event>: <detail>". It is for what is not a change
+// of the table (a refusal, a test, a refresh): a failure to record is
+// logged. Changes are recorded by change, which fails closed.
 func (a *API) audit(rq *request, server, result, reason string) {
 	if a.Audit == nil {
 		return
 	}
-	rec := &chain.AuditRecord{
+	rec := a.record(rq, server, result, reason)
+	if _, err := a.Audit.Record(rec); err != nil {
+		a.logger().Error("rest api: writing the audit row failed", "server", server, "reason", rec.Reason, "err", err)
+	}
+}
+
+func (a *API) record(rq *request, server, result, reason string) *chain.AuditRecord {
+	return &chain.AuditRecord{
 		Time:         time.Now(),
 		EntityID:     rq.caller.Entity,
 		ToolID:       "mcp:" + server,
@@ -98,9 +107,47 @@ func (a *API) audit(rq *request, server, result, reason string) {
 		RequestID:    rq.r.Method + " " + clip(rq.r.URL.Path, 200),
 		CredentialID: rq.caller.CredentialID,
 	}
-	if _, err := a.Audit.Record(rec); err != nil {
-		a.logger().Error("rest api: writing the audit row failed", "server", server, "reason", rec.Reason, "err", err)
+}
+
+// change returns what puts a change of the table on record, fail closed,
+// as a tool call's decision is: confirm runs inside the change's
+// transaction (store.Confirm) and writes its Allow row, naming the server
+// and what changed (describe), durably before the change commits; when
+// the row cannot be written the change is rolled back and answered 503.
+// done records the outcome on that row: ok, or error when the commit
+// failed after all. With no audit log (a.Audit nil) nothing is recorded.
+func (a *API) change(rq *request, describe func(before, after store.MCPServer) (server, reason string)) (confirm store.Confirm, done func(error)) {
+	if a.Audit == nil {
+		return nil, func(error) {}
 	}
+	start := time.Now()
+	var seq int64
+	recorded := false
+	confirm = func(before, after store.MCPServer) error {
+		server, reason := describe(before, after)
+		rec := a.record(rq, server, chain.ResultAllow, reason)
+		rec.AwaitsOutcome = true
+		id, err := a.Audit.Record(rec)
+		if err != nil {
+			a.logger().Error("rest api: a change was refused: its audit row could not be written", "server", server, "reason", rec.Reason, "err", err)
+			return fail(http.StatusServiceUnavailable, "audit_failed",
+				"the change was not made: its audit row could not be written (%s); clawd makes no configuration change it cannot record. Check the disk and clawd's log, then retry",
+				clip(secrets.MaskText(err.Error()), 300))
+		}
+		seq, recorded = id, true
+		return nil
+	}
+	done = func(err error) {
+		if !recorded {
+			return
+		}
+		o := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(start)}
+		if err != nil {
+			o.Result, o.Detail = chain.OutcomeError, "not made: "+clip(secrets.MaskText(err.Error()), 200)
+		}
+		a.Audit.RecordOutcome(seq, o)
+	}
+	return confirm, done
 }
 
 // auditRefusal records a request refused for its caller's rights (a read

@@ -2,13 +2,16 @@ package restapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -74,6 +77,8 @@ type env struct {
 	base string
 	m    *upstream.Manager
 	api  *restapi.API
+	// failAudit makes the API's audit log fail every write.
+	failAudit *atomic.Bool
 }
 
 // newEnv serves the API as the daemon does: a real SQLite database on
@@ -100,7 +105,8 @@ func newEnv(t *testing.T) *env {
 		defer close(watched)
 		db.WatchMCPServers(ctx, 20*time.Millisecond, func(rows []store.MCPServer) { m.Apply(ctx, daemon.UpstreamConfigs(rows)) })
 	}()
-	api := &restapi.API{DB: db, Upstreams: m, Configs: daemon.UpstreamConfigs, Audit: w,
+	al := &switchAudit{log: w}
+	api := &restapi.API{DB: db, Upstreams: m, Configs: daemon.UpstreamConfigs, Audit: al,
 		Identify: func(r *http.Request) (restapi.Caller, bool) {
 			id, ok := transport.RequestIdentity(r.Context())
 			c := restapi.Caller{Entity: id.Kind + ":ws-test", Kind: id.Kind, CredentialID: id.CredentialID}
@@ -131,7 +137,7 @@ func newEnv(t *testing.T) *env {
 		m.Close(cctx)
 		db.Close()
 	})
-	return &env{t: t, db: db, base: "http://" + ln.Addr().String(), m: m, api: api}
+	return &env{t: t, db: db, base: "http://" + ln.Addr().String(), m: m, api: api, failAudit: &al.fail}
 }
 
 type reply struct {
@@ -639,5 +645,79 @@ func TestSlowUpstreamIsBounded(t *testing.T) {
 	r = e.want(e.do("POST", p+"/refresh", ""), 502, "refresh_failed")
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("refresh took %v", el)
+	}
+}
+
+// switchAudit is the store's audit log, or one that cannot write (a full
+// disk, a broken journal) while fail is set.
+type switchAudit struct {
+	log   chain.AuditLog
+	fail  atomic.Bool
+	tried atomic.Int64
+}
+
+func (s *switchAudit) Record(r *chain.AuditRecord) (int64, error) {
+	if s.fail.Load() {
+		s.tried.Add(1)
+		return 0, errors.New("journal write: no space left on device")
+	}
+	return s.log.Record(r)
+}
+func (s *switchAudit) RecordOutcome(id int64, o chain.Outcome) { s.log.RecordOutcome(id, o) }
+
+// TestChangeFailsClosed: a change whose audit row cannot be written is not
+// made, and is answered 503; the row of a change that is made is on record
+// with its outcome.
+func TestChangeFailsClosed(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	id := e.create(`{"name":"fs","command":"/bin/true","enabled":false}`)
+	before, err := e.db.MCPServer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.failAudit.Store(true)
+	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", restapi.Prefix, `{"name":"other","command":"/bin/true"}`},
+		{"PUT", p, `{"description":"changed","command":"/bin/false"}`},
+		{"PATCH", p, `{}`},
+		{"PUT", p + "/toggle?enabled=true", ""},
+		{"DELETE", p, ""},
+	} {
+		r := e.want(e.do(c.method, c.path, c.body), 503, "audit_failed")
+		if !strings.Contains(r.str("message"), "not made") {
+			t.Errorf("%s %s: message %q", c.method, c.path, r.str("message"))
+		}
+	}
+	if n := e.api.Audit.(*switchAudit).tried.Load(); n != 5 {
+		t.Errorf("%d audit writes tried, want 5", n)
+	}
+	after, err := e.db.MCPServer(ctx, id)
+	if err != nil {
+		t.Fatalf("the server is gone after a delete whose audit failed: %v", err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("the row changed without an audit row:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if _, err := e.db.MCPServerByName(ctx, "other"); !errors.Is(err, store.ErrServerNotFound) {
+		t.Errorf("a server was added without an audit row: %v", err)
+	}
+	// A toggle that changes nothing needs no row, and so does not fail.
+	e.want(e.do("PUT", p+"/toggle?enabled=false", ""), 200, "")
+
+	e.failAudit.Store(false)
+	e.want(e.do("PUT", p+"/toggle?enabled=true", ""), 200, "")
+	rows := e.audit("fs")
+	if len(rows) != 2 || rows[1].Reason != "configure: enabled" {
+		t.Fatalf("audit %+v", rows)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rows[1].Outcome == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		rows = e.audit("fs")
+	}
+	if o := rows[1].Outcome; o == nil || *o != chain.OutcomeOK {
+		t.Errorf("outcome of the change %v", o)
 	}
 }

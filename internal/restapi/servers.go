@@ -14,7 +14,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 )
 
@@ -88,20 +87,23 @@ func (a *API) create(ctx context.Context, rq *request) (int, any, error) {
 	if strings.EqualFold(s.Name, store.BuiltinServerName) {
 		return 0, nil, fail(http.StatusConflict, "name_taken", "the name %q is the built-in server's (clawd's own tools); pick another name", s.Name)
 	}
-	row, err := a.DB.InsertServer(ctx, s)
+	confirm, done := a.change(rq, func(_, row store.MCPServer) (string, string) {
+		what := row.Transport + " server"
+		if row.Transport == store.TransportStdio {
+			what += " running " + row.Command
+		} else {
+			what += " at " + row.View().URL
+		}
+		if !row.Enabled {
+			what += " (disabled)"
+		}
+		return row.Name, "configure: added " + what
+	})
+	row, err := a.DB.InsertServer(ctx, s, confirm)
+	done(err)
 	if err != nil {
 		return 0, nil, err
 	}
-	what := row.Transport + " server"
-	if row.Transport == store.TransportStdio {
-		what += " running " + row.Command
-	} else {
-		what += " at " + row.View().URL
-	}
-	if !row.Enabled {
-		what += " (disabled)"
-	}
-	a.audit(rq, row.Name, chain.ResultAllow, "configure: added "+what)
 	rq.w.Header().Set("Location", Prefix+"/"+strconv.FormatInt(row.ID, 10))
 	return http.StatusCreated, toJSON(row), nil
 }
@@ -119,19 +121,22 @@ func (a *API) update(ctx context.Context, rq *request) (int, any, error) {
 	if before.Builtin {
 		return 0, nil, builtinRefusal()
 	}
-	row, err := a.DB.UpdateServer(ctx, rq.id, p)
+	confirm, done := a.change(rq, func(before, row store.MCPServer) (string, string) {
+		changed := changedFields(before, row)
+		detail := "nothing changed"
+		if len(changed) > 0 {
+			detail = "changed " + strings.Join(changed, ", ")
+		}
+		if before.Name != row.Name {
+			detail += " (renamed from " + before.Name + ")"
+		}
+		return row.Name, "configure: " + detail
+	})
+	row, err := a.DB.UpdateServer(ctx, rq.id, p, confirm)
+	done(err)
 	if err != nil {
 		return 0, nil, err
 	}
-	changed := changedFields(before, row)
-	detail := "nothing changed"
-	if len(changed) > 0 {
-		detail = "changed " + strings.Join(changed, ", ")
-	}
-	if before.Name != row.Name {
-		detail += " (renamed from " + before.Name + ")"
-	}
-	a.audit(rq, row.Name, chain.ResultAllow, "configure: "+detail)
 	return http.StatusOK, toJSON(row), nil
 }
 
@@ -167,10 +172,14 @@ func (a *API) delete(ctx context.Context, rq *request) (int, any, error) {
 	if s.Builtin {
 		return 0, nil, builtinRefusal()
 	}
-	if err := a.DB.DeleteServer(ctx, rq.id); err != nil {
+	confirm, done := a.change(rq, func(before, _ store.MCPServer) (string, string) {
+		return before.Name, "configure: removed"
+	})
+	err = a.DB.DeleteServer(ctx, rq.id, confirm)
+	done(err)
+	if err != nil {
 		return 0, nil, err
 	}
-	a.audit(rq, s.Name, chain.ResultAllow, "configure: removed")
 	return http.StatusNoContent, nil, nil
 }
 
@@ -196,16 +205,16 @@ func (a *API) toggle(ctx context.Context, rq *request) (int, any, error) {
 	if s.Builtin {
 		return 0, nil, builtinRefusal()
 	}
-	changed, err := a.DB.SetServerEnabled(ctx, rq.id, on)
+	confirm, done := a.change(rq, func(_, row store.MCPServer) (string, string) {
+		if row.Enabled {
+			return row.Name, "configure: enabled"
+		}
+		return row.Name, "configure: disabled"
+	})
+	_, err = a.DB.SetServerEnabled(ctx, rq.id, on, confirm)
+	done(err)
 	if err != nil {
 		return 0, nil, err
-	}
-	if changed {
-		word := "disabled"
-		if on {
-			word = "enabled"
-		}
-		a.audit(rq, s.Name, chain.ResultAllow, "configure: "+word)
 	}
 	row, err := a.DB.MCPServer(ctx, rq.id)
 	if err != nil {

@@ -50,7 +50,8 @@ func (db *DB) AllowServer(ctx context.Context, server, sum string) (added bool, 
 
 // DisallowServer removes a server's entries: the one hash, or all when sum
 // is empty, and then also its pins. It returns how many were removed.
-func (db *DB) DisallowServer(ctx context.Context, server, sum string) (int64, error) {
+// When it removes any, each confirm runs before the commit (RunConfirms).
+func (db *DB) DisallowServer(ctx context.Context, server, sum string, confirm ...func() error) (int64, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		q, args := `DELETE FROM cd_mcp_server_allowlist WHERE server_id = ?`, []any{server}
@@ -61,14 +62,25 @@ func (db *DB) DisallowServer(ctx context.Context, server, sum string) (int64, er
 		if err != nil {
 			return err
 		}
-		if n, err = res.RowsAffected(); err != nil || sum != "" {
+		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		// All of the server's hashes: its pins (script, package) too.
-		m, err := unpin(ctx, tx, server)
-		n += m
-		return err
+		if sum == "" {
+			// All of the server's hashes: its pins (script, package) too.
+			m, err := unpin(ctx, tx, server)
+			if err != nil {
+				return err
+			}
+			n += m
+		}
+		if n == 0 {
+			return nil
+		}
+		return RunConfirms(confirm)
 	})
+	if err != nil {
+		n = 0
+	}
 	return n, err
 }
 

@@ -42,8 +42,9 @@ func CheckEgressEntry(o netguard.Origin, private bool) error {
 }
 
 // AllowEgress adds o to the egress allowlist, or changes its private flag.
-// changed is false when the same entry was there already.
-func (db *DB) AllowEgress(ctx context.Context, o netguard.Origin, private bool) (changed bool, err error) {
+// changed is false when the same entry was there already. When it
+// changes anything, each confirm runs before the commit (RunConfirms).
+func (db *DB) AllowEgress(ctx context.Context, o netguard.Origin, private bool, confirm ...func() error) (changed bool, err error) {
 	o, err = netguard.ParseOrigin(o.String()) // canonical, whoever built it
 	if err != nil {
 		return false, err
@@ -60,14 +61,21 @@ func (db *DB) AllowEgress(ctx context.Context, o netguard.Origin, private bool) 
 			return err
 		}
 		n, err := res.RowsAffected()
-		changed = n > 0
-		return err
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := RunConfirms(confirm); err != nil {
+			return err
+		}
+		changed = true
+		return nil
 	})
 	return changed, err
 }
 
 // DisallowEgress removes o's entry; removed is false if there was none.
-func (db *DB) DisallowEgress(ctx context.Context, o netguard.Origin) (removed bool, err error) {
+// When it removes one, each confirm runs before the commit (RunConfirms).
+func (db *DB) DisallowEgress(ctx context.Context, o netguard.Origin, confirm ...func() error) (removed bool, err error) {
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM cd_egress_allowlist WHERE scheme = ? AND host = ? AND port = ?`,
 			o.Scheme, o.Host, o.Port)
@@ -75,8 +83,14 @@ func (db *DB) DisallowEgress(ctx context.Context, o netguard.Origin) (removed bo
 			return err
 		}
 		n, err := res.RowsAffected()
-		removed = n > 0
-		return err
+		if err != nil || n == 0 {
+			return err
+		}
+		if err := RunConfirms(confirm); err != nil {
+			return err
+		}
+		removed = true
+		return nil
 	})
 	return removed, err
 }

@@ -208,7 +208,9 @@ type ReviewedDefinition struct {
 // all in one transaction: on an error nothing was approved.
 // Errors name what to fix: an unknown server or tool, a hash that is not
 // the one seen, or a server whose tools the daemon has not listed yet.
-func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time) ([]ToolApproval, error) {
+// When it approves any, each confirm runs with them before the commit (as
+// RunConfirms: its error rolls the approvals back and is returned).
+func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time, confirm ...func([]ToolApproval) error) ([]ToolApproval, error) {
 	if req.SHA256 != "" && req.Tool == "" {
 		return nil, invalid("--sha256 approves one definition: name the tool too")
 	}
@@ -257,6 +259,14 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 			a.PreviousSHA256 = a.ApprovedSHA256
 			a.ApprovedSHA256, a.ApprovedDef, a.ApprovedAt, a.ApprovedBy = a.SeenSHA256, a.SeenDef, stamp, req.By
 			out = append(out, a)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		for _, c := range confirm {
+			if err := c(out); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

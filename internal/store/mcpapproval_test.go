@@ -1,9 +1,12 @@
 package store
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/netguard"
 )
 
 func seen(tool, exposed, hashChar, def string) SeenDefinition {
@@ -181,5 +184,71 @@ func TestPendingApprovals(t *testing.T) {
 	}
 	if _, err := db.PendingApprovals(ctx, "up", "nope"); err == nil || !strings.Contains(err.Error(), "clawd mcp tools up") {
 		t.Fatalf("unknown tool: %v", err)
+	}
+}
+
+// A consent's confirm (its audit row) runs inside the change's
+// transaction when something changes, and its error rolls the change
+// back: approvals, the allowlist and the egress list stay as they were.
+func TestConsentConfirmRollsBack(t *testing.T) {
+	db := openTest(t, "")
+	mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{seen("a", "up__a", "1", `{"name":"a"}`)}, at); err != nil {
+		t.Fatal(err)
+	}
+	refuse := errors.New("no audit row")
+	calls := 0
+	no := func() error { calls++; return refuse }
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", By: "local:cli"}, at,
+		func(got []ToolApproval) error { calls++; return refuse }); !errors.Is(err, refuse) {
+		t.Fatalf("approve tools: %v", err)
+	}
+	if p, err := db.PendingApprovals(ctx, "up", ""); err != nil || len(p) != 1 {
+		t.Fatalf("a refused approval was stored: %v %v", p, err)
+	}
+	sum := strings.Repeat("ab", 32)
+	if _, err := db.Approve(ctx, "up", sum, nil, no); !errors.Is(err, refuse) {
+		t.Fatalf("approve: %v", err)
+	}
+	if rows, _ := db.Allowlist(ctx); len(rows) != 0 {
+		t.Fatalf("a refused allowlist entry was stored: %v", rows)
+	}
+	o, _ := netguard.ParseOrigin("https://api.example.com")
+	if _, err := db.AllowEgress(ctx, o, false, no); !errors.Is(err, refuse) {
+		t.Fatalf("allow egress: %v", err)
+	}
+	if rows, _ := db.EgressAllowlist(ctx); len(rows) != 0 {
+		t.Fatalf("a refused egress entry was stored: %v", rows)
+	}
+	// Withdrawals: stored first without a confirm, then refused.
+	if _, err := db.Approve(ctx, "up", sum, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.AllowEgress(ctx, o, false); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.DisallowServer(ctx, "up", "", no); !errors.Is(err, refuse) || n != 0 {
+		t.Fatalf("disallow: %d %v", n, err)
+	}
+	if removed, err := db.DisallowEgress(ctx, o, no); !errors.Is(err, refuse) || removed {
+		t.Fatalf("disallow egress: %v %v", removed, err)
+	}
+	if a, _ := db.Allowlist(ctx); len(a) != 1 {
+		t.Fatalf("a refused withdrawal removed the allowlist entry: %v", a)
+	}
+	if e, _ := db.EgressAllowlist(ctx); len(e) != 1 {
+		t.Fatalf("a refused withdrawal removed the egress entry: %v", e)
+	}
+	// What changes nothing runs no confirm.
+	calls = 0
+	if changed, err := db.AllowEgress(ctx, o, false, no); err != nil || changed {
+		t.Fatalf("allow egress again: %v %v", changed, err)
+	}
+	if n, err := db.DisallowServer(ctx, "other", "", no); err != nil || n != 0 {
+		t.Fatalf("disallow of nothing: %d %v", n, err)
+	}
+	if calls != 0 {
+		t.Errorf("%d confirms ran for changes that changed nothing", calls)
 	}
 }

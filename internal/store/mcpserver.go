@@ -244,8 +244,9 @@ func nullIfEmpty(s string) any {
 
 // InsertServer validates and stores a new upstream (ID, Builtin, times and
 // status in s are ignored) and returns the stored row. A name taken
-// without regard to case is ErrServerExists.
-func (db *DB) InsertServer(ctx context.Context, s MCPServer) (MCPServer, error) {
+// without regard to case is ErrServerExists. Each confirm runs before the
+// insert commits (Confirm).
+func (db *DB) InsertServer(ctx context.Context, s MCPServer, confirm ...Confirm) (MCPServer, error) {
 	if err := validateServer(&s); err != nil {
 		return MCPServer{}, err
 	}
@@ -269,13 +270,64 @@ func (db *DB) InsertServer(ctx context.Context, s MCPServer) (MCPServer, error) 
 		if err != nil {
 			return err
 		}
-		id, err = res.LastInsertId()
-		return err
+		if id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		return confirmTx(ctx, tx, confirm, MCPServer{}, id)
 	})
 	if err != nil {
 		return MCPServer{}, err
 	}
 	return db.MCPServer(ctx, id)
+}
+
+// Confirm is called inside a server change's transaction once the change
+// is written and before it commits, with the row before (zero for an
+// insert) and after (zero for a delete). Its error rolls the change back
+// and is what the change returns. The caller puts the change's audit row
+// on record here: a change whose row cannot be written is not made, and
+// the row can name exactly what the transaction changed. Should the
+// commit fail after Confirm succeeded, the row stands for a change not
+// made; the caller records that as its outcome.
+type Confirm func(before, after MCPServer) error
+
+// RunConfirms runs the confirms of a change to what clawd trusts (the
+// allowlist, pins, egress, tool approvals) inside its transaction, after
+// the change is written and before it commits: the first error rolls the
+// change back and is what the change returns. The caller puts its audit
+// row on record there, so a change whose row cannot be written is not
+// made (as Confirm for server rows).
+func RunConfirms(confirm []func() error) error {
+	for _, c := range confirm {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confirmTx runs the confirms with before and the row id as tx now holds
+// it (id 0: after is zero).
+func confirmTx(ctx context.Context, tx *sql.Tx, confirm []Confirm, before MCPServer, id int64) error {
+	if len(confirm) == 0 {
+		return nil
+	}
+	var after MCPServer
+	if id != 0 {
+		var err error
+		if after, err = getServer(ctx, tx, `id = ?`, id); err != nil {
+			return err
+		}
+	}
+	for _, c := range confirm {
+		if c == nil {
+			continue
+		}
+		if err := c(before, after); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nameFree fails with ErrServerExists if another row (not id) has name.
@@ -365,8 +417,9 @@ func (p MCPServerPatch) Apply(s MCPServer) (MCPServer, error) {
 
 // UpdateServer applies a patch to the row with this id and returns the
 // stored row. The built-in row is ErrBuiltinServer; a missing one
-// ErrServerNotFound; a name another row has ErrServerExists.
-func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCPServer, error) {
+// ErrServerNotFound; a name another row has ErrServerExists. Each confirm
+// runs before the update commits (Confirm), also when it changed nothing.
+func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch, confirm ...Confirm) (MCPServer, error) {
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getServer(ctx, tx, `id = ?`, id)
 		if err != nil {
@@ -396,7 +449,10 @@ func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCP
 			s.Name, s.Description, s.Transport, nullIfEmpty(s.Command), args, nullIfEmpty(s.Cwd), env, nullIfEmpty(s.URL), headers,
 			s.ConnectTimeoutSeconds, s.ReadTimeoutSeconds, s.Enabled, now(),
 			s.IdentityMode, nullIfEmpty(s.IdentityArg), nullIfEmpty(s.IdentityAudience), id)
-		return err
+		if err != nil {
+			return err
+		}
+		return confirmTx(ctx, tx, confirm, cur, id)
 	})
 	if err != nil {
 		return MCPServer{}, err
@@ -405,8 +461,9 @@ func (db *DB) UpdateServer(ctx context.Context, id int64, p MCPServerPatch) (MCP
 }
 
 // SetServerEnabled turns a server on or off; changed is false if it
-// already was.
-func (db *DB) SetServerEnabled(ctx context.Context, id int64, enabled bool) (changed bool, err error) {
+// already was. Each confirm runs before the change commits (Confirm); it
+// does not run when nothing changes.
+func (db *DB) SetServerEnabled(ctx context.Context, id int64, enabled bool, confirm ...Confirm) (changed bool, err error) {
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getServer(ctx, tx, `id = ?`, id)
 		if err != nil {
@@ -418,16 +475,25 @@ func (db *DB) SetServerEnabled(ctx context.Context, id int64, enabled bool) (cha
 		if cur.Enabled == enabled {
 			return nil
 		}
+		if _, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET enabled = ?, updated_at = ? WHERE id = ?`, enabled, now(), id); err != nil {
+			return err
+		}
+		if err := confirmTx(ctx, tx, confirm, cur, id); err != nil {
+			return err
+		}
 		changed = true
-		_, err = tx.ExecContext(ctx, `UPDATE cd_mcp_server SET enabled = ?, updated_at = ? WHERE id = ?`, enabled, now(), id)
-		return err
+		return nil
 	})
+	if err != nil {
+		changed = false
+	}
 	return changed, err
 }
 
 // DeleteServer removes an upstream and its tools cache. The built-in row
-// is ErrBuiltinServer (a trigger refuses it too).
-func (db *DB) DeleteServer(ctx context.Context, id int64) error {
+// is ErrBuiltinServer (a trigger refuses it too). Each confirm runs
+// before the delete commits (Confirm).
+func (db *DB) DeleteServer(ctx context.Context, id int64, confirm ...Confirm) error {
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		cur, err := getServer(ctx, tx, `id = ?`, id)
 		if err != nil {
@@ -436,8 +502,10 @@ func (db *DB) DeleteServer(ctx context.Context, id int64) error {
 		if cur.Builtin {
 			return ErrBuiltinServer
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM cd_mcp_server WHERE id = ?`, id)
-		return err
+		if _, err = tx.ExecContext(ctx, `DELETE FROM cd_mcp_server WHERE id = ?`, id); err != nil {
+			return err
+		}
+		return confirmTx(ctx, tx, confirm, cur, 0)
 	})
 }
 

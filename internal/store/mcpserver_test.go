@@ -642,3 +642,53 @@ func TestEveryStatusFitsTheTable(t *testing.T) {
 		t.Error("the table accepted a status outside the list")
 	}
 }
+
+// TestMCPServerConfirm: each change calls its confirms inside the
+// transaction with the rows before and after, and a confirm's error rolls
+// the change back and is returned.
+func TestMCPServerConfirm(t *testing.T) {
+	db := openTest(t, "")
+	ctx := context.Background()
+	refuse := errors.New("no audit row")
+	no := func(before, after MCPServer) error { return refuse }
+	if _, err := db.InsertServer(ctx, NewStdioServer("a", "/bin/true", nil), no); !errors.Is(err, refuse) {
+		t.Fatalf("insert: %v", err)
+	}
+	if _, err := db.MCPServerByName(ctx, "a"); !errors.Is(err, ErrServerNotFound) {
+		t.Fatalf("a refused insert was stored: %v", err)
+	}
+	var seen [][2]MCPServer
+	see := func(before, after MCPServer) error { seen = append(seen, [2]MCPServer{before, after}); return nil }
+	s, err := db.InsertServer(ctx, NewStdioServer("a", "/bin/true", nil), see)
+	if err != nil || len(seen) != 1 || seen[0][0].ID != 0 || seen[0][1].ID != s.ID || seen[0][1].Name != "a" {
+		t.Fatalf("insert: %v %+v", err, seen)
+	}
+	desc := "changed"
+	if _, err := db.UpdateServer(ctx, s.ID, MCPServerPatch{Description: &desc}, no); !errors.Is(err, refuse) {
+		t.Fatalf("update: %v", err)
+	}
+	if _, err := db.SetServerEnabled(ctx, s.ID, false, no); !errors.Is(err, refuse) {
+		t.Fatalf("disable: %v", err)
+	}
+	if err := db.DeleteServer(ctx, s.ID, no); !errors.Is(err, refuse) {
+		t.Fatalf("delete: %v", err)
+	}
+	got, err := db.MCPServer(ctx, s.ID)
+	if err != nil || got.Description != "" || !got.Enabled {
+		t.Fatalf("refused changes were stored: %v %+v", err, got)
+	}
+	seen = nil
+	if _, err := db.UpdateServer(ctx, s.ID, MCPServerPatch{Description: &desc}, see); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := db.SetServerEnabled(ctx, s.ID, true, no); err != nil || changed {
+		t.Fatalf("a toggle that changes nothing runs no confirm: %v %v", changed, err)
+	}
+	if err := db.DeleteServer(ctx, s.ID, see); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0][0].Description != "" || seen[0][1].Description != "changed" ||
+		seen[1][0].Name != "a" || seen[1][1].ID != 0 {
+		t.Fatalf("confirms saw %+v", seen)
+	}
+}

@@ -62,8 +62,10 @@ func ValidatePin(p PinRow) error {
 
 // Approve records consent to run a stdio server: the executable's SHA-256
 // on the allowlist and every pin, in one transaction, so a daemon never
-// sees half an approval. added reports whether anything was new.
-func (db *DB) Approve(ctx context.Context, server, execSHA256 string, pins []PinRow) (added bool, err error) {
+// sees half an approval. added reports whether anything was new. Each
+// confirm runs before the commit, whether or not anything was new
+// (RunConfirms).
+func (db *DB) Approve(ctx context.Context, server, execSHA256 string, pins []PinRow, confirm ...func() error) (added bool, err error) {
 	if err := chain.ValidateServerID(server); err != nil {
 		return false, err
 	}
@@ -103,8 +105,11 @@ func (db *DB) Approve(ctx context.Context, server, execSHA256 string, pins []Pin
 				}
 			}
 		}
-		return nil
+		return RunConfirms(confirm)
 	})
+	if err != nil {
+		added = false
+	}
 	return added, err
 }
 
