@@ -53,12 +53,13 @@ var (
 var maskRules = []struct {
 	re    *regexp.Regexp
 	repl  string
+	fn    func(string) string // when set, masks in place of re and repl
 	hints []string
 	set   uint32 // the hints' bits in hintWords
 }{
 	{re: secretPass, repl: "$1***", hints: []string{"pass:"}},
 	{re: secretScheme, repl: "$1 ***", hints: []string{"bearer", "basic", "token"}},
-	{re: secretAssign, repl: "$1***", hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
+	{fn: maskAssign, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
 	{re: secretEnvAssign, repl: "$1***", hints: []string{"_key=", "_pass="}},
 	// After the others: what they left of a header (a scheme they do not
 	// know, its credential) goes.
@@ -151,7 +152,11 @@ func hintsIn(s string) uint32 {
 func MaskText(s string) string {
 	if hints := hintsIn(s); hints != 0 {
 		for _, r := range maskRules {
-			if hints&r.set != 0 {
+			switch {
+			case hints&r.set == 0:
+			case r.fn != nil:
+				s = r.fn(s)
+			default:
 				s = r.re.ReplaceAllString(s, r.repl)
 			}
 		}
@@ -214,6 +219,34 @@ func hasLongWord(s string) bool {
 		}
 	}
 	return false
+}
+
+// maskAssign replaces secretAssign's values with "***", except a value
+// that follows the name after whitespace alone and starts with "-": that
+// is the next flag (--password-stdin -u bob), not a value; it stays, and
+// the search goes on from it (--no-auth --password x).
+func maskAssign(s string) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		m := secretAssign.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		start, val, end := pos+m[2], pos+m[4], pos+m[5]
+		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
+			pos = val
+			continue
+		}
+		b.WriteString(s[last:val])
+		b.WriteString("***")
+		last, pos = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // plainSegments is the length of w's leading slash-ended segments that

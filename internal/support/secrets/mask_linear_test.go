@@ -15,7 +15,7 @@ func TestMaskTextLinear(t *testing.T) {
 	pieces := []string{
 		"mysql -x ", "docker login -q ", "sshpass -x ", "redis-cli -x ", "curl -b x ",
 		"Authorization: ", "Cookie:", "X-Api-Key:", "password ", "token ", "API_KEY=", "pass:",
-		"-u a:", "://a:b", "Ab1/", "k7M/DENG+bPxRf1CYq9Zr2w/",
+		"-u a:", "://a:b", "--auth -x ", "Ab1/", "k7M/DENG+bPxRf1CYq9Zr2w/",
 	}
 	for _, p := range pieces {
 		in := strings.Repeat(p, n/len(p))

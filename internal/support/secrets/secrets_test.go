@@ -167,6 +167,10 @@ func TestMaskTextGaps(t *testing.T) {
 		{"curl -b 'session=hunter2xyz' https://x", "curl -b *** https://x", "hunter2xyz"},
 		{"curl --cookie session=hunter2xyz https://x", "--cookie *** https://x", "hunter2xyz"},
 		{"curl --cookie=session=hunter2xyz https://x", "--cookie=*** https://x", "hunter2xyz"},
+		// A flag after a secret-looking boolean flag is not its value.
+		{"echo $P | docker login --password-stdin -u bob r", "--password-stdin -u bob r", "***"},
+		{"tool --no-auth --password hunter2xyz", "--no-auth --password ***", "hunter2xyz"},
+		{"tool --password=-hunter2xyz", "--password=***", "hunter2xyz"},
 		// Environment assignments.
 		{"PGPASSWORD=hunter2xyz psql -h db", "PGPASSWORD=*** psql -h db", "hunter2xyz"},
 		{"export AWS_SECRET_ACCESS_KEY=hunter2xyz", "AWS_SECRET_ACCESS_KEY=***", "hunter2xyz"},
