@@ -18,6 +18,9 @@ func TestArgsSummaryMasksSecrets(t *testing.T) {
 		{`{"command":"mysql --password hunter2 db"}`, "--password ***", "hunter2"},
 		{`{"command":"git clone https://bob:pa55word@example.com/r.git"}`, "https://bob:***@example.com", "pa55word"},
 		{`{"command":"echo 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}`, "echo ***", "9f86d081"},
+		// A token longer than the summary, in standard base64 (slashes).
+		{`{"command":"curl -d tok=` + longToken + ` https://x"}`, "curl -d *** https://x", longToken[:12]},
+		{`{"command":"mysql -uroot -phunter2xyz app"}`, "-p*** app", "hunter2xyz"},
 		{`{"query":"needle","path":"internal"}`, "query: needle; path: internal", ""},
 		{`{"content":"SECRET FILE BODY","path":"a.txt"}`, "path: a.txt", "SECRET"},
 		{`{"command":"` + strings.Repeat("x ", 200) + `"}`, "…", ""},
@@ -36,6 +39,9 @@ func TestArgsSummaryMasksSecrets(t *testing.T) {
 		t.Error("ArgsDigest")
 	}
 }
+
+// longToken is 300 characters of standard base64.
+var longToken = strings.Repeat("k7M/DENG+bPxRf1CYq9Zr2w/", 12) + strings.Repeat("AbC3dE5fGh7Ij9KlMn0pQr+/", 2) + "St1uVw3xYz5A7bC9dE1fG3hI5jK7lM9nO1pQ3rS5tU7vW9xY+z/A1bC3d=="
 
 // The summary and digest run on every audited call.
 func BenchmarkArgsSummary(b *testing.B) {

@@ -8,10 +8,31 @@ import (
 var (
 	// NAME=value, NAME: value, --name value for secret-looking names; the
 	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]+)`)
-	// An Authorization or Proxy-Authorization header's whole value, in any
-	// scheme (ApiKey, SSWS, ...), up to a quote or the line's end.
-	secretHeader = regexp.MustCompile(`(?i)\b((?:proxy-)?authorization\s*:\s*)[^"'\r\n]+`)
+	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
+	// its quote).
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// Environment-style NAME_KEY=value and NAME_PASS=value (OPENAI_KEY,
+	// SMTP_PASS): upper case only, so a lower-case sort_key=name stays.
+	secretEnvAssign = regexp.MustCompile(`\b([A-Z][A-Z0-9_]*_(?:KEY|PASS)=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// A credential header's whole value, up to a quote or the line's end:
+	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
+	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
+	secretHeader = regexp.MustCompile(`(?i)\b((?:(?:proxy-)?authorization|(?:set-)?cookie|x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*)\s*:\s*)[^"'\r\n]+`)
+	// A password given to a flag that means "password" only for the tool
+	// that precedes it in the same command (up to ; & | or a line's end);
+	// the first such flag after the tool is masked:
+	//   - mysql's (mysqldump's, mariadb's, ...) -pPASSWORD, attached: -p
+	//     alone prompts, and the next word is a database;
+	secretMySQLFlag = regexp.MustCompile(`(\b(?:mysql[a-z]*|mariadb(?:-[a-z]+)?)\b[^;&|\r\n]*?\s-p)("[^"]*"|'[^']*'|[^\s"';&|][^\s;&|]*)`)
+	//   - a registry login's -p PASSWORD (docker, podman, helm, oras, ...);
+	secretLoginFlag = regexp.MustCompile(`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl)\b[^;&|\r\n]*?\blogin\b[^;&|\r\n]*?\s-p\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
+	//   - sshpass -p PASSWORD;
+	secretSSHPassFlag = regexp.MustCompile(`(\bsshpass\b[^;&|\r\n]*?\s-p\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
+	//   - redis-cli -a PASSWORD or --pass PASSWORD;
+	secretRedisFlag = regexp.MustCompile(`(\bredis-cli\b[^;&|\r\n]*?\s(?:-a\s*|--pass(?:\s+|=)))("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
+	//   - curl's -b/--cookie NAME=VALUE (without "=" the value is a file
+	//     of cookies, and stays).
+	secretCookieFlag = regexp.MustCompile(`(\bcurl\b[^;&|\r\n]*?\s(?:-b\s*|--cookie(?:\s+|=)))("[^"=]*=[^"]*"|'[^'=]*=[^']*'|[^\s"';&|=]+=[^\s;&|]*)`)
 	// openssl's pass:PASSWORD.
 	secretPass = regexp.MustCompile(`(?i)\b(pass:)[^\s"';&|]+`)
 	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
@@ -25,44 +46,119 @@ var (
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
 
-// secretHints are lowercase words without which secretAssign and
-// secretScheme cannot match: most texts (a path, `go test ./...`) contain
-// none, and skip the regular expressions, the costly part of a summary.
-var secretHints = []string{"token", "secret", "passw", "passp", "pass:", "pwd", "key", "credential", "auth", "bearer", "basic"}
+// maskRules run in order on a text that contains (in any case) one of
+// their hints, words without which their pattern cannot match: most texts
+// (a path, `go test ./...`) contain none, and skip the regular
+// expressions, the costly part of a summary.
+var maskRules = []struct {
+	re    *regexp.Regexp
+	repl  string
+	fn    func(string) string // when set, masks in place of re and repl
+	hints []string
+	set   uint32 // the hints' bits in hintWords
+}{
+	{re: secretPass, repl: "$1***", hints: []string{"pass:"}},
+	{re: secretScheme, repl: "$1 ***", hints: []string{"bearer", "basic", "token"}},
+	{fn: maskAssign, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
+	{re: secretEnvAssign, repl: "$1***", hints: []string{"_key=", "_pass="}},
+	// After the others: what they left of a header (a scheme they do not
+	// know, its credential) goes.
+	{re: secretHeader, repl: "$1***", hints: []string{"authorization", "cookie", "x-"}},
+	{re: secretMySQLFlag, repl: "$1***", hints: []string{"mysql", "mariadb"}},
+	{re: secretLoginFlag, repl: "$1***", hints: []string{"login"}},
+	{re: secretSSHPassFlag, repl: "$1***", hints: []string{"sshpass"}},
+	{re: secretRedisFlag, repl: "$1***", hints: []string{"redis-cli"}},
+	{re: secretCookieFlag, repl: "$1***", hints: []string{"curl"}},
+}
+
+// hintWords are the rules' hints, each once (lower case); byFirst lists,
+// for each byte, the hints that start with it in either case, so one pass
+// over a text finds them all (hintsIn).
+var (
+	hintWords []string
+	byFirst   [256][]uint8
+)
+
+func init() {
+	index := map[string]int{}
+	for i := range maskRules {
+		for _, h := range maskRules[i].hints {
+			n, ok := index[h]
+			if !ok {
+				n = len(hintWords)
+				index[h] = n
+				hintWords = append(hintWords, h)
+				byFirst[h[0]] = append(byFirst[h[0]], uint8(n))
+				if c := h[0]; c >= 'a' && c <= 'z' {
+					byFirst[c-'a'+'A'] = append(byFirst[c-'a'+'A'], uint8(n))
+				}
+			}
+			maskRules[i].set |= 1 << n
+		}
+	}
+	if len(hintWords) > 32 {
+		panic("secrets: more than 32 hint words")
+	}
+}
+
+// hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits.
+func hintsIn(s string) uint32 {
+	var set uint32
+	for i := 0; i < len(s); i++ {
+		for _, n := range byFirst[s[i]] {
+			if h := hintWords[n]; len(s)-i >= len(h) && strings.EqualFold(s[i:i+len(h)], h) {
+				set |= 1 << n
+			}
+		}
+	}
+	return set
+}
 
 // MaskText replaces what looks like a secret in free text with "***":
 //
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
-//     passwd, passphrase, pwd, api_key, access_key, private_key, credential or auth
-//     (any case; the name may be quoted, as a JSON key is; a quoted value
-//     is masked up to its closing quote);
-//   - an Authorization (or Proxy-Authorization) header's value, whatever
-//     its scheme, and the credentials after "Bearer", "Basic" or "token";
+//     passwd, passphrase, pwd, api_key, access_key, private_key,
+//     credential or auth (any case; the name may be quoted, as a JSON key
+//     is; a quoted value is masked up to its closing quote), and
+//     environment-style NAME_KEY=value and NAME_PASS=value (upper case);
+//   - the whole value of an Authorization, Proxy-Authorization, Cookie,
+//     Set-Cookie or X-...-Key/Token/Secret/Auth header (X-Api-Key,
+//     X-Auth-Token), and the credentials after "Bearer", "Basic" or
+//     "token";
 //   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, and of
 //     -u/--user user:password (curl's form);
-//   - a run of 32 or more of [A-Za-z0-9_+/=-] with at least 4 digits and
-//     4 letters and no slash (hex digests, base64 keys), except a SHA-256
-//     digest the text names as one ("sha256 <64 hex>", namedDigest).
+//   - a password given to a flag that is a password flag only for its
+//     tool, the first one after the tool's name in the same command:
+//     mysql's (mysqldump's, mariadb's, ...) -pPASSWORD written attached,
+//     -p PASSWORD of docker, podman, nerdctl, buildah, skopeo, helm,
+//     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
+//     -a PASSWORD or --pass PASSWORD, and curl's -b/--cookie NAME=VALUE;
+//   - a run of 32 or more of [A-Za-z0-9_+/=-] that looks random
+//     (looksRandom: hex digests, base64 keys and tokens of any length,
+//     with or without slashes), after the path words that lead it
+//     (owner/repo/commit/), except a SHA-256 digest the text names as
+//     one ("sha256 <64 hex>", namedDigest).
 //
 // It is best effort, not a proof that nothing secret remains: a short
-// secret with an innocent name (`mysql -p hunter2`), a secret split across
-// lines or quoted in ways the patterns do not know passes through. Its
-// cost grows with len(s); callers that only keep a prefix should cut
-// first (chain.ArgsSummary does).
+// secret with an innocent name (`mytool -k hunter2`), a password after a
+// flag of a tool not listed, a secret split across lines or quoted in
+// ways the patterns do not know passes through. `mysql -p hunter2` is
+// left as it is: there -p asks for the password and hunter2 is a
+// database. Its cost grows linearly with len(s) (Go's regular
+// expressions do not backtrack); callers that only keep a prefix should
+// cut first (chain.ArgsSummary does).
 func MaskText(s string) string {
-	lower := strings.ToLower(s)
-	for _, h := range secretHints {
-		if strings.Contains(lower, h) {
-			s = secretPass.ReplaceAllString(s, "$1***")
-			s = secretScheme.ReplaceAllString(s, "$1 ***")
-			s = secretAssign.ReplaceAllString(s, "$1***")
-			// Last: what the others left of a header (a scheme they do not
-			// know, its credential) goes, and no bare-value match can take
-			// its closing quote along.
-			s = secretHeader.ReplaceAllString(s, "$1***")
-			break
+	if hints := hintsIn(s); hints != 0 {
+		for _, r := range maskRules {
+			switch {
+			case hints&r.set == 0:
+			case r.fn != nil:
+				s = r.fn(s)
+			default:
+				s = r.re.ReplaceAllString(s, r.repl)
+			}
 		}
 	}
 	if strings.Contains(s, "-u") {
@@ -77,8 +173,11 @@ func MaskText(s string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range secretWord.FindAllStringIndex(s, -1) {
+		// A path's leading words (com/owner/repo/commit/) are not part
+		// of the random-looking rest.
+		m[0] += plainSegments(s[m[0]:m[1]])
 		w := s[m[0]:m[1]]
-		if !looksRandom(w) || namedDigest(s[:m[0]], w) {
+		if len(w) < 32 || !looksRandom(w) || namedDigest(s[:m[0]], w) {
 			continue
 		}
 		b.WriteString(s[last:m[0]])
@@ -122,18 +221,100 @@ func hasLongWord(s string) bool {
 	return false
 }
 
-// looksRandom: a long word mixing digits and letters (a path like
-// /usr/local/lib/python3 does not reach 32 characters without a slash
-// boundary, but a hex digest or base64 key does).
+// maskAssign replaces secretAssign's values with "***", except a value
+// that follows the name after whitespace alone and starts with "-": that
+// is the next flag (--password-stdin -u bob), not a value; it stays, and
+// the search goes on from it (--no-auth --password x).
+func maskAssign(s string) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		m := secretAssign.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		start, val, end := pos+m[2], pos+m[4], pos+m[5]
+		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
+			pos = val
+			continue
+		}
+		b.WriteString(s[last:val])
+		b.WriteString("***")
+		last, pos = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// plainSegments is the length of w's leading slash-ended segments that
+// are words, not noise: no digit and at most one change of case (com/,
+// owner/, Documents/).
+func plainSegments(w string) int {
+	n := 0
+	for {
+		i := strings.IndexByte(w[n:], '/')
+		if i < 0 {
+			return n
+		}
+		seg := w[n : n+i]
+		if !plainWord(seg) {
+			return n
+		}
+		n += i + 1
+	}
+}
+
+// plainWord: seg has no digit and at most one change of case.
+func plainWord(seg string) bool {
+	changes := 0
+	for j := 0; j < len(seg); j++ {
+		if seg[j] >= '0' && seg[j] <= '9' {
+			return false
+		}
+		if j > 0 && isUpper(seg[j]) != isUpper(seg[j-1]) {
+			changes++
+		}
+	}
+	return changes <= 1
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+// looksRandom: a long word that looks like a key rather than a name:
+//
+//   - 4 or more digits and 4 or more letters, and no slash (a hex digest,
+//     most base64 keys); a word with a slash is a path more often than
+//     not (backups/2024/12/04/db);
+//   - or, slash or not, lower-case letters in short runs, as in random
+//     text (about 1.7 letters a run in base64 or hex), where names have
+//     runs of whole words (TestArgsSummary, some_module_name: 3 or more):
+//     at least 4 runs averaging at most 2.5 letters. This is what finds
+//     base64 with slashes (wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY) or
+//     with few digits.
 func looksRandom(w string) bool {
-	var digits, letters int
-	for _, r := range w {
-		switch {
+	var digits, letters, lower, lowerRuns int
+	for i := 0; i < len(w); i++ {
+		switch r := w[i]; {
 		case r >= '0' && r <= '9':
 			digits++
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case r >= 'a' && r <= 'z':
+			letters++
+			lower++
+			if i == 0 || w[i-1] < 'a' || w[i-1] > 'z' {
+				lowerRuns++
+			}
+		case r >= 'A' && r <= 'Z':
 			letters++
 		}
 	}
-	return digits >= 4 && letters >= 4 && !strings.Contains(w, "/")
+	if letters < 4 {
+		return false
+	}
+	if digits >= 4 && !strings.Contains(w, "/") {
+		return true
+	}
+	return lowerRuns >= 4 && 2*lower <= 5*lowerRuns
 }

@@ -120,13 +120,101 @@ func TestMaskText(t *testing.T) {
 		// gpg's --passphrase, openssl's pass:PASSWORD.
 		{"gpg --batch --passphrase hunter2xyz -c f", "--passphrase *** -c f", "hunter2xyz"},
 		{"openssl enc -aes256 -pass pass:hunter2xyz -in f", "-pass pass:*** -in f", "hunter2xyz"},
-		// Known limit: a short secret after an innocent flag passes.
-		{"mysql -p hunter2", "mysql -p hunter2", ""},
+		// mysql's -p with a separate word prompts; the word is a database.
+		{"mysql -p hunter2", "mysql -p hunter2", "***"},
 	}
 	for _, tt := range tests {
 		got := MaskText(tt.in)
 		if !strings.Contains(got, tt.want) || (tt.never != "" && strings.Contains(got, tt.never)) {
 			t.Errorf("MaskText(%q) = %q, want %q without %q", tt.in, got, tt.want, tt.never)
+		}
+	}
+}
+
+// TestMaskTextGaps: secrets that an innocent-looking flag, a header other
+// than Authorization, or a cookie carries.
+func TestMaskTextGaps(t *testing.T) {
+	tests := []struct{ in, want, never string }{
+		// A password attached to mysql's (mysqldump's, mariadb's) -p.
+		{"mysql -uroot -phunter2xyz app", "mysql -uroot -p*** app", "hunter2xyz"},
+		{"mysqldump -h db -u root -p'hunter 2' app > d.sql", "-p*** app > d.sql", "hunter"},
+		{"mariadb -u root -phunter2xyz", "mariadb -u root -p***", "hunter2xyz"},
+		{"/usr/bin/mysqladmin -P 3306 -phunter2xyz status", "-P 3306 -p*** status", "hunter2xyz"},
+		{"mysql --password=hunter2xyz app", "--password=*** app", "hunter2xyz"},
+		// Registry logins, sshpass, redis-cli.
+		{"docker login -u bob -p hunter2xyz registry.example.com", "-p *** registry.example.com", "hunter2xyz"},
+		{"docker login -u bob --password hunter2xyz r", "--password *** r", "hunter2xyz"},
+		{"docker login -u bob --password=hunter2xyz r", "--password=*** r", "hunter2xyz"},
+		{"podman login -phunter2xyz quay.io", "-p*** quay.io", "hunter2xyz"},
+		{"helm registry login r.example.com -u bob -p hunter2xyz", "-p ***", "hunter2xyz"},
+		{"oras login -u bob -p hunter2xyz r", "-p *** r", "hunter2xyz"},
+		{"sshpass -p hunter2xyz ssh -p 2222 host", "sshpass -p *** ssh -p 2222 host", "hunter2xyz"},
+		{"sshpass -phunter2xyz scp f host:", "sshpass -p*** scp", "hunter2xyz"},
+		{"redis-cli -h cache -a hunter2xyz ping", "-a *** ping", "hunter2xyz"},
+		{"redis-cli --pass hunter2xyz ping", "--pass *** ping", "hunter2xyz"},
+		// Generic secret flags.
+		{"tool --token hunter2xyz run", "--token *** run", "hunter2xyz"},
+		{"tool --token=hunter2xyz run", "--token=*** run", "hunter2xyz"},
+		{"tool --api-key hunter2xyz run", "--api-key *** run", "hunter2xyz"},
+		{"tool --client-secret hunter2xyz run", "--client-secret *** run", "hunter2xyz"},
+		{"tool --secret hunter2xyz run", "--secret *** run", "hunter2xyz"},
+		// Headers that carry credentials, and curl's cookies.
+		{"curl -H 'Cookie: session=hunter2xyz; theme=dark' https://x", "'Cookie: ***' https://x", "hunter2xyz"},
+		{"Set-Cookie: session=hunter2xyz; Path=/; HttpOnly", "Set-Cookie: ***", "hunter2xyz"},
+		{"curl -H 'X-Api-Key: hunter2xyz' https://x", "'X-Api-Key: ***' https://x", "hunter2xyz"},
+		{`curl -H "X-Auth-Token: hunter2xyz" https://x`, `"X-Auth-Token: ***" https://x`, "hunter2xyz"},
+		{"curl -H 'Proxy-Authorization: Basic hunter2xyz' https://x", "'Proxy-Authorization: ***' https://x", "hunter2xyz"},
+		{"curl -b 'session=hunter2xyz' https://x", "curl -b *** https://x", "hunter2xyz"},
+		{"curl --cookie session=hunter2xyz https://x", "--cookie *** https://x", "hunter2xyz"},
+		{"curl --cookie=session=hunter2xyz https://x", "--cookie=*** https://x", "hunter2xyz"},
+		// A flag after a secret-looking boolean flag is not its value.
+		{"echo $P | docker login --password-stdin -u bob r", "--password-stdin -u bob r", "***"},
+		{"tool --no-auth --password hunter2xyz", "--no-auth --password ***", "hunter2xyz"},
+		{"tool --password=-hunter2xyz", "--password=***", "hunter2xyz"},
+		// Environment assignments.
+		{"PGPASSWORD=hunter2xyz psql -h db", "PGPASSWORD=*** psql -h db", "hunter2xyz"},
+		{"export AWS_SECRET_ACCESS_KEY=hunter2xyz", "AWS_SECRET_ACCESS_KEY=***", "hunter2xyz"},
+		{"GITHUB_TOKEN=hunter2xyz gh pr list", "GITHUB_TOKEN=*** gh", "hunter2xyz"},
+		{"MY_TOKEN=a MY_SECRET=b MY_PASSWORD=c MY_API_KEY=d run", "MY_TOKEN=*** MY_SECRET=*** MY_PASSWORD=*** MY_API_KEY=*** run", ""},
+		{"OPENAI_KEY=hunter2xyz python app.py", "OPENAI_KEY=*** python", "hunter2xyz"},
+		{"SMTP_PASS=hunter2xyz ./send", "SMTP_PASS=*** ./send", "hunter2xyz"},
+		// Long tokens in standard base64 (with '/' and '+'), however long.
+		{"echo wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "echo ***", "wJalrXUtnFEMI"},
+		{"echo " + longB64, "echo ***", longB64[:20]},
+	}
+	for _, tt := range tests {
+		got := MaskText(tt.in)
+		if !strings.Contains(got, tt.want) || (tt.never != "" && strings.Contains(got, tt.never)) {
+			t.Errorf("MaskText(%q)\n = %q\nwant %q without %q", tt.in, got, tt.want, tt.never)
+		}
+	}
+}
+
+// longB64 is 300 characters of standard base64 (the shape of a long
+// service-account token or key blob).
+var longB64 = strings.Repeat("k7M/DENG+bPxRf1CYq9Zr2w/", 12) + "AbC3dE5fGh7Ij9KlMn0pQrSt1uVw3xYz5A7bC9dE1fG3hI5jK7lM9nO1pQ3rS5tU7vW9xY+z/A1bC3dE5fG7hI9jK=="
+
+// TestMaskTextKeepsOrdinaryText: flags that look like the masked ones but
+// belong to other tools, and paths, stay as they are.
+func TestMaskTextKeepsOrdinaryText(t *testing.T) {
+	for _, s := range []string{
+		"grep -p foo file",
+		"ls -la",
+		"python -m http.server -p 8080",
+		"ssh -p 2222 host",
+		"docker run -p 8080:80 nginx",
+		"kubectl port-forward -p pod 8080",
+		"mysql -p app",
+		"mysql -h db -P 3306 -u root -p",
+		"redis-cli -h cache ping",
+		"curl -b cookies.txt https://x",
+		"git checkout -b feature/x",
+		"ls backups/2024/12/04/backup-20241204T120000Z/db",
+		"cat internal/support/secrets/mask_test.go",
+		"echo the cookie jar is empty",
+	} {
+		if got := MaskText(s); got != s {
+			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)
 		}
 	}
 }
