@@ -6,6 +6,7 @@ import (
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // cliRow is the audit row of an upstream or egress change the command line
@@ -47,6 +48,16 @@ func (r *cliRow) confirm() error {
 		}
 	}
 	return fmt.Errorf("the change was not made: its audit row (%s) could not be written: %v; clawd changes what it trusts only on record", r.toolID, err)
+}
+
+// server is the row as the store.Confirm of a change to a server's row
+// (mcp add, rm, enable, disable, set): describe says what changed, from
+// the row before and after; it is masked here.
+func (r *cliRow) server(describe func(before, after store.MCPServer) string) store.Confirm {
+	return func(before, after store.MCPServer) error {
+		r.reason = oneLine(secrets.MaskText(describe(before, after)), 500)
+		return r.confirm()
+	}
 }
 
 // done records how the change ended on the row, if it was written.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/secrets"
@@ -83,7 +84,11 @@ func newMCPAddCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			got, err := db.InsertServer(context.Background(), s)
+			row := auditCLI(db, "mcp:"+s.Name, chain.ResultAllow, "")
+			got, err := db.InsertServer(context.Background(), s, row.server(func(_, after store.MCPServer) string {
+				return "configure: added " + after.AddedSummary()
+			}))
+			row.done(err)
 			if err != nil {
 				return mcpStoreError(err, "adding "+s.Name)
 			}

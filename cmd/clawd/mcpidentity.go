@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/store"
@@ -150,7 +151,14 @@ func newMCPSetCmd() *cobra.Command {
 			if p.IdentityAudience != nil && *p.IdentityAudience != "" && mode != store.IdentitySigned {
 				return usageError("--identity-audience is the audience of signed tokens, and %s is in mode %s: add --identity signed", s.Name, mode)
 			}
-			got, err := db.UpdateServer(context.Background(), s.ID, p)
+			row := auditCLI(db, "mcp:"+s.Name, chain.ResultAllow, "")
+			got, err := db.UpdateServer(context.Background(), s.ID, p, row.server(func(before, after store.MCPServer) string {
+				if identityText(before) == identityText(after) {
+					return "configure: nothing changed"
+				}
+				return "configure: identity " + identityText(after) + " (was " + identityText(before) + ")"
+			}))
+			row.done(err)
 			if err != nil {
 				return mcpStoreError(err, "changing "+s.Name)
 			}

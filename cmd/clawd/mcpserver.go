@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/clawde/clawd/internal/builtin"
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/safetext"
 )
@@ -253,7 +254,12 @@ func newMCPRmCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			if err := db.DeleteServer(context.Background(), s.ID); err != nil {
+			row := auditCLI(db, "mcp:"+s.Name, chain.ResultAllow, "")
+			err = db.DeleteServer(context.Background(), s.ID, row.server(func(store.MCPServer, store.MCPServer) string {
+				return "configure: removed"
+			}))
+			row.done(err)
+			if err != nil {
 				return mcpStoreError(err, "removing "+s.Name)
 			}
 			if asJSON {
@@ -283,7 +289,11 @@ func newMCPEnableCmd(enable bool) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			changed, err := db.SetServerEnabled(context.Background(), s.ID, enable)
+			row := auditCLI(db, "mcp:"+s.Name, chain.ResultAllow, "")
+			changed, err := db.SetServerEnabled(context.Background(), s.ID, enable, row.server(func(store.MCPServer, store.MCPServer) string {
+				return "configure: " + verb + "d"
+			}))
+			row.done(err)
 			if err != nil {
 				return mcpStoreError(err, verb+" "+s.Name)
 			}

@@ -88,16 +88,7 @@ func (a *API) create(ctx context.Context, rq *request) (int, any, error) {
 		return 0, nil, fail(http.StatusConflict, "name_taken", "the name %q is the built-in server's (clawd's own tools); pick another name", s.Name)
 	}
 	confirm, done := a.change(rq, func(_, row store.MCPServer) (string, string) {
-		what := row.Transport + " server"
-		if row.Transport == store.TransportStdio {
-			what += " running " + row.Command
-		} else {
-			what += " at " + row.View().URL
-		}
-		if !row.Enabled {
-			what += " (disabled)"
-		}
-		return row.Name, "configure: added " + what
+		return row.Name, "configure: added " + row.AddedSummary()
 	})
 	row, err := a.DB.InsertServer(ctx, s, confirm)
 	done(err)

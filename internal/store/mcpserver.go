@@ -330,6 +330,22 @@ func confirmTx(ctx context.Context, tx *sql.Tx, confirm []Confirm, before MCPSer
 	return nil
 }
 
+// AddedSummary is how the audit row of a new server describes it: its
+// transport and command, or its URL as View shows it (credentials in the
+// URL masked), and whether it starts disabled. Free text: the row masks it.
+func (s MCPServer) AddedSummary() string {
+	what := s.Transport + " server"
+	if s.Transport == TransportStdio {
+		what += " running " + s.Command
+	} else {
+		what += " at " + s.View().URL
+	}
+	if !s.Enabled {
+		what += " (disabled)"
+	}
+	return what
+}
+
 // nameFree fails with ErrServerExists if another row (not id) has name.
 func nameFree(ctx context.Context, tx *sql.Tx, name string, id int64) error {
 	var other string

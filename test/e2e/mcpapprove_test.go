@@ -58,9 +58,11 @@ func TestMCPApproveFromCLI(t *testing.T) {
 	if ap["current"] != true || len(pins) != 1 || pins[0].(map[string]any)["detail"] != script {
 		t.Errorf("approved server's approval: %v", ap)
 	}
+	// Two rows: the add (configure), then the approval.
 	audit := mustJSON[[]map[string]any](t, e.MustRun("audit", "--tool", "mcp:js", "--json"))
-	if len(audit) != 1 || audit[0]["entity_id"] != "local:cli" || audit[0]["result"] != "Allow" || audit[0]["step"] != "upstream" ||
-		!strings.HasPrefix(audit[0]["reason"].(string), "approve: sha256 ") {
+	if len(audit) != 2 || audit[1]["entity_id"] != "local:cli" || audit[1]["result"] != "Allow" || audit[1]["step"] != "upstream" ||
+		!strings.HasPrefix(audit[0]["reason"].(string), "configure: added ") ||
+		!strings.HasPrefix(audit[1]["reason"].(string), "approve: sha256 ") {
 		t.Errorf("approval audit rows: %v", audit)
 	}
 	// The script changes: show says so, naming the script.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -353,9 +354,55 @@ func TestMCPAllowAndDisallowAreAudited(t *testing.T) {
 			got = append(got, r["result"].(string)+" "+r["reason"].(string))
 		}
 	}
-	want := []string{"Allow approve: sha256 " + sum, "Deny approve: withdrawn"}
+	want := []string{"Allow approve: sha256 " + sum, "Allow configure: added stdio server running /bin/true", "Deny approve: withdrawn"}
 	slices.Sort(got)
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("audit rows %q, want %q", got, want)
+	}
+}
+
+// TestMCPServerChangesAreAudited: the command line's changes of the server
+// table are on record like the REST API's (local:cli, step upstream,
+// "configure: ..."), and fail closed: with no audit row possible the
+// server is not added and the command says why.
+func TestMCPServerChangesAreAudited(t *testing.T) {
+	e := newEnv(t)
+	e.Init()
+	e.MustRun("mcp", "add", "tool", "--stdio", "--env", "API_TOKEN=sk-live-0123456789abcdef", "--", "/bin/true")
+	e.MustRun("mcp", "disable", "tool")
+	e.MustRun("mcp", "disable", "tool") // already disabled: no change, no row
+	e.MustRun("mcp", "enable", "tool")
+	e.MustRun("mcp", "rm", "tool")
+	rows := mustJSON[[]map[string]any](t, e.MustRun("audit", "--server", "tool", "--limit", "0", "--json"))
+	var got []string
+	for _, r := range rows {
+		if r["entity_id"] == "local:cli" && r["tool_id"] == "mcp:tool" && r["step"] == "upstream" {
+			got = append(got, r["result"].(string)+" "+r["reason"].(string)+" "+fmt.Sprint(r["outcome"]))
+		}
+	}
+	want := []string{"Allow configure: added stdio server running /bin/true ok", "Allow configure: disabled ok",
+		"Allow configure: enabled ok", "Allow configure: removed ok"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit rows %q, want %q", got, want)
+	}
+
+	// A file where the audit journal's directory belongs: no row can be
+	// written, so nothing is added.
+	journal := e.DBFile() + ".audit"
+	if err := os.RemoveAll(journal); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(journal, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.Run("mcp", "add", "other", "--stdio", "--", "/bin/true")
+	if code != 1 || !strings.Contains(stderr, "not made") {
+		t.Errorf("mcp add with no audit possible: exit %d, stderr %q; want 1 and the change not made", code, stderr)
+	}
+	if err := os.Remove(journal); err != nil {
+		t.Fatal(err)
+	}
+	if out := e.MustRun("mcp", "list"); strings.Contains(out, "other") {
+		t.Errorf("a server added without its audit row is listed:\n%s", out)
 	}
 }
