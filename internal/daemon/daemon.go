@@ -135,8 +135,7 @@ func New(opts Options) (*Daemon, error) {
 	// Each bash call's process group is recorded while it runs, next to the
 	// stdio servers' records: after a kill -9 of this daemon, the next
 	// start's SweepRecorded ends what the calls left running.
-	env.Groups = upstream.NewGroupRecorder(upstream.ProcFileFor(d.procDir(), os.Getpid(), "bash"),
-		logger.With("component", "bash"))
+	env.Groups = upstream.NewGroupRecorder(d.procDir(), logger.With("component", "bash"))
 	d.Server = &mcp.Server{
 		Version:         Version,
 		Registry:        tools.NewRegistry(builtin.Builtin(env)),

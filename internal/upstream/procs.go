@@ -151,23 +151,27 @@ func writeProcFile(file string, list []procRecord) error {
 }
 
 // GroupRecorder records process groups other than the stdio servers' (the
-// bash tool's calls) in a file of its own, in the format and directory of
-// the servers' records, so that SweepRecorded ends what a call left running
-// when the daemon was killed. Its methods are safe for concurrent use.
+// bash tool's calls), in the format and directory of the servers' records,
+// so that SweepRecorded ends what a call left running when the daemon was
+// killed. Each group has a file of its own (ProcFileFor(dir, daemon pid,
+// "bash-PGID")), created when the group starts and removed when it is
+// gone: a create, a write and an unlink per call, rather than rewriting one
+// file of every running group twice per call. Its methods are safe for
+// concurrent use.
 type GroupRecorder struct {
-	file   string
+	dir    string
 	logger *slog.Logger
-	mu     sync.Mutex // serializes writes; guards live
-	live   map[int]procRecord
+	once   sync.Once
+	head   procFile // the boot and this daemon, the same in every file
 }
 
-// NewGroupRecorder records in file (ProcFileFor(dir, pid, "bash"), say).
-// A nil logger discards the warning a failed write gives.
-func NewGroupRecorder(file string, logger *slog.Logger) *GroupRecorder {
+// NewGroupRecorder records in dir, the servers' record directory. A nil
+// logger discards the warning a failed write gives.
+func NewGroupRecorder(dir string, logger *slog.Logger) *GroupRecorder {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &GroupRecorder{file: file, logger: logger, live: map[int]procRecord{}}
+	return &GroupRecorder{dir: dir, logger: logger}
 }
 
 // Started records the group led by pid, a child the caller started in a
@@ -179,40 +183,41 @@ func (g *GroupRecorder) Started(pid int) (forget func()) {
 	if g == nil || !recordsUsed {
 		return func() {}
 	}
-	rec := leaderRecord("", pid)
-	g.mu.Lock()
-	g.live[pid] = rec
-	g.writeLocked()
-	g.mu.Unlock()
+	g.once.Do(func() {
+		self := os.Getpid()
+		g.head = procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: self, Start: startTime(self)}}
+	})
+	f := g.head
+	f.Procs = []procRecord{leaderRecord("", pid)}
+	b, _ := json.Marshal(f)
+	path := procFileName(g.dir, f.Clawd.Pid, f.Clawd.Start, "bash-"+strconv.Itoa(pid))
+	err := writeNew(path, b)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = fileutil.MkdirPrivate(g.dir); err == nil {
+			err = writeNew(path, b)
+		}
+	}
+	if err != nil {
+		g.logger.Warn("recording a running process group failed; after a kill -9 of clawd what it leaves is not ended", "file", path, "err", err)
+		return func() {}
+	}
 	var once sync.Once
 	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			delete(g.live, pid)
-			g.writeLocked()
-			g.mu.Unlock()
-		})
+		// Off the caller's path (a bash call's answer waits for it): a
+		// record left by a kill -9 in between names a group that is gone,
+		// which the sweep finds empty.
+		once.Do(func() { go g.remove(path) })
 	}
 }
 
-func (g *GroupRecorder) writeLocked() {
-	if len(g.live) == 0 {
-		if err := os.Remove(g.file); err != nil && !errors.Is(err, os.ErrNotExist) {
-			g.logger.Warn("removing the record of running process groups failed", "file", g.file, "err", err)
-		}
-		return
-	}
-	list := make([]procRecord, 0, len(g.live))
-	for _, r := range g.live {
-		list = append(list, r)
-	}
-	if err := writeProcFile(g.file, list); err != nil {
-		g.logger.Warn("recording a running process group failed; after a kill -9 of clawd what it leaves is not ended", "file", g.file, "err", err)
+func (g *GroupRecorder) remove(path string) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.logger.Warn("removing the record of a process group failed", "file", path, "err", err)
 	}
 }
 
 // ProcFileFor is the record file of the daemon with pid in dir, for what
-// ("" for the stdio servers, "bash" for the bash tool's calls). One file per
+// ("" for the stdio servers, "bash-PGID" for a bash call's group). One file per
 // daemon, named by its pid and its start time, so two daemons of one
 // workspace never overwrite each other's, and neither does a daemon that got
 // the pid of a killed one whose file the sweep has not read yet.

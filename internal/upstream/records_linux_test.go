@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -92,14 +93,21 @@ func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
 // shell's pid, group, start time and session, and removed once dropped.
 func TestGroupRecorder(t *testing.T) {
 	t.Parallel()
-	file := ProcFileFor(t.TempDir(), os.Getpid(), "bash")
-	g := NewGroupRecorder(file, nil)
+	dir := filepath.Join(t.TempDir(), "procs") // made by the first record
+	g := NewGroupRecorder(dir, nil)
 	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Stop(0)
 	forget := g.Started(p.Pid())
+	file := ProcFileFor(dir, os.Getpid(), "bash-"+strconv.Itoa(p.Pid()))
+	if err := ownPrivate(dir); err != nil {
+		t.Error(err)
+	}
+	if err := ownPrivate(file); err != nil {
+		t.Error(err)
+	}
 	var f procFile
 	b, err := os.ReadFile(file)
 	if err == nil {
@@ -115,8 +123,12 @@ func TestGroupRecorder(t *testing.T) {
 	}
 	forget()
 	forget()
-	if _, err := os.Stat(file); !os.IsNotExist(err) {
-		t.Errorf("the record outlived the group: %v", err)
+	deadline := time.Now().Add(5 * time.Second)
+	for _, err := os.Stat(file); !os.IsNotExist(err); _, err = os.Stat(file) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the record outlived the group: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
