@@ -277,8 +277,8 @@ func signalGroup(fd, pgid int) error {
 // bash tool's shell dies with clawd (parent-death signal) and leaves what
 // it forked in its group. While any member lives, the kernel gives the
 // group's number to no new process, so a group whose number no process
-// has as its pid is either r's group or, if r's group has emptied, the pid
-// been reused and its new owner died too, another group. To tell the two
+// has as its pid is either r's group or, if r's group emptied, another
+// group whose leader got the number later and has died too. To tell the two
 // apart a member must also be of the recorded session, have started no
 // earlier than the recorded leader and daemon, and be none of spare. The
 // one case left: a process of that same session (a job of the login shell

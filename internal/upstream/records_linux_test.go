@@ -247,3 +247,39 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 		t.Error("a refused process was signalled")
 	}
 }
+
+// The group signal goes through the leader's pidfd, which names the group
+// itself: it ends the group even when the number given alongside (the
+// kill(-pgid) fallback's) names no group at all. Skipped on a kernel
+// without PIDFD_SIGNAL_PROCESS_GROUP (before 6.9).
+func TestSignalGroupThroughPidfd(t *testing.T) {
+	t.Parallel()
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 1000 & wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(0)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(groupMembers(p.Pid())) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background sleep did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	members := groupMembers(p.Pid())
+	fd, err := unix.PidfdOpen(p.Pid(), 0)
+	if err != nil {
+		t.Skipf("no pidfd: %v", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, 0, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP); err != nil {
+		t.Skipf("no PIDFD_SIGNAL_PROCESS_GROUP: %v", err)
+	}
+	const noGroup = 1<<22 + 7 // above pid_max's largest value: no group has it
+	if err := signalGroup(fd, noGroup); err != nil {
+		t.Fatalf("signalGroup: %v", err)
+	}
+	for _, pid := range members {
+		gone(t, pid, "a member of the group signalled through its leader's pidfd")
+	}
+}
