@@ -162,7 +162,7 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, err
 	}
 	defer dir.f.Close() // only after the child has started: its chdir uses it
-	res, err := runIn(ctx, shell, *a.Command, dir, timeout, outCap)
+	res, err := runIn(ctx, shell, *a.Command, dir, timeout, outCap, t.env.Groups)
 	if err != nil {
 		return nil, err // not a typed nil inside the interface
 	}
@@ -172,8 +172,9 @@ func (t *bashTool) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 // runIn runs command with bash in dir and builds the result. proc gives
 // the shell its own process group (a job object on Windows), clawd's
 // environment without clawd's own variables and with PWD set, stdin from
-// the null device, and (Linux) death with clawd.
-func runIn(ctx context.Context, shell, command string, dir *workDir, timeout time.Duration, outCap int) (*BashResult, error) {
+// the null device, and (Linux) death with clawd. groups, if not nil, records
+// the shell's group while the call runs (Env.Groups).
+func runIn(ctx context.Context, shell, command string, dir *workDir, timeout time.Duration, outCap int, groups GroupRecorder) (*BashResult, error) {
 	stdout, stderr := &capture{max: outCap}, &capture{max: outCap}
 	c := &proc.Cmd{
 		Path: shell, Args: []string{"-c", command},
@@ -181,10 +182,11 @@ func runIn(ctx context.Context, shell, command string, dir *workDir, timeout tim
 		Stdout: stdout, Stderr: stderr, PipeGrace: pipeGrace,
 		// A kill -9 of clawd leaves nothing to enforce the timeout: the
 		// shell (and a program it exec'd) must not run on unbounded.
-		// What it forked is beyond this signal (docs/security.md).
+		// What it forked is beyond this signal; the group's record
+		// (groups) is what ends that at the next start (docs/security.md).
 		ParentDeathKill: true,
 	}
-	state, timedOut, err := runCmd(ctx, c, timeout)
+	state, timedOut, err := runCmd(ctx, c, timeout, groups)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -281,10 +283,15 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 // client that asked for it (a variable for tests).
 var progressEvery = time.Second
 
-func runCmd(ctx context.Context, c *proc.Cmd, timeout time.Duration) (*os.ProcessState, bool, error) {
+func runCmd(ctx context.Context, c *proc.Cmd, timeout time.Duration, groups GroupRecorder) (*os.ProcessState, bool, error) {
 	p, err := proc.Start(c)
 	if err != nil {
 		return nil, false, err
+	}
+	if groups != nil {
+		// Until Wait the shell is not reaped, so its pid, the group's id,
+		// is still its own; Wait kills the group before it returns.
+		defer groups.Started(p.Pid())()
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

@@ -415,3 +415,47 @@ func TestBashReportsProgress(t *testing.T) {
 		t.Errorf("progress reports %v %q, want increasing elapsed seconds", rep.steps, rep.msgs)
 	}
 }
+
+// groupLog is an Env.Groups that remembers what it was told.
+type groupLog struct {
+	mu      sync.Mutex
+	started []int
+	forgot  []int
+}
+
+func (g *groupLog) Started(pgid int) func() {
+	g.mu.Lock()
+	g.started = append(g.started, pgid)
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		g.forgot = append(g.forgot, pgid)
+		g.mu.Unlock()
+	}
+}
+
+// Each call's group (the shell's pid) is recorded while the call runs and
+// dropped, once, before the call returns: what the daemon sweeps after a
+// kill -9 is only the groups of calls that were running.
+func TestBashRecordsItsGroup(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not installed")
+	}
+	env := testEnv(t, dir, nil)
+	g := &groupLog{}
+	env.Groups = g
+	r := runBash(t, NewBash(env), map[string]any{"command": "sleep 30 & echo $$"})
+	sh, err := strconv.Atoi(strings.TrimSpace(r.Stdout))
+	if err != nil {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !slices.Equal(g.started, []int{sh}) || !slices.Equal(g.forgot, []int{sh}) {
+		t.Errorf("recorded %v, dropped %v; want the shell's group %d once each", g.started, g.forgot, sh)
+	}
+}

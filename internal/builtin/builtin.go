@@ -57,6 +57,17 @@ func DefaultLimits() Limits { return LimitsFrom(config.Default()) }
 type Env struct {
 	WS     *sandbox.Workspace
 	Limits func() Limits
+	// Groups, if set, records each bash call's process group from just
+	// after the shell starts until the group has been killed, so that what
+	// a call left running when clawd was killed (kill -9: nothing ran the
+	// group kill) is ended at the next start. Started is given the shell's
+	// pid, which is the group's id, and returns what drops the record.
+	Groups GroupRecorder
+}
+
+// GroupRecorder is Env.Groups (upstream.GroupRecorder in the daemon).
+type GroupRecorder interface {
+	Started(pgid int) (forget func())
 }
 
 func (e *Env) limits() Limits {

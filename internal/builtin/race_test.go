@@ -245,7 +245,7 @@ func TestBashWorkingDirSwappedBeforeChdir(t *testing.T) {
 	if err := unix.Renameat2(unix.AT_FDCWD, filepath.Join(f.ws, "d"), unix.AT_FDCWD, filepath.Join(f.ws, "x"), unix.RENAME_EXCHANGE); err != nil {
 		t.Skipf("renameat2: %v", err)
 	}
-	r, err := runIn(t.Context(), bashPath, "readlink /proc/$$/cwd; cat f.txt; touch ran.txt", dir, 5*time.Second, 8<<10)
+	r, err := runIn(t.Context(), bashPath, "readlink /proc/$$/cwd; cat f.txt; touch ran.txt", dir, 5*time.Second, 8<<10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

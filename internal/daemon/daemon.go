@@ -132,6 +132,10 @@ func New(opts Options) (*Daemon, error) {
 	}
 	// After the store: the data directory exists now.
 	d.guardWorkspace()
+	// Each bash call's process group is recorded while it runs, next to the
+	// stdio servers' records: after a kill -9 of this daemon, the next
+	// start's SweepRecorded ends what the calls left running.
+	env.Groups = upstream.NewGroupRecorder(d.procDir(), logger.With("component", "bash"))
 	d.Server = &mcp.Server{
 		Version:         Version,
 		Registry:        tools.NewRegistry(builtin.Builtin(env)),

@@ -42,6 +42,7 @@ import (
 func (d *Daemon) StartUpstreams(ctx context.Context) {
 	if os.Getenv(upstream.OwnerEnv) != "" {
 		d.Logger.Info("running as an upstream server of another clawd: its upstream servers are not started here, so a loop of clawds cannot start")
+		go d.sweepRecorded() // its bash calls are recorded all the same
 		return
 	}
 	token, err := d.upstreamOwnerToken()
@@ -49,7 +50,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		d.Logger.Warn("upstream servers: no owner token, so processes of a killed daemon cannot be found; continuing", "err", err)
 	}
 	d.upstreamToken = token
-	procDir := filepath.Join(d.Paths.DataDir, "upstream-procs-"+d.WorkspaceID)
+	procDir := d.procDir()
 	d.upstreamAudit = newUpstreamAuditor(d.Chain.Audit, d.Logger.Warn)
 	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
 		Logger:       d.Logger.With("component", "upstream"),
@@ -60,7 +61,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		CheckTools:   d.checkUpstreamTools,
 		Identity:     d.identityForwarder(),
 		Audit:        d.auditUpstream,
-		ProcFile:     upstream.ProcFileFor(procDir, os.Getpid()),
+		ProcFile:     upstream.ProcFileFor(procDir, os.Getpid(), ""),
 		VerifyOrigin: VerifyEgress(d.Store),
 		OnEvent:      d.upstreamAudit.add,
 		NameLimit:    d.Config().UpstreamToolNameMax,
@@ -69,11 +70,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
 	go func() {
-		if pids, err := upstream.SweepRecorded(procDir); err != nil {
-			d.Logger.Debug("upstream servers: reading what a killed daemon recorded failed", "err", err)
-		} else if len(pids) > 0 {
-			d.Logger.Info("upstream servers: ended recorded servers of a previous daemon", "pids", pids)
-		}
+		d.sweepRecorded()
 		if n, err := proc.SweepExecDirs(); err != nil {
 			d.Logger.Debug("upstream servers: looking for link directories a killed daemon left failed", "err", err)
 		} else if n > 0 {
@@ -96,6 +93,22 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
 		}
 	}()
+}
+
+// procDir holds the records of this workspace's daemons' running process
+// groups (stdio servers, bash calls): upstream.ProcFileFor files.
+func (d *Daemon) procDir() string {
+	return filepath.Join(d.Paths.DataDir, "upstream-procs-"+d.WorkspaceID)
+}
+
+// sweepRecorded ends what daemons of this workspace that were killed
+// recorded as running (upstream.SweepRecorded).
+func (d *Daemon) sweepRecorded() {
+	if pids, err := upstream.SweepRecorded(d.procDir()); err != nil {
+		d.Logger.Debug("reading what a killed daemon recorded failed", "err", err)
+	} else if len(pids) > 0 {
+		d.Logger.Info("ended processes a previous daemon recorded as running (servers, bash calls)", "pids", pids)
+	}
 }
 
 // UpstreamConfigs turns the table's rows into the manager's configuration;

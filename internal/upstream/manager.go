@@ -174,9 +174,9 @@ type Options struct {
 	// called on the calling goroutine and should not block for long.
 	Audit func(AuditEvent)
 	// ProcFile, if set, is where the running stdio children are recorded
-	// (pid, process group, start time; procs.go) for SweepRecorded after a
-	// kill -9. The daemon uses ProcFileFor(dir, its pid); the file is
-	// removed when no child runs.
+	// (pid, process group, start time, session; procs.go) for
+	// SweepRecorded after a kill -9. The daemon uses ProcFileFor(dir, its
+	// pid, ""); the file is removed when no child runs.
 	ProcFile string
 }
 

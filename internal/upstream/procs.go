@@ -3,6 +3,7 @@ package upstream
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -22,11 +23,13 @@ import (
 // from, and ended once that spawn's server has exited (EndAdopted).
 //
 // While a spawn's process runs, the manager that started it persists it
-// (Options.ProcFile): pid, process group and start time, with the boot id
-// and clawd's own pid and start time. After clawd was killed, the next
-// start reads the files of daemons that no longer run (SweepRecorded) and
-// ends each recorded process that still runs, recognised by pid and start
-// time together, so a pid reused by an unrelated process is never touched.
+// (Options.ProcFile): pid, process group, start time and session, with the
+// boot id and clawd's own pid and start time. The bash tool's running calls
+// are recorded the same way (GroupRecorder). After clawd was killed, the
+// next start reads the files of daemons that no longer run (SweepRecorded)
+// and ends each recorded process that still runs, recognised by pid and
+// start time together, so a pid reused by an unrelated process is never
+// touched, and the members of a recorded group whose leader is gone.
 
 var spawnSeq atomic.Uint64
 
@@ -60,8 +63,7 @@ func spawnLive(id uint64) bool {
 }
 
 func (m *Manager) spawnStarted(id uint64, server string, p *proc.Process) {
-	rec := procRecord{Server: server, Pid: p.Pid(), Pgid: p.Pid()}
-	rec.Start = startTime(p.Pid())
+	rec := leaderRecord(server, p.Pid())
 	spawns.mu.Lock()
 	spawns.live[id] = &spawnRec{m: m, server: server, p: p, rec: rec}
 	spawns.mu.Unlock()
@@ -91,6 +93,17 @@ type procRecord struct {
 	Pid    int    `json:"pid"`
 	Pgid   int    `json:"pgid,omitempty"`
 	Start  uint64 `json:"start"` // clock ticks after boot, /proc/PID/stat
+	// Sid is the session of the group's leader when it was recorded (0 in
+	// records of older versions). With it the sweep also ends the members
+	// of a group whose leader already died (SweepRecorded).
+	Sid int `json:"sid,omitempty"`
+}
+
+// leaderRecord is the record of pid, a process that leads its own group,
+// read while pid cannot have been reused (the caller has not reaped it).
+func leaderRecord(server string, pid int) procRecord {
+	start, sid := startAndSession(pid)
+	return procRecord{Server: server, Pid: pid, Pgid: pid, Start: start, Sid: sid}
 }
 
 // persistProcs writes the manager's running stdio children to
@@ -116,25 +129,109 @@ func (m *Manager) persistProcs() {
 		}
 		return
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Pid < list[j].Pid })
-	self := os.Getpid()
-	f := procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: self, Start: startTime(self)}, Procs: list}
-	b, _ := json.Marshal(f)
-	err := fileutil.MkdirPrivate(filepath.Dir(m.opts.ProcFile))
-	if err == nil {
-		// No sync: the record is only read within the same boot (BootID),
-		// and a crash of the machine ends every process it lists.
-		err = fileutil.WriteAtomicVolatile(m.opts.ProcFile, b, 0o600)
-	}
-	if err != nil {
+	if err := writeProcFile(m.opts.ProcFile, list); err != nil {
 		m.opts.Logger.Warn("upstream: recording the running servers failed; after a kill -9 only the owner token finds them", "file", m.opts.ProcFile, "err", err)
 	}
 }
 
-// ProcFileFor is the record file of the daemon with pid in dir (one file
-// per daemon, so two daemons of one workspace never overwrite each other's).
-func ProcFileFor(dir string, pid int) string {
-	return filepath.Join(dir, strconv.Itoa(pid)+".json")
+// writeProcFile writes list, this daemon's running process groups, to
+// file (a procFile).
+func writeProcFile(file string, list []procRecord) error {
+	sort.Slice(list, func(i, j int) bool { return list[i].Pid < list[j].Pid })
+	self := os.Getpid()
+	f := procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: self, Start: startTime(self)}, Procs: list}
+	b, _ := json.Marshal(f)
+	err := fileutil.MkdirPrivate(filepath.Dir(file))
+	if err == nil {
+		// No sync: the record is only read within the same boot (BootID),
+		// and a crash of the machine ends every process it lists.
+		err = fileutil.WriteAtomicVolatile(file, b, 0o600)
+	}
+	return err
+}
+
+// GroupRecorder records process groups other than the stdio servers' (the
+// bash tool's calls), in the format and directory of the servers' records,
+// so that SweepRecorded ends what a call left running when the daemon was
+// killed. Each group has a file of its own (ProcFileFor(dir, daemon pid,
+// "bash-PGID")), created when the group starts and removed when it is
+// gone: a create, a write and an unlink per call, rather than rewriting one
+// file of every running group twice per call. Its methods are safe for
+// concurrent use.
+type GroupRecorder struct {
+	dir    string
+	logger *slog.Logger
+	once   sync.Once
+	head   procFile // the boot and this daemon, the same in every file
+}
+
+// NewGroupRecorder records in dir, the servers' record directory. A nil
+// logger discards the warning a failed write gives.
+func NewGroupRecorder(dir string, logger *slog.Logger) *GroupRecorder {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &GroupRecorder{dir: dir, logger: logger}
+}
+
+// Started records the group led by pid, a child the caller started in a
+// group of its own and has not reaped yet (so the pid is still that
+// child's). The returned function drops the record; call it once the group
+// has been killed (proc.Process.Wait). Where records are not read (not
+// Linux) it records nothing.
+func (g *GroupRecorder) Started(pid int) (forget func()) {
+	if g == nil || !recordsUsed {
+		return func() {}
+	}
+	g.once.Do(func() {
+		self := os.Getpid()
+		g.head = procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: self, Start: startTime(self)}}
+	})
+	f := g.head
+	f.Procs = []procRecord{leaderRecord("", pid)}
+	b, _ := json.Marshal(f)
+	path := procFileName(g.dir, f.Clawd.Pid, f.Clawd.Start, "bash-"+strconv.Itoa(pid))
+	err := writeNew(path, b)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = fileutil.MkdirPrivate(g.dir); err == nil {
+			err = writeNew(path, b)
+		}
+	}
+	if err != nil {
+		g.logger.Warn("recording a running process group failed; after a kill -9 of clawd what it leaves is not ended", "file", path, "err", err)
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		// Off the caller's path (a bash call's answer waits for it): a
+		// record left by a kill -9 in between names a group that is gone,
+		// which the sweep finds empty.
+		once.Do(func() { go g.remove(path) })
+	}
+}
+
+func (g *GroupRecorder) remove(path string) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.logger.Warn("removing the record of a process group failed", "file", path, "err", err)
+	}
+}
+
+// ProcFileFor is the record file of the daemon with pid in dir, for what
+// ("" for the stdio servers, "bash-PGID" for a bash call's group). One file per
+// daemon, named by its pid and its start time, so two daemons of one
+// workspace never overwrite each other's, and neither does a daemon that got
+// the pid of a killed one whose file the sweep has not read yet.
+func ProcFileFor(dir string, pid int, what string) string {
+	return procFileName(dir, pid, startTime(pid), what)
+}
+
+// procFileName is ProcFileFor of the daemon with pid started at start.
+func procFileName(dir string, pid int, start uint64, what string) string {
+	name := strconv.Itoa(pid) + "-" + strconv.FormatUint(start, 10)
+	if what != "" {
+		name += "-" + what
+	}
+	return filepath.Join(dir, name+".json")
 }
 
 // parseMark splits an OwnerEnv value of token into the pid of the clawd

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/clawde/clawd/internal/support/proc"
 )
 
@@ -24,6 +26,15 @@ func startTime(pid int) uint64 {
 		return 0
 	}
 	return st.Start
+}
+
+// startAndSession is pid's start time (0 if unknown) and session.
+func startAndSession(pid int) (uint64, int) {
+	st, err := proc.ReadStat(pid)
+	if err != nil {
+		return 0, 0
+	}
+	return st.Start, st.Sid
 }
 
 // markOf returns the OwnerEnv value in pid's environment at exec.
@@ -83,15 +94,15 @@ func EndAdopted(pids []int, token string) []int {
 	return ended
 }
 
-// SweepRecorded ends the stdio upstreams recorded in dir (ProcFileFor
-// files) by daemons that no longer run, and removes their files; files of
-// running daemons are left alone. A recorded process is ended only if its
-// pid still names a process with the recorded start time, in the same boot
-// (a reused pid is another process and is never touched); if it still
-// leads the recorded process group, the group is ended with it (while its
-// leader lives, a group id cannot have been reused). Processes of the group
-// whose leader already died are left to SweepOrphans, which finds them by
-// their mark. It returns the pids it ended.
+// SweepRecorded ends the process groups recorded in dir (ProcFileFor
+// files: the stdio upstreams and the bash tool's calls) by daemons that no
+// longer run, and removes their files; files of running daemons are left
+// alone. A recorded process is ended only if its pid still names a process
+// with the recorded start time, in the same boot (a reused pid is another
+// process and is never touched); if it still leads the recorded process
+// group, the group is ended with it. A group whose leader already died (a
+// bash call's shell dies with clawd) is ended member by member
+// (endMembers). It returns the pids it ended.
 func SweepRecorded(dir string) ([]int, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -135,9 +146,7 @@ func SweepRecorded(dir string) ([]int, error) {
 		}
 		if f.BootID == boot && boot != "" {
 			for _, r := range f.Procs {
-				if endRecorded(r, f.Clawd.Start, spare) {
-					ended = append(ended, r.Pid)
-				}
+				ended = append(ended, endRecorded(r, f.Clawd.Start, spare)...)
 			}
 		}
 		os.Remove(path)
@@ -146,22 +155,177 @@ func SweepRecorded(dir string) ([]int, error) {
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
-// pid still names the process started at r.Start. A record is only a claim,
+// pid still names the process started at r.Start, or else the members of
+// r's group if its leader is gone (endMembers). A record is only a claim,
 // so it also spares what no server of a daemon started at daemonStart can
 // be: a process started before the daemon, and the sweeping process, its
-// ancestors and the members of its group (spare).
-func endRecorded(r procRecord, daemonStart uint64, spare sweeper) bool {
+// ancestors and the members of its group (spare). It returns the pids it
+// signalled.
+//
+// The pid is checked and signalled through a pidfd (killVerified), so a pid
+// reused between the check and the signal is never hit. The group signal
+// goes through the leader's pidfd too (PIDFD_SIGNAL_PROCESS_GROUP, Linux
+// 6.9), which names the group by the leader's pid as the kernel holds it,
+// not by its number; an older kernel gets kill(-pgid), and there a window
+// is left: if the leader and every member of its group died and were
+// reaped between the check and the kill, and the pids wrapped around to
+// give the number to a new group leader, that group would be signalled.
+func endRecorded(r procRecord, daemonStart uint64, spare sweeper) []int {
 	if r.Pid <= 1 || r.Start == 0 || r.Start < daemonStart || spare.pids[r.Pid] {
-		return false
+		return nil
 	}
-	st, err := proc.ReadStat(r.Pid)
-	if err != nil || st.Start != r.Start || st.Pgid == spare.pgid || spare.pids[st.Pgid] {
-		return false
+	leads := false
+	ok := func(st proc.Stat) bool {
+		if st.Start != r.Start || st.Pgid == spare.pgid || spare.pids[st.Pgid] {
+			return false
+		}
+		leads = r.Pgid == r.Pid && st.Pgid == r.Pid
+		return true
 	}
-	if r.Pgid == r.Pid && st.Pgid == r.Pid {
-		syscall.Kill(-r.Pid, syscall.SIGKILL)
+	signal := func(fd int) error {
+		if !leads {
+			return errNoGroup
+		}
+		return signalGroup(fd, r.Pid)
 	}
-	return syscall.Kill(r.Pid, syscall.SIGKILL) == nil
+	switch killVerified(r.Pid, ok, signal) {
+	case killed:
+		return []int{r.Pid}
+	case pidGone:
+		if r.Pgid == r.Pid && r.Sid > 0 {
+			return endMembers(r, daemonStart, spare)
+		}
+	}
+	return nil
+}
+
+var errNoGroup = errors.New("no group to signal")
+
+// killResult is what killVerified did.
+type killResult int
+
+const (
+	pidGone   killResult = iota // no process has the pid
+	refused                     // a process has it, but not one to end
+	killed                      // signalled
+	notKilled                   // the one to end, but the signal failed
+)
+
+// pidfdOpen and readStat are what killVerified uses; tests replace them
+// to see their order and to take the fallback path.
+var (
+	pidfdOpen = unix.PidfdOpen
+	readStat  = proc.ReadStat
+)
+
+// killVerified sends SIGKILL to pid if ok accepts what /proc/PID/stat says
+// of it. before, if not nil, is given the pidfd (-1 without one) first: a
+// group signal through it, say; its error does not stop the kill of pid.
+//
+// The pidfd is opened before the stat is read: a pidfd names the process
+// that had the pid when it was opened, whatever later gets the number, so
+// if the stat read after the open describes the process to end, the pidfd
+// names it too, or names a process that has exited since, which no signal
+// reaches (ESRCH). Either way the signal cannot reach a process that got
+// the pid after the check. Where pidfd_open is missing (ENOSYS: Linux
+// before 5.3; or not permitted) the check and a plain kill(2) follow each
+// other, and a pid reused in between would be hit.
+func killVerified(pid int, ok func(proc.Stat) bool, before func(fd int) error) killResult {
+	fd, err := pidfdOpen(pid, 0)
+	if err != nil {
+		fd = -1
+		if errors.Is(err, unix.ESRCH) {
+			return pidGone
+		}
+	} else {
+		defer unix.Close(fd)
+	}
+	st, err := readStat(pid)
+	if err != nil {
+		return pidGone
+	}
+	if !ok(st) {
+		return refused
+	}
+	if before != nil {
+		before(fd)
+	}
+	if fd >= 0 {
+		err = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+	} else {
+		err = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if err != nil {
+		return notKilled
+	}
+	return killed
+}
+
+// signalGroup sends SIGKILL to the group pgid, led by the process fd names
+// (-1: no pidfd), whose identity the caller checked.
+func signalGroup(fd, pgid int) error {
+	if fd >= 0 {
+		err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP)
+		if !errors.Is(err, unix.EINVAL) {
+			return err // EINVAL: a kernel without the flag
+		}
+	}
+	return syscall.Kill(-pgid, syscall.SIGKILL)
+}
+
+// endMembers ends the members of r's group after its leader died: the
+// bash tool's shell dies with clawd (parent-death signal) and leaves what
+// it forked in its group. While any member lives, the kernel gives the
+// group's number to no new process, so a group whose number no process
+// has as its pid is either r's group or, if r's group emptied, another
+// group whose leader got the number later and has died too. To tell the two
+// apart a member must also be of the recorded session, have started no
+// earlier than the recorded leader and daemon, and be none of spare. The
+// one case left: a process of that same session (a job of the login shell
+// clawd was started from, say) that got the recorded number after the
+// pids wrapped around, made it its group and exited, leaving members.
+//
+// A member can fork while this runs; the scan is repeated until a round
+// finds nothing left to end (a killed process forks no more).
+func endMembers(r procRecord, daemonStart uint64, spare sweeper) []int {
+	if r.Pgid == spare.pgid || spare.pids[r.Pgid] {
+		return nil
+	}
+	ok := func(st proc.Stat) bool {
+		return st.Pgid == r.Pgid && st.Sid == r.Sid && st.Start >= r.Start && st.Start >= daemonStart &&
+			st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
+	}
+	var ended []int
+	done := map[int]uint64{}
+	for round := 0; round < 10; round++ {
+		if _, err := proc.ReadStat(r.Pgid); err == nil {
+			return ended // the number names a process again: not r's group any more
+		}
+		found := false
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return ended
+		}
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid <= 1 {
+				continue
+			}
+			st, err := proc.ReadStat(pid)
+			if err != nil || !ok(st) || done[pid] == st.Start {
+				continue
+			}
+			found = true
+			done[pid] = st.Start // tried once: a refused signal is not retried
+			if killVerified(pid, ok, nil) == killed {
+				ended = append(ended, pid)
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return ended
 }
 
 // sweeper is what SweepRecorded never signals: the sweeping process and its
@@ -197,4 +361,18 @@ func ownPrivate(path string) error {
 		return errors.New("upstream: " + path + " is not a private file of this user's; not acted on")
 	}
 	return nil
+}
+
+// writeNew writes b to path, a file only this daemon names, in a
+// directory only its user may write (not synced: see writeProcFile).
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

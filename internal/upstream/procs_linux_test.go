@@ -106,7 +106,7 @@ func TestDaemonizedGrandchildEnded(t *testing.T) {
 func TestProcsRecordedAndSwept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	file := ProcFileFor(dir, os.Getpid())
+	file := ProcFileFor(dir, os.Getpid(), "")
 	m, _ := newTestManager(t, Options{ProcFile: file})
 	m.Apply(context.Background(), []ServerConfig{fake("r")})
 	pid := connected(t, m, "r").PID

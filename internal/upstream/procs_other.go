@@ -2,6 +2,8 @@
 
 package upstream
 
+import "errors"
+
 // recordsUsed: nothing reads the record of running processes here
 // (SweepRecorded needs /proc), so persistProcs does not write one: each
 // daemon killed would leave its file behind.
@@ -18,3 +20,8 @@ func EndAdopted(pids []int, token string) []int { return nil }
 // SweepRecorded needs /proc/PID/stat's start times (Linux); elsewhere the
 // records are not acted on.
 func SweepRecorded(dir string) ([]int, error) { return nil, nil }
+
+func startAndSession(pid int) (uint64, int) { return 0, 0 }
+
+// writeNew is not used where records are not (recordsUsed).
+func writeNew(path string, b []byte) error { return errors.ErrUnsupported }

@@ -1,0 +1,285 @@
+package upstream
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/clawde/clawd/internal/support/proc"
+)
+
+// leaderlessGroup starts sh in a group of its own that backgrounds a sleep
+// and exits; it returns the record of sh (taken while it ran) and the
+// sleep, left in the group without its leader, as a bash call's background
+// job is left when clawd is killed (the shell dies of the parent-death
+// signal).
+func leaderlessGroup(t *testing.T) (procRecord, int) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", "sleep 1000 & echo $!; read x")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var member int
+	if _, err := fmt.Fscan(out, &member); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL) })
+	rec := leaderRecord("", cmd.Process.Pid)
+	in.Close()
+	cmd.Wait()
+	if st, err := proc.ReadStat(member); err != nil || st.Pgid != rec.Pgid {
+		t.Fatalf("the member %d: %+v %v; want it in group %d", member, st, err, rec.Pgid)
+	}
+	return rec, member
+}
+
+func writeRecord(t *testing.T, path string, f procFile) {
+	t.Helper()
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A bash call's shell dies with a killed clawd and leaves what it forked
+// in its group: the sweep ends the members of a recorded group whose
+// leader is gone, and spares a group whose members are of another session
+// than the recorded one (its number could be a later group's).
+func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
+	t.Parallel()
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	rec, member := leaderlessGroup(t)
+	if rec.Sid == 0 || rec.Start == 0 {
+		t.Fatalf("record %+v: no session or start time", rec)
+	}
+	other, otherMember := leaderlessGroup(t)
+	other.Sid++ // recorded in another session than its members are in
+
+	dir := t.TempDir()
+	writeRecord(t, filepath.Join(dir, "1-1-bash.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec, other}})
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ended, []int{member}) {
+		t.Errorf("the sweep ended %v, want the member %d only", ended, member)
+	}
+	gone(t, member, "the member of the recorded group")
+	if !alive(otherMember) {
+		t.Error("a member of another session than the recorded one was ended")
+	}
+}
+
+// The record of a bash call's group: written while the call runs, with the
+// shell's pid, group, start time and session, and removed once dropped.
+func TestGroupRecorder(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "procs") // made by the first record
+	g := NewGroupRecorder(dir, nil)
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(0)
+	forget := g.Started(p.Pid())
+	file := ProcFileFor(dir, os.Getpid(), "bash-"+strconv.Itoa(p.Pid()))
+	if err := ownPrivate(dir); err != nil {
+		t.Error(err)
+	}
+	if err := ownPrivate(file); err != nil {
+		t.Error(err)
+	}
+	var f procFile
+	b, err := os.ReadFile(file)
+	if err == nil {
+		err = json.Unmarshal(b, &f)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := proc.ReadStat(p.Pid())
+	want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: st.Sid}
+	if len(f.Procs) != 1 || f.Procs[0] != want || f.Clawd.Pid != os.Getpid() {
+		t.Fatalf("record %+v, want %+v", f, want)
+	}
+	forget()
+	forget()
+	deadline := time.Now().Add(5 * time.Second)
+	for _, err := os.Stat(file); !os.IsNotExist(err); _, err = os.Stat(file) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the record outlived the group: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Record files are named by the daemon's pid and start time: a daemon that
+// got the pid of a killed one does not overwrite the file the sweep has
+// not read yet, so what the killed daemon left is still ended.
+func TestRecordOfReusedPidKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self, _ := proc.ReadStat(os.Getpid())
+	survivor, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer survivor.Stop(0)
+	sst, _ := proc.ReadStat(survivor.Pid())
+	// The killed daemon had this process's pid and an earlier start.
+	killed := procRecord{Pid: os.Getpid(), Start: self.Start - 1}
+	oldFile := procFileName(dir, killed.Pid, killed.Start, "")
+	writeRecord(t, oldFile, procFile{BootID: proc.BootID(), Clawd: killed, Procs: []procRecord{
+		{Pid: survivor.Pid(), Pgid: survivor.Pid(), Start: sst.Start},
+	}})
+
+	file := ProcFileFor(dir, os.Getpid(), "")
+	if err := writeProcFile(file, []procRecord{{Pid: 1, Start: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ended, []int{survivor.Pid()}) {
+		t.Errorf("the sweep ended %v, want the killed daemon's survivor %d", ended, survivor.Pid())
+	}
+	select {
+	case <-survivor.Exited():
+	case <-time.After(5 * time.Second):
+		t.Error("the killed daemon's survivor still runs")
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("this daemon's own file: %v", err)
+	}
+}
+
+// killVerified opens the pidfd before it reads the start time, and signals
+// through the pidfd: a pidfd opened on the pid's former owner, which has
+// exited since (as if the pid were reused after the open), reaches no
+// process, and the pid's present owner, though it passes the check, is
+// not signalled. Where pidfd_open is missing the check is followed by
+// kill(2).
+func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
+	start := func() *proc.Process {
+		p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Stop(0) })
+		return p
+	}
+	defer func(f func(int, int) (int, error)) { pidfdOpen = f }(pidfdOpen)
+	defer func(f func(int) (proc.Stat, error)) { readStat = f }(readStat)
+	var events []string
+	pidfdOpen = func(pid, flags int) (int, error) {
+		events = append(events, "open")
+		return unix.PidfdOpen(pid, flags)
+	}
+	readStat = func(pid int) (proc.Stat, error) {
+		events = append(events, "stat")
+		return proc.ReadStat(pid)
+	}
+	check := func(st proc.Stat) bool { return true }
+
+	target := start()
+	if got := killVerified(target.Pid(), check, nil); got != killed {
+		t.Fatalf("killVerified: %v, want killed", got)
+	}
+	if !slices.Equal(events, []string{"open", "stat"}) {
+		t.Errorf("order %v, want the pidfd opened before the check", events)
+	}
+	<-target.Exited()
+
+	// A pidfd of a process that has exited since stands in for the one
+	// opened before the pid changed hands.
+	former := start()
+	fd, err := unix.PidfdOpen(former.Pid(), 0)
+	if err != nil {
+		t.Skipf("no pidfd: %v", err)
+	}
+	former.Kill()
+	former.Wait()
+	present := start()
+	defer unix.Close(fd)
+	pidfdOpen = func(pid, flags int) (int, error) { return unix.Dup(fd) }
+	if got := killVerified(present.Pid(), check, nil); got != notKilled {
+		t.Errorf("killVerified through the former owner's pidfd: %v, want notKilled", got)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !alive(present.Pid()) {
+		t.Error("the pid's present owner was signalled through another process's pidfd")
+	}
+
+	// No pidfd_open: kill(2) after the check.
+	pidfdOpen = func(int, int) (int, error) { return -1, unix.ENOSYS }
+	if got := killVerified(present.Pid(), check, nil); got != killed {
+		t.Errorf("killVerified without pidfd: %v, want killed", got)
+	}
+	gone(t, present.Pid(), "the process killed without a pidfd")
+
+	// A process the check refuses is not signalled.
+	pidfdOpen = unix.PidfdOpen
+	spared := start()
+	if got := killVerified(spared.Pid(), func(proc.Stat) bool { return false }, nil); got != refused {
+		t.Errorf("killVerified of a refused process: %v", got)
+	}
+	if !alive(spared.Pid()) {
+		t.Error("a refused process was signalled")
+	}
+}
+
+// The group signal goes through the leader's pidfd, which names the group
+// itself: it ends the group even when the number given alongside (the
+// kill(-pgid) fallback's) names no group at all. Skipped on a kernel
+// without PIDFD_SIGNAL_PROCESS_GROUP (before 6.9).
+func TestSignalGroupThroughPidfd(t *testing.T) {
+	t.Parallel()
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sh", Args: []string{"-c", "sleep 1000 & wait"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(0)
+	deadline := time.Now().Add(5 * time.Second)
+	for len(groupMembers(p.Pid())) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background sleep did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	members := groupMembers(p.Pid())
+	fd, err := unix.PidfdOpen(p.Pid(), 0)
+	if err != nil {
+		t.Skipf("no pidfd: %v", err)
+	}
+	defer unix.Close(fd)
+	if err := unix.PidfdSendSignal(fd, 0, nil, unix.PIDFD_SIGNAL_PROCESS_GROUP); err != nil {
+		t.Skipf("no PIDFD_SIGNAL_PROCESS_GROUP: %v", err)
+	}
+	const noGroup = 1<<22 + 7 // above pid_max's largest value: no group has it
+	if err := signalGroup(fd, noGroup); err != nil {
+		t.Fatalf("signalGroup: %v", err)
+	}
+	for _, pid := range members {
+		gone(t, pid, "a member of the group signalled through its leader's pidfd")
+	}
+}
