@@ -221,6 +221,8 @@ var pythonRules = readBy("python", []string{"python"},
 	// then reads its stdin, where clawd writes requests, as code.
 	envRule{name: "PYTHONINSPECT", does: "makes %s read its stdin as code once the script ends (the server's stdin carries clawd's requests)"},
 	envRule{name: "PYTHONPYCACHEPREFIX", does: codeCache},
+	// A debug build (3.13 and later) imports this module before site.
+	envRule{name: "PYTHON_PRESITE", does: "names a module %s imports at its start, before the script"},
 	envRule{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
 	// Where python finds its standard library and its site directories,
 	// whose .pth files (their import lines) and sitecustomize and

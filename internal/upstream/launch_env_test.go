@@ -120,6 +120,8 @@ func TestEnvPython(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
+		// A debug build imports PYTHON_PRESITE's module before site.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHON_PRESITE", "evil"), unpinned: "PYTHON_PRESITE"},
 		// Where python finds its standard library and site directories,
 		// whose .pth files and sitecustomize run at every start: its home
 		// (PYTHONHOME, PYTHONPLATLIBDIR), a venv of the executable it is
