@@ -236,14 +236,8 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
 		}
 		return l, nil
-	case "fetcher":
-		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
-		return l, nil
-	case "wrapper":
-		l.Unpinned = fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
-		return l, nil
-	case "builder":
-		l.Unpinned = fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
+	case "fetcher", "wrapper", "builder", "tsrunner", "watcher", "interp":
+		l.Unpinned = kindRefusal(kind, name)
 		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
@@ -319,6 +313,34 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	return l, nil
 }
 
+// kindRefusal is why a command of kind (fetcher, wrapper, builder, or a
+// script runner clawd reads no options of), named name, is refused, with
+// the command to give instead; "" for the other kinds.
+func kindRefusal(kind, name string) string {
+	switch kind {
+	case "fetcher":
+		return fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
+	case "wrapper":
+		return fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
+	case "builder":
+		return fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
+	case "tsrunner":
+		return fmt.Sprintf("%s compiles and runs the script named in its arguments, whose options clawd does not read, so it would pin only %s and not the script (and %s may run a cached compiled copy); run it with node, which clawd pins the script of: `node --experimental-strip-types FILE.ts` (node 22.6 and later; the default from 23.6), or compile it (tsc) and run `node FILE.js`", name, name, name)
+	case "watcher":
+		return fmt.Sprintf("%s runs the script named in its arguments, and again whenever a file changes, none of which clawd checks (it would pin only %s); give `node FILE` (or the script's own interpreter and FILE) as the command", name, name)
+	case "interp":
+		fix := fmt.Sprintf("give the script a #! line (`#!/usr/bin/env %s`), make it executable and give the script itself as the command: its SHA-256 is then the pin", name)
+		switch {
+		case name == "R" || name == "r":
+			fix = "run it with `Rscript FILE`, which clawd pins the script of"
+		case strings.HasSuffix(name, "awk"):
+			fix = fmt.Sprintf("put the program in a file that starts with `#!/usr/bin/%s -f` (its path on this system), make it executable and give that file as the command: its SHA-256 is then the pin", name)
+		}
+		return fmt.Sprintf("%s runs a program or script file named in its arguments (or read from its input, clawd's requests), whose options clawd does not read, so it would pin only %s and not that file; %s", name, name, fix)
+	}
+	return ""
+}
+
 // perProcessPath reports whether path (absolute), or a link on the way to
 // the file it names, is in /proc or /dev: /dev/stdin, /dev/fd/N and
 // /proc/self/... resolve per process, so clawd would hash its own stdin or
@@ -387,6 +409,8 @@ var (
 	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
 	// them) and version managers link node22: the runtime's rules.
 	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php)[0-9][0-9.]*$`)
+	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
+	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
 )
 
 // launcherKind maps a program name to the rule that applies to it, "" for
@@ -431,8 +455,29 @@ func launcherKind(name string) string {
 		"caffeinate", "arch", "pwsh", "powershell", "wsl",
 		// Terminal multiplexers and relays that run a command they are
 		// given, and runners that run one per input or change.
-		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect":
+		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect",
+		// Environment managers and version managers that run a command
+		// in their environment, and npm's helpers that run one with
+		// variables set (or several at once).
+		"poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "direnv", "mise", "rtx",
+		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p":
 		return "wrapper"
+	// Runners of TypeScript (or newer JavaScript) files, which compile the
+	// script they are given and run it through node.
+	case "tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "ts-node-transpile-only", "babel-node",
+		"vite-node", "esno", "esrun", "jiti", "sucrase-node":
+		return "tsrunner"
+	// Runners that start the script again when a file changes, and
+	// process managers that restart it.
+	case "nodemon", "node-dev", "ts-node-dev", "tsnd", "pm2", "pm2-runtime", "forever":
+		return "watcher"
+	// Interpreters clawd has no option table for: the program or script
+	// file they run (awk -f FILE, tclsh FILE) is named in arguments clawd
+	// does not read.
+	case "awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
+		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
+		"cscript", "wscript", "escript", "elixir", "julia":
+		return "interp"
 	case "cmd":
 		if runtime.GOOS == "windows" {
 			return "wrapper" // cmd /c PROGRAM
@@ -443,6 +488,9 @@ func launcherKind(name string) string {
 	}
 	if luaName.MatchString(name) {
 		return "lua"
+	}
+	if interpName.MatchString(name) {
+		return "interp"
 	}
 	if m := versionedName.FindStringSubmatch(name); m != nil {
 		return launcherKind(m[1])
