@@ -54,8 +54,10 @@ type envRule struct {
 	npm bool
 	// unless is a flag variable of python's that, set on in the server's
 	// env (flagOn), turns the rule off; the refusal names it as the other
-	// fix.
-	unless string
+	// fix. With unlessOff, any value of it turns the rule off, and the
+	// refusal suggests unlessOff (bun's cache path, "0" for none).
+	unless    string
+	unlessOff string
 	// reader names the runtime that reads the variable, in a rule of
 	// everyProgram's that only it reads; progs are the envRules keys
 	// (envRuleKeys) of the commands clawd recognises as it, for which the
@@ -301,6 +303,24 @@ var envRules = map[string][]envRule{
 	},
 	"csh":  {{name: "HOME", does: startupFile}},
 	"tcsh": {{name: "HOME", does: startupFile}},
+	// The caches of compiled code (and deno's remote modules) of deno and
+	// bun, when DENO_DIR and BUN_RUNTIME_TRANSPILER_CACHE_PATH (refused
+	// for every program) are not set: deno's under XDG_CACHE_HOME, else
+	// HOME (~/.cache/deno); bun's under XDG_CACHE_HOME, else HOME
+	// (USERPROFILE on Windows: ~/.bun/install/cache), unless the server's
+	// env turns it off (BUN_RUNTIME_TRANSPILER_CACHE_PATH=0). Both run a
+	// cached copy whose recorded hash matches the source.
+	"deno": {{name: "XDG_CACHE_HOME", does: codeCache}, {name: "HOME", does: codeCache}},
+	"bun": {
+		{name: "XDG_CACHE_HOME", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+		{name: "HOME", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+		{name: "USERPROFILE", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+	},
+	// R sources ~/.Rprofile and reads ~/.Renviron (which may name more
+	// startup files) at every start when the working directory has none,
+	// like R_PROFILE_USER and R_ENVIRON_USER; R_USER is the home of R on
+	// Windows.
+	"rscript": {{name: "HOME", does: rStartupFile}, {name: "R_USER", does: rStartupFile}},
 }
 
 // dotnetRules are .NET's variables that load code, in every program
