@@ -226,6 +226,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return envRefusal(env, name, progs)
 	}
 	args := cfg.Args
+	bunRun := false
 	switch kind {
 	case "":
 		l.Unpinned = envWhy()
@@ -257,7 +258,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 			return l, nil
 		}
 		if len(args) > 0 && args[0] == "run" {
-			args = args[1:]
+			args, bunRun = args[1:], true
 		}
 	case "jshell":
 		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
@@ -283,6 +284,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	if strings.Contains(script, "://") || ((kind == "deno" || kind == "bun") && urlScheme.MatchString(script)) {
 		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
+		return l, nil
+	}
+	if kind == "bun" && !bunReadsAsFile(script, bunRun) {
+		l.Unpinned = fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
 		return l, nil
 	}
 	if !filepath.IsAbs(script) {
@@ -339,6 +344,22 @@ func kindRefusal(kind, name string) string {
 		return fmt.Sprintf("%s runs a program or script file named in its arguments (or read from its input, clawd's requests), whose options clawd does not read, so it would pin only %s and not that file; %s", name, name, fix)
 	}
 	return ""
+}
+
+// bunFileExts are the extensions with which `bun FILE` (without run) runs
+// the file before it looks for a package.json script of that name.
+var bunFileExts = []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"}
+
+// bunReadsAsFile reports whether bun runs its argument a as a file before
+// any package.json script of that name: when a starts with "." or is
+// absolute, and without `run` (run false) when it ends in an extension
+// bun runs. Otherwise bun runs the nearest package.json's script named a,
+// if there is one, in place of the file.
+func bunReadsAsFile(a string, run bool) bool {
+	if strings.HasPrefix(a, ".") || filepath.IsAbs(a) {
+		return true
+	}
+	return !run && slices.Contains(bunFileExts, filepath.Ext(a))
 }
 
 // perProcessPath reports whether path (absolute), or a link on the way to
