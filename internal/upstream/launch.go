@@ -38,8 +38,11 @@ import (
 //     is refused (Unpinned): node -e/-p/-r/--import/--loader, --watch,
 //     --openssl-config..., with underscores read as dashes, and
 //     --inspect/--inspect-brk/--inspect-wait (a debugger port anyone
-//     local can run code through); python -c/-m; a shell's -c/-s/-i and a
-//     login shell; perl -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S,
+//     local can run code through); python -c/-m, -X presite (a debug
+//     build imports that module first) and -X pycache_prefix; perl's -D
+//     passes (debug output: it takes only the letters or digits after
+//     it); a shell's -c/-s/-i and a login shell; perl
+//     -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S,
 //     --crash-report; php -r, -B/-R/-F/-E, -a, -c, -z, -S/-t, "--" before
 //     the script (php reads stdin), and -d with a key that loads code
 //     (auto_prepend_file, extension, xdebug.*...) or a line break; lua
@@ -47,7 +50,10 @@ import (
 //     -CSDA, -i.bak) are not read as more options.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is
 //     refused, and so are --preload, --watch, --inspect*, deno's
-//     --env-file, bun's --hot, --config, --cwd and --filter.
+//     --env-file, bun's --hot, --config, --cwd and --filter. bun's FILE
+//     must start with "." or be absolute, or (bare bun, without run) end
+//     in .js, .ts, .mjs and the like: else bun runs a package.json script
+//     of that name, when there is one, in place of the file.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file) and R's (--encoding and
 //     the like only as --name=VALUE; no blanks or wildcards); -e,
@@ -78,8 +84,8 @@ import (
 //     PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code
 //     in the value (LUA_INIT*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's),
-//     PYTHONINSPECT, python's home and site directories (PYTHONHOME,
-//     PYTHONPLATLIBDIR, PYTHONEXECUTABLE, PYTHONUSERBASE without
+//     PYTHONINSPECT, PYTHON_PRESITE, python's home and site directories
+//     (PYTHONHOME, PYTHONPLATLIBDIR, PYTHONEXECUTABLE, PYTHONUSERBASE without
 //     PYTHONNOUSERSITE...), DENO_TSC_BIN, bun's BUN_INSPECT*, npm's
 //     settings that run code (npm_config_script_shell...); and
 //     LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES, GCONV_PATH, OpenSSL's
@@ -90,24 +96,48 @@ import (
 //     (envRules): ENV for sh/ash/ksh, HOME for zsh, csh and tcsh, fish's
 //     XDG directories and HOME, python's HOME and APPDATA (its user site
 //     directory, without PYTHONNOUSERSITE), npx's HOME, USERPROFILE,
-//     PREFIX and DESTDIR (which lead npm to an .npmrc). Search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
-//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
+//     PREFIX and DESTDIR (which lead npm to an .npmrc), deno's and bun's
+//     XDG_CACHE_HOME and HOME (where their caches of compiled code are
+//     when DENO_DIR and bun's cache path are not set; bun's pass with its
+//     cache off), Rscript's HOME and R_USER (~/.Rprofile, ~/.Renviron).
+//     For a plain executable these broad names pass: which files under
+//     HOME a program reads as code is its own (git's config, ssh's, a
+//     shell's), like the many variables that make some program run a
+//     command (GIT_SSH_COMMAND, PAGER), and servers set HOME for their
+//     own data. Search paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB,
+//     LUA_PATH, perl/ruby -I, php's include_path, LD_LIBRARY_PATH,
+//     DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
 //     else the npx cache (<npm cache>/_npx/<hash>/node_modules/.package-lock.json).
 //     A floating spec (no version, a tag, a range, a git or file spec) is
 //     refused with NAME@VERSION as the fix, and so is an exact version that
-//     is in neither place (npx would download it unseen).
+//     is in neither place (npx would download it unseen). A package whose
+//     program clawd recognises as running what its arguments name (tsx,
+//     nodemon, cross-env, node, the ones below) is refused: the package's
+//     integrity would not cover the script it runs.
 //   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x,
 //     dnx: they fetch and run a package clawd cannot pin; refused, with
 //     "install it and name its executable" as the fix.
 //   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
-//     taskset, xargs, sudo, doas, busybox, cmd (Windows): they start the
-//     program named in their arguments, which would go unpinned (`env npx
-//     -y pkg` would run a floating package under env's hash); refused, with
-//     "name that program as the command" as the fix.
+//     taskset, xargs, sudo, doas, busybox, cmd (Windows), the environment
+//     managers (poetry, pipenv, pdm, hatch, conda, mise, volta...) and
+//     npm's env helpers (cross-env, dotenv, env-cmd, concurrently...):
+//     they start the program named in their arguments, which would go
+//     unpinned (`env npx -y pkg` would run a floating package under env's
+//     hash); refused, with "name that program as the command" as the fix.
+//   - Script runners clawd reads no options of, which would pin only
+//     themselves and not the script they run: tsx, ts-node, babel-node,
+//     vite-node and the other TypeScript runners (fix: node
+//     --experimental-strip-types FILE.ts, or compile and run node
+//     FILE.js); nodemon, node-dev, pm2, forever, which also run it again
+//     when it changes; awk and its kin (-f FILE, gawk's -i and @include),
+//     R, tclsh, wish, guile, julia, jjs, racket, sbcl, octave, groovy,
+//     raku, ipython, jruby, jython, osascript, elixir, escript (fix: a #!
+//     line in the script, given itself as the command, or Rscript FILE).
+//     Refused (launcherKind's list; a name it does not list is a plain
+//     executable).
 //   - go, cargo, make and the other build tools (launcherKind): they build
 //     (or fetch) what they run at every start; refused, with "build it
 //     once and give the built executable" as the fix.
