@@ -23,8 +23,8 @@ import (
 // Which commands are looked into (the base name of the configured command,
 // or of the resolved executable, without .exe/.cmd):
 //
-//   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
-//     ksh, mksh, fish, csh, tcsh, ruby, perl, php, lua, luajit: the first
+//   - node, nodejs, python, python3, python3.N, pypy3, pythonw, bash, sh,
+//     dash, zsh, ksh, mksh, fish, csh, tcsh, ruby, perl, php, lua, luajit: the first
 //     argument that is not an option is the script file; it must be an
 //     existing regular file, whose SHA-256 is pinned (Script,
 //     ScriptSHA256); php -f FILE names it too. Each program's options are
@@ -135,7 +135,9 @@ import (
 //     when it changes; awk and its kin (-f FILE, gawk's -i and @include),
 //     R, tclsh, wish, guile, julia, jjs, racket, sbcl, octave, groovy,
 //     raku, ipython, jruby, jython, osascript, elixir, escript (fix: a #!
-//     line in the script, given itself as the command, or Rscript FILE).
+//     line in the script, given itself as the command, or Rscript FILE);
+//     Windows' py and pyw, which run the python a #! line or py.ini names
+//     (fix: that python's path and the script).
 //     Refused (launcherKind's list; a name it does not list is a plain
 //     executable).
 //   - go, cargo, make and the other build tools (launcherKind): they build
@@ -255,6 +257,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
 		return envRefusal(env, name, progs)
 	}
+	if why := kindRefusal(kind, name); why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
 	args := cfg.Args
 	bunRun := false
 	switch kind {
@@ -266,9 +272,6 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		if l.Unpinned = envWhy(); l.Unpinned == "" {
 			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
 		}
-		return l, nil
-	case "fetcher", "wrapper", "builder", "tsrunner", "watcher", "interp":
-		l.Unpinned = kindRefusal(kind, name)
 		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
@@ -349,8 +352,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 }
 
 // kindRefusal is why a command of kind (fetcher, wrapper, builder, or a
-// script runner clawd reads no options of), named name, is refused, with
-// the command to give instead; "" for the other kinds.
+// script runner clawd reads no options of), named name, is refused
+// whatever its arguments, with the command to give instead; "" for the
+// other kinds.
 func kindRefusal(kind, name string) string {
 	switch kind {
 	case "fetcher":
@@ -363,6 +367,8 @@ func kindRefusal(kind, name string) string {
 		return fmt.Sprintf("%s compiles and runs the script named in its arguments, whose options clawd does not read, so it would pin only %s and not the script (and %s may run a cached compiled copy); run it with node, which clawd pins the script of: `node --experimental-strip-types FILE.ts` (node 22.6 and later; the default from 23.6), or compile it (tsc) and run `node FILE.js`", name, name, name)
 	case "watcher":
 		return fmt.Sprintf("%s runs the script named in its arguments, and again whenever a file changes, none of which clawd checks (it would pin only %s); give `node FILE` (or the script's own interpreter and FILE) as the command", name, name)
+	case "pylauncher":
+		return fmt.Sprintf("%s runs the python that the script's #! line or its py.ini names (py.ini may name any command), which clawd does not pin; give that python's own path (`py -0p` lists them) and the script as the command", name)
 	case "interp":
 		fix := fmt.Sprintf("give the script a #! line (`#!/usr/bin/env %s`), make it executable and give the script itself as the command: its SHA-256 is then the pin", name)
 		switch {
@@ -447,8 +453,9 @@ var bunCommands = []string{"test", "repl", "build", "create", "c", "init", "pm",
 	"discord", "help", "i", "a"}
 
 var (
-	// python3.13t (free-threaded), python3.7m and python3-dbg too.
-	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*[tmd]?(-dbg)?$`)
+	// python3.13t (free-threaded), python3.7m and python3-dbg too, and
+	// Windows' pythonw (pythonw3.13t).
+	pythonName = regexp.MustCompile(`^(python|pypy)w?[0-9.]*[tmd]?(-dbg)?$`)
 	// deno (and bun) take any argument starting with a scheme (npm:,
 	// jsr:, https:, data:) for a module to fetch, not a file, even when a
 	// file of that name exists.
@@ -529,6 +536,10 @@ func launcherKind(name string) string {
 		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
 		"cscript", "wscript", "escript", "elixir", "julia":
 		return "interp"
+	// Windows' python launcher runs the interpreter the script's #! line
+	// or py.ini names (py.ini may name any command).
+	case "py", "pyw":
+		return "pylauncher"
 	case "cmd":
 		if runtime.GOOS == "windows" {
 			return "wrapper" // cmd /c PROGRAM

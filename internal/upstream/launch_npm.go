@@ -99,11 +99,11 @@ func npxRunnerRefusal(spec, name string) string {
 		prog = name[strings.LastIndex(name, "/")+1:]
 	}
 	kind := launcherKind(prog)
-	switch kind {
-	case "":
+	if kind == "" {
 		return ""
-	case "fetcher", "wrapper", "builder", "tsrunner", "watcher", "interp":
-		return fmt.Sprintf("`npx %s` runs %s, and clawd would pin only the package, not what %s runs: %s", spec, prog, prog, kindRefusal(kind, prog))
+	}
+	if why := kindRefusal(kind, prog); why != "" {
+		return fmt.Sprintf("`npx %s` runs %s, and clawd would pin only the package, not what %s runs: %s", spec, prog, prog, why)
 	}
 	return fmt.Sprintf("`npx %s` runs %s, which runs the code named in its arguments, and clawd would pin only the package, not that code; install %s and give it (with its script) as the command, so clawd pins the script", spec, prog, prog)
 }

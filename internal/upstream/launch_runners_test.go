@@ -15,7 +15,7 @@ import (
 // the command that pins it. The interpreters clawd reads pin theirs.
 func TestResolveLaunchScriptRunners(t *testing.T) {
 	fakeProgs(t, "tsx", "ts-node", "ts-node-esm", "nodemon", "babel-node", "vite-node", "awk", "gawk", "mawk",
-		"R", "tclsh", "guile", "julia", "poetry", "conda", "pipenv", "cross-env", "dotenv", "node", "bash", "sh", "zsh")
+		"R", "tclsh", "guile", "julia", "py", "pyw", "pythonw", "pythonw3.13t", "poetry", "conda", "pipenv", "cross-env", "dotenv", "node", "bash", "sh", "zsh")
 	work := t.TempDir()
 	for _, f := range []string{"x.ts", "x.js", "x.awk", "x.R", "x.tcl", "x.py", "x.sh"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("# "+f+"\n"), 0o644); err != nil {
@@ -42,6 +42,12 @@ func TestResolveLaunchScriptRunners(t *testing.T) {
 		{cmd: []string{"tclsh", "x.tcl"}, unpinned: "tclsh"},
 		{cmd: []string{"guile", "x.scm"}, unpinned: "guile"},
 		{cmd: []string{"julia", "x.jl"}, unpinned: "julia"},
+		// Windows' python launcher picks the interpreter by the script's
+		// #! line or py.ini (a command of its choice); pythonw is python.
+		{cmd: []string{"py", "-3.12", "x.py"}, unpinned: "python"},
+		{cmd: []string{"pyw", "x.py"}, unpinned: "python"},
+		{cmd: []string{"pythonw", "-u", "x.py"}, script: "x.py"},
+		{cmd: []string{"pythonw3.13t", "x.py"}, script: "x.py"},
 		// Environment managers and npm's env helpers start a command.
 		{cmd: []string{"poetry", "run", "python", "x.py"}, unpinned: "starts the program named in its arguments"},
 		{cmd: []string{"conda", "run", "-n", "e", "python", "x.py"}, unpinned: "starts the program"},
