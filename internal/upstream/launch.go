@@ -137,7 +137,10 @@ import (
 //     raku, ipython, jruby, jython, osascript, elixir, escript (fix: a #!
 //     line in the script, given itself as the command, or Rscript FILE);
 //     Windows' py and pyw, which run the python a #! line or py.ini names
-//     (fix: that python's path and the script).
+//     (fix: that python's path and the script). An interpreter given such
+//     a program's own script (node npx-cli.js, node node_modules/.bin/tsx,
+//     python venv/bin/poetry), named so or in a node_modules package of
+//     that name, is refused the same way.
 //     Refused (launcherKind's list; a name it does not list is a plain
 //     executable).
 //   - go, cargo, make and the other build tools (launcherKind): they build
@@ -323,6 +326,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		l.Unpinned = fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
 		return l, nil
 	}
+	given := script
 	if !filepath.IsAbs(script) {
 		base := cfg.Cwd
 		if base == "" {
@@ -345,6 +349,10 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		l.Unpinned = fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name)
+		return l, nil
+	}
+	if why := runnerScriptRefusal(given, script); why != "" {
+		l.Unpinned = why
 		return l, nil
 	}
 	l.Script = script
@@ -378,6 +386,36 @@ func kindRefusal(kind, name string) string {
 			fix = fmt.Sprintf("put the program in a file that starts with `#!/usr/bin/%s -f` (its path on this system), make it executable and give that file as the command: its SHA-256 is then the pin", name)
 		}
 		return fmt.Sprintf("%s runs a program or script file named in its arguments (or read from its input, clawd's requests), whose options clawd does not read, so it would pin only %s and not that file; %s", name, name, fix)
+	}
+	return ""
+}
+
+// runnerScriptRefusal says why an interpreter running the script
+// given (real: its resolved path) runs what clawd cannot pin, or "": the
+// script is a launcher's, a wrapper's or a runner's own (npm's
+// npx-cli.js, tsx's bin, poetry's python script), named so (given or
+// resolved) or in a node_modules package of that name, which runs what
+// its own arguments name while clawd would pin only it.
+func runnerScriptRefusal(given, real string) string {
+	names := []string{progName(given), progName(real)}
+	if i := strings.LastIndex(filepath.ToSlash(real), "/node_modules/"); i >= 0 {
+		rest := strings.Split(filepath.ToSlash(real)[i+len("/node_modules/"):], "/")
+		pkg := rest[0]
+		if strings.HasPrefix(pkg, "@") && len(rest) > 1 {
+			pkg += "/" + rest[1]
+		}
+		if prog := npxPrograms[pkg]; prog != "" {
+			pkg = prog
+		}
+		names = append(names, pkg[strings.LastIndex(pkg, "/")+1:])
+	}
+	for _, n := range names {
+		switch kind := launcherKind(n); kind {
+		case "npx":
+			return fmt.Sprintf("%s is npx's own script, which runs a package clawd would not pin (only the script); give `npx -y NAME@VERSION` as the command, which clawd pins", given)
+		case "fetcher", "wrapper", "tsrunner", "watcher", "pylauncher":
+			return fmt.Sprintf("%s is %s's own script, and clawd would pin only it, not what it runs: %s", given, n, kindRefusal(kind, n))
+		}
 	}
 	return ""
 }

@@ -96,3 +96,40 @@ func TestNpxScriptRunnerRefused(t *testing.T) {
 		t.Errorf("server package: %v %q %q", err, l.Package, l.Unpinned)
 	}
 }
+
+// An interpreter given a launcher's or a runner's own script (npm's
+// npx-cli.js, a package's bin linked in node_modules/.bin, poetry's
+// python script) pins that script, not what it runs: refused as the
+// launcher or runner would be.
+func TestInterpreterRunningARunnerRefused(t *testing.T) {
+	fakeProgs(t, "node", "python3")
+	work := t.TempDir()
+	mk := func(rel string) {
+		p := filepath.Join(work, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("// "+rel+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("node_modules/npm/bin/npx-cli.js")
+	mk("node_modules/tsx/dist/cli.mjs")
+	mk("node_modules/@babel/node/bin/babel-node.js")
+	mk("node_modules/srv/dist/index.js")
+	mk("venv/bin/poetry")
+	mk("x.ts")
+	os.MkdirAll(filepath.Join(work, "node_modules", ".bin"), 0o755)
+	if err := os.Symlink("../tsx/dist/cli.mjs", filepath.Join(work, "node_modules", ".bin", "tsx")); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"node", "node_modules/npm/bin/npx-cli.js", "-y", "pkg"}, unpinned: "npx"},
+		{cmd: []string{"node", "node_modules/.bin/tsx", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"node", "node_modules/tsx/dist/cli.mjs", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"node", "node_modules/@babel/node/bin/babel-node.js", "x.ts"}, unpinned: "babel-node"},
+		{cmd: []string{"python3", "venv/bin/poetry", "run", "python", "x.py"}, unpinned: "poetry"},
+		// A server package's own file is pinned as before.
+		{cmd: []string{"node", "node_modules/srv/dist/index.js"}, script: "node_modules/srv/dist/index.js"},
+	})
+}
