@@ -80,6 +80,7 @@ import (
 //     npm_config_node_options; an unknown option is refused too, and
 //     NODE_OPTIONS=--max-old-space-size=4096 or JAVA_TOOL_OPTIONS=-Xmx1g
 //     pass), startup files and their directories (BASH_ENV, ZDOTDIR,
+//     BASHOPTS with extdebug,
 //     R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH, RHOME, PHPRC,
 //     PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code
 //     in the value (LUA_INIT*, PS4, PERL5DB), caches of compiled code

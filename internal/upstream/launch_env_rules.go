@@ -1,6 +1,9 @@
 package upstream
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The variables of a server's configured env (what `clawd mcp add --env`
 // or the API set) that make the program the command runs load or run code
@@ -206,12 +209,16 @@ var everyProgram = slices.Concat(
 		envRule{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
 		envRule{name: "BUN_INSPECT*", does: "makes %s start its debugger, through which code clawd cannot pin runs in the server, or preload a module"},
 	),
-	// The shells' own: bash's startup file for scripts, zsh's startup
+	// The shells' own: bash's startup file for scripts and its shopt
+	// options (BASHOPTS), zsh's startup
 	// directory (.zshenv, read by every zsh), and the trace prompt, which
 	// the shells expand for every command they trace (bash and ksh run its
 	// command substitutions), and SHELLOPTS=xtrace in the same env turns
 	// tracing on in any bash. Only shells read them; sh may be bash.
-	readBy("bash", []string{"bash", "sh"}, envRule{name: "BASH_ENV", does: startupFile}),
+	readBy("bash", []string{"bash", "sh"}, envRule{name: "BASH_ENV", does: startupFile},
+		// bash sets the shopt options BASHOPTS lists before it reads
+		// anything: extdebug runs the debugger's profile, like -O extdebug.
+		envRule{name: "BASHOPTS", opts: bashoptsRefusal}),
 	readBy("zsh", []string{"zsh"}, envRule{name: "ZDOTDIR", does: startupFile}),
 	readBy("bash or ksh", ps4Shells,
 		envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}),
@@ -361,3 +368,16 @@ func clrKnob(name, does string) []envRule {
 
 // shEnv is ENV, the startup file some versions of sh read for a script.
 var shEnv = envRule{name: "ENV", does: startupFile}
+
+// bashoptsRefusal refuses BASHOPTS (shopt options, split at ":", read as
+// one word here since it holds no blanks) that turns extdebug on.
+func bashoptsRefusal(words []string) string {
+	for _, w := range words {
+		for _, o := range strings.Split(w, ":") {
+			if bashShoptRefusal(o) != "" {
+				return "extdebug makes bash run its debugger's profile before the script, code clawd cannot pin; remove it"
+			}
+		}
+	}
+	return ""
+}

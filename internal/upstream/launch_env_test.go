@@ -314,6 +314,11 @@ func TestEnvShells(t *testing.T) {
 	checkLaunchCases(t, work, []launchCase{
 		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
 		{cmd: []string{"bash", "x.sh"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"},
+		// bash sets the shopt options BASHOPTS lists at its start:
+		// extdebug runs the debugger's profile, as -O extdebug does.
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASHOPTS", "checkwinsize:extdebug"), unpinned: "BASHOPTS"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("BASHOPTS", "extdebug"), unpinned: "BASHOPTS"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASHOPTS", "nullglob:extglob"), script: "x.sh"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
 		{cmd: []string{"ash", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
