@@ -79,10 +79,10 @@ import (
 //     -M/-m/-d, RUBYOPT's -r, the JVM's option variables, npm's
 //     npm_config_node_options; an unknown option is refused too, and
 //     NODE_OPTIONS=--max-old-space-size=4096 or JAVA_TOOL_OPTIONS=-Xmx1g
-//     pass), startup files and their directories (BASH_ENV, ZDOTDIR,
-//     BASHOPTS with extdebug,
-//     R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH, RHOME, PHPRC,
-//     PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code
+//     pass), startup files and their directories (BASH_ENV, BASHOPTS
+//     with extdebug, ZDOTDIR, R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH,
+//     RHOME, PHPRC, PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP,
+//     RUBYGEMS_GEMDEPS), code
 //     in the value (LUA_INIT*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's),
 //     PYTHONINSPECT, PYTHON_PRESITE, python's home and site directories
