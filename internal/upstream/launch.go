@@ -119,7 +119,8 @@ import (
 //     nodemon, cross-env, node, the ones below) is refused: the package's
 //     integrity would not cover the script it runs.
 //   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x,
-//     dnx: they fetch and run a package clawd cannot pin; refused, with
+//     dnx, corepack, jbang, coursier: they fetch and run a package clawd
+//     cannot pin; refused, with
 //     "install it and name its executable" as the fix.
 //   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
 //     taskset, xargs, sudo, doas, busybox, cmd (Windows), the environment
@@ -135,7 +136,8 @@ import (
 //     FILE.js); nodemon, node-dev, pm2, forever, which also run it again
 //     when it changes; awk and its kin (-f FILE, gawk's -i and @include),
 //     R, tclsh, wish, guile, julia, jjs, racket, sbcl, octave, groovy,
-//     raku, ipython, jruby, jython, osascript, elixir, escript (fix: a #!
+//     raku, ipython, jruby, jython, osascript, elixir, escript, erl,
+//     runghc, dotnet-script (fix: a #!
 //     line in the script, given itself as the command, or Rscript FILE);
 //     Windows' py and pyw, which run the python a #! line or py.ini names
 //     (fix: that python's path and the script). An interpreter given such
@@ -144,9 +146,11 @@ import (
 //     that name, is refused the same way.
 //     Refused (launcherKind's list; a name it does not list is a plain
 //     executable).
-//   - go, cargo, make and the other build tools (launcherKind): they build
-//     (or fetch) what they run at every start; refused, with "build it
-//     once and give the built executable" as the fix.
+//   - go, cargo, make and the other build tools, and the toolchains that
+//     compile a script before running it (kotlin, scala-cli, dart...;
+//     launcherKind): they build (or fetch) what they run at every start;
+//     refused, with "build it once and give the built executable" as the
+//     fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -526,13 +530,19 @@ func launcherKind(name string) string {
 		return "bun"
 	case "npx", "npx-cli.js":
 		return "npx"
-	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx":
+	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx", "corepack",
+		// Java's script and package launchers resolve and fetch Maven
+		// artifacts at every start.
+		"jbang", "coursier":
 		return "fetcher"
 	// Build tools and toolchains whose commands build what they run
 	// (`go run`, `cargo run`, a Makefile's recipe), or fetch it (`go run
 	// pkg@version`, `nix run`): only the tool itself would be pinned.
 	case "go", "cargo", "rustup", "make", "gmake", "just", "gradle", "gradlew", "mvn", "mvnw", "sbt",
-		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell":
+		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell",
+		// Toolchains that compile a script (and fetch what it declares)
+		// before they run it.
+		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam":
 		return "builder"
 	case "java", "javaw":
 		return "java"
@@ -573,7 +583,7 @@ func launcherKind(name string) string {
 	// does not read.
 	case "awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
 		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
-		"cscript", "wscript", "escript", "elixir", "julia":
+		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby":
 		return "interp"
 	// Windows' python launcher runs the interpreter the script's #! line
 	// or py.ini names (py.ini may name any command).

@@ -15,7 +15,7 @@ import (
 // the command that pins it. The interpreters clawd reads pin theirs.
 func TestResolveLaunchScriptRunners(t *testing.T) {
 	fakeProgs(t, "tsx", "ts-node", "ts-node-esm", "nodemon", "babel-node", "vite-node", "awk", "gawk", "mawk",
-		"R", "tclsh", "guile", "julia", "py", "pyw", "pythonw", "pythonw3.13t", "poetry", "conda", "pipenv", "cross-env", "dotenv", "node", "bash", "sh", "zsh")
+		"R", "tclsh", "guile", "julia", "py", "pyw", "pythonw", "pythonw3.13t", "jbang", "corepack", "kotlin", "scala-cli", "dart", "runghc", "erl", "poetry", "conda", "pipenv", "cross-env", "dotenv", "node", "bash", "sh", "zsh")
 	work := t.TempDir()
 	for _, f := range []string{"x.ts", "x.js", "x.awk", "x.R", "x.tcl", "x.py", "x.sh"} {
 		if err := os.WriteFile(filepath.Join(work, f), []byte("# "+f+"\n"), 0o644); err != nil {
@@ -48,6 +48,14 @@ func TestResolveLaunchScriptRunners(t *testing.T) {
 		{cmd: []string{"pyw", "x.py"}, unpinned: "python"},
 		{cmd: []string{"pythonw", "-u", "x.py"}, script: "x.py"},
 		{cmd: []string{"pythonw3.13t", "x.py"}, script: "x.py"},
+		// JVM and other toolchains that fetch or build what they run.
+		{cmd: []string{"jbang", "org.example:srv:1.0"}, unpinned: "fetches and runs"},
+		{cmd: []string{"corepack", "yarn", "dlx", "pkg"}, unpinned: "fetches and runs"},
+		{cmd: []string{"kotlin", "srv.main.kts"}, unpinned: "builds (and may fetch)"},
+		{cmd: []string{"scala-cli", "run", "srv.sc"}, unpinned: "builds (and may fetch)"},
+		{cmd: []string{"dart", "run", "srv"}, unpinned: "builds (and may fetch)"},
+		{cmd: []string{"runghc", "Srv.hs"}, unpinned: "runghc"},
+		{cmd: []string{"erl", "-noshell", "-s", "srv"}, unpinned: "erl"},
 		// Environment managers and npm's env helpers start a command.
 		{cmd: []string{"poetry", "run", "python", "x.py"}, unpinned: "starts the program named in its arguments"},
 		{cmd: []string{"conda", "run", "-n", "e", "python", "x.py"}, unpinned: "starts the program"},
