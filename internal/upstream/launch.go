@@ -23,8 +23,8 @@ import (
 // Which commands are looked into (the base name of the configured command,
 // or of the resolved executable, without .exe/.cmd):
 //
-//   - node, nodejs, python, python3, python3.N, pypy3, bash, sh, dash, zsh,
-//     ksh, mksh, fish, csh, tcsh, ruby, perl, php, lua, luajit: the first
+//   - node, nodejs, python, python3, python3.N, pypy3, pythonw, bash, sh,
+//     dash, zsh, ksh, mksh, fish, csh, tcsh, ruby, perl, php, lua, luajit: the first
 //     argument that is not an option is the script file; it must be an
 //     existing regular file, whose SHA-256 is pinned (Script,
 //     ScriptSHA256); php -f FILE names it too. Each program's options are
@@ -38,8 +38,11 @@ import (
 //     is refused (Unpinned): node -e/-p/-r/--import/--loader, --watch,
 //     --openssl-config..., with underscores read as dashes, and
 //     --inspect/--inspect-brk/--inspect-wait (a debugger port anyone
-//     local can run code through); python -c/-m; a shell's -c/-s/-i and a
-//     login shell; perl -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S,
+//     local can run code through); python -c/-m, -X presite (a debug
+//     build imports that module first) and -X pycache_prefix; perl's -D
+//     passes (debug output: it takes only the letters or digits after
+//     it); a shell's -c/-s/-i and a login shell; perl
+//     -e/-E/-M/-m/-d/-F/-S; ruby -e/-r/-C/-X/-xDIR/-S,
 //     --crash-report; php -r, -B/-R/-F/-E, -a, -c, -z, -S/-t, "--" before
 //     the script (php reads stdin), and -d with a key that loads code
 //     (auto_prepend_file, extension, xdebug.*...) or a line break; lua
@@ -47,7 +50,10 @@ import (
 //     -CSDA, -i.bak) are not read as more options.
 //   - deno run [options] FILE and bun [run] FILE: as above; a URL is
 //     refused, and so are --preload, --watch, --inspect*, deno's
-//     --env-file, bun's --hot, --config, --cwd and --filter.
+//     --env-file, bun's --hot, --config, --cwd and --filter. bun's FILE
+//     must start with "." or be absolute, or (bare bun, without run) end
+//     in .js, .ts, .mjs and the like: else bun runs a package.json script
+//     of that name, when there is one, in place of the file.
 //   - Rscript [--options] FILE: as above, with Rscript's reading (the first
 //     argument not starting with "--" is the file) and R's (--encoding and
 //     the like only as --name=VALUE; no blanks or wildcards); -e,
@@ -73,13 +79,14 @@ import (
 //     -M/-m/-d, RUBYOPT's -r, the JVM's option variables, npm's
 //     npm_config_node_options; an unknown option is refused too, and
 //     NODE_OPTIONS=--max-old-space-size=4096 or JAVA_TOOL_OPTIONS=-Xmx1g
-//     pass), startup files and their directories (BASH_ENV, ZDOTDIR,
-//     R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH, RHOME, PHPRC,
-//     PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP, RUBYGEMS_GEMDEPS), code
+//     pass), startup files and their directories (BASH_ENV, BASHOPTS
+//     with extdebug, ZDOTDIR, R_PROFILE*, R_ENVIRON*, R_TESTS, R_ARCH,
+//     RHOME, PHPRC, PHP_INI_SCAN_DIR, XDEBUG_*, BUNDLER_SETUP,
+//     RUBYGEMS_GEMDEPS), code
 //     in the value (LUA_INIT*, PS4, PERL5DB), caches of compiled code
 //     (NODE_COMPILE_CACHE, PYTHONPYCACHEPREFIX, DENO_DIR, bun's),
-//     PYTHONINSPECT, python's home and site directories (PYTHONHOME,
-//     PYTHONPLATLIBDIR, PYTHONEXECUTABLE, PYTHONUSERBASE without
+//     PYTHONINSPECT, PYTHON_PRESITE, python's home and site directories
+//     (PYTHONHOME, PYTHONPLATLIBDIR, PYTHONEXECUTABLE, PYTHONUSERBASE without
 //     PYTHONNOUSERSITE...), DENO_TSC_BIN, bun's BUN_INSPECT*, npm's
 //     settings that run code (npm_config_script_shell...); and
 //     LD_PRELOAD, LD_AUDIT, DYLD_INSERT_LIBRARIES, GCONV_PATH, OpenSSL's
@@ -90,27 +97,60 @@ import (
 //     (envRules): ENV for sh/ash/ksh, HOME for zsh, csh and tcsh, fish's
 //     XDG directories and HOME, python's HOME and APPDATA (its user site
 //     directory, without PYTHONNOUSERSITE), npx's HOME, USERPROFILE,
-//     PREFIX and DESTDIR (which lead npm to an .npmrc). Search paths
-//     (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB, LUA_PATH, perl/ruby -I,
-//     php's include_path, LD_LIBRARY_PATH, DYLD_LIBRARY_PATH...) pass.
+//     PREFIX and DESTDIR (which lead npm to an .npmrc), deno's and bun's
+//     XDG_CACHE_HOME and HOME (where their caches of compiled code are
+//     when DENO_DIR and bun's cache path are not set; bun's pass with its
+//     cache off), Rscript's HOME and R_USER (~/.Rprofile, ~/.Renviron).
+//     For a plain executable these broad names pass: which files under
+//     HOME a program reads as code is its own (git's config, ssh's, a
+//     shell's), like the many variables that make some program run a
+//     command (GIT_SSH_COMMAND, PAGER), and servers set HOME for their
+//     own data. Search paths (NODE_PATH, PYTHONPATH, PERL5LIB, RUBYLIB,
+//     LUA_PATH, perl/ruby -I, php's include_path, LD_LIBRARY_PATH,
+//     DYLD_LIBRARY_PATH...) pass.
 //   - npx [-y|--yes] NAME@X.Y.Z [args]: the package's version and
 //     integrity are read from the lockfile npx would use: the project's
 //     node_modules/.package-lock.json if the package is installed there,
 //     else the npx cache (<npm cache>/_npx/<hash>/node_modules/.package-lock.json).
 //     A floating spec (no version, a tag, a range, a git or file spec) is
 //     refused with NAME@VERSION as the fix, and so is an exact version that
-//     is in neither place (npx would download it unseen).
+//     is in neither place (npx would download it unseen). A package whose
+//     program clawd recognises as running what its arguments name (tsx,
+//     nodemon, cross-env, node, the ones below) is refused: the package's
+//     integrity would not cover the script it runs.
 //   - uvx, uv, pnpm dlx, pnpx, bunx, bun x, yarn dlx, pipx run, npm exec/x,
-//     dnx: they fetch and run a package clawd cannot pin; refused, with
+//     dnx, corepack, jbang, coursier: they fetch and run a package clawd
+//     cannot pin; refused, with
 //     "install it and name its executable" as the fix.
 //   - env, nice, nohup, timeout, stdbuf, setsid, time, ionice, chrt,
-//     taskset, xargs, sudo, doas, busybox, cmd (Windows): they start the
-//     program named in their arguments, which would go unpinned (`env npx
-//     -y pkg` would run a floating package under env's hash); refused, with
-//     "name that program as the command" as the fix.
-//   - go, cargo, make and the other build tools (launcherKind): they build
-//     (or fetch) what they run at every start; refused, with "build it
-//     once and give the built executable" as the fix.
+//     taskset, xargs, sudo, doas, busybox, cmd (Windows), the environment
+//     managers (poetry, pipenv, pdm, hatch, conda, mise, volta...) and
+//     npm's env helpers (cross-env, dotenv, env-cmd, concurrently...):
+//     they start the program named in their arguments, which would go
+//     unpinned (`env npx -y pkg` would run a floating package under env's
+//     hash); refused, with "name that program as the command" as the fix.
+//   - Script runners clawd reads no options of, which would pin only
+//     themselves and not the script they run: tsx, ts-node, babel-node,
+//     vite-node and the other TypeScript runners (fix: node
+//     --experimental-strip-types FILE.ts, or compile and run node
+//     FILE.js); nodemon, node-dev, pm2, forever, which also run it again
+//     when it changes; awk and its kin (-f FILE, gawk's -i and @include),
+//     R, tclsh, wish, guile, julia, jjs, racket, sbcl, octave, groovy,
+//     raku, ipython, jruby, jython, osascript, elixir, escript, erl,
+//     runghc, dotnet-script (fix: a #!
+//     line in the script, given itself as the command, or Rscript FILE);
+//     Windows' py and pyw, which run the python a #! line or py.ini names
+//     (fix: that python's path and the script). An interpreter given such
+//     a program's own script (node npx-cli.js, node node_modules/.bin/tsx,
+//     python venv/bin/poetry), named so or in a node_modules package of
+//     that name, is refused the same way.
+//     Refused (launcherKind's list; a name it does not list is a plain
+//     executable).
+//   - go, cargo, make and the other build tools, and the toolchains that
+//     compile a script before running it (kotlin, scala-cli, dart...;
+//     launcherKind): they build (or fetch) what they run at every start;
+//     refused, with "build it once and give the built executable" as the
+//     fix.
 //
 // Anything else is an executable whose own SHA-256 is the pin. What a
 // program loads or starts by itself (node's require of sibling files,
@@ -225,7 +265,12 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
 		return envRefusal(env, name, progs)
 	}
+	if why := kindRefusal(kind, name); why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
 	args := cfg.Args
+	bunRun := false
 	switch kind {
 	case "":
 		l.Unpinned = envWhy()
@@ -235,15 +280,6 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		if l.Unpinned = envWhy(); l.Unpinned == "" {
 			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
 		}
-		return l, nil
-	case "fetcher":
-		l.Unpinned = fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
-		return l, nil
-	case "wrapper":
-		l.Unpinned = fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
-		return l, nil
-	case "builder":
-		l.Unpinned = fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
 		return l, nil
 	case "deno":
 		if len(args) == 0 || args[0] != "run" {
@@ -263,7 +299,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 			return l, nil
 		}
 		if len(args) > 0 && args[0] == "run" {
-			args = args[1:]
+			args, bunRun = args[1:], true
 		}
 	case "jshell":
 		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
@@ -291,6 +327,11 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
 		return l, nil
 	}
+	if kind == "bun" && !bunReadsAsFile(script, bunRun) {
+		l.Unpinned = fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
+		return l, nil
+	}
+	given := script
 	if !filepath.IsAbs(script) {
 		base := cfg.Cwd
 		if base == "" {
@@ -315,8 +356,89 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		l.Unpinned = fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name)
 		return l, nil
 	}
+	if why := runnerScriptRefusal(given, script); why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
 	l.Script = script
 	return l, nil
+}
+
+// kindRefusal is why a command of kind (fetcher, wrapper, builder, or a
+// script runner clawd reads no options of), named name, is refused
+// whatever its arguments, with the command to give instead; "" for the
+// other kinds.
+func kindRefusal(kind, name string) string {
+	switch kind {
+	case "fetcher":
+		return fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
+	case "wrapper":
+		return fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
+	case "builder":
+		return fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
+	case "tsrunner":
+		return fmt.Sprintf("%s compiles and runs the script named in its arguments, whose options clawd does not read, so it would pin only %s and not the script (and %s may run a cached compiled copy); run it with node, which clawd pins the script of: `node --experimental-strip-types FILE.ts` (node 22.6 and later; the default from 23.6), or compile it (tsc) and run `node FILE.js`", name, name, name)
+	case "watcher":
+		return fmt.Sprintf("%s runs the script named in its arguments, and again whenever a file changes, none of which clawd checks (it would pin only %s); give `node FILE` (or the script's own interpreter and FILE) as the command", name, name)
+	case "pylauncher":
+		return fmt.Sprintf("%s runs the python that the script's #! line or its py.ini names (py.ini may name any command), which clawd does not pin; give that python's own path (`py -0p` lists them) and the script as the command", name)
+	case "interp":
+		fix := fmt.Sprintf("give the script a #! line (`#!/usr/bin/env %s`), make it executable and give the script itself as the command: its SHA-256 is then the pin", name)
+		switch {
+		case name == "R" || name == "r":
+			fix = "run it with `Rscript FILE`, which clawd pins the script of"
+		case strings.HasSuffix(name, "awk"):
+			fix = fmt.Sprintf("put the program in a file that starts with `#!/usr/bin/%s -f` (its path on this system), make it executable and give that file as the command: its SHA-256 is then the pin", name)
+		}
+		return fmt.Sprintf("%s runs a program or script file named in its arguments (or read from its input, clawd's requests), whose options clawd does not read, so it would pin only %s and not that file; %s", name, name, fix)
+	}
+	return ""
+}
+
+// runnerScriptRefusal says why an interpreter running the script
+// given (real: its resolved path) runs what clawd cannot pin, or "": the
+// script is a launcher's, a wrapper's or a runner's own (npm's
+// npx-cli.js, tsx's bin, poetry's python script), named so (given or
+// resolved) or in a node_modules package of that name, which runs what
+// its own arguments name while clawd would pin only it.
+func runnerScriptRefusal(given, real string) string {
+	names := []string{progName(given), progName(real)}
+	if i := strings.LastIndex(filepath.ToSlash(real), "/node_modules/"); i >= 0 {
+		rest := strings.Split(filepath.ToSlash(real)[i+len("/node_modules/"):], "/")
+		pkg := rest[0]
+		if strings.HasPrefix(pkg, "@") && len(rest) > 1 {
+			pkg += "/" + rest[1]
+		}
+		if prog := npxPrograms[pkg]; prog != "" {
+			pkg = prog
+		}
+		names = append(names, pkg[strings.LastIndex(pkg, "/")+1:])
+	}
+	for _, n := range names {
+		switch kind := launcherKind(n); kind {
+		case "npx":
+			return fmt.Sprintf("%s is npx's own script, which runs a package clawd would not pin (only the script); give `npx -y NAME@VERSION` as the command, which clawd pins", given)
+		case "fetcher", "wrapper", "tsrunner", "watcher", "pylauncher":
+			return fmt.Sprintf("%s is %s's own script, and clawd would pin only it, not what it runs: %s", given, n, kindRefusal(kind, n))
+		}
+	}
+	return ""
+}
+
+// bunFileExts are the extensions with which `bun FILE` (without run) runs
+// the file before it looks for a package.json script of that name.
+var bunFileExts = []string{".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"}
+
+// bunReadsAsFile reports whether bun runs its argument a as a file before
+// any package.json script of that name: when a starts with "." or is
+// absolute, and without `run` (run false) when it ends in an extension
+// bun runs. Otherwise bun runs the nearest package.json's script named a,
+// if there is one, in place of the file.
+func bunReadsAsFile(a string, run bool) bool {
+	if strings.HasPrefix(a, ".") || filepath.IsAbs(a) {
+		return true
+	}
+	return !run && slices.Contains(bunFileExts, filepath.Ext(a))
 }
 
 // perProcessPath reports whether path (absolute), or a link on the way to
@@ -374,8 +496,9 @@ var bunCommands = []string{"test", "repl", "build", "create", "c", "init", "pm",
 	"discord", "help", "i", "a"}
 
 var (
-	// python3.13t (free-threaded), python3.7m and python3-dbg too.
-	pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*[tmd]?(-dbg)?$`)
+	// python3.13t (free-threaded), python3.7m and python3-dbg too, and
+	// Windows' pythonw (pythonw3.13t).
+	pythonName = regexp.MustCompile(`^(python|pypy)w?[0-9.]*[tmd]?(-dbg)?$`)
 	// deno (and bun) take any argument starting with a scheme (npm:,
 	// jsr:, https:, data:) for a module to fetch, not a file, even when a
 	// file of that name exists.
@@ -387,6 +510,8 @@ var (
 	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
 	// them) and version managers link node22: the runtime's rules.
 	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php)[0-9][0-9.]*$`)
+	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
+	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
 )
 
 // launcherKind maps a program name to the rule that applies to it, "" for
@@ -405,13 +530,19 @@ func launcherKind(name string) string {
 		return "bun"
 	case "npx", "npx-cli.js":
 		return "npx"
-	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx":
+	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx", "corepack",
+		// Java's script and package launchers resolve and fetch Maven
+		// artifacts at every start.
+		"jbang", "coursier":
 		return "fetcher"
 	// Build tools and toolchains whose commands build what they run
 	// (`go run`, `cargo run`, a Makefile's recipe), or fetch it (`go run
 	// pkg@version`, `nix run`): only the tool itself would be pinned.
 	case "go", "cargo", "rustup", "make", "gmake", "just", "gradle", "gradlew", "mvn", "mvnw", "sbt",
-		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell":
+		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell",
+		// Toolchains that compile a script (and fetch what it declares)
+		// before they run it.
+		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam":
 		return "builder"
 	case "java", "javaw":
 		return "java"
@@ -431,8 +562,33 @@ func launcherKind(name string) string {
 		"caffeinate", "arch", "pwsh", "powershell", "wsl",
 		// Terminal multiplexers and relays that run a command they are
 		// given, and runners that run one per input or change.
-		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect":
+		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect",
+		// Environment managers and version managers that run a command
+		// in their environment, and npm's helpers that run one with
+		// variables set (or several at once).
+		"poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "direnv", "mise", "rtx",
+		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p":
 		return "wrapper"
+	// Runners of TypeScript (or newer JavaScript) files, which compile the
+	// script they are given and run it through node.
+	case "tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "ts-node-transpile-only", "babel-node",
+		"vite-node", "esno", "esrun", "jiti", "sucrase-node":
+		return "tsrunner"
+	// Runners that start the script again when a file changes, and
+	// process managers that restart it.
+	case "nodemon", "node-dev", "ts-node-dev", "tsnd", "pm2", "pm2-runtime", "forever":
+		return "watcher"
+	// Interpreters clawd has no option table for: the program or script
+	// file they run (awk -f FILE, tclsh FILE) is named in arguments clawd
+	// does not read.
+	case "awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
+		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
+		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby":
+		return "interp"
+	// Windows' python launcher runs the interpreter the script's #! line
+	// or py.ini names (py.ini may name any command).
+	case "py", "pyw":
+		return "pylauncher"
 	case "cmd":
 		if runtime.GOOS == "windows" {
 			return "wrapper" // cmd /c PROGRAM
@@ -443,6 +599,9 @@ func launcherKind(name string) string {
 	}
 	if luaName.MatchString(name) {
 		return "lua"
+	}
+	if interpName.MatchString(name) {
+		return "interp"
 	}
 	if m := versionedName.FindStringSubmatch(name); m != nil {
 		return launcherKind(m[1])

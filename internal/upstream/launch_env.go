@@ -52,7 +52,7 @@ func envRefusal(env map[string]string, cmd string, progs []envProgram) string {
 	}
 	slices.Sort(keys)
 	check := func(r envRule, prog string, known bool) string {
-		if r.unless != "" && flagOn(envValue(env, r.unless)) {
+		if r.unless != "" && r.turnedOff(envValue(env, r.unless)) {
 			return ""
 		}
 		for _, k := range keys {
@@ -123,9 +123,24 @@ func (r envRule) refusal(k, v, prog string, known bool) string {
 	}
 	fix := "remove it from the env"
 	if r.unless != "" {
-		fix += ", or set " + r.unless + "=1 there"
+		off := r.unlessOff
+		if off == "" {
+			off = "1"
+		}
+		fix += ", or set " + r.unless + "=" + off + " there"
 	}
 	return fmt.Sprintf("the server's env sets `%s`, which "+does+"; "+fix, k, prog)
+}
+
+// turnedOff reports whether v, the value of the rule's unless variable
+// in the server's env, turns the rule off: a python flag set on, or with
+// unlessOff, any value (unlessOff turns off what the rule is about, and
+// any other value is refused by that variable's own rule).
+func (r envRule) turnedOff(v string) bool {
+	if r.unlessOff != "" {
+		return v != ""
+	}
+	return flagOn(v)
 }
 
 // flagOn reports whether python reads flag variable value v as on: set,

@@ -1,6 +1,9 @@
 package upstream
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The variables of a server's configured env (what `clawd mcp add --env`
 // or the API set) that make the program the command runs load or run code
@@ -54,8 +57,10 @@ type envRule struct {
 	npm bool
 	// unless is a flag variable of python's that, set on in the server's
 	// env (flagOn), turns the rule off; the refusal names it as the other
-	// fix.
-	unless string
+	// fix. With unlessOff, any value of it turns the rule off, and the
+	// refusal suggests unlessOff (bun's cache path, "0" for none).
+	unless    string
+	unlessOff string
 	// reader names the runtime that reads the variable, in a rule of
 	// everyProgram's that only it reads; progs are the envRules keys
 	// (envRuleKeys) of the commands clawd recognises as it, for which the
@@ -204,12 +209,16 @@ var everyProgram = slices.Concat(
 		envRule{name: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", off: []string{"0"}, does: codeCache},
 		envRule{name: "BUN_INSPECT*", does: "makes %s start its debugger, through which code clawd cannot pin runs in the server, or preload a module"},
 	),
-	// The shells' own: bash's startup file for scripts, zsh's startup
+	// The shells' own: bash's startup file for scripts and its shopt
+	// options (BASHOPTS), zsh's startup
 	// directory (.zshenv, read by every zsh), and the trace prompt, which
 	// the shells expand for every command they trace (bash and ksh run its
 	// command substitutions), and SHELLOPTS=xtrace in the same env turns
 	// tracing on in any bash. Only shells read them; sh may be bash.
-	readBy("bash", []string{"bash", "sh"}, envRule{name: "BASH_ENV", does: startupFile}),
+	readBy("bash", []string{"bash", "sh"}, envRule{name: "BASH_ENV", does: startupFile},
+		// bash sets the shopt options BASHOPTS lists before it reads
+		// anything: extdebug runs the debugger's profile, like -O extdebug.
+		envRule{name: "BASHOPTS", opts: bashoptsRefusal}),
 	readBy("zsh", []string{"zsh"}, envRule{name: "ZDOTDIR", does: startupFile}),
 	readBy("bash or ksh", ps4Shells,
 		envRule{name: "PS4", does: "is expanded (command substitutions included) by %s for every command it traces"}),
@@ -221,6 +230,8 @@ var pythonRules = readBy("python", []string{"python"},
 	// then reads its stdin, where clawd writes requests, as code.
 	envRule{name: "PYTHONINSPECT", does: "makes %s read its stdin as code once the script ends (the server's stdin carries clawd's requests)"},
 	envRule{name: "PYTHONPYCACHEPREFIX", does: codeCache},
+	// A debug build (3.13 and later) imports this module before site.
+	envRule{name: "PYTHON_PRESITE", does: "names a module %s imports at its start, before the script"},
 	envRule{name: "PYTHONWARNINGS", opts: eachWord(pythonWarningRefusal)},
 	// Where python finds its standard library and its site directories,
 	// whose .pth files (their import lines) and sitecustomize and
@@ -299,6 +310,24 @@ var envRules = map[string][]envRule{
 	},
 	"csh":  {{name: "HOME", does: startupFile}},
 	"tcsh": {{name: "HOME", does: startupFile}},
+	// The caches of compiled code (and deno's remote modules) of deno and
+	// bun, when DENO_DIR and BUN_RUNTIME_TRANSPILER_CACHE_PATH (refused
+	// for every program) are not set: deno's under XDG_CACHE_HOME, else
+	// HOME (~/.cache/deno); bun's under XDG_CACHE_HOME, else HOME
+	// (USERPROFILE on Windows: ~/.bun/install/cache), unless the server's
+	// env turns it off (BUN_RUNTIME_TRANSPILER_CACHE_PATH=0). Both run a
+	// cached copy whose recorded hash matches the source.
+	"deno": {{name: "XDG_CACHE_HOME", does: codeCache}, {name: "HOME", does: codeCache}},
+	"bun": {
+		{name: "XDG_CACHE_HOME", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+		{name: "HOME", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+		{name: "USERPROFILE", does: codeCache, unless: "BUN_RUNTIME_TRANSPILER_CACHE_PATH", unlessOff: "0"},
+	},
+	// R sources ~/.Rprofile and reads ~/.Renviron (which may name more
+	// startup files) at every start when the working directory has none,
+	// like R_PROFILE_USER and R_ENVIRON_USER; R_USER is the home of R on
+	// Windows.
+	"rscript": {{name: "HOME", does: rStartupFile}, {name: "R_USER", does: rStartupFile}},
 }
 
 // dotnetRules are .NET's variables that load code, in every program
@@ -339,3 +368,16 @@ func clrKnob(name, does string) []envRule {
 
 // shEnv is ENV, the startup file some versions of sh read for a script.
 var shEnv = envRule{name: "ENV", does: startupFile}
+
+// bashoptsRefusal refuses BASHOPTS (shopt options, split at ":", read as
+// one word here since it holds no blanks) that turns extdebug on.
+func bashoptsRefusal(words []string) string {
+	for _, w := range words {
+		for _, o := range strings.Split(w, ":") {
+			if bashShoptRefusal(o) != "" {
+				return "extdebug makes bash run its debugger's profile before the script, code clawd cannot pin; remove it"
+			}
+		}
+	}
+	return ""
+}

@@ -120,6 +120,8 @@ func TestEnvPython(t *testing.T) {
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONWARNINGS", "ignore::DeprecationWarning"), script: "x.py"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONINSPECT", "0"), unpinned: "PYTHONINSPECT"},
 		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHONPYCACHEPREFIX", "/tmp/pyc"), unpinned: "PYTHONPYCACHEPREFIX"},
+		// A debug build imports PYTHON_PRESITE's module before site.
+		{cmd: []string{"python3", "x.py"}, env: envOf("PYTHON_PRESITE", "evil"), unpinned: "PYTHON_PRESITE"},
 		// Where python finds its standard library and site directories,
 		// whose .pth files and sitecustomize run at every start: its home
 		// (PYTHONHOME, PYTHONPLATLIBDIR), a venv of the executable it is
@@ -200,6 +202,10 @@ func TestEnvRscript(t *testing.T) {
 		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "evilpkg"), unpinned: "R_DEFAULT_PACKAGES"},
 		{cmd: r, env: envOf("R_ARCH", "/../../../../tmp/evil"), unpinned: "R_ARCH"},
 		{cmd: r, env: envOf("R_DEFAULT_PACKAGES", "NULL", "R_LIBS", "/opt/r", "R_LIBS_USER", "/opt/r"), script: "x.R"},
+		// R sources ~/.Rprofile and reads ~/.Renviron (without one in
+		// the working directory): HOME moves them, as R_PROFILE_USER does.
+		{cmd: r, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: r, env: envOf("R_USER", "/tmp/evil"), unpinned: "R_USER"},
 	})
 }
 
@@ -230,6 +236,10 @@ func TestEnvDenoBun(t *testing.T) {
 		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_DIR", "/tmp/deno"), unpinned: "DENO_DIR"},
 		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_TSC_BIN", "/tmp/tsc"), unpinned: "DENO_TSC_BIN"},
 		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("DENO_V8_FLAGS", "--max-old-space-size=512", "DENO_NO_UPDATE_CHECK", "1"), script: "x.ts"},
+		// Without DENO_DIR the cache is under XDG_CACHE_HOME, else HOME.
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("XDG_CACHE_HOME", "/tmp/evil"), unpinned: "XDG_CACHE_HOME"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"deno", "run", "x.ts"}, env: envOf("XDG_CONFIG_HOME", "/tmp/c"), script: "x.ts"},
 		// bun: BUN_OPTIONS is read like bun's options; the transpiler cache.
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--preload ./evil.ts"), unpinned: "BUN_OPTIONS"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", `"-r" evil.ts`), unpinned: "BUN_OPTIONS"},
@@ -246,6 +256,13 @@ func TestEnvDenoBun(t *testing.T) {
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--cwd=/tmp/elsewhere"), unpinned: "--cwd"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_RUNTIME_TRANSPILER_CACHE_PATH", "/tmp/pile"), unpinned: "BUN_RUNTIME_TRANSPILER_CACHE_PATH"},
 		{cmd: []string{"bun", "x.ts"}, env: envOf("BUN_OPTIONS", "--smol", "BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0"), script: "x.ts"},
+		// Without BUN_RUNTIME_TRANSPILER_CACHE_PATH the cache is under
+		// XDG_CACHE_HOME, else HOME (USERPROFILE on Windows); "0" turns it
+		// off, and then they pass.
+		{cmd: []string{"bun", "x.ts"}, env: envOf("XDG_CACHE_HOME", "/tmp/evil"), unpinned: "BUN_RUNTIME_TRANSPILER_CACHE_PATH=0"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("HOME", "/tmp/evil"), unpinned: "HOME"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("USERPROFILE", "/tmp/evil"), unpinned: "USERPROFILE"},
+		{cmd: []string{"bun", "x.ts"}, env: envOf("HOME", "/tmp/h", "XDG_CACHE_HOME", "/tmp/c", "BUN_RUNTIME_TRANSPILER_CACHE_PATH", "0"), script: "x.ts"},
 	})
 }
 
@@ -297,6 +314,11 @@ func TestEnvShells(t *testing.T) {
 	checkLaunchCases(t, work, []launchCase{
 		{cmd: []string{"bash", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
 		{cmd: []string{"bash", "x.sh"}, env: envOf("PS4", "$(evil)"), unpinned: "PS4"},
+		// bash sets the shopt options BASHOPTS lists at its start:
+		// extdebug runs the debugger's profile, as -O extdebug does.
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASHOPTS", "checkwinsize:extdebug"), unpinned: "BASHOPTS"},
+		{cmd: []string{"sh", "x.sh"}, env: envOf("BASHOPTS", "extdebug"), unpinned: "BASHOPTS"},
+		{cmd: []string{"bash", "x.sh"}, env: envOf("BASHOPTS", "nullglob:extglob"), script: "x.sh"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("BASH_ENV", "/tmp/evil.sh"), unpinned: "BASH_ENV"},
 		{cmd: []string{"sh", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},
 		{cmd: []string{"ash", "x.sh"}, env: envOf("ENV", "/tmp/evil.sh"), unpinned: "`ENV`"},

@@ -50,6 +50,9 @@ func resolveNpx(l *Launch, args []string, cwd string, env map[string]string) str
 	if !npmName.MatchString(name) {
 		return fmt.Sprintf("%q is not a registry package name (a git, URL or path spec cannot be pinned); use `npx -y NAME@VERSION` with a package from the registry", spec)
 	}
+	if why := npxRunnerRefusal(spec, name); why != "" {
+		return why
+	}
 	base := cwd
 	if base == "" {
 		base, _ = os.Getwd()
@@ -78,6 +81,31 @@ func resolveNpx(l *Launch, args []string, cwd string, env map[string]string) str
 		return pinFromLock(l, name, version, lock, e)
 	}
 	return fmt.Sprintf("%s@%s is not in npx's cache (%s), so npx would download it unseen; fetch it once with `npm exec --yes --package=%s -- true`, then approve it", name, version, dir, spec)
+}
+
+// npxPrograms are the programs of scoped packages whose name is not the
+// package's own (npx runs the package's one bin, or the one named as the
+// package without its scope).
+var npxPrograms = map[string]string{"@babel/node": "babel-node"}
+
+// npxRunnerRefusal says why `npx spec` (package name) runs code that the
+// package's integrity does not cover, or "": its program is one clawd
+// recognises as running a script, a program or a package named in its
+// arguments (tsx, nodemon, cross-env, node itself), which the pin of the
+// package leaves free to change.
+func npxRunnerRefusal(spec, name string) string {
+	prog := npxPrograms[name]
+	if prog == "" {
+		prog = name[strings.LastIndex(name, "/")+1:]
+	}
+	kind := launcherKind(prog)
+	if kind == "" {
+		return ""
+	}
+	if why := kindRefusal(kind, prog); why != "" {
+		return fmt.Sprintf("`npx %s` runs %s, and clawd would pin only the package, not what %s runs: %s", spec, prog, prog, why)
+	}
+	return fmt.Sprintf("`npx %s` runs %s, which runs the code named in its arguments, and clawd would pin only the package, not that code; install %s and give it (with its script) as the command, so clawd pins the script", spec, prog, prog)
 }
 
 type lockPkg struct {

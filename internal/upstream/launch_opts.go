@@ -259,11 +259,16 @@ func pythonWarningRefusal(filter string) string {
 	return ""
 }
 
-// pythonXRefusal refuses -X pycache_prefix: a cache of compiled code
-// python runs in place of compiling the pinned files.
+// pythonXRefusal refuses -X pycache_prefix, a cache of compiled code
+// python runs in place of compiling the pinned files, and -X presite
+// (3.13, debug builds), a module python imports before site and the
+// script.
 func pythonXRefusal(v string) string {
-	if name, _, _ := strings.Cut(v, "="); strings.TrimSpace(name) == "pycache_prefix" {
+	switch name, _, _ := strings.Cut(v, "="); strings.TrimSpace(name) {
+	case "pycache_prefix":
 		return fmt.Sprintf("`-X %s` names a cache of compiled code python runs in place of the files it compiles, which clawd does not check; drop it", v)
+	case "presite":
+		return fmt.Sprintf("`-X %s` makes python import a module before the script, code clawd cannot pin; drop it", v)
 	}
 	return ""
 }

@@ -60,7 +60,19 @@ func TestUnknownOptionsRefused(t *testing.T) {
 		{cmd: []string{"python3", "--check-hash-based-pycs=always", "x.py"}, unpinned: "--check-hash-based-pycs=always"},
 		{cmd: []string{"python3", "-Z", "x.py"}, unpinned: "`-Z`"},
 		{cmd: []string{"python3", "-uZ", "x.py"}, unpinned: "`-Z` (in `-uZ`)"},
+		// python's debug builds import the module -X presite names
+		// before site, and so before the script.
+		{cmd: []string{"python3", "-X", "presite=evil", "x.py"}, unpinned: "presite"},
+		{cmd: []string{"python3", "-Xpresite=pkg.evil", "x.py"}, unpinned: "presite"},
+		{cmd: []string{"python3", "-X", "dev", "-X", "frozen_modules=off", "x.py"}, script: "x.py"},
 		{cmd: []string{"perl", "-g", "-T", "x.pl"}, script: "x.pl"},
+		// perl's -D takes the letters or digits after it (debug output on
+		// a DEBUGGING build, skipped on others), never the next argument
+		// nor a switch after them: what follows is perl's, read as such.
+		{cmd: []string{"perl", "-Dtls", "x.pl"}, script: "x.pl"},
+		{cmd: []string{"perl", "-D14", "-w", "x.pl"}, script: "x.pl"},
+		{cmd: []string{"perl", "-Dx", "-MEvil", "x.pl"}, unpinned: "`-MEvil`"},
+		{cmd: []string{"perl", "-wDx", "-d:Evil", "x.pl"}, unpinned: "`-d:Evil`"},
 		{cmd: []string{"perl", "-q", "x.pl"}, unpinned: "`-q`"},
 		// ruby's long options with a separate value.
 		{cmd: []string{"ruby", "--parser", "prism", "x.rb"}, script: "x.rb"},

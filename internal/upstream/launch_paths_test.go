@@ -84,3 +84,31 @@ func TestLaunchReviewHoles(t *testing.T) {
 		{cmd: []string{"bun", "x.ts"}, script: "x.ts"},
 	})
 }
+
+// bun reads its file argument as the name of a package.json script first
+// (the nearest package.json up from the working directory), and runs
+// that script's shell command in place of the file, unless the argument
+// starts with "." or is absolute, or (without `run`) ends in an extension
+// bun runs: the server could add such a script to its own package.json.
+func TestBunPackageScriptBeforeFile(t *testing.T) {
+	fakeProgs(t, "bun")
+	work := t.TempDir()
+	for _, f := range []string{"x.ts", "x.mjs", "server", "x.txt", "X.TS"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"bun", "run", "x.ts"}, unpinned: "`./x.ts`"},
+		{cmd: []string{"bun", "run", "--smol", "x.ts"}, unpinned: "package.json script"},
+		{cmd: []string{"bun", "server"}, unpinned: "`./server`"},
+		{cmd: []string{"bun", "x.txt"}, unpinned: "`./x.txt`"},
+		// bun compares the extension as it is spelt.
+		{cmd: []string{"bun", "X.TS"}, unpinned: "`./X.TS`"},
+		{cmd: []string{"bun", "run", "./x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "run", filepath.Join(work, "x.ts")}, script: "x.ts"},
+		{cmd: []string{"bun", "./server"}, script: "server"},
+		{cmd: []string{"bun", "x.ts"}, script: "x.ts"},
+		{cmd: []string{"bun", "x.mjs"}, script: "x.mjs"},
+	})
+}
