@@ -149,7 +149,7 @@ func createJournal(dir string, pid int64, sync bool) (*journalFile, error) {
 		os.Remove(f.Name())
 		return nil, fmt.Errorf("audit journal: %w", err)
 	}
-	if ok, err := tryLock(f); !ok || err != nil {
+	if ok, err := fileutil.TryLock(f); !ok || err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		if err == nil {
@@ -404,7 +404,7 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if fi.Size() == 0 && time.Since(fi.ModTime()) < newJournalAge {
 		return nil
 	}
-	if ok, err := tryLock(f); !ok {
+	if ok, err := fileutil.TryLock(f); !ok {
 		return err // its owner lives (nil), or the lock failed
 	}
 	folded, bad := 0, 0

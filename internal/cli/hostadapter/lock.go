@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // LockName is the lock file install and uninstall hold, in clawd's own
@@ -41,13 +43,13 @@ func lock(dir string, wait time.Duration) (func(), error) {
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		ok, err := tryLock(f)
+		ok, err := fileutil.TryLock(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("locking %s: %v", p, err)
 		}
 		if ok {
-			return func() { unlockFile(f); f.Close() }, nil
+			return func() { fileutil.Unlock(f); f.Close() }, nil
 		}
 		if time.Now().After(deadline) {
 			f.Close()

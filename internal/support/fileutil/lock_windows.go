@@ -1,4 +1,4 @@
-package hostadapter
+package fileutil
 
 import (
 	"errors"
@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLock takes f's exclusive lock without waiting: false when another
-// handle holds it.
-func tryLock(f *os.File) (bool, error) {
+// TryLock takes f's exclusive lock (LockFileEx, the first byte) without
+// waiting: false when another handle holds it. Windows releases a killed
+// owner's lock.
+func TryLock(f *os.File) (bool, error) {
 	ol := new(windows.Overlapped)
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) || errors.Is(err, windows.ERROR_IO_PENDING) {
@@ -18,8 +19,8 @@ func tryLock(f *os.File) (bool, error) {
 	return err == nil, err
 }
 
-// unlockFile releases the lock at once: closing the handle releases it
+// Unlock releases TryLock's lock at once: closing the handle releases it
 // too, but Windows does not say when.
-func unlockFile(f *os.File) {
+func Unlock(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
