@@ -251,8 +251,9 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	g := newGateway(t, identity.Config{Mode: identity.ModeSigned, Audience: "https://orders.internal"})
 	oc := g.session(t, "oc")
 	start := time.Now()
-	if r := rpc(t, oc, fmt.Sprintf(forgedCall, 1)); r["error"] != nil {
-		t.Fatalf("call: %v", r)
+	first := rpc(t, oc, fmt.Sprintf(forgedCall, 1))
+	if first["error"] != nil {
+		t.Fatalf("call: %v", first)
 	}
 	got, n := g.received(t)
 	args, _ := got["arguments"].(map[string]any)
@@ -264,6 +265,17 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	}
 	if _, ok := args["__mateclaw_user__"]; ok {
 		t.Errorf("the forged user argument reached a signed-mode server: %v", args)
+	}
+	// The server echoes its params (as a debugging tool, or a validation
+	// error quoting the input, would): the token is for the server's
+	// backend, not for the client or the model, which could present it
+	// there themselves within its lifetime.
+	echoed, _ := json.Marshal(first["result"])
+	if strings.Contains(string(echoed), tok) {
+		t.Errorf("the signed token reached the client in the server's result: %s", echoed)
+	}
+	if !strings.Contains(string(echoed), "oc:ws") {
+		t.Errorf("the result lost what else the server said: %s", echoed)
 	}
 	// Verified with go-jose against the key from the JWKS document.
 	k, err := identity.LoadKey(g.keyPath)

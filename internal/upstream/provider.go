@@ -168,7 +168,7 @@ func (s *server) call(ctx context.Context, name, def string, args jsontext.Value
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
 		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
-			return res, err
+			return withoutToken(res, err, meta)
 		}
 		if try > 0 {
 			// The SDK's error names the session id; the model gets what
