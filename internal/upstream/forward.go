@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -89,8 +88,8 @@ func (s *server) auditRefusal(entity, tool, detail string) {
 // validation error quoting its input) would otherwise hand the caller, and
 // the model, a token it could present to the server's backend itself until
 // it expires, past clawd's checks. The token is replaced wherever its exact
-// text occurs in the result's content, structuredContent and _meta, and in
-// a tool error's message.
+// text occurs in the result's content, structuredContent and _meta (a tool
+// error's message is masked as every upstream error is: server.mask).
 func withoutToken(res any, err error, ident map[string]any) (any, error) {
 	tok, _ := ident["token"].(string)
 	if tok == "" {
@@ -110,10 +109,6 @@ func withoutToken(res any, err error, ident map[string]any) (any, error) {
 		if c1 || c2 || c3 {
 			res = &tools.CallResult{Content: c, StructuredContent: sc, IsError: r.IsError, Meta: mt}
 		}
-	}
-	var te *tools.ToolError
-	if errors.As(err, &te) && strings.Contains(te.Msg, tok) {
-		err = &tools.ToolError{Msg: strings.ReplaceAll(te.Msg, tok, secrets.Masked)}
 	}
 	return res, err
 }

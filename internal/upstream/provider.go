@@ -214,7 +214,8 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	var route *progressRoute
 	if tools.WantsProgress(ctx) {
 		// A token of clawd's own, never the client's (progress.go).
-		tok, rt, stop := sess.progress.open(ctx)
+		secret, _ := ident["token"].(string) // never the client's to read (withoutToken)
+		tok, rt, stop := sess.progress.open(ctx, secret)
 		defer stop()
 		token, route = tok, rt
 	}
