@@ -416,3 +416,24 @@ func TestSetIdentityMetaOverwrites(t *testing.T) {
 		t.Errorf("on: %v", p.Meta)
 	}
 }
+
+// A client holding an oc credential that says it is Claude Code
+// (clientInfo.name "claude-code") and forges cc in _meta and the
+// arguments still reaches the upstream as oc: the forwarded entity is the
+// credential's.
+func TestIdentityIgnoresClaimedKind(t *testing.T) {
+	g := newGateway(t, identity.Config{Mode: identity.ModeMeta})
+	s := g.srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "oc", Subject: "ws"}, mcp.SessionOptions{})
+	rpc(t, s, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`)
+	rpc(t, s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r := rpc(t, s, fmt.Sprintf(forgedCall, 1)); r["error"] != nil {
+		t.Fatalf("call: %v", r)
+	}
+	got, _ := g.received(t)
+	args, _ := got["arguments"].(map[string]any)
+	meta, _ := got["_meta"].(map[string]any)
+	ident, _ := meta[identity.MetaKey].(map[string]any)
+	if args["__mateclaw_user__"] != "oc:ws" || ident["entity"] != "oc:ws" {
+		t.Errorf("upstream received arguments %v _meta %v; want oc:ws, the credential's entity, in both", args, meta)
+	}
+}
