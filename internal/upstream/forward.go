@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -80,4 +81,34 @@ func (s *server) auditRefusal(entity, tool, detail string) {
 	}
 	a(AuditEvent{Time: time.Now(), Entity: entity, Tool: "mcp:" + s.cfg.Name + "/" + tool,
 		Reason: "identity_refused: " + secrets.MaskText(detail)})
+}
+
+// withoutToken removes the signed token clawd sent with a call from what the
+// server answered: a server that echoes its arguments (a debugging tool, a
+// validation error quoting its input) would otherwise hand the caller, and
+// the model, a token it could present to the server's backend itself until
+// it expires, past clawd's checks. The token is replaced wherever its exact
+// text occurs in the result's content, structuredContent and _meta (a tool
+// error's message is masked as every upstream error is: server.mask).
+func withoutToken(res any, err error, ident map[string]any) (any, error) {
+	tok, _ := ident["token"].(string)
+	if tok == "" {
+		return res, err
+	}
+	if r, ok := res.(*tools.CallResult); ok && r != nil {
+		t, m := []byte(tok), []byte(secrets.Masked)
+		scrub := func(v jsontext.Value) (jsontext.Value, bool) {
+			if !bytes.Contains(v, t) {
+				return v, false
+			}
+			return bytes.ReplaceAll(v, t, m), true
+		}
+		c, c1 := scrub(r.Content)
+		sc, c2 := scrub(r.StructuredContent)
+		mt, c3 := scrub(r.Meta)
+		if c1 || c2 || c3 {
+			res = &tools.CallResult{Content: c, StructuredContent: sc, IsError: r.IsError, Meta: mt}
+		}
+	}
+	return res, err
 }

@@ -251,8 +251,9 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	g := newGateway(t, identity.Config{Mode: identity.ModeSigned, Audience: "https://orders.internal"})
 	oc := g.session(t, "oc")
 	start := time.Now()
-	if r := rpc(t, oc, fmt.Sprintf(forgedCall, 1)); r["error"] != nil {
-		t.Fatalf("call: %v", r)
+	first := rpc(t, oc, fmt.Sprintf(forgedCall, 1))
+	if first["error"] != nil {
+		t.Fatalf("call: %v", first)
 	}
 	got, n := g.received(t)
 	args, _ := got["arguments"].(map[string]any)
@@ -264,6 +265,17 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	}
 	if _, ok := args["__mateclaw_user__"]; ok {
 		t.Errorf("the forged user argument reached a signed-mode server: %v", args)
+	}
+	// The server echoes its params (as a debugging tool, or a validation
+	// error quoting the input, would): the token is for the server's
+	// backend, not for the client or the model, which could present it
+	// there themselves within its lifetime.
+	echoed, _ := json.Marshal(first["result"])
+	if strings.Contains(string(echoed), tok) {
+		t.Errorf("the signed token reached the client in the server's result: %s", echoed)
+	}
+	if !strings.Contains(string(echoed), "oc:ws") {
+		t.Errorf("the result lost what else the server said: %s", echoed)
 	}
 	// Verified with go-jose against the key from the JWKS document.
 	k, err := identity.LoadKey(g.keyPath)
@@ -402,5 +414,26 @@ func TestSetIdentityMetaOverwrites(t *testing.T) {
 	setIdentityMeta(p, map[string]any{"entity": "cc:ws"})
 	if m, _ := p.Meta[identity.MetaKey].(map[string]any); m["entity"] != "cc:ws" || p.Meta["progressToken"] != 3 {
 		t.Errorf("on: %v", p.Meta)
+	}
+}
+
+// A client holding an oc credential that says it is Claude Code
+// (clientInfo.name "claude-code") and forges cc in _meta and the
+// arguments still reaches the upstream as oc: the forwarded entity is the
+// credential's.
+func TestIdentityIgnoresClaimedKind(t *testing.T) {
+	g := newGateway(t, identity.Config{Mode: identity.ModeMeta})
+	s := g.srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "oc", Subject: "ws"}, mcp.SessionOptions{})
+	rpc(t, s, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"claude-code","version":"1"}}}`)
+	rpc(t, s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if r := rpc(t, s, fmt.Sprintf(forgedCall, 1)); r["error"] != nil {
+		t.Fatalf("call: %v", r)
+	}
+	got, _ := g.received(t)
+	args, _ := got["arguments"].(map[string]any)
+	meta, _ := got["_meta"].(map[string]any)
+	ident, _ := meta[identity.MetaKey].(map[string]any)
+	if args["__mateclaw_user__"] != "oc:ws" || ident["entity"] != "oc:ws" {
+		t.Errorf("upstream received arguments %v _meta %v; want oc:ws, the credential's entity, in both", args, meta)
 	}
 }

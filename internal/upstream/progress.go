@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/support/safetext"
+	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -66,15 +67,19 @@ type progressRoute struct {
 	latest *progressNote
 	last   float64
 	seen   bool
+	// secret is text the reports must not carry to the client (the
+	// signed identity token sent with the call), "" for none.
+	secret string
 	kick   chan struct{} // cap 1
 	done   chan struct{}
 	ended  chan struct{}
 }
 
 // open hands out a fresh token whose reports go to ctx's reporter until
-// the returned stop is called; stop waits until no report can follow.
-func (r *progressRoutes) open(ctx context.Context) (token string, rt *progressRoute, stop func()) {
-	rt = &progressRoute{kick: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+// the returned stop is called; stop waits until no report can follow. A
+// report's message has secret (when not "") masked.
+func (r *progressRoutes) open(ctx context.Context, secret string) (token string, rt *progressRoute, stop func()) {
+	rt = &progressRoute{secret: secret, kick: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
 	r.mu.Lock()
 	r.next++
 	token = r.prefix + strconv.FormatUint(r.next, 10)
@@ -122,7 +127,11 @@ func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 	if rt == nil {
 		return
 	}
-	msg := safetext.Line(p.Message) // the upstream's text reaches a client, maybe a terminal
+	msg := p.Message
+	if rt.secret != "" {
+		msg = strings.ReplaceAll(msg, rt.secret, secrets.Masked) // before the cut, which could split it
+	}
+	msg = safetext.Line(msg) // the upstream's text reaches a client, maybe a terminal
 	if len(msg) > maxProgressMessage {
 		msg = strings.ToValidUTF8(msg[:maxProgressMessage], "") + "…"
 	}

@@ -4,6 +4,7 @@ package upstream
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/tools"
+	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
 // progressLog is one client's tools.Reporter: what reaches it is what its
@@ -105,5 +107,42 @@ func TestProgressRewrittenAndRouted(t *testing.T) {
 	}
 	if got, _ := none.snapshot(); len(got) != 0 {
 		t.Errorf("a client that asked for no progress got %v", got)
+	}
+}
+
+// A server in signed mode that quotes its arguments in a progress message
+// does not hand the client the identity token: the report reaches it with
+// the token masked.
+func TestProgressMessageMasksIdentityToken(t *testing.T) {
+	key := filepath.Join(t.TempDir(), "identity-ws.key")
+	if _, _, err := identity.EnsureKey(key); err != nil {
+		t.Fatal(err)
+	}
+	m, reg := newTestManager(t, Options{Identity: &identity.Forwarder{Issuer: identity.Issuer("ws"), KeyPath: key}})
+	cfg := fake("fake", "-progress")
+	cfg.Identity = identity.Config{Mode: identity.ModeSigned}
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "fake")
+
+	e, ok := reg.Lookup("fake__progress")
+	if !ok {
+		t.Fatalf("fake__progress not in the registry (have %v)", reg.Names())
+	}
+	log := &progressLog{wants: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ctx = tools.WithCaller(tools.WithReporter(ctx, log), "cc:ws")
+	if _, err := e.Tool.Call(ctx, jsontext.Value(`{"tag":"A","n":3,"echo":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := log.snapshot()
+	if len(msgs) == 0 {
+		t.Fatal("no progress reached the client")
+	}
+	for _, msg := range msgs {
+		// A JWT's header, base64url of `{"alg":"EdDSA"`, starts eyJ.
+		if strings.Contains(msg, "eyJ") || !strings.Contains(msg, `"__mateclaw_token__":"****"`) {
+			t.Errorf("progress message %q: want the arguments quoted with the token masked", msg)
+		}
 	}
 }

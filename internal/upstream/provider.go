@@ -168,7 +168,7 @@ func (s *server) call(ctx context.Context, name, def string, args jsontext.Value
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
 		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
-			return res, err
+			return withoutToken(res, err, meta)
 		}
 		if try > 0 {
 			// The SDK's error names the session id; the model gets what
@@ -214,7 +214,8 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	var route *progressRoute
 	if tools.WantsProgress(ctx) {
 		// A token of clawd's own, never the client's (progress.go).
-		tok, rt, stop := sess.progress.open(ctx)
+		secret, _ := ident["token"].(string) // never the client's to read (withoutToken)
+		tok, rt, stop := sess.progress.open(ctx, secret)
 		defer stop()
 		token, route = tok, rt
 	}

@@ -42,6 +42,27 @@ func TestRewriteStripsForgedNames(t *testing.T) {
 	if string(got) != `{"a":1}` {
 		t.Errorf("off: %s", got)
 	}
+	// A case variant is the same name to a server whose parser folds case
+	// (Go's encoding/json matches struct fields so, 'ſ' and the Kelvin
+	// sign included, and reads the last copy; others read the first): it
+	// is stripped in every mode, with or without escapes or spacing.
+	for _, in := range []string{
+		`{"a": 1, "__MATECLAW_USER__": "admin"}`,
+		`{"a": 1, "__Mateclaw_User__": "admin"}`,
+		`{"a": 1, "__mateclaw_uſer__": "admin"}`,
+		`{"a": 1, "__mateclaw_u\u017fer__": "admin"}`,
+		`{"a": 1, "__MATECLAW_TOKEN__": "forged"}`,
+	} {
+		if got, err := Rewrite(jsontext.Value(in), strip, "", ""); err != nil || string(got) != `{"a":1}` {
+			t.Errorf("off: Rewrite(%s) = %s, %v; want {\"a\":1}", in, got, err)
+		}
+		if got, err := Rewrite(jsontext.Value(in), strip, DefaultUserArg, "cc:ws"); err != nil || string(got) != `{"a":1,"__mateclaw_user__":"cc:ws"}` {
+			t.Errorf("meta: Rewrite(%s) = %s, %v", in, got, err)
+		}
+	}
+	if got, _ := Rewrite(jsontext.Value(`{"USER":"admin","users":1}`), []string{"user"}, "", ""); string(got) != `{"users":1}` {
+		t.Errorf("a configured argument's case variant: %s", got)
+	}
 	plain := `{"a": 1,  "b": "x"}`
 	if got, _ := Rewrite(jsontext.Value(plain), strip, "", ""); string(got) != plain {
 		t.Errorf("untouched arguments changed: %s", got)

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -19,9 +20,9 @@ import (
 // twice or invalid UTF-8 is an error, so an object cannot carry a second
 // copy of a reserved name that a lenient upstream parser would read instead
 // of clawd's. Names are compared after unescaping, so "\u005f_mateclaw_user__"
-// is stripped too. When nothing is to be added and no stripped name can
-// occur (the bytes hold neither a backslash nor any of the names), args is
-// returned as it is without decoding.
+// is stripped too, and without regard to case ("__MATECLAW_USER__": see
+// reserved). When nothing is to be added and no stripped name can occur
+// (mayHold), args is returned as it is without decoding.
 func Rewrite(args jsontext.Value, strip []string, name, value string) (jsontext.Value, error) {
 	if len(args) == 0 {
 		args = jsontext.Value("{}")
@@ -49,7 +50,7 @@ func Rewrite(args jsontext.Value, strip []string, name, value string) (jsontext.
 		if err != nil {
 			return nil, fmt.Errorf("the tool arguments are not valid JSON: %v", err)
 		}
-		if slices.Contains(strip, k) || k == name {
+		if reserved(k, strip) || reserved(k, []string{name}) {
 			continue
 		}
 		if err := enc.WriteToken(jsontext.String(k)); err != nil {
@@ -79,16 +80,58 @@ func Rewrite(args jsontext.Value, strip []string, name, value string) (jsontext.
 	return bytes.TrimRight(out.Bytes(), "\n"), nil
 }
 
-// mayHold reports whether a member named in names could be in args: only
-// when one of the names occurs literally, or an escape could spell one.
-func mayHold(args []byte, names []string) bool {
-	if bytes.IndexByte(args, '\\') >= 0 {
-		return true
-	}
+// reserved reports whether the member name k is one of names to a parser
+// that folds case: Go's encoding/json matches a struct field so (the long
+// s and the Kelvin sign included, by Unicode simple folding, which
+// strings.EqualFold is), and others can be told to. Such a parser would
+// take "__MATECLAW_USER__" for the reserved name, and read either copy
+// when clawd's is there too.
+func reserved(k string, names []string) bool {
 	for _, n := range names {
-		if n != "" && bytes.Contains(args, []byte(n)) {
+		if n != "" && strings.EqualFold(k, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// mayHold reports whether a member named in names (without regard to case,
+// as reserved) could be in args: only when a string starts with one of the
+// names in ASCII letters of either case, or an escape or a non-ASCII letter
+// (which may fold to an ASCII one) could spell one. One pass over args.
+func mayHold(args []byte, names []string) bool {
+	for i, c := range args {
+		switch {
+		case c == '\\' || c >= utf8.RuneSelf:
+			return true
+		case c == '"':
+			for _, n := range names {
+				if n != "" && hasPrefixFoldASCII(args[i+1:], n) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// hasPrefixFoldASCII reports whether b starts with s, ASCII letters
+// compared without regard to case.
+func hasPrefixFoldASCII(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	for j := 0; j < len(s); j++ {
+		if lowerASCII(b[j]) != lowerASCII(s[j]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }

@@ -398,8 +398,9 @@ func callTool(id, params json.RawMessage) {
 		// reports clawd must drop: other tokens, a decrease, and one after
 		// the answer. The answer names the token it got.
 		var a struct {
-			Tag string `json:"tag"`
-			N   int    `json:"n"`
+			Tag  string `json:"tag"`
+			N    int    `json:"n"`
+			Echo bool   `json:"echo"` // each report's message quotes the arguments
 		}
 		json.Unmarshal(p.Arguments, &a)
 		tok := p.Meta.ProgressToken
@@ -412,7 +413,11 @@ func callTool(id, params json.RawMessage) {
 			prog(json.RawMessage(`7`), 1, a.Tag+" forged")
 			for i := 1; i <= a.N; i++ {
 				if len(tok) > 0 {
-					prog(tok, i, fmt.Sprintf("%s %d", a.Tag, i))
+					msg := fmt.Sprintf("%s %d", a.Tag, i)
+					if a.Echo {
+						msg += " " + string(p.Arguments)
+					}
+					prog(tok, i, msg)
 					if i == 2 {
 						prog(tok, 1, a.Tag+" backwards")
 					}
