@@ -229,6 +229,8 @@ func ValidateBindAddr(addr string) error {
 // applies defaults for absent keys and validates the result.
 func Parse(data []byte) (*Config, error) {
 	c := Default()
+	// A UTF-8 byte order mark (Windows editors write one) is not content.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {

@@ -321,3 +321,16 @@ func TestParseErrorKeysQuoted(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBOM: a file that starts with a UTF-8 byte order mark (Windows
+// editors write one) is read as without it; go-toml alone refused it with
+// "invalid character at start of key: U+00EF 'ï'".
+func TestParseBOM(t *testing.T) {
+	c, err := Parse([]byte("\xef\xbb\xbftransport = \"unix_socket\"\n"))
+	if err != nil || c.Transport != TransportUnixSocket {
+		t.Fatalf("Parse with a BOM = %+v, %v", c, err)
+	}
+	if _, err := Parse([]byte("\xef\xbb\xbf\xef\xbb\xbftransport = \"unix_socket\"\n")); err == nil {
+		t.Error("a second BOM is not a BOM but a character, and no key starts with it")
+	}
+}
