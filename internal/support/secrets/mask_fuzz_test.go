@@ -162,6 +162,32 @@ func FuzzMaskTextPlanted(f *testing.F) {
 		f.Add("", uint8(i), "")
 		f.Add("echo x; ", uint8(i), " | tee log")
 		f.Add(`"`, uint8(i), `"`)
+		// A hint word right before: its rule's mask must not hide what
+		// the planted context's rule needs.
+		f.Add("# refresh the token\n", uint8(i), "")
+		f.Add("password ", uint8(i), "")
 	}
 	f.Fuzz(checkPlanted)
+}
+
+// TestMaskTextRulesSeeTheWholeText: every rule reads the text as it was,
+// not as an earlier rule left it. Masking "token <word>" or "password
+// <word>" used to hide the tool name a later rule needs (mysql, sshpass,
+// ...) or the name of an assignment, so the password after it survived:
+// a comment line ending in "token" above a mysql command was enough.
+func TestMaskTextRulesSeeTheWholeText(t *testing.T) {
+	for _, in := range []string{
+		"# refresh the token\nmysql -h db -u root -p" + plantedSecret + " app",
+		"token mysql -h db -u root -p" + plantedSecret + " app",
+		"password sshpass -p " + plantedSecret + " ssh host",
+		"auth redis-cli -a " + plantedSecret + " ping",
+		"Bearer curl -b sid=" + plantedSecret + " https://x",
+		"basic docker login -u bob -p " + plantedSecret,
+		"token --password " + plantedSecret,
+		"token DB_PASSWORD: " + plantedSecret,
+	} {
+		if out := MaskText(in); strings.Contains(out, plantedSecret) {
+			t.Errorf("MaskText(%q) = %q", in, out)
+		}
+	}
 }
