@@ -257,8 +257,8 @@ func maskSpans(s string, spans [][2]int) string {
 // assignSpans adds secretAssign's values to spans, except a value that
 // follows the name after whitespace alone and starts with "-": that is the
 // next flag (--password-stdin -u bob), not a value; it stays, and the
-// search goes on from it (--no-auth --password x). A value after
-// whitespace alone is searched for names too.
+// search goes on from it (--no-auth --password x). A value's last word is
+// read as a name too.
 func assignSpans(s string, spans [][2]int) [][2]int {
 	pos := 0
 	for pos < len(s) {
@@ -272,14 +272,25 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 			continue
 		}
 		spans = append(spans, [2]int{val, end})
+		// The value may end in a name whose own value follows it (token
+		// DB_PASSWORD: x, pwd="api_key": "x"): the search goes on from
+		// that last word. Only the last: a name earlier in the value has
+		// a value that ends within it. Going back no further than the
+		// last word keeps the cost linear.
 		pos = end
-		if !strings.ContainsAny(s[start:val], "=:") {
-			// A value after whitespace alone may be a name with a value
-			// of its own (token DB_PASSWORD: x): read it as one too.
-			pos = val
+		for pos > val && strings.IndexByte(`"':= `, s[pos-1]) >= 0 {
+			pos--
+		}
+		for pos > val && isNameByte(s[pos-1]) {
+			pos--
 		}
 	}
 	return spans
+}
+
+// isNameByte: c may be part of secretAssign's name.
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // plainSegments is the length of w's leading slash-ended segments that

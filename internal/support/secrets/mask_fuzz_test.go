@@ -185,6 +185,7 @@ func TestMaskTextRulesSeeTheWholeText(t *testing.T) {
 		"basic docker login -u bob -p " + plantedSecret,
 		"token --password " + plantedSecret,
 		"token DB_PASSWORD: " + plantedSecret,
+		`pwd="api_key": "` + plantedSecret + `"`,
 	} {
 		if out := MaskText(in); strings.Contains(out, plantedSecret) {
 			t.Errorf("MaskText(%q) = %q", in, out)
