@@ -210,7 +210,37 @@ const (
 // semantics: "*" and "?" do not match "/", "**" between slashes (or at the
 // start or end) matches any number of directories, "[...]" is a byte class
 // ("!" or "^" negates, ranges, [:alpha:]-style classes), "\" escapes.
+//
+// Every call below the first is on a suffix of p and of text, so a
+// suffix's result, known by the two lengths, is remembered once a "**"
+// loop starts: without that, n "**/" on a deep path they do not match try
+// every way of splitting the path among them, time exponential in n (git
+// does; an ignore file comes with the workspace, whoever wrote it).
 func wildmatch(p, text string) int {
+	var m wildmatcher
+	return m.match(p, text)
+}
+
+// wildmatcher remembers wildmatch's results on suffixes of one pattern and
+// one text, by their lengths; memo is nil until a "**" needs it.
+type wildmatcher struct {
+	memo map[[2]int]int
+}
+
+func (m *wildmatcher) match(p, text string) int {
+	if m.memo == nil {
+		return m.wild(p, text)
+	}
+	key := [2]int{len(p), len(text)}
+	if r, ok := m.memo[key]; ok {
+		return r
+	}
+	r := m.wild(p, text)
+	m.memo[key] = r
+	return r
+}
+
+func (m *wildmatcher) wild(p, text string) int {
 	pi, ti := 0, 0
 	for ; pi < len(p); pi, ti = pi+1, ti+1 {
 		pc := p[pi]
@@ -231,7 +261,7 @@ func wildmatch(p, text string) int {
 				return wmNoMatch
 			}
 		case '*':
-			return starMatch(p, pi, text, ti)
+			return m.star(p, pi, text, ti)
 		case '[':
 			next, ok, valid := matchClass(p, pi, text[ti])
 			if !valid {
@@ -253,8 +283,8 @@ func wildmatch(p, text string) int {
 	return wmMatch
 }
 
-// starMatch handles a "*" or "**" at p[pi] against text[ti:].
-func starMatch(p string, pi int, text string, ti int) int {
+// star handles a "*" or "**" at p[pi] against text[ti:].
+func (m *wildmatcher) star(p string, pi int, text string, ti int) int {
 	matchSlash := false
 	start := pi
 	pi++
@@ -266,7 +296,10 @@ func starMatch(p string, pi int, text string, ti int) int {
 		nextSlash := pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/')
 		if prevSlash && nextSlash {
 			// "**/" may also match zero directories.
-			if pi < len(p) && p[pi] == '/' && wildmatch(p[pi+1:], text[ti:]) == wmMatch {
+			if m.memo == nil {
+				m.memo = map[[2]int]int{}
+			}
+			if pi < len(p) && p[pi] == '/' && m.match(p[pi+1:], text[ti:]) == wmMatch {
 				return wmMatch
 			}
 			matchSlash = true
@@ -286,10 +319,10 @@ func starMatch(p string, pi int, text string, ti int) int {
 		if k < 0 {
 			return wmAbortAll
 		}
-		return wildmatch(p[pi:], text[ti+k:])
+		return m.match(p[pi:], text[ti+k:])
 	}
 	for ; ti < len(text); ti++ {
-		r := wildmatch(p[pi:], text[ti:])
+		r := m.match(p[pi:], text[ti:])
 		if r != wmNoMatch {
 			if !matchSlash || r != wmAbortToStarStar {
 				return r

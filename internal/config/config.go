@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -184,7 +185,7 @@ func (c *Config) CheckTools(known []string) error {
 	}
 	for _, name := range names {
 		if !isKnown[name] {
-			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", name, strings.Join(known, ", "))
+			return fmt.Errorf("[tools] %s: unknown tool; known tools are %s", keyPath([]string{name}), strings.Join(known, ", "))
 		}
 	}
 	return nil
@@ -228,6 +229,8 @@ func ValidateBindAddr(addr string) error {
 // applies defaults for absent keys and validates the result.
 func Parse(data []byte) (*Config, error) {
 	c := Default()
+	// A UTF-8 byte order mark (Windows editors write one) is not content.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	dec := toml.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
@@ -235,14 +238,14 @@ func Parse(data []byte) (*Config, error) {
 		if errors.As(err, &sm) {
 			var keys []string
 			for _, e := range sm.Errors {
-				keys = append(keys, strings.Join(e.Key(), "."))
+				keys = append(keys, keyPath(e.Key()))
 			}
 			return nil, fmt.Errorf("unknown key %s (see `clawd init` for the keys clawd reads)", strings.Join(keys, ", "))
 		}
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
-			if key := strings.Join(de.Key(), "."); key != "" {
+			if key := keyPath(de.Key()); key != "" {
 				return nil, fmt.Errorf("line %d, column %d: %s: %s", row, col, key, typeProblem(de.Error()))
 			}
 			return nil, fmt.Errorf("line %d, column %d: %s", row, col, strings.TrimPrefix(de.Error(), "toml: "))
@@ -253,6 +256,22 @@ func Parse(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// keyPath writes a dotted key as TOML would: a part that is not a bare
+// key (empty, with a dot, a space, a control character) is quoted, so a
+// message names the key the file has, visibly.
+func keyPath(parts []string) string {
+	out := make([]string, len(parts))
+	for i, k := range parts {
+		out[i] = k
+		if k == "" || strings.IndexFunc(k, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+		}) >= 0 {
+			out[i] = strconv.Quote(k)
+		}
+	}
+	return strings.Join(out, ".")
 }
 
 // MaxFileBytes bounds the config file: the commented default is a few KB.

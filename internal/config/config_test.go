@@ -120,6 +120,7 @@ func TestCheckTools(t *testing.T) {
 		{"[tools]\nbsh = false", "[tools] bsh: unknown tool; known tools are bash, read_file, write_file, list_dir, search"},
 		{"[tools]\nbash = false\nzz = true\naa = true", "[tools] aa: unknown tool"},
 		{"[tools]\nbash = false\nsearch = true", ""},
+		{"[tools]\n\"\" = false", `[tools] "": unknown tool`},
 		{"", ""},
 	} {
 		c, err := Parse([]byte(tc.in))
@@ -300,5 +301,36 @@ func TestFallbackRuntimeDir(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", tmp)
 	if p, _ := DefaultPaths(); p.RuntimeDir != tmp || p.RuntimeShared || p.EnsureRuntimeDir() != nil {
 		t.Errorf("with XDG_RUNTIME_DIR: %+v", p)
+	}
+}
+
+// TestParseErrorKeysQuoted: a key that is not a bare key (empty, with a
+// dot, a space or a control character) is quoted in the message, as it is
+// written in TOML: `unknown key ` followed by nothing named no key, and
+// "a.b" read as a table a's key b.
+func TestParseErrorKeysQuoted(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`"" = true`, `unknown key "" (see`},
+		{`"a.b" = 1`, `unknown key "a.b" (see`},
+		{"\"x\\u001b[31m\" = 1", `unknown key "x\x1b[31m" (see`},
+		{"[tools]\n\"a b\" = 1", `line 2, column 9: tools."a b": expected true or false`},
+	} {
+		_, err := Parse([]byte(tt.in))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Parse(%q) = %v, want it to mention %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestParseBOM: a file that starts with a UTF-8 byte order mark (Windows
+// editors write one) is read as without it; go-toml alone refused it with
+// "invalid character at start of key: U+00EF 'ï'".
+func TestParseBOM(t *testing.T) {
+	c, err := Parse([]byte("\xef\xbb\xbftransport = \"unix_socket\"\n"))
+	if err != nil || c.Transport != TransportUnixSocket {
+		t.Fatalf("Parse with a BOM = %+v, %v", c, err)
+	}
+	if _, err := Parse([]byte("\xef\xbb\xbf\xef\xbb\xbftransport = \"unix_socket\"\n")); err == nil {
+		t.Error("a second BOM is not a BOM but a character, and no key starts with it")
 	}
 }

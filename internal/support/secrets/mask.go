@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -36,7 +37,7 @@ var (
 	// openssl's pass:PASSWORD.
 	secretPass = regexp.MustCompile(`(?i)\b(pass:)[^\s"';&|]+`)
 	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
-	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]+`)
+	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
 	// user:password@ in URLs, also without a user (redis://:password@).
 	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
 	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
@@ -46,29 +47,33 @@ var (
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
 
-// maskRules run in order on a text that contains (in any case) one of
-// their hints, words without which their pattern cannot match: most texts
-// (a path, `go test ./...`) contain none, and skip the regular
-// expressions, the costly part of a summary.
+// maskRules each find, in a text that contains (in any case) one of their
+// hints, words without which their pattern cannot match, the spans to
+// mask: from submatch index start of a match (3: the end of its first
+// group, 4: the start of its second) to the match's end. Most texts (a
+// path, `go test ./...`) contain no hint, and skip the regular
+// expressions, the costly part of a summary. Every rule reads the whole
+// text as it was: one rule's mask never hides what another needs to see
+// (masking "token mysql" must not hide mysql from the mysql rule).
 var maskRules = []struct {
 	re    *regexp.Regexp
-	repl  string
-	fn    func(string) string // when set, masks in place of re and repl
+	start int
+	fn    func(string, [][2]int) [][2]int // when set, finds the spans in place of re
 	hints []string
 	set   uint32 // the hints' bits in hintWords
 }{
-	{re: secretPass, repl: "$1***", hints: []string{"pass:"}},
-	{re: secretScheme, repl: "$1 ***", hints: []string{"bearer", "basic", "token"}},
-	{fn: maskAssign, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
-	{re: secretEnvAssign, repl: "$1***", hints: []string{"_key=", "_pass="}},
-	// After the others: what they left of a header (a scheme they do not
-	// know, its credential) goes.
-	{re: secretHeader, repl: "$1***", hints: []string{"authorization", "cookie", "x-"}},
-	{re: secretMySQLFlag, repl: "$1***", hints: []string{"mysql", "mariadb"}},
-	{re: secretLoginFlag, repl: "$1***", hints: []string{"login"}},
-	{re: secretSSHPassFlag, repl: "$1***", hints: []string{"sshpass"}},
-	{re: secretRedisFlag, repl: "$1***", hints: []string{"redis-cli"}},
-	{re: secretCookieFlag, repl: "$1***", hints: []string{"curl"}},
+	{re: secretPass, start: 3, hints: []string{"pass:"}},
+	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
+	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
+	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass="}},
+	// A header's whole value: a scheme the others do not know, and its
+	// credential.
+	{re: secretHeader, start: 3, hints: []string{"authorization", "cookie", "x-"}},
+	{re: secretMySQLFlag, start: 3, hints: []string{"mysql", "mariadb"}},
+	{re: secretLoginFlag, start: 3, hints: []string{"login"}},
+	{re: secretSSHPassFlag, start: 3, hints: []string{"sshpass"}},
+	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
+	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
@@ -151,15 +156,21 @@ func hintsIn(s string) uint32 {
 // cut first (chain.ArgsSummary does).
 func MaskText(s string) string {
 	if hints := hintsIn(s); hints != 0 {
+		var spans [][2]int
 		for _, r := range maskRules {
 			switch {
 			case hints&r.set == 0:
 			case r.fn != nil:
-				s = r.fn(s)
+				spans = r.fn(s, spans)
 			default:
-				s = r.re.ReplaceAllString(s, r.repl)
+				for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
+					if m[r.start] >= 0 && m[r.start] < m[1] {
+						spans = append(spans, [2]int{m[r.start], m[1]})
+					}
+				}
 			}
 		}
+		s = maskSpans(s, spans)
 	}
 	if strings.Contains(s, "-u") {
 		s = secretUserFlag.ReplaceAllString(s, "$1$2$3***")
@@ -221,13 +232,35 @@ func hasLongWord(s string) bool {
 	return false
 }
 
-// maskAssign replaces secretAssign's values with "***", except a value
-// that follows the name after whitespace alone and starts with "-": that
-// is the next flag (--password-stdin -u bob), not a value; it stays, and
-// the search goes on from it (--no-auth --password x).
-func maskAssign(s string) string {
+// maskSpans replaces each of spans (in any order, overlapping or not)
+// with "***"; spans that overlap or touch become one.
+func maskSpans(s string, spans [][2]int) string {
+	if len(spans) == 0 {
+		return s
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
 	var b strings.Builder
-	last, pos := 0, 0
+	last := 0
+	for i := 0; i < len(spans); {
+		start, end := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] <= end; i++ {
+			end = max(end, spans[i][1])
+		}
+		b.WriteString(s[last:start])
+		b.WriteString("***")
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// assignSpans adds secretAssign's values to spans, except a value that
+// follows the name after whitespace alone and starts with "-": that is the
+// next flag (--password-stdin -u bob), not a value; it stays, and the
+// search goes on from it (--no-auth --password x). A value's last word is
+// read as a name too.
+func assignSpans(s string, spans [][2]int) [][2]int {
+	pos := 0
 	for pos < len(s) {
 		m := secretAssign.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
@@ -238,15 +271,26 @@ func maskAssign(s string) string {
 			pos = val
 			continue
 		}
-		b.WriteString(s[last:val])
-		b.WriteString("***")
-		last, pos = end, end
+		spans = append(spans, [2]int{val, end})
+		// The value may end in a name whose own value follows it (token
+		// DB_PASSWORD: x, pwd="api_key": "x"): the search goes on from
+		// that last word. Only the last: a name earlier in the value has
+		// a value that ends within it. Going back no further than the
+		// last word keeps the cost linear.
+		pos = end
+		for pos > val && strings.IndexByte(`"':= `, s[pos-1]) >= 0 {
+			pos--
+		}
+		for pos > val && isNameByte(s[pos-1]) {
+			pos--
+		}
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return spans
+}
+
+// isNameByte: c may be part of secretAssign's name.
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 // plainSegments is the length of w's leading slash-ended segments that

@@ -16,6 +16,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"mysql -x ", "docker login -q ", "sshpass -x ", "redis-cli -x ", "curl -b x ",
 		"Authorization: ", "Cookie:", "X-Api-Key:", "password ", "token ", "API_KEY=", "pass:",
 		"-u a:", "://a:b", "--auth -x ", "Ab1/", "k7M/DENG+bPxRf1CYq9Zr2w/",
+		`pwd="api_key": `, "password=", "token DB_PASSWORD:",
 	}
 	for _, p := range pieces {
 		in := strings.Repeat(p, n/len(p))
