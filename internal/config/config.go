@@ -165,6 +165,13 @@ func (c *Config) Validate() error {
 	if !IsClientKind(c.DefaultClientKind) {
 		return fmt.Errorf("default_client_kind = %q: must be one of %s", c.DefaultClientKind, strings.Join(ClientKinds, ", "))
 	}
+	for _, p := range []struct{ key, val string }{{"socket_path", c.SocketPath}, {"token_path", c.TokenPath}} {
+		// No file system takes a NUL in a name: such a path could only
+		// fail later, at bind or open, with a message naming no key.
+		if strings.ContainsRune(p.val, 0) {
+			return fmt.Errorf("%s = %q: a path cannot contain a NUL character", p.key, p.val)
+		}
+	}
 	return nil
 }
 
