@@ -169,7 +169,7 @@ func (c *Config) Validate() error {
 		// No file system takes a NUL in a name: such a path could only
 		// fail later, at bind or open, with a message naming no key.
 		if strings.ContainsRune(p.val, 0) {
-			return fmt.Errorf("%s = %q: a path cannot contain a NUL character", p.key, p.val)
+			return fmt.Errorf("%s = %q: must be a path without a NUL character (no file system takes one)", p.key, p.val)
 		}
 	}
 	return nil

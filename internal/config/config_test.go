@@ -98,7 +98,7 @@ func TestParseErrors(t *testing.T) {
 		{`upstream_tool_name_max = 15`, "upstream_tool_name_max = 15: must be 16..64"},
 		{`policy_stub_mode = "yes"`, "line 1"},
 		{`transport = `, "line 1"},
-		{`socket_path = "/tmp/a\u0000b"`, `socket_path = "/tmp/a\x00b": a path cannot contain a NUL character`},
+		{`socket_path = "/tmp/a\u0000b"`, `socket_path = "/tmp/a\x00b": must be a path without a NUL character`},
 		{`token_path = "\u0000"`, "token_path"},
 	}
 	for _, tt := range tests {
