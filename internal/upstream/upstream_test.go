@@ -339,8 +339,10 @@ func TestToolsListSizeCap(t *testing.T) {
 	t.Parallel()
 	m, _ := newTestManager(t, Options{MaxFailures: 1})
 	// 47 tools of 1 MiB each, 5 to a page: every page fits in a line.
-	m.Apply(context.Background(), []ServerConfig{fake("fat", "-tools", "40", "-page-size", "5", "-desc-bytes", strconv.Itoa(1<<20))})
-	st := waitFor(t, m, "fat", 30*time.Second, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
+	cfg := fake("fat", "-tools", "40", "-page-size", "5", "-desc-bytes", strconv.Itoa(1<<20))
+	cfg.ReadTimeout *= raceSlowdown // a 5 MiB page takes seconds under the race detector
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	st := waitFor(t, m, "fat", 30*time.Second*raceSlowdown, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
 	if st.State != StateError || !strings.Contains(st.LastError, "32 MiB") {
 		t.Errorf("a 47 MiB tool list: state %s, last error %q; want an error naming the 32 MiB cap", st.State, st.LastError)
 	}

@@ -40,24 +40,71 @@ func Main(m *testing.M, bin *string) int {
 	defer os.RemoveAll(dir)
 	os.Chmod(dir, 0o755)
 	*bin = filepath.Join(dir, "clawd")
-	build := exec.Command("go", "build", "-o", *bin, "github.com/clawde/clawd/cmd/clawd")
+	args := []string{"build", "-o", *bin}
+	if raceEnabled {
+		// Under go test -race, clawd runs with the race detector too and
+		// writes its reports to files (see raceEnv), which fail the run.
+		args = append(args, "-race")
+		raceLogs = filepath.Join(dir, "race")
+		if err := os.Mkdir(raceLogs, 0o777); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		os.Chmod(raceLogs, 0o777)      // one test runs clawd as another user
+		os.Setenv("GORACE", raceEnv()) // for children given os.Environ()
+	}
+	build := exec.Command("go", append(args, "github.com/clawde/clawd/cmd/clawd")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building clawd:", err)
 		return 1
 	}
-	return m.Run()
+	code := m.Run()
+	if raceLogs != "" && reportRaces(raceLogs) && code == 0 {
+		code = 1
+	}
+	return code
+}
+
+// raceLogs is the directory race-detector builds of clawd write their
+// reports to, "" when the tests do not run under the race detector.
+var raceLogs string
+
+// raceEnv is GORACE for clawd's children: reports go to files in raceLogs
+// rather than to a stderr that a test may discard or a daemon may not have.
+func raceEnv() string {
+	return "log_path=" + filepath.Join(raceLogs, "report")
+}
+
+// reportRaces copies every race report in dir to stderr and reports
+// whether there was one.
+func reportRaces(dir string) bool {
+	entries, _ := os.ReadDir(dir)
+	found := false
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		found = true
+		fmt.Fprintf(os.Stderr, "clawd (built with -race) reported in %s:\n%s\n", e.Name(), b)
+	}
+	return found
 }
 
 // Environ is a child environment in which clawd's config, data and runtime
 // directories all lie under home (config.DefaultPaths derives them from
 // these variables), plus the caller's PATH.
 func Environ(home, runtimeDir string) []string {
-	return []string{
+	vars := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"),
 		"XDG_RUNTIME_DIR=" + runtimeDir,
 	}
+	if raceLogs != "" {
+		vars = append(vars, "GORACE="+raceEnv())
+	}
+	return vars
 }

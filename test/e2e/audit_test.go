@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/test/clawdtest"
 )
 
 type auditRow struct {
@@ -103,7 +105,7 @@ func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 
 	// --follow prints rows written after it started.
 	follow := e.Command("audit", "--follow", "--json")
-	var out strings.Builder
+	var out clawdtest.SyncBuffer // polled below while follow writes it
 	follow.Stdout = &out
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)

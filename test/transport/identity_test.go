@@ -269,10 +269,15 @@ func TestRevokedCredentialRefusedAtOnce(t *testing.T) {
 	if out, errOut, code := e.Run("token", "revoke", id); code != 0 || !strings.Contains(out, "revoked") {
 		t.Fatalf("token revoke: exit %d %s %s", code, out, errOut)
 	}
-	if got := l.Call(readCall("after-1")); !strings.Contains(got, `"code":-32001`) || !strings.Contains(got, "credential_revoked") {
+	// The daemon's poll of the trust registry also sends
+	// notifications/tools/list_changed within a second of the revoke, in
+	// between these answers or not: wait for each answer by its id.
+	l.SendLine(readCall("after-1"))
+	if got := l.Await(`"after-1"`).Raw; !strings.Contains(got, `"code":-32001`) || !strings.Contains(got, "credential_revoked") {
 		t.Errorf("socket call after revoking: %s, want -32001 credential_revoked", got)
 	}
-	if got := l.Call(toolsListMsg); toolCount(t, got) != 0 {
+	l.SendLine(toolsListMsg)
+	if got := l.Await(`3`).Raw; toolCount(t, got) != 0 {
 		t.Errorf("tools/list after revoking: %s, want no tools", got)
 	}
 	code, body := s.Post(readCall("after-2"))

@@ -1,0 +1,7 @@
+//go:build race
+
+package upstream
+
+// raceSlowdown scales time bounds in tests: the race detector makes
+// memory-heavy code several times slower.
+const raceSlowdown = 10
