@@ -194,9 +194,10 @@ func (c *stdioConn) readLoop() {
 	defer close(c.readDone)
 	r := bufio.NewReaderSize(c.p.Stdout(), 64<<10)
 	for {
-		line, tooLong, err := lines.Read(r, maxLine, nil) // a fresh buffer: handleLine may keep it
+		line, tooLong, ends, err := lines.ReadEnds(r, maxLine, nil, 256) // a fresh buffer: handleLine may keep it
 		if tooLong {
 			c.noise("a stdout line over 16 MiB was discarded")
+			c.discarded(ends)
 		} else if len(line) > 0 {
 			c.handleLine(line)
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawde/clawd/internal/support/lines"
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
 
@@ -146,6 +148,34 @@ func (c *stdioConn) routeDirect(msg []byte) bool {
 	close(call.done)
 	return true
 }
+
+// discarded fails at once the direct call whose answer was a line too long
+// to keep (ends are its first and last bytes, where serializers put the id:
+// Go's and Python's first, the TypeScript SDK's last); otherwise the call
+// would wait for its read timeout and then report a timeout, not why.
+func (c *stdioConn) discarded(ends lines.Ends) {
+	if c.calls.count.Load() == 0 {
+		return
+	}
+	for _, b := range [][]byte{ends.Head, ends.Tail} {
+		m := directIDInLine.FindSubmatch(b)
+		if m == nil {
+			continue
+		}
+		if call := c.calls.take(string(m[1])); call != nil {
+			call.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+				"the server's answer was over %d MiB, the most clawd reads as one message, so it was discarded", maxLine>>20)}
+			if call.route != nil {
+				call.route.close()
+			}
+			close(call.done)
+			return
+		}
+	}
+}
+
+// directIDInLine finds a direct call's id in part of a message's text.
+var directIDInLine = regexp.MustCompile(`"id"\s*:\s*"(` + directIDPrefix + `[0-9]+)"`)
 
 // directID returns the id of a direct call from a response's raw id, or
 // false when it is not one.

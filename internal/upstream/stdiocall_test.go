@@ -157,6 +157,33 @@ func TestDirectCallErrorAnswer(t *testing.T) {
 	}
 }
 
+// An answer over the 16 MiB line limit is discarded, and its call fails at
+// once with a message saying so (found by the id among the line's first or
+// last bytes, wherever the server's serializer put it), not at the read
+// timeout; the session goes on.
+func TestDirectCallAnswerTooLong(t *testing.T) {
+	t.Parallel()
+	m, reg := newTestManager(t, Options{})
+	cfg := fake("huge")
+	cfg.ReadTimeout = 60 * time.Second
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "huge")
+	m.mu.Lock()
+	srv := m.servers["huge"]
+	m.mu.Unlock()
+	for _, where := range []string{"first", "last"} {
+		start := time.Now()
+		_, err := srv.call(context.Background(), "unlisted-huge", "", jsontext.Value(`{"x":"`+where+`"}`))
+		if err == nil || !strings.Contains(err.Error(), "over 16 MiB") {
+			t.Errorf("id %s: error %v, want one saying the answer was over 16 MiB", where, err)
+		}
+		if took := time.Since(start); took > 20*time.Second {
+			t.Errorf("id %s: the call failed after %v, want well before its 60 s read timeout", where, took)
+		}
+	}
+	callText(t, reg, "huge__echo", `{}`)
+}
+
 // The request line clawd writes is exactly one line of one JSON object,
 // whatever the arguments look like: arguments a client pretty-printed (an
 // HTTP client may) are compacted, so they cannot end the line and smuggle

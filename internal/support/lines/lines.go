@@ -14,32 +14,81 @@ import "bufio"
 // of it are ever buffered, whatever its length. err is br's (io.EOF after
 // a last line without a newline, which is returned with it).
 func Read(br *bufio.Reader, max int, buf []byte) (line []byte, tooLong bool, err error) {
+	line, tooLong, _, err = ReadEnds(br, max, buf, 0)
+	return line, tooLong, err
+}
+
+// Ends are the first and the last bytes of a line too long to keep:
+// enough to find, say, the id of a JSON-RPC message whose body was
+// discarded (serializers put it first or last).
+type Ends struct{ Head, Tail []byte }
+
+// ReadEnds is Read that also keeps, for a line reported tooLong, its first
+// and last n bytes (without the newline) in ends; they may overlap, and
+// hold nothing of the line otherwise. At most 2n more bytes are held.
+func ReadEnds(br *bufio.Reader, max int, buf []byte, n int) (line []byte, tooLong bool, ends Ends, err error) {
 	for {
 		frag, err := br.ReadSlice('\n')
 		if !tooLong {
 			if len(buf)+len(frag) > max+2 { // +2: room for "\r\n"
 				tooLong = true
+				if n > 0 {
+					// Two bytes more than n: the newline is trimmed at the end.
+					ends.Head = append(ends.Head, buf[:min(n+2, len(buf))]...)
+					if len(ends.Head) < n+2 {
+						ends.Head = append(ends.Head, frag[:min(n+2-len(ends.Head), len(frag))]...)
+					}
+					ends.Tail = keepLast(ends.Tail, buf, n+2)
+				}
 				buf = buf[:0]
 			} else {
 				buf = append(buf, frag...)
 			}
 		}
+		if tooLong && n > 0 {
+			ends.Tail = keepLast(ends.Tail, frag, n+2)
+		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		if tooLong {
-			return buf[:0], true, err
-		}
-		n := len(buf)
-		if n > 0 && buf[n-1] == '\n' {
-			n--
-			if n > 0 && buf[n-1] == '\r' {
-				n--
+			ends.Head, ends.Tail = trimNewline(ends.Head), trimNewline(ends.Tail)
+			ends.Head = ends.Head[:min(n, len(ends.Head))]
+			if d := len(ends.Tail) - n; d > 0 {
+				ends.Tail = ends.Tail[d:]
 			}
+			return buf[:0], true, ends, err
 		}
-		if n > max { // the +2 above let a line end in LF alone through
-			return buf[:0], true, err
+		k := len(trimNewline(buf))
+		if k > max { // the +2 above let a line end in LF alone through
+			if n > 0 {
+				ends.Head = append(ends.Head, buf[:min(n, k)]...)
+				ends.Tail = keepLast(ends.Tail, buf[:k], n)
+			}
+			return buf[:0], true, ends, err
 		}
-		return buf[:n], false, err
+		return buf[:k], false, ends, err
 	}
+}
+
+// keepLast appends the last n bytes of b to tail and keeps tail's last n.
+func keepLast(tail, b []byte, n int) []byte {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	tail = append(tail, b...)
+	if len(tail) > n {
+		tail = append(tail[:0], tail[len(tail)-n:]...)
+	}
+	return tail
+}
+
+func trimNewline(b []byte) []byte {
+	if k := len(b); k > 0 && b[k-1] == '\n' {
+		b = b[:k-1]
+		if k := len(b); k > 0 && b[k-1] == '\r' {
+			b = b[:k-1]
+		}
+	}
+	return b
 }

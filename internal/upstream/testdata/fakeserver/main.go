@@ -439,6 +439,18 @@ func callTool(id, params json.RawMessage) {
 		}
 		json.Unmarshal(p.Arguments, &a)
 		result(id, text(os.Getenv(a.X)))
+	case "unlisted-huge": // not offered: an answer over clawd's 16 MiB line limit, its id first or ({"x":"last"}) last
+		var a struct{ X string }
+		json.Unmarshal(p.Arguments, &a)
+		body := strings.Repeat("h", 17<<20)
+		if a.X == "last" {
+			outMu.Lock()
+			out.WriteString(`{"result":{"content":[{"type":"text","text":"` + body + `"}]},"jsonrpc":"2.0","id":` + string(id) + "}\n")
+			out.Flush()
+			outMu.Unlock()
+			break
+		}
+		result(id, text(body))
 	case "unlisted-big-error": // not offered: called by name in tests
 		send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32000, "message": "é" + strings.Repeat("x", 1<<20)}})
 	default:
