@@ -721,3 +721,26 @@ func TestChangeFailsClosed(t *testing.T) {
 		t.Errorf("outcome of the change %v", o)
 	}
 }
+
+// A URL the validator refuses is named in its message masked as answers
+// show it: a password in user:password@ or a query value never comes back
+// in a 400, whichever rule the URL broke first.
+func TestRefusedURLIsMaskedInTheMessage(t *testing.T) {
+	e := newEnv(t)
+	const pass, query = "supersecretpassword", "supersecretquery0123"
+	for _, u := range []string{
+		"http://u:" + pass + "@h:99999/",
+		"http://u:" + pass + "@h:abc/",
+		"http://u:" + pass + "@/",
+		"ftp://u:" + pass + "@h/",
+		"https://h/mcp?key=" + query + "#frag",
+		"https://h/mcp?key=" + query + " x",
+		"https://h:0/mcp?key=" + query,
+		"gopher://h/mcp?key=" + query,
+	} {
+		r := e.want(e.do("POST", restapi.Prefix, `{"name":"x","transport":"http","url":`+jsonString(u)+`}`), 400, "invalid_field")
+		if m := r.str("message"); strings.Contains(m, pass) || strings.Contains(m, query) || !strings.Contains(m, "URL") {
+			t.Errorf("%s: the message shows the secret (or not the URL): %s", u, m)
+		}
+	}
+}
