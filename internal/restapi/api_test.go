@@ -744,3 +744,43 @@ func TestRefusedURLIsMaskedInTheMessage(t *testing.T) {
 		}
 	}
 }
+
+// A URL as answers show it (query values masked) sent back would store the
+// mask over the secret, as for env and header values: refused.
+func TestMaskedURLIsRefused(t *testing.T) {
+	e := newEnv(t)
+	const query = "supersecretquery0123"
+	id := e.create(`{"name":"web","transport":"http","url":"https://mcp.example.com/mcp?key=` + query + `"}`)
+	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
+	shown := e.want(e.do("GET", p, ""), 200, "").str("url")
+	if strings.Contains(shown, query) {
+		t.Fatalf("GET shows the query secret: %s", shown)
+	}
+	e.want(e.do("PUT", p, `{"description":"d","url":`+jsonString(shown)+`}`), 400, "masked_value")
+	e.want(e.do("POST", restapi.Prefix, `{"name":"web2","transport":"http","url":`+jsonString(shown)+`}`), 400, "masked_value")
+	if s, _ := e.db.MCPServer(context.Background(), id); s.URL != "https://mcp.example.com/mcp?key="+query || s.Description != "" {
+		t.Fatalf("a masked URL was stored: %q", s.URL)
+	}
+}
+
+// null inside argsJson, envJson and headersJson is refused like null for
+// a field, not stored as an empty string or an empty list.
+func TestNullInsideEmbeddedJSONIsRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, b := range []string{
+		`{"name":"x","command":"/bin/true","envJson":{"K":null}}`,
+		`{"name":"x","command":"/bin/true","envJson":"{\"K\":null}"}`,
+		`{"name":"x","command":"/bin/true","envJson":"null"}`,
+		`{"name":"x","command":"/bin/true","argsJson":["a",null]}`,
+		`{"name":"x","command":"/bin/true","argsJson":"null"}`,
+		`{"name":"x","transport":"http","url":"http://h/","headersJson":{"X-A":null}}`,
+	} {
+		r := e.want(e.do("POST", restapi.Prefix, b), 400, "invalid_field")
+		if !strings.Contains(r.str("message"), "null") {
+			t.Errorf("%s: message %q does not say null", b, r.str("message"))
+		}
+	}
+	if n := e.count(); n != 1 {
+		t.Fatalf("%d rows after refused bodies", n)
+	}
+}
