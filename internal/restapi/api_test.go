@@ -784,3 +784,26 @@ func TestNullInsideEmbeddedJSONIsRefused(t *testing.T) {
 		t.Fatalf("%d rows after refused bodies", n)
 	}
 }
+
+// A connection error quotes the request's URL (Go's url.Error): test and
+// refresh answers, their audit rows and lastError show it masked as the
+// url field is, not only what the free-text masker happens to know.
+func TestConnectErrorsMaskTheURL(t *testing.T) {
+	e := newEnv(t)
+	const query = "supersecretquery0123"
+	id := e.create(`{"name":"web","transport":"http","url":"http://127.0.0.1:1/mcp?key=` + query + `","connectTimeoutSeconds":5}`)
+	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
+	check := func(what, s string) {
+		t.Helper()
+		if strings.Contains(s, query) {
+			t.Errorf("%s shows the query secret: %s", what, s)
+		}
+	}
+	check("test", e.want(e.do("POST", p+"/test", ""), 502, "test_failed").body)
+	check("refresh", e.do("POST", p+"/refresh", "").body)
+	check("get", e.want(e.do("GET", p, ""), 200, "").body)
+	check("list", e.want(e.do("GET", restapi.Prefix, ""), 200, "").body)
+	for _, row := range e.audit("web") {
+		check("audit row", row.Reason)
+	}
+}
