@@ -93,7 +93,7 @@ func (a *API) test(_ context.Context, rq *request) (int, any, error) {
 	defer cancel()
 	res, err := a.Upstreams.Test(ctx, cfg)
 	if err != nil {
-		msg := secrets.MaskText(err.Error())
+		msg := secrets.MaskTextWithURL(err.Error(), s.URL)
 		a.audit(rq, s.Name, chain.ResultAllow, "connect: test failed: "+msg)
 		return 0, nil, fail(http.StatusBadGateway, "test_failed", "%s: %s", s.Name, msg)
 	}
@@ -227,7 +227,7 @@ func (a *API) refresh(ctx context.Context, rq *request, s store.MCPServer) refre
 		}
 	}
 	if err != nil {
-		res.Error = secrets.MaskText(err.Error())
+		res.Error = secrets.MaskTextWithURL(err.Error(), s.URL)
 		a.audit(rq, s.Name, chain.ResultAllow, "connect: refresh failed: "+res.Error)
 		return res
 	}

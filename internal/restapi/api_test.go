@@ -721,3 +721,89 @@ func TestChangeFailsClosed(t *testing.T) {
 		t.Errorf("outcome of the change %v", o)
 	}
 }
+
+// A URL the validator refuses is named in its message masked as answers
+// show it: a password in user:password@ or a query value never comes back
+// in a 400, whichever rule the URL broke first.
+func TestRefusedURLIsMaskedInTheMessage(t *testing.T) {
+	e := newEnv(t)
+	const pass, query = "supersecretpassword", "supersecretquery0123"
+	for _, u := range []string{
+		"http://u:" + pass + "@h:99999/",
+		"http://u:" + pass + "@h:abc/",
+		"http://u:" + pass + "@/",
+		"ftp://u:" + pass + "@h/",
+		"https://h/mcp?key=" + query + "#frag",
+		"https://h/mcp?key=" + query + " x",
+		"https://h:0/mcp?key=" + query,
+		"gopher://h/mcp?key=" + query,
+	} {
+		r := e.want(e.do("POST", restapi.Prefix, `{"name":"x","transport":"http","url":`+jsonString(u)+`}`), 400, "invalid_field")
+		if m := r.str("message"); strings.Contains(m, pass) || strings.Contains(m, query) || !strings.Contains(m, "URL") {
+			t.Errorf("%s: the message shows the secret (or not the URL): %s", u, m)
+		}
+	}
+}
+
+// A URL as answers show it (query values masked) sent back would store the
+// mask over the secret, as for env and header values: refused.
+func TestMaskedURLIsRefused(t *testing.T) {
+	e := newEnv(t)
+	const query = "supersecretquery0123"
+	id := e.create(`{"name":"web","transport":"http","url":"https://mcp.example.com/mcp?key=` + query + `"}`)
+	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
+	shown := e.want(e.do("GET", p, ""), 200, "").str("url")
+	if strings.Contains(shown, query) {
+		t.Fatalf("GET shows the query secret: %s", shown)
+	}
+	e.want(e.do("PUT", p, `{"description":"d","url":`+jsonString(shown)+`}`), 400, "masked_value")
+	e.want(e.do("POST", restapi.Prefix, `{"name":"web2","transport":"http","url":`+jsonString(shown)+`}`), 400, "masked_value")
+	if s, _ := e.db.MCPServer(context.Background(), id); s.URL != "https://mcp.example.com/mcp?key="+query || s.Description != "" {
+		t.Fatalf("a masked URL was stored: %q", s.URL)
+	}
+}
+
+// null inside argsJson, envJson and headersJson is refused like null for
+// a field, not stored as an empty string or an empty list.
+func TestNullInsideEmbeddedJSONIsRefused(t *testing.T) {
+	e := newEnv(t)
+	for _, b := range []string{
+		`{"name":"x","command":"/bin/true","envJson":{"K":null}}`,
+		`{"name":"x","command":"/bin/true","envJson":"{\"K\":null}"}`,
+		`{"name":"x","command":"/bin/true","envJson":"null"}`,
+		`{"name":"x","command":"/bin/true","argsJson":["a",null]}`,
+		`{"name":"x","command":"/bin/true","argsJson":"null"}`,
+		`{"name":"x","transport":"http","url":"http://h/","headersJson":{"X-A":null}}`,
+	} {
+		r := e.want(e.do("POST", restapi.Prefix, b), 400, "invalid_field")
+		if !strings.Contains(r.str("message"), "null") {
+			t.Errorf("%s: message %q does not say null", b, r.str("message"))
+		}
+	}
+	if n := e.count(); n != 1 {
+		t.Fatalf("%d rows after refused bodies", n)
+	}
+}
+
+// A connection error quotes the request's URL (Go's url.Error): test and
+// refresh answers, their audit rows and lastError show it masked as the
+// url field is, not only what the free-text masker happens to know.
+func TestConnectErrorsMaskTheURL(t *testing.T) {
+	e := newEnv(t)
+	const query = "supersecretquery0123"
+	id := e.create(`{"name":"web","transport":"http","url":"http://127.0.0.1:1/mcp?key=` + query + `","connectTimeoutSeconds":5}`)
+	p := fmt.Sprintf("%s/%d", restapi.Prefix, id)
+	check := func(what, s string) {
+		t.Helper()
+		if strings.Contains(s, query) {
+			t.Errorf("%s shows the query secret: %s", what, s)
+		}
+	}
+	check("test", e.want(e.do("POST", p+"/test", ""), 502, "test_failed").body)
+	check("refresh", e.do("POST", p+"/refresh", "").body)
+	check("get", e.want(e.do("GET", p, ""), 200, "").body)
+	check("list", e.want(e.do("GET", restapi.Prefix, ""), 200, "").body)
+	for _, row := range e.audit("web") {
+		check("audit row", row.Reason)
+	}
+}

@@ -144,18 +144,32 @@ func decodeField(p *store.MCPServerPatch, k string, v jsontext.Value) (err error
 	case "cwd":
 		p.Cwd, err = str(k, v)
 	case "url":
-		p.URL, err = str(k, v)
+		if p.URL, err = str(k, v); err == nil && strings.Contains(*p.URL, maskedURLMark) {
+			err = fail(http.StatusBadRequest, "masked_value",
+				"field url contains %q, the mask answers show in place of query values and token-like path segments; send the real URL (or leave url out to keep the stored one)", maskedURLMark)
+		}
 	case "argsJson":
-		var args []string
-		if err = embedded(k, v, &args, "a JSON array of strings, e.g. [\"-y\", \"@modelcontextprotocol/server-everything\"]"); err == nil {
-			if args == nil {
-				args = []string{}
+		var list []*string
+		if err = embedded(k, v, &list, "a JSON array of strings, e.g. [\"-y\", \"@modelcontextprotocol/server-everything\"]"); err == nil {
+			args := make([]string, 0, len(list))
+			for i, a := range list {
+				if a == nil {
+					return fail(http.StatusBadRequest, "invalid_field", "field argsJson: argument %d is null; every argument is a string", i+1)
+				}
+				args = append(args, *a)
 			}
 			p.Args = &args
 		}
 	case "envJson", "headersJson":
-		var m map[string]string
-		if err = embedded(k, v, &m, "a JSON object of string values, e.g. {\"API_KEY\": \"${API_KEY}\"}"); err == nil {
+		var pm map[string]*string
+		if err = embedded(k, v, &pm, "a JSON object of string values, e.g. {\"API_KEY\": \"${API_KEY}\"}"); err == nil {
+			m := make(map[string]string, len(pm))
+			for name, val := range pm {
+				if val == nil {
+					return fail(http.StatusBadRequest, "invalid_field", "field %s: the value of %q is null; every value is a string (leave %s out to keep the stored values)", k, clip(name, 60), k)
+				}
+				m[name] = *val
+			}
 			err = refuseMasked(k, m)
 			sm := store.SecretMap(m)
 			if k == "envJson" {
@@ -213,11 +227,19 @@ func embedded(k string, v jsontext.Value, dst any, want string) error {
 		}
 		text = []byte(s)
 	}
+	if strings.TrimSpace(string(text)) == "null" {
+		return fail(http.StatusBadRequest, "invalid_field", "field %s is null: send %s, or leave %s out to keep its value", k, want, k)
+	}
 	if err := json.Unmarshal(text, dst); err != nil {
 		return fail(http.StatusBadRequest, "invalid_field", "field %s must be %s (as JSON text in a string, or the value itself): %s", k, want, clip(err.Error(), 200))
 	}
 	return nil
 }
+
+// maskedURLMark is in every masked part of a URL as answers show it:
+// "****" for a query value (secrets.MaskURL), "***" for a token-like path
+// segment or user:password@ (secrets.MaskText).
+const maskedURLMark = "***"
 
 // refuseMasked refuses a value that holds the mask answers show: a client
 // that sends back what it read would otherwise store "sk-****abcd" over the

@@ -100,7 +100,7 @@ func (s MCPServer) View() MCPServerView {
 		URL: secrets.MaskURL(s.URL), Headers: s.Headers.Masked(),
 		ConnectTimeoutSeconds: s.ConnectTimeoutSeconds, ReadTimeoutSeconds: s.ReadTimeoutSeconds,
 		Enabled: s.Enabled, Builtin: s.Builtin, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-		LastStatus: s.LastStatus, LastError: secrets.MaskText(s.LastError), LastConnectedAt: s.LastConnectedAt,
+		LastStatus: s.LastStatus, LastError: secrets.MaskTextWithURL(s.LastError, s.URL), LastConnectedAt: s.LastConnectedAt,
 		ToolCount:    s.ToolCount,
 		IdentityMode: s.IdentityMode, IdentityArg: s.IdentityArg, IdentityAudience: s.IdentityAudience,
 	}

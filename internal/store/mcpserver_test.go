@@ -692,3 +692,15 @@ func TestMCPServerConfirm(t *testing.T) {
 		t.Fatalf("confirms saw %+v", seen)
 	}
 }
+
+// lastError quoting the server's own URL (a connection error) shows it as
+// the url field does: a query value the free-text masker does not know is
+// masked too.
+func TestViewMasksTheURLInLastError(t *testing.T) {
+	const query = "supersecretquery0123"
+	u := "http://127.0.0.1:1/mcp?key=" + query
+	s := MCPServer{Transport: TransportHTTP, URL: u, LastError: `Post "` + u + `": dial tcp 127.0.0.1:1: connect: connection refused`}
+	if v := s.View(); strings.Contains(v.LastError, query) || !strings.Contains(v.LastError, "127.0.0.1:1/mcp?key=") {
+		t.Fatalf("lastError %q", v.LastError)
+	}
+}

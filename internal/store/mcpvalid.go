@@ -145,30 +145,51 @@ func ValidateURL(raw string) error {
 		return invalid("URL is %d bytes: at most %d", len(raw), maxURL)
 	}
 	if hasControl(raw) || strings.ContainsAny(raw, " \t") {
-		return invalid("URL %q contains spaces or control characters", printable(raw, 200))
+		return invalid("URL %q contains spaces or control characters", shownURL(raw))
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return invalid("URL %q: %v", printable(raw, 200), errors.Unwrap(err))
+		return invalid("URL %q: %v", shownURL(raw), errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return invalid("URL %q: the scheme must be http or https", printable(raw, 200))
+		return invalid("URL %q: the scheme must be http or https", shownURL(raw))
 	}
 	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return invalid("URL %q has no host; expected e.g. https://mcp.example.com/mcp", printable(raw, 200))
+		return invalid("URL %q has no host; expected e.g. https://mcp.example.com/mcp", shownURL(raw))
 	}
 	if p := u.Port(); p != "" {
 		if _, err := net.LookupPort("tcp", p); err != nil || p == "0" {
-			return invalid("URL %q: port %q is not a port number (1-65535)", printable(raw, 200), p)
+			return invalid("URL %q: port %q is not a port number (1-65535)", shownURL(raw), p)
 		}
 	}
 	if u.User != nil {
-		return invalid("URL %q carries user:password@; put credentials in a header instead (--header 'Authorization: Bearer ${TOKEN}')", secrets.MaskText(raw))
+		return invalid("URL %q carries user:password@; put credentials in a header instead (--header 'Authorization: Bearer ${TOKEN}')", shownURL(raw))
 	}
 	if u.Fragment != "" || strings.Contains(raw, "#") {
-		return invalid("URL %q has a #fragment, which HTTP never sends; remove it", printable(raw, 200))
+		return invalid("URL %q has a #fragment, which HTTP never sends; remove it", shownURL(raw))
 	}
 	return nil
+}
+
+// shownURL is a URL as a validation message names it: masked as every
+// output shows a stored one (secrets.MaskURL: query values, token-like
+// path segments), and anything before the authority's last '@' hidden
+// whether or not the URL parses, so a refused URL never brings back its
+// password or query secret, whichever rule it broke first.
+func shownURL(raw string) string {
+	s := raw
+	start := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + 3
+	}
+	end := len(s)
+	if i := strings.IndexAny(s[start:], "?#"); i >= 0 {
+		end = start + i
+	}
+	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
+		s = s[:start] + "***" + s[start+at:]
+	}
+	return printable(secrets.MaskURL(s), 200)
 }
 
 // ValidateEnv checks a stdio server's environment: names are [A-Za-z_]

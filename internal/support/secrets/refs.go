@@ -236,3 +236,15 @@ func sortedKeysMulti(q url.Values) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// MaskTextWithURL is MaskText for text about an upstream whose configured
+// URL is rawURL: every occurrence of that URL (as Go's url.Error quotes a
+// request's) is first shown as MaskURL shows it, so a query value the
+// free-text patterns do not recognise (?key=..., ?api=...) is masked here
+// as in the URL field itself.
+func MaskTextWithURL(text, rawURL string) string {
+	if rawURL != "" && strings.Contains(text, rawURL) {
+		text = strings.ReplaceAll(text, rawURL, MaskURL(rawURL))
+	}
+	return MaskText(text)
+}
