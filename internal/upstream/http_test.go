@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -454,3 +455,47 @@ func TestHTTPAnswerOnAnotherCallsStream(t *testing.T) {
 		t.Errorf("a got %s, want its own answer", got)
 	}
 }
+
+// A key in an HTTP server's URL (its query) stays out of what clawd shows
+// and keeps when the server fails: the Go client's errors quote the whole
+// URL, and the text masker knows token= but not every name a key hides
+// under. LastError (what mcp list and the REST API show), the events (the
+// audit rows) and the log get the URL masked.
+func TestHTTPErrorsMaskTheURL(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.NotFoundHandler())
+	url := ts.URL + "/mcp?key=sk-querysecret-0123456789"
+	ts.Close() // nothing listens: every attempt fails with the URL in its error
+	var logged strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), nil))
+	var events []Event
+	m, _ := newTestManager(t, Options{Logger: logger, OnEvent: func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, e)
+	}})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("q", url)})
+	st := waitFor(t, m, "q", 20*time.Second, "failed", func(s Status) bool { return s.LastError != "" })
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Contains(st.LastError, "querysecret") {
+		t.Errorf("LastError shows the URL's key: %s", st.LastError)
+	}
+	for _, e := range events {
+		if strings.Contains(e.Detail, "querysecret") {
+			t.Errorf("event %s shows the URL's key: %s", e.Kind, e.Detail)
+		}
+	}
+	if strings.Contains(logged.String(), "querysecret") {
+		t.Errorf("the log shows the URL's key:\n%s", logged.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -391,15 +391,18 @@ func (s *server) fail(state string, err error) {
 	s.m.report(s)
 }
 
-// mask hides the resolved values of the server's env and headers, and
-// what looks like a secret, in text shown to users (errors, logs), and
-// strips the terminal escapes and invisible characters an upstream may
-// have put in it (safetext).
+// mask hides the resolved values of the server's env and headers, the
+// secrets of its URL (secrets.MaskURL) and what looks like a secret, in
+// text shown to users (errors, logs, audit rows), and strips the terminal
+// escapes and invisible characters an upstream may have put in it
+// (safetext).
 func (s *server) mask(text string) string {
 	for _, v := range s.secretValues() {
 		text = strings.ReplaceAll(text, v, secrets.Masked)
 	}
-	return safetext.Clean(secrets.MaskText(text))
+	// The Go client's errors quote the whole URL, whose query or path may
+	// hold a key under a name the text masker does not know (?key=...).
+	return safetext.Clean(secrets.MaskTextWithURL(text, s.cfg.URL))
 }
 
 // secretValues are the resolved values of the server's env and headers of
