@@ -273,6 +273,14 @@ CREATE TABLE cd_audit_journal (
 	folded INTEGER NOT NULL CHECK (folded >= 0)
 ) STRICT;
 `,
+	// Version 10: no index on the audit log's timestamp. Version 3 once
+	// created one (clawd builds of that time); it was taken out of version
+	// 3 because every audited call paid for the second B-tree, so databases
+	// those builds wrote still have it and a new one does not. Dropping it
+	// makes both the same.
+	`
+DROP INDEX IF EXISTS cd_policy_audit_log_timestamp;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
