@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -340,6 +341,10 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 	return v, err
 }
 
+// ErrNewerSchema is the error (errors.Is) of Open for a database a newer
+// clawd migrated: it is not opened for writing nor changed.
+var ErrNewerSchema = errors.New("the database was written by a newer clawd")
+
 func newerSchema(v int) error {
-	return fmt.Errorf("the database has schema version %d, newer than this clawd understands (%d); upgrade clawd", v, SchemaVersion)
+	return fmt.Errorf("%w: schema version %d, this clawd understands up to %d; it is left as it is: upgrade clawd to that version or later", ErrNewerSchema, v, SchemaVersion)
 }
