@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testdata/upgrade/vN.sql are dumps (sqlite3 .dump) of databases written by
@@ -212,5 +213,36 @@ func TestMigrationFailureLeavesTheOldDatabase(t *testing.T) {
 	after := tableCounts(t, path)
 	if after["cd_schema_migrations"] != SchemaVersion || after["cd_policy_audit_log"] != before["cd_policy_audit_log"] {
 		t.Errorf("after the retry: %v (before %v)", after, before)
+	}
+}
+
+// testdata/upgrade/first.journal is the decision journal the first clawd
+// with one left when it was killed (kill -9) before folding it: the next
+// clawd folds its lines into the audit log and removes it.
+func TestUpgradeFoldsTheFirstJournalFormat(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("testdata", "upgrade", "first.journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	openTest(t, path).Close()
+	const name = "13568-1796407356118204077-dd2f0e5f.journal"
+	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(journalDir(path), name)
+	if err := os.WriteFile(file, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour) // an ended process's, not one just created
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
+	db := openTest(t, path)
+	if got, want := requestIDs(t, db), "6 3 4 5"; got != want {
+		t.Errorf("audit rows from the old journal: %q, want %q", got, want)
+	}
+	if f := journalFiles(t, path); len(f) != 0 {
+		t.Errorf("journal files left: %v", f)
 	}
 }
