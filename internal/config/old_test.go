@@ -10,8 +10,7 @@ import (
 // testdata/old holds the config files older clawds' `clawd init` wrote. A
 // user upgrading keeps theirs: each must load as written, and with every
 // key (and table header) the file shows commented out set to its example
-// value (a user who
-// uncommented them), since no key has been removed or renamed.
+// value (a user who uncommented them), since no key has been removed or renamed.
 func TestOlderInitConfigsStillLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "old", "*.toml"))
 	if err != nil || len(files) == 0 {
