@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/clawde/clawd/internal/store"
@@ -12,6 +13,9 @@ import (
 // call must be on record.
 func (d *Daemon) openStore() error {
 	db, err := store.Open(d.Paths.DBFile, store.Options{Logger: d.Logger, SyncFull: d.Config().AuditSync == "full"})
+	if errors.Is(err, store.ErrNewerSchema) {
+		return fmt.Errorf("audit database: %w", err) // the hint below is for a directory clawd cannot use
+	}
 	if err != nil {
 		return fmt.Errorf("audit database: %w (clawd keeps its trust registry and audit log there; check the directory's permissions or set XDG_DATA_HOME)", err)
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -273,6 +274,14 @@ CREATE TABLE cd_audit_journal (
 	folded INTEGER NOT NULL CHECK (folded >= 0)
 ) STRICT;
 `,
+	// Version 10: no index on the audit log's timestamp. Version 3 once
+	// created one (clawd builds of that time); it was taken out of version
+	// 3 because every audited call paid for the second B-tree, so databases
+	// those builds wrote still have it and a new one does not. Dropping it
+	// makes both the same.
+	`
+DROP INDEX IF EXISTS cd_policy_audit_log_timestamp;
+`,
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -332,6 +341,10 @@ func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
 	return v, err
 }
 
+// ErrNewerSchema is the error (errors.Is) of Open for a database a newer
+// clawd migrated: it is not opened for writing nor changed.
+var ErrNewerSchema = errors.New("the database was written by a newer clawd")
+
 func newerSchema(v int) error {
-	return fmt.Errorf("the database has schema version %d, newer than this clawd understands (%d); upgrade clawd", v, SchemaVersion)
+	return fmt.Errorf("%w: schema version %d, this clawd understands up to %d; it is left as it is: upgrade clawd to that version or later", ErrNewerSchema, v, SchemaVersion)
 }

@@ -105,7 +105,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(path, Options{})
-	if err == nil || !strings.Contains(err.Error(), "upgrade clawd") {
+	if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), "upgrade clawd") {
 		t.Fatalf("Open = %v, want a newer-schema error", err)
 	}
 }

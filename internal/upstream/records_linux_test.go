@@ -283,3 +283,42 @@ func TestSignalGroupThroughPidfd(t *testing.T) {
 		gone(t, pid, "a member of the group signalled through its leader's pidfd")
 	}
 }
+
+// A record an older clawd left (named PID.json, without the session) is
+// still read after an upgrade: the server process it names is ended and
+// the file removed.
+func TestSweepRecordedReadsOlderRecords(t *testing.T) {
+	t.Parallel()
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	cmd := exec.Command("sleep", "1000")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); cmd.Wait() })
+	go cmd.Wait() // reaped once ended, so gone() sees it go
+	st, err := proc.ReadStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, strconv.Itoa(dead.Pid)+".json")
+	old := fmt.Sprintf(`{"boot_id":%q,"clawd":{"pid":%d,"start":%d},"procs":[{"server":"fake","pid":%d,"pgid":%d,"start":%d}]}`,
+		proc.BootID(), dead.Pid, dead.Start, pid, pid, st.Start)
+	if err := os.WriteFile(file, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ended, pid) {
+		t.Errorf("the sweep ended %v, want the recorded server %d", ended, pid)
+	}
+	gone(t, pid, "the server an older clawd recorded")
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("the older record is still there: %v", err)
+	}
+}
