@@ -159,12 +159,54 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body = &closeHook{ReadCloser: resp.Body, hook: done}
 		}
 	}
-	if err == nil && resp.Body != nil {
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	if err != nil {
+		return resp, err
+	}
+	if sid := resp.Header.Values("Mcp-Session-Id"); len(sid) > 0 {
+		if err := checkSessionID(sid); err != nil {
+			if resp.Body != nil {
+				resp.Body.Close()
+			}
+			return nil, err
+		}
+	}
+	if resp.Body != nil {
+		// Only a successful event stream is read event by event (and
+		// bounded per event by the SDK). Any other answer, an error
+		// status whatever its Content-Type says included, is read whole
+		// by the SDK (to find a JSON-RPC error in it): bounded here.
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if mt != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
 			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
 		}
 	}
-	return resp, err
+	return resp, nil
+}
+
+// maxSessionID bounds the Mcp-Session-Id a server may assign: a UUID, a
+// hash or a signed token fit many times over. The go-sdk client keeps the
+// id, sends it with every request and puts it (quoted, twice when it
+// changes) in its error messages, which clawd keeps as the server's last
+// error and records in events.
+const maxSessionID = 1024
+
+// checkSessionID refuses a session id the specification does not allow
+// (only visible ASCII, 0x21 to 0x7E), one over maxSessionID bytes, or more
+// than one. The error never holds the id.
+func checkSessionID(values []string) error {
+	if len(values) > 1 {
+		return fmt.Errorf("refused: the server sent %d Mcp-Session-Id headers in one answer", len(values))
+	}
+	v := values[0]
+	if len(v) > maxSessionID {
+		return fmt.Errorf("refused: the server's Mcp-Session-Id is %d bytes long, over clawd's limit of %d", len(v), maxSessionID)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return errors.New("refused: the server's Mcp-Session-Id holds a character other than visible ASCII")
+		}
+	}
+	return nil
 }
 
 // closeHook runs hook once the body is closed.

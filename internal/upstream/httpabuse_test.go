@@ -1,0 +1,221 @@
+//go:build unix
+
+package upstream
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// abuseServer is a hand-made Streamable HTTP server on 127.0.0.1 that
+// initializes and lists one tool, "get", and hands every other request to
+// odd (the request's method, "" for GET, and its id), which reports
+// whether it answered.
+func abuseServer(t *testing.T, odd func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool) *httptest.Server {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method == http.MethodPost {
+			json.NewDecoder(r.Body).Decode(&req)
+		}
+		if odd(w, r, req.Method, req.ID) {
+			return
+		}
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+		}
+		switch {
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case r.Method != http.MethodPost:
+		case len(req.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case req.Method == "initialize":
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"abuse","version":"1"}}`)
+		case req.Method == "tools/list":
+			answer(`{"tools":[{"name":"get","inputSchema":{"type":"object"}}]}`)
+		case req.Method == "tools/call":
+			answer(`{"content":[{"type":"text","text":"fine"}]}`)
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+		}
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	return ts
+}
+
+// endless writes chunk to w until limit bytes went out or the client went
+// away, counting them in sent.
+func endless(w http.ResponseWriter, chunk []byte, limit int64, sent *atomic.Int64) {
+	w.(http.Flusher).Flush()
+	for sent.Load() < limit {
+		n, err := w.Write(chunk)
+		sent.Add(int64(n))
+		if err != nil {
+			return
+		}
+	}
+}
+
+// A tools/call answered with an error status whose Content-Type says
+// event stream, and an endless body: the go-sdk client reads an error
+// answer whole to find a JSON-RPC error in it, so that body is bounded
+// like a JSON one whatever it claims to be.
+func TestHTTPErrorStatusEventStreamIsBounded(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusBadRequest)
+		endless(w, bytes.Repeat([]byte("x"), 64<<10), 200<<20, &sent)
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	cfg := httpCfg("errstream", ts.URL)
+	cfg.ReadTimeout = 5 * time.Second
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "errstream")
+	if _, err := call(t, reg, "errstream__get", `{}`); err == nil {
+		t.Error("the call succeeded")
+	}
+	if got := sent.Load(); got > maxLine+8<<20 {
+		t.Errorf("the server wrote %d MiB of an error answer before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
+	}
+}
+
+// The same on the standalone GET stream, which has no deadline at all: an
+// error status other than the few the SDK takes as transient, with an
+// event-stream Content-Type, is read whole by the SDK.
+func TestHTTPStandaloneErrorStreamIsBounded(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64 // the most one GET wrote
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusNotImplemented)
+		var one atomic.Int64 // this GET's: the session fails and is made anew, each with its GET
+		endless(w, bytes.Repeat([]byte("x"), 64<<10), 200<<20, &one)
+		for cur := sent.Load(); one.Load() > cur && !sent.CompareAndSwap(cur, one.Load()); cur = sent.Load() {
+		}
+		return true
+	})
+	m, _ := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("geterr", ts.URL)})
+	deadline := time.Now().Add(10 * time.Second)
+	for sent.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := sent.Load(); got > maxLine+8<<20 {
+		t.Errorf("the server wrote %d MiB on one GET stream before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
+	}
+}
+
+// gzipped is data repeated to n bytes, gzip-compressed.
+func gzipped(t *testing.T, prefix, fill, suffix string, n int) []byte {
+	var b bytes.Buffer
+	z, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	io.WriteString(z, prefix)
+	chunk := []byte(strings.Repeat(fill, (64<<10)/len(fill)))
+	for left := n; left > 0; left -= len(chunk) {
+		z.Write(chunk)
+	}
+	io.WriteString(z, suffix)
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// A compression bomb: a small gzip body (Go's transport asked for gzip and
+// inflates it on the way) that inflates past the answer limit is cut at
+// the limit after inflating, a JSON answer or an event stream.
+func TestHTTPGzipBomb(t *testing.T) {
+	t.Parallel()
+	const size = 256 << 20
+	var jsonBomb, sseBomb []byte
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		var body string
+		if strings.Contains(r.Header.Get("X-Case"), "sse") {
+			w.Header().Set("Content-Type", "text/event-stream")
+			body = string(sseBomb)
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			body = string(jsonBomb)
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		io.WriteString(w, body)
+		return true
+	})
+	jsonBomb = gzipped(t, `{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"`, "x", `"}]}}`, size)
+	sseBomb = gzipped(t, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"`, "x", `"}]}}`+"\n\n", size)
+	if len(jsonBomb) > 1<<20 {
+		t.Fatalf("the bomb is %d bytes", len(jsonBomb))
+	}
+	for _, c := range []string{"json", "sse"} {
+		m, reg := newTestManager(t, Options{})
+		cfg := httpCfg("bomb"+c, ts.URL)
+		cfg.Headers = map[string]string{"X-Case": c}
+		m.Apply(context.Background(), []ServerConfig{cfg})
+		connected(t, m, cfg.Name)
+		start := time.Now()
+		res, err := call(t, reg, cfg.Name+"__get", `{}`)
+		if err == nil {
+			t.Errorf("%s: a %d MiB answer once inflated: %T, want an error", c, size>>20, res)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%s: the call took %v", c, d)
+		}
+		t.Logf("%s: %v", c, err)
+	}
+}
+
+// A session id of a megabyte, different on every answer: what clawd keeps
+// and shows of the server (the status's last error, events) stays small.
+func TestHTTPSessionIDHuge(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("%d", n.Add(1))+strings.Repeat("s", 1<<20))
+		return false
+	})
+	m, _ := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("bigid", ts.URL)})
+	deadline := time.Now().Add(10 * time.Second)
+	var st Status
+	for time.Now().Before(deadline) {
+		st, _ = m.StatusOf("bigid")
+		if st.LastError != "" {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st.LastError == "" {
+		t.Fatalf("no error: %+v", st.State)
+	}
+	if len(st.LastError) > 16<<10 || strings.Contains(st.LastError, strings.Repeat("s", 1000)) {
+		t.Errorf("the last error holds %d bytes, the session id in it", len(st.LastError))
+	}
+	t.Logf("%.300s", st.LastError)
+}
