@@ -219,3 +219,89 @@ func TestHTTPSessionIDHuge(t *testing.T) {
 	}
 	t.Logf("%.300s", st.LastError)
 }
+
+// A tools/call whose event stream goes on after the answer, for ever:
+// once the call has returned, clawd stops reading that stream (the SDK
+// drains a finished stream to its end, so only the call's context ends
+// it).
+func TestHTTPStreamGoesOnAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	done := make(chan struct{})
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		defer close(done)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"fine"}]}}`)
+		endless(w, []byte(": still here\n\n"), 1<<40, &sent)
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("chatty", ts.URL)})
+	connected(t, m, "chatty")
+	if got := callText(t, reg, "chatty__get", `{}`); !strings.Contains(got, "fine") {
+		t.Fatalf("call: %s", got)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Errorf("clawd still reads the stream 5 s after the call returned (%d MiB)", sent.Load()>>20)
+	}
+}
+
+// The standalone GET stream sends one line without an end, for ever: the
+// SDK gives up on the event at 16 MiB and the session fails, and the
+// stream ends with the session (until then the SDK drains it, holding
+// nothing).
+func TestHTTPStandaloneEndlessLine(t *testing.T) {
+	t.Parallel()
+	var most atomic.Int64 // the most one GET wrote
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		if r.Method != http.MethodGet {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		var one atomic.Int64
+		io.WriteString(w, "data: ")
+		endless(w, bytes.Repeat([]byte("x"), 64<<10), 1<<30, &one)
+		for cur := most.Load(); one.Load() > cur && !most.CompareAndSwap(cur, one.Load()); cur = most.Load() {
+		}
+		return true
+	})
+	m, _ := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("longline", ts.URL)})
+	deadline := time.Now().Add(10 * time.Second)
+	for most.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := most.Load(); got == 0 || got >= 1<<30 {
+		t.Errorf("the server wrote %d MiB of one line on one GET stream: clawd read it to the end", got>>20)
+	}
+}
+
+// One event of a tools/call's stream that never ends: cut at 16 MiB, as
+// a JSON answer is.
+func TestHTTPEventOverTheLimit(t *testing.T) {
+	t.Parallel()
+	var sent atomic.Int64
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"`)
+		endless(w, bytes.Repeat([]byte("x"), 64<<10), 200<<20, &sent)
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("bigevent", ts.URL)})
+	connected(t, m, "bigevent")
+	if res, err := call(t, reg, "bigevent__get", `{}`); err == nil {
+		t.Errorf("an endless event: %T, want an error", res)
+	}
+	if got := sent.Load(); got > maxLine+8<<20 {
+		t.Errorf("the server wrote %d MiB of one event before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
+	}
+}
