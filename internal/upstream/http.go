@@ -176,9 +176,11 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// status whatever its Content-Type says included, is read whole
 		// by the SDK (to find a JSON-RPC error in it): bounded here.
 		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if mt != "text/event-stream" || resp.StatusCode < 200 || resp.StatusCode > 299 {
+		stream := mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode <= 299
+		if !stream {
 			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
 		}
+		resp.Body = &depthBody{ReadCloser: resp.Body, sse: stream} // depth_http.go
 	}
 	return resp, nil
 }

@@ -281,6 +281,77 @@ func TestHTTPStandaloneEndlessLine(t *testing.T) {
 	}
 }
 
+// An answer just under 16 MiB of arrays nested 900 deep (within the
+// SDK's own limit of 1000) in structuredContent: the SDK's decoder takes
+// time in the nesting times the size (a minute of CPU for this one, past
+// the call's deadline), so clawd stops reading at maxJSONDepth levels and
+// the call fails at once.
+func TestHTTPDeeplyNestedAnswer(t *testing.T) {
+	t.Parallel()
+	const depth = 900
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"deep"}],"structuredContent":{"a":`
+		tail := `}}}`
+		fill := maxLine - 16 - len(head) - len(tail) - 2*depth
+		var b bytes.Buffer
+		b.WriteString(head)
+		b.WriteString(strings.Repeat("[", depth))
+		b.WriteString(strings.Repeat("[],", fill/3))
+		b.WriteString("[]")
+		b.WriteString(strings.Repeat("]", depth))
+		b.WriteString(tail)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b.Bytes())
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("deep", ts.URL)})
+	connected(t, m, "deep")
+	start := time.Now()
+	res, err := call(t, reg, "deep__get", `{}`)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the call took %v", d)
+	}
+	if err == nil || !strings.Contains(err.Error(), "deeper than") {
+		t.Errorf("an answer nested %d deep: %T, %v; want an error saying it nests too deep", depth, res, err)
+	}
+}
+
+// An event stream nesting too deep is cut the same way, and the count
+// follows data lines only: brackets in a comment or an id line, or a
+// quote there that would hide the data's brackets, change nothing.
+func TestDepthBody(t *testing.T) {
+	deep := strings.Repeat("[", maxJSONDepth+1)
+	ok := strings.Repeat("[", maxJSONDepth) + strings.Repeat("]", maxJSONDepth)
+	for _, c := range []struct {
+		sse  bool
+		body string
+		bad  bool
+	}{
+		{false, ok, false},
+		{false, deep, true},
+		{false, `"` + deep + `"`, false},
+		{false, `"\"` + deep, false}, // an escaped quote: still in the string
+		{false, `"\\"` + deep, true},
+		{true, "data: " + ok + "\n\ndata: " + ok + "\n\n", false},
+		{true, "data: " + deep + "\n\n", true},
+		{true, ": " + deep + "\nid: " + deep + "\ndata: []\n\n", false},
+		{true, `: "` + "\ndata: " + deep + "\n\n", true},
+		{true, `data: "` + "\ndata: " + deep + "\n\n", true},
+		{true, "data: " + ok[:maxJSONDepth] + "\r\ndata: [\r\n\r\n", true},
+		{true, "data: " + ok[:maxJSONDepth] + "\r\rdata: [\r\r", false},
+	} {
+		b := &depthBody{ReadCloser: io.NopCloser(strings.NewReader(c.body)), sse: c.sse}
+		_, err := io.ReadAll(b)
+		if bad := err != nil; bad != c.bad {
+			t.Errorf("sse %v, %.80q: error %v, want one: %v", c.sse, c.body, err, c.bad)
+		}
+	}
+}
+
 // One event of a tools/call's stream that never ends: cut at 16 MiB, as
 // a JSON answer is.
 func TestHTTPEventOverTheLimit(t *testing.T) {
