@@ -376,3 +376,70 @@ func TestHTTPEventOverTheLimit(t *testing.T) {
 		t.Errorf("the server wrote %d MiB of one event before clawd stopped reading, want at most about %d MiB", got>>20, maxLine>>20)
 	}
 }
+
+// A tools/call redirected to its own URL for ever is sent 5 times in all
+// (the fifth redirect is refused), then fails; a server's cookies are never sent back (the client keeps no
+// cookie jar).
+func TestHTTPRedirectLoopAndCookies(t *testing.T) {
+	t.Parallel()
+	var redirects, cookies atomic.Int64
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		if r.Header.Get("Cookie") != "" {
+			cookies.Add(1)
+		}
+		for i := range 50 {
+			http.SetCookie(w, &http.Cookie{Name: fmt.Sprintf("c%d", i), Value: "v", Path: "/"})
+		}
+		if method != "tools/call" && !strings.HasPrefix(r.URL.Path, "/again") {
+			return false
+		}
+		redirects.Add(1)
+		w.Header().Set("Location", "/again")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("loop", ts.URL)})
+	connected(t, m, "loop")
+	if res, err := call(t, reg, "loop__get", `{}`); err == nil {
+		t.Errorf("a redirect loop: %T, want an error", res)
+	}
+	if n := redirects.Load(); n != 5 {
+		t.Errorf("the server answered %d requests of the call, want 5 (the call and 4 redirects: the 5th is refused)", n)
+	}
+	if n := cookies.Load(); n != 0 {
+		t.Errorf("%d requests carried the server's cookies back", n)
+	}
+}
+
+// A server that forgets every session, the new one too (404 on every
+// request that carries a session id): the call initializes anew once and
+// is retried once, then fails; it does not loop.
+func TestHTTPSessionForgottenEveryTime(t *testing.T) {
+	t.Parallel()
+	var inits, calls atomic.Int64
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		switch {
+		case method == "initialize":
+			w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s%d", inits.Add(1)))
+		case method == "tools/call":
+			calls.Add(1)
+			http.NotFound(w, r)
+			return true
+		}
+		return false
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("amnesiac", ts.URL)})
+	connected(t, m, "amnesiac")
+	before := inits.Load()
+	if res, err := call(t, reg, "amnesiac__get", `{}`); err == nil {
+		t.Errorf("the call succeeded: %T", res)
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("tools/call reached the server %d times, want 2", n)
+	}
+	if n := inits.Load() - before; n != 1 {
+		t.Errorf("%d new initializes for the call, want 1", n)
+	}
+}
