@@ -16,34 +16,46 @@ const maxJSONDepth = 64
 
 var errTooDeep = fmt.Errorf("the server's answer nests JSON deeper than %d levels; clawd stops reading there", maxJSONDepth)
 
+// maxJSONValues bounds the arrays, objects and members of one message
+// (counted as its opening brackets and commas). The SDK decodes parts of
+// a message into Go values of their own (interfaces, slices, maps): 16 MiB
+// of empty arrays took 1.4 GiB of heap and 3 s to decode; a message at this
+// bound, about 110 MiB and a third of a second. A result clawd passes on
+// is at most 4 MiB (MaxOutputBytes) anyway.
+const maxJSONValues = 1 << 20
+
+var errTooManyValues = fmt.Errorf("the server's answer holds more than %d JSON values; clawd stops reading there", maxJSONValues)
+
 // depthBody fails the read that takes the JSON it passes on past
-// maxJSONDepth levels of arrays and objects. For an event stream it
-// follows the data lines only, and starts each event anew.
+// maxJSONDepth levels of arrays and objects, or past maxJSONValues values.
+// For an event stream it follows the data lines only, and starts each
+// event anew.
 type depthBody struct {
 	io.ReadCloser
 	sse bool
 
-	depth int
-	str   bool // inside a string
-	esc   bool // after a backslash inside a string
+	depth  int
+	values int
+	str    bool // inside a string
+	esc    bool // after a backslash inside a string
 	// SSE: where the current line stands.
 	col    int     // bytes of the line so far, counted to 5
 	prefix [5]byte // its first bytes
 	data   bool    // a data line, past "data:"
 	cr     bool    // the last byte was a CR
-	failed bool
+	failed error   // the error once the bound is passed
 }
 
 func (b *depthBody) Read(p []byte) (int, error) {
-	if b.failed {
-		return 0, errTooDeep
+	if b.failed != nil {
+		return 0, b.failed
 	}
 	n, err := b.ReadCloser.Read(p)
 	for _, c := range p[:n] {
 		if b.sse {
 			if c == '\n' || c == '\r' {
 				if !(c == '\n' && b.cr) && b.col == 0 {
-					b.depth = 0 // an empty line ends the event
+					b.depth, b.values = 0, 0 // an empty line ends the event
 				}
 				b.cr = c == '\r'
 				b.col, b.data, b.str, b.esc = 0, false, false, false
@@ -73,8 +85,17 @@ func (b *depthBody) Read(p []byte) (int, error) {
 			b.str = true
 		case c == '[' || c == '{':
 			if b.depth++; b.depth > maxJSONDepth {
-				b.failed = true
-				return n, errTooDeep
+				b.failed = errTooDeep
+				return n, b.failed
+			}
+			if b.values++; b.values > maxJSONValues {
+				b.failed = errTooManyValues
+				return n, b.failed
+			}
+		case c == ',':
+			if b.values++; b.values > maxJSONValues {
+				b.failed = errTooManyValues
+				return n, b.failed
 			}
 		case c == ']' || c == '}':
 			if b.depth > 0 {

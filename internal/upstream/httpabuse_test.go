@@ -343,6 +343,9 @@ func TestDepthBody(t *testing.T) {
 		{true, `data: "` + "\ndata: " + deep + "\n\n", true},
 		{true, "data: " + ok[:maxJSONDepth] + "\r\ndata: [\r\n\r\n", true},
 		{true, "data: " + ok[:maxJSONDepth] + "\r\rdata: [\r\r", false},
+		{false, "[" + strings.Repeat("0,", maxJSONValues) + "0]", true},
+		{false, `["` + strings.Repeat(",", 2*maxJSONValues) + `"]`, false},
+		{true, "data: [" + strings.Repeat("0,", maxJSONValues/2) + "0]\n\ndata: [" + strings.Repeat("0,", maxJSONValues/2) + "0]\n\n", false},
 	} {
 		b := &depthBody{ReadCloser: io.NopCloser(strings.NewReader(c.body)), sse: c.sse}
 		_, err := io.ReadAll(b)
@@ -441,5 +444,30 @@ func TestHTTPSessionForgottenEveryTime(t *testing.T) {
 	}
 	if n := inits.Load() - before; n != 1 {
 		t.Errorf("%d new initializes for the call, want 1", n)
+	}
+}
+
+// An answer of 16 MiB of empty arrays, one level deep: the SDK decodes
+// structuredContent into Go values, 1.4 GiB of heap for this one, so
+// clawd stops reading past maxJSONValues values.
+func TestHTTPAnswerOfManyValues(t *testing.T) {
+	t.Parallel()
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		var b bytes.Buffer
+		b.WriteString(`{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"x"}],"structuredContent":{"a":[`)
+		b.WriteString(strings.Repeat("[],", (maxLine-200)/3))
+		b.WriteString(`[]]}}}`)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(b.Bytes())
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("many", ts.URL)})
+	connected(t, m, "many")
+	if res, err := call(t, reg, "many__get", `{}`); err == nil || !strings.Contains(err.Error(), "JSON values") {
+		t.Errorf("an answer of %d values: %T, %v; want an error saying it holds too many", maxLine/3, res, err)
 	}
 }
