@@ -49,8 +49,12 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		DialContext:           guard.Dialer(connectTimeout, resolver).DialContext,
 		TLSHandshakeTimeout:   connectTimeout,
 		ResponseHeaderTimeout: 0, // SSE streams; the request context bounds calls
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
+		// Go's default is 10 MiB, which its client keeps as some 50 MiB of
+		// strings when the lines are short, for as long as the answer
+		// lives (the standalone GET stream's: the session's life).
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
 	}
 	rt := &originTransport{origin: origin, headers: headers, base: base,
 		answers: make(chan struct{}, maxAnswersInFlight), answerTimeout: connectTimeout}
@@ -67,6 +71,10 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		},
 	}, nil
 }
+
+// maxHeaderBytes bounds the headers of one answer: far more than any
+// server needs (a few KiB), little to hold.
+const maxHeaderBytes = 256 << 10
 
 var errOtherOrigin = errors.New("refused: the upstream pointed clawd at another origin than the configured one")
 

@@ -471,3 +471,32 @@ func TestHTTPAnswerOfManyValues(t *testing.T) {
 		t.Errorf("an answer of %d values: %T, %v; want an error saying it holds too many", maxLine/3, res, err)
 	}
 }
+
+// An answer with megabytes of headers (short Set-Cookie lines: Go's
+// client keeps each as a string of its own, some five times the bytes
+// sent) is refused: the headers of the standalone GET stream's answer
+// would otherwise be held for the session's life.
+func TestHTTPHugeHeaders(t *testing.T) {
+	t.Parallel()
+	cookies := strings.Repeat("Set-Cookie: a=b\r\n", (4<<20)/17)
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		c, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return true
+		}
+		defer c.Close()
+		body := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"fine"}]}}`
+		fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\n%sContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", cookies, len(body), body)
+		buf.Flush()
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("headers", ts.URL)})
+	connected(t, m, "headers")
+	if res, err := call(t, reg, "headers__get", `{}`); err == nil {
+		t.Errorf("an answer with %d MiB of headers: %T, want an error", len(cookies)>>20, res)
+	}
+}
