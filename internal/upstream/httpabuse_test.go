@@ -500,3 +500,42 @@ func TestHTTPHugeHeaders(t *testing.T) {
 		t.Errorf("an answer with %d MiB of headers: %T, want an error", len(cookies)>>20, res)
 	}
 }
+
+// A server that forgets the session and then never answers the new
+// initialize: the call fails within its read timeout (the connect is
+// bounded by the connect timeout), it does not hang.
+func TestHTTPSessionForgottenThenHang(t *testing.T) {
+	t.Parallel()
+	var forgot atomic.Bool
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) }) // before the server's Close (cleanups run last first)
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, _ json.RawMessage) bool {
+		switch {
+		case method == "initialize" && forgot.Load():
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return true
+		case method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "s1")
+		case method == "tools/call":
+			forgot.Store(true)
+			http.NotFound(w, r)
+			return true
+		}
+		return false
+	})
+	m, reg := newTestManager(t, Options{})
+	cfg := httpCfg("hang", ts.URL)
+	cfg.ConnectTimeout, cfg.ReadTimeout = 5*time.Second, 5*time.Second
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "hang")
+	start := time.Now()
+	if res, err := call(t, reg, "hang__get", `{}`); err == nil {
+		t.Errorf("the call succeeded: %T", res)
+	}
+	if d := time.Since(start); d > 12*time.Second {
+		t.Errorf("the call took %v with a read timeout of 5s", d)
+	}
+}
