@@ -231,11 +231,12 @@ func (b *closeHook) Close() error {
 	return err
 }
 
-// maxBody bounds a response body that is not an event stream (a JSON
-// answer, an error page): the go-sdk client reads such a body whole before
-// it decodes it, so without a bound a server could make clawd hold any
-// amount. The same budget as one line of a stdio server (maxLine). Event
-// streams are bounded per event by the SDK (16 MiB, its default).
+// maxBody bounds a response body that is not a successful event stream (a
+// JSON answer, an error answer whatever its Content-Type): the go-sdk
+// client reads such a body whole before it decodes it, so without a bound
+// a server could make clawd hold any amount. The same budget as one line
+// of a stdio server (maxLine). Event streams are bounded per event by the
+// SDK, at this size too (session.go sets its MaxEventSize).
 const maxBody = maxLine
 
 // errBodyTooLarge: a response body went past maxBody; the rest is not read.
