@@ -49,8 +49,12 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		DialContext:           guard.Dialer(connectTimeout, resolver).DialContext,
 		TLSHandshakeTimeout:   connectTimeout,
 		ResponseHeaderTimeout: 0, // SSE streams; the request context bounds calls
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       90 * time.Second,
+		// Go's default is 10 MiB, which its client keeps as some 50 MiB of
+		// strings when the lines are short, for as long as the answer
+		// lives (the standalone GET stream's: the session's life).
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		MaxIdleConnsPerHost:    4,
+		IdleConnTimeout:        90 * time.Second,
 	}
 	rt := &originTransport{origin: origin, headers: headers, base: base,
 		answers: make(chan struct{}, maxAnswersInFlight), answerTimeout: connectTimeout}
@@ -67,6 +71,10 @@ func originClient(rawURL string, headers map[string]string, connectTimeout time.
 		},
 	}, nil
 }
+
+// maxHeaderBytes bounds the headers of one answer: far more than any
+// server needs (a few KiB), little to hold.
+const maxHeaderBytes = 256 << 10
 
 var errOtherOrigin = errors.New("refused: the upstream pointed clawd at another origin than the configured one")
 
@@ -159,12 +167,56 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body = &closeHook{ReadCloser: resp.Body, hook: done}
 		}
 	}
-	if err == nil && resp.Body != nil {
-		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
+	if err != nil {
+		return resp, err
+	}
+	if sid := resp.Header.Values("Mcp-Session-Id"); len(sid) > 0 {
+		if err := checkSessionID(sid); err != nil {
+			if resp.Body != nil {
+				resp.Body.Close()
+			}
+			return nil, err
 		}
 	}
-	return resp, err
+	if resp.Body != nil {
+		// Only a successful event stream is read event by event (and
+		// bounded per event by the SDK). Any other answer, an error
+		// status whatever its Content-Type says included, is read whole
+		// by the SDK (to find a JSON-RPC error in it): bounded here.
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		stream := mt == "text/event-stream" && resp.StatusCode >= 200 && resp.StatusCode <= 299
+		if !stream {
+			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
+		}
+		resp.Body = &depthBody{ReadCloser: resp.Body, sse: stream} // depth_http.go
+	}
+	return resp, nil
+}
+
+// maxSessionID bounds the Mcp-Session-Id a server may assign: a UUID, a
+// hash or a signed token fit many times over. The go-sdk client keeps the
+// id, sends it with every request and puts it (quoted, twice when it
+// changes) in its error messages, which clawd keeps as the server's last
+// error and records in events.
+const maxSessionID = 1024
+
+// checkSessionID refuses a session id the specification does not allow
+// (only visible ASCII, 0x21 to 0x7E), one over maxSessionID bytes, or more
+// than one. The error never holds the id.
+func checkSessionID(values []string) error {
+	if len(values) > 1 {
+		return fmt.Errorf("refused: the server sent %d Mcp-Session-Id headers in one answer", len(values))
+	}
+	v := values[0]
+	if len(v) > maxSessionID {
+		return fmt.Errorf("refused: the server's Mcp-Session-Id is %d bytes long, over clawd's limit of %d", len(v), maxSessionID)
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return errors.New("refused: the server's Mcp-Session-Id holds a character other than visible ASCII")
+		}
+	}
+	return nil
 }
 
 // closeHook runs hook once the body is closed.
@@ -179,11 +231,12 @@ func (b *closeHook) Close() error {
 	return err
 }
 
-// maxBody bounds a response body that is not an event stream (a JSON
-// answer, an error page): the go-sdk client reads such a body whole before
-// it decodes it, so without a bound a server could make clawd hold any
-// amount. The same budget as one line of a stdio server (maxLine). Event
-// streams are bounded per event by the SDK (16 MiB, its default).
+// maxBody bounds a response body that is not a successful event stream (a
+// JSON answer, an error answer whatever its Content-Type): the go-sdk
+// client reads such a body whole before it decodes it, so without a bound
+// a server could make clawd hold any amount. The same budget as one line
+// of a stdio server (maxLine). Event streams are bounded per event by the
+// SDK, at this size too (session.go sets its MaxEventSize).
 const maxBody = maxLine
 
 // errBodyTooLarge: a response body went past maxBody; the rest is not read.

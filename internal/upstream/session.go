@@ -192,9 +192,12 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		if cfg.Transport == TransportHTTP {
 			hc.Transport = &captureRoundTripper{inner: hc.Transport, progress: sess.progress} // raw results (capture_http.go)
 		}
-		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc}
+		// MaxEventSize is set, not left to its default: the go-sdk's
+		// Streamable HTTP client documents 0 as 16 MiB but reads an event
+		// without any bound when it is 0.
+		var t mcp.Transport = &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxEventSize: maxBody}
 		if cfg.Transport == TransportHTTP {
-			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1}
+			t = &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, MaxRetries: -1, MaxEventSize: maxBody}
 		}
 		return &detachTransport{inner: t, life: life}, nil, nil
 	}
