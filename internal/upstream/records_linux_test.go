@@ -297,8 +297,9 @@ func TestSweepRecordedReadsOlderRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := cmd.Process.Pid
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); cmd.Wait() })
-	go cmd.Wait() // reaped once ended, so gone() sees it go
+	reaped := make(chan struct{})
+	go func() { cmd.Wait(); close(reaped) }() // reaped once ended, so gone() sees it go
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL); <-reaped })
 	st, err := proc.ReadStat(pid)
 	if err != nil {
 		t.Fatal(err)
