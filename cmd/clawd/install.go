@@ -218,8 +218,8 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	case fileExistsAt(filepath.Join(ws.Dir, ".git")) || fileExistsAt(a.ProjectMarker(ws.Dir)):
 		o.Scope = hostadapter.Project
 	default:
-		return nil, o, usageError("%s is not a project (no .git, no %s): pass --project to write %s there, or --user",
-			ws.Dir, filepath.Base(a.ProjectMarker(ws.Dir)), filepath.Base(a.ProjectMarker(ws.Dir)))
+		marker, _ := filepath.Rel(ws.Dir, a.ProjectMarker(ws.Dir))
+		return nil, o, usageError("%s is not a project (no .git, no %s): pass --project to write %[2]s there, or --user", ws.Dir, marker)
 	}
 	o.Command = f.command
 	if o.Command == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,5 +29,24 @@ func TestDryRunDiffIsTerminalSafe(t *testing.T) {
 	}
 	if !strings.Contains(got, `\x1b[2J`) || !strings.Contains(got, `+  "servers": {"clawd": {}}`+"\n") {
 		t.Fatalf("diff: %q", got)
+	}
+}
+
+// TestNotAProjectNamesTheFile: outside a git checkout, install asks for
+// --project or --user and names the file --project would write, with its
+// directory (.cursor/mcp.json, not mcp.json).
+func TestNotAProjectNamesTheFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME"} {
+		t.Setenv(v, "")
+	}
+	for client, file := range map[string]string{"cursor": ".cursor/mcp.json", "vscode": ".vscode/mcp.json", "claude-code": ".mcp.json", "opencode": "opencode.json"} {
+		file = filepath.FromSlash(file)
+		f := installFlags{workspace: t.TempDir(), transport: hostadapter.Stdio}
+		_, _, err := f.resolve(client, true)
+		if err == nil || !strings.Contains(err.Error(), "no "+file+")") || !strings.Contains(err.Error(), "write "+file+" there") {
+			t.Errorf("%s: %v; want it to name %s", client, err, file)
+		}
 	}
 }
