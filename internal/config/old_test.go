@@ -7,7 +7,9 @@ import (
 	"testing"
 )
 
-// testdata/old holds the config files older clawds' `clawd init` wrote. A
+// testdata/old holds the config files older clawds' `clawd init` wrote
+// (their keys and values as written; comments that pointed at documents
+// outside the repo were trimmed, which changes nothing a parser reads). A
 // user upgrading keeps theirs: each must load as written, and with every
 // key (and table header) the file shows commented out set to its example
 // value (a user who uncommented them), since no key has been removed or renamed.
