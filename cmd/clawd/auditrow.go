@@ -21,22 +21,28 @@ import (
 // nothing is approved or withdrawn without its row. done, after the
 // change returns, records its outcome on the row.
 type cliRow struct {
-	db     *store.DB
 	toolID string
 	result string
 	reason string
 	start  time.Time
-	w      *store.Writer
+	log    *store.Writer // the audit log, opened before the change's transaction
+	logErr error         // why it could not be opened: confirm fails with it
+	w      *store.Writer // set once the row is written
 	seq    int64
 }
 
+// auditCLI opens the audit log now, before the change's transaction: the
+// first open folds what a crashed clawd left in its journal, a write that
+// would wait for the write lock the change's transaction holds.
 func auditCLI(db *store.DB, toolID, result, reason string) *cliRow {
-	return &cliRow{db: db, toolID: toolID, result: result, reason: reason, start: time.Now()}
+	r := &cliRow{toolID: toolID, result: result, reason: reason, start: time.Now()}
+	r.log, r.logErr = db.Audit()
+	return r
 }
 
 // confirm writes the row (durably, to the audit journal).
 func (r *cliRow) confirm() error {
-	w, err := r.db.Audit()
+	w, err := r.log, r.logErr
 	if err == nil {
 		var seq int64
 		seq, err = w.Record(&chain.AuditRecord{Time: r.start, EntityID: "local:cli", ToolID: r.toolID,
