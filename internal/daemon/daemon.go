@@ -186,7 +186,12 @@ func (d *Daemon) checkTools(file string, cfg *config.Config) error {
 	if len(cfg.Tools) > 0 && d.Store != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		rows, _ := d.Store.MCPServers(ctx) // one read, however many keys
+		rows, err := d.Store.MCPServers(ctx) // one read, however many keys
+		if err != nil {
+			// Without the servers every SERVER__tool key would be refused
+			// as unknown, naming the wrong cause.
+			return fmt.Errorf("config %s: [tools]: reading the upstream servers to check SERVER__TOOL names: %w", file, err)
+		}
 		servers := make(map[string]bool, len(rows))
 		for _, r := range rows {
 			servers[r.Name] = !r.Builtin
