@@ -33,7 +33,7 @@ func Lock(dir string) (unlock func(), err error) {
 }
 
 func lock(dir string, wait time.Duration) (func(), error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := fileutil.MkdirPrivate(dir); err != nil {
 		return nil, fmt.Errorf("creating %s for the install lock: %v", dir, err)
 	}
 	p := filepath.Join(dir, LockName)
