@@ -308,13 +308,14 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if _, ok := msg.(*jsonrpc.Response); ok {
 		// The answer to one of the server's requests: it no longer
-		// counts against maxServerCalls, whether or not it gets through.
+		// counts against maxServerCalls, whether or not it gets through
+		// (before the check below, so a cancelled answer frees its slot).
 		defer c.serverCalls.Add(-1)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
