@@ -449,3 +449,25 @@ func TestForwarderNoticesKeyChanges(t *testing.T) {
 		t.Errorf("after removal: %s", got)
 	}
 }
+
+// Arguments in any language keep the no-decode path; only an escape or one
+// of the two non-ASCII letters that fold to ASCII ones (ſ, the Kelvin sign)
+// can spell a reserved name, and a configured non-ASCII name always decodes.
+func TestMayHoldNonASCII(t *testing.T) {
+	names := []string{"__mateclaw_user__"}
+	for _, tc := range []struct {
+		args  string
+		names []string
+		want  bool
+	}{
+		{`{"text":"héllo wörld, 日本語"}`, names, false},
+		{`{"__mateclaw_uſer__":"x"}`, names, true},
+		{`{"__mateclaw_user__":"x"}`, []string{"__mateclaw_user__", "ünïcode"}, true},
+		{"{\"a\":\"\u212a\"}", names, true},
+		{`{"a":"\n"}`, names, true},
+	} {
+		if got := mayHold([]byte(tc.args), tc.names); got != tc.want {
+			t.Errorf("mayHold(%s, %q) = %v, want %v", tc.args, tc.names, got, tc.want)
+		}
+	}
+}

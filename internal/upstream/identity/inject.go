@@ -97,13 +97,25 @@ func reserved(k string, names []string) bool {
 
 // mayHold reports whether a member named in names (without regard to case,
 // as reserved) could be in args: only when a string starts with one of the
-// names in ASCII letters of either case, or an escape or a non-ASCII letter
-// (which may fold to an ASCII one) could spell one. One pass over args.
+// names in ASCII letters of either case, or an escape or one of the two
+// non-ASCII letters that fold to ASCII ones could spell one. One pass over
+// args; other non-ASCII text (any language's) keeps the fast path.
 func mayHold(args []byte, names []string) bool {
+	for _, n := range names {
+		for j := 0; j < len(n); j++ {
+			if n[j] >= utf8.RuneSelf {
+				return true // a configured non-ASCII name: its case variants are not ASCII's
+			}
+		}
+	}
 	for i, c := range args {
 		switch {
-		case c == '\\' || c >= utf8.RuneSelf:
+		case c == '\\':
 			return true
+		case c >= utf8.RuneSelf:
+			if bytes.HasPrefix(args[i:], longS) || bytes.HasPrefix(args[i:], kelvin) {
+				return true
+			}
 		case c == '"':
 			for _, n := range names {
 				if n != "" && hasPrefixFoldASCII(args[i+1:], n) {
@@ -114,6 +126,11 @@ func mayHold(args []byte, names []string) bool {
 	}
 	return false
 }
+
+// longS (U+017F) and kelvin (U+212A) in UTF-8: the only non-ASCII runes
+// that simple Unicode folding, as strings.EqualFold does it, takes to ASCII
+// letters (s and k).
+var longS, kelvin = []byte("\u017f"), []byte("\u212a")
 
 // hasPrefixFoldASCII reports whether b starts with s, ASCII letters
 // compared without regard to case.
