@@ -295,8 +295,10 @@ func (m *wildmatcher) star(p string, pi int, text string, ti int) int {
 		prevSlash := start == 0 || p[start-1] == '/'
 		nextSlash := pi == len(p) || p[pi] == '/' || (p[pi] == '\\' && pi+1 < len(p) && p[pi+1] == '/')
 		if prevSlash && nextSlash {
-			// "**/" may also match zero directories.
-			if m.memo == nil {
+			// "**/" may also match zero directories. Only another "**"
+			// after this one can make the tries multiply (a map per match
+			// would cost every entry a pattern like "**/node_modules" meets).
+			if m.memo == nil && strings.Contains(p[pi:], "**") {
 				m.memo = map[[2]int]int{}
 			}
 			if pi < len(p) && p[pi] == '/' && m.match(p[pi+1:], text[ti:]) == wmMatch {
