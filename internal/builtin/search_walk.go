@@ -368,7 +368,9 @@ func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
 		return nil
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+	// Size 0: a pseudo file (procfs, tracefs) whose read may block, as the
+	// walk's own reads skip; an empty ignore file holds no pattern anyway.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
 		return nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
