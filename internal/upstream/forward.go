@@ -88,12 +88,12 @@ func (s *server) auditRefusal(entity, tool, detail string) {
 // validation error quoting its input) would otherwise hand the caller, and
 // the model, a token it could present to the server's backend itself until
 // it expires, past clawd's checks. The token is replaced wherever its exact
-// text occurs in the result's content, structuredContent and _meta (a tool
-// error's message is masked as every upstream error is: server.mask).
-func withoutToken(res any, err error, ident map[string]any) (any, error) {
+// text occurs in the result's content, structuredContent and _meta (an
+// error's message has it replaced in callOnce).
+func withoutToken(res any, ident map[string]any) any {
 	tok, _ := ident["token"].(string)
 	if tok == "" {
-		return res, err
+		return res
 	}
 	if r, ok := res.(*tools.CallResult); ok && r != nil {
 		t, m := []byte(tok), []byte(secrets.Masked)
@@ -110,5 +110,5 @@ func withoutToken(res any, err error, ident map[string]any) (any, error) {
 			res = &tools.CallResult{Content: c, StructuredContent: sc, IsError: r.IsError, Meta: mt}
 		}
 	}
-	return res, err
+	return res
 }

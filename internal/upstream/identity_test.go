@@ -277,6 +277,13 @@ func TestIdentitySignedVerifiesAndFailsClosed(t *testing.T) {
 	if !strings.Contains(string(echoed), "oc:ws") {
 		t.Errorf("the result lost what else the server said: %s", echoed)
 	}
+	// The same in an error answer that quotes the input.
+	failed := rpc(t, oc, strings.Replace(fmt.Sprintf(forgedCall, 2), `"x":"1"`, `"x":"fail"`, 1))
+	quoted, _ := json.Marshal(failed)
+	if strings.Contains(string(quoted), tok) || !strings.Contains(string(quoted), "invalid params") {
+		t.Errorf("the signed token reached the client in the server's error (or the error was lost): %s", quoted)
+	}
+	_, n = g.received(t) // the calls the broken keys below must not add to
 	// Verified with go-jose against the key from the JWKS document.
 	k, err := identity.LoadKey(g.keyPath)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -168,7 +169,7 @@ func (s *server) call(ctx context.Context, name, def string, args jsontext.Value
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
 		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
-			return withoutToken(res, err, meta)
+			return withoutToken(res, meta), err
 		}
 		if try > 0 {
 			// The SDK's error names the session id; the model gets what
@@ -210,11 +211,20 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	shown := displayName(name) // the upstream's name, safe to show a model or a terminal
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.readTimeout())
 	defer cancel()
+	// The signed identity token, if one goes with the call: never the
+	// client's to read, in a result (withoutToken), a progress report or an
+	// error that quotes the arguments.
+	secret, _ := ident["token"].(string)
+	mask := func(text string) string {
+		if secret != "" {
+			text = strings.ReplaceAll(text, secret, secrets.Masked)
+		}
+		return clipText(s.mask(text))
+	}
 	var token string
 	var route *progressRoute
 	if tools.WantsProgress(ctx) {
 		// A token of clawd's own, never the client's (progress.go).
-		secret, _ := ident["token"].(string) // never the client's to read (withoutToken)
 		tok, rt, stop := sess.progress.open(ctx, secret)
 		defer stop()
 		token, route = tok, rt
@@ -238,13 +248,13 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 		}
 		var we *jsonrpc.Error
 		if errors.As(err, &we) {
-			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, clipText(s.mask(we.Message)), we.Code)
+			return nil, tools.Errorf("upstream server %s refused %s: %s (JSON-RPC error %d)", s.cfg.Name, shown, mask(we.Message), we.Code)
 		}
-		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, clipText(s.mask(err.Error())))
+		return nil, tools.Errorf("upstream server %s: %s: %s", s.cfg.Name, shown, mask(err.Error()))
 	}
 	r, perr := tools.ParseCallResult(raw)
 	if perr != nil {
-		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, clipText(s.mask(perr.Error())))
+		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, mask(perr.Error()))
 	}
 	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
 }

@@ -337,6 +337,11 @@ func callTool(id, params json.RawMessage) {
 	}
 	switch p.Name {
 	case "echo":
+		if *echoParams && strings.Contains(string(p.Arguments), `"x":"fail"`) {
+			// A validation error quoting its input, as many servers answer.
+			send(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32602, "message": "invalid params: " + string(params)}})
+			break
+		}
 		if *echoParams {
 			result(id, text(string(params)))
 			break
