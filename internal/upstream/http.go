@@ -188,7 +188,12 @@ func (t *originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !stream {
 			resp.Body = &limitedBody{ReadCloser: resp.Body, left: maxBody + 1}
 		}
-		resp.Body = &depthBody{ReadCloser: resp.Body, sse: stream} // depth_http.go
+		if stream || mt == "application/json" {
+			// What the SDK decodes as JSON: another type's body (an HTML
+			// error page) is not JSON, and counting its brackets would
+			// replace the real status error with a misleading one.
+			resp.Body = &depthBody{ReadCloser: resp.Body, sse: stream} // depth_http.go
+		}
 	}
 	return resp, nil
 }
