@@ -246,6 +246,7 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement)
 	}()
 	if r.prev != nil {
 		<-r.prev.done // superseded: its process has ended
+		r.prev = nil  // a run of quick edits must not keep a chain of finished ones alive
 	}
 	m.mu.Lock()
 	old := m.servers[cfg.Name]
