@@ -396,8 +396,11 @@ func (s *server) fail(state string, err error) {
 // text shown to users (errors, logs, audit rows), and strips the terminal
 // escapes and invisible characters an upstream may have put in it
 // (safetext).
-func (s *server) mask(text string) string {
-	for _, v := range s.secretValues() {
+func (s *server) mask(text string) string { return s.maskWith(text, s.secretValues()) }
+
+// maskWith is mask with the secret values already listed.
+func (s *server) maskWith(text string, vals []string) string {
+	for _, v := range vals {
 		text = strings.ReplaceAll(text, v, secrets.Masked)
 	}
 	// The Go client's errors quote the whole URL, whose query or path may
@@ -455,7 +458,8 @@ func (s *server) logs() []byte {
 	if s.cfg.Transport != TransportStdio {
 		return nil
 	}
-	return []byte(s.mask(maskCut(s.ring.String(), s.secretValues())))
+	vals := s.secretValues()
+	return []byte(s.maskWith(maskCut(s.ring.String(), vals), vals))
 }
 
 func (s *server) status() Status {
