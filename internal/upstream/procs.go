@@ -93,17 +93,24 @@ type procRecord struct {
 	Pid    int    `json:"pid"`
 	Pgid   int    `json:"pgid,omitempty"`
 	Start  uint64 `json:"start"` // clock ticks after boot, /proc/PID/stat
-	// Sid is the session of the group's leader when it was recorded (0 in
-	// records of older versions). With it the sweep also ends the members
-	// of a group whose leader already died (SweepRecorded).
-	Sid int `json:"sid,omitempty"`
+	// Sid is the session of the group's leader when it was recorded; nil
+	// where it is unknown (records of older versions, a leader whose stat
+	// could not be read). With it the sweep also ends the members of a
+	// group whose leader already died (SweepRecorded). Session 0 is a real
+	// session: the one a container's processes share when their runtime
+	// started them without setsid.
+	Sid *int `json:"sid,omitempty"`
 }
 
 // leaderRecord is the record of pid, a process that leads its own group,
 // read while pid cannot have been reused (the caller has not reaped it).
 func leaderRecord(server string, pid int) procRecord {
-	start, sid := startAndSession(pid)
-	return procRecord{Server: server, Pid: pid, Pgid: pid, Start: start, Sid: sid}
+	start, sid, ok := startAndSession(pid)
+	r := procRecord{Server: server, Pid: pid, Pgid: pid, Start: start}
+	if ok {
+		r.Sid = &sid
+	}
+	return r
 }
 
 // persistProcs writes the manager's running stdio children to

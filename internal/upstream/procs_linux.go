@@ -28,13 +28,14 @@ func startTime(pid int) uint64 {
 	return st.Start
 }
 
-// startAndSession is pid's start time (0 if unknown) and session.
-func startAndSession(pid int) (uint64, int) {
+// startAndSession is pid's start time and session, and whether its stat
+// could be read (if not: 0, 0, false).
+func startAndSession(pid int) (uint64, int, bool) {
 	st, err := proc.ReadStat(pid)
 	if err != nil {
-		return 0, 0
+		return 0, 0, false
 	}
-	return st.Start, st.Sid
+	return st.Start, st.Sid, true
 }
 
 // markOf returns the OwnerEnv value in pid's environment at exec.
@@ -192,7 +193,7 @@ func endRecorded(r procRecord, daemonStart uint64, spare sweeper) []int {
 	case killed:
 		return []int{r.Pid}
 	case pidGone:
-		if r.Pgid == r.Pid && r.Sid > 0 {
+		if r.Pgid == r.Pid && r.Sid != nil {
 			return endMembers(r, daemonStart, spare)
 		}
 	}
@@ -292,7 +293,7 @@ func endMembers(r procRecord, daemonStart uint64, spare sweeper) []int {
 		return nil
 	}
 	ok := func(st proc.Stat) bool {
-		return st.Pgid == r.Pgid && st.Sid == r.Sid && st.Start >= r.Start && st.Start >= daemonStart &&
+		return st.Pgid == r.Pgid && st.Sid == *r.Sid && st.Start >= r.Start && st.Start >= daemonStart &&
 			st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
 	}
 	var ended []int

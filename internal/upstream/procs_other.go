@@ -21,7 +21,7 @@ func EndAdopted(pids []int, token string) []int { return nil }
 // records are not acted on.
 func SweepRecorded(dir string) ([]int, error) { return nil, nil }
 
-func startAndSession(pid int) (uint64, int) { return 0, 0 }
+func startAndSession(pid int) (uint64, int, bool) { return 0, 0, false }
 
 // writeNew is not used where records are not (recordsUsed).
 func writeNew(path string, b []byte) error { return errors.ErrUnsupported }

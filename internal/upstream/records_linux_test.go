@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"syscall"
@@ -68,11 +69,12 @@ func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
 	dead := deadDaemon(t)
 	time.Sleep(20 * time.Millisecond) // a later clock tick
 	rec, member := leaderlessGroup(t)
-	if rec.Sid == 0 || rec.Start == 0 {
+	if rec.Sid == nil || rec.Start == 0 {
 		t.Fatalf("record %+v: no session or start time", rec)
 	}
 	other, otherMember := leaderlessGroup(t)
-	other.Sid++ // recorded in another session than its members are in
+	elsewhere := *other.Sid + 1 // recorded in another session than its members are in
+	other.Sid = &elsewhere
 
 	dir := t.TempDir()
 	writeRecord(t, filepath.Join(dir, "1-1-bash.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec, other}})
@@ -117,8 +119,8 @@ func TestGroupRecorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := proc.ReadStat(p.Pid())
-	want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: st.Sid}
-	if len(f.Procs) != 1 || f.Procs[0] != want || f.Clawd.Pid != os.Getpid() {
+	want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &st.Sid}
+	if len(f.Procs) != 1 || !reflect.DeepEqual(f.Procs[0], want) || f.Clawd.Pid != os.Getpid() {
 		t.Fatalf("record %+v, want %+v", f, want)
 	}
 	forget()
@@ -321,5 +323,25 @@ func TestSweepRecordedReadsOlderRecords(t *testing.T) {
 	gone(t, pid, "the server an older clawd recorded")
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Errorf("the older record is still there: %v", err)
+	}
+}
+
+// Session 0 is a real session (a container's processes share it when their
+// runtime started them without setsid): a record keeps it, and tells it
+// apart from a record that has no session (older versions), whose
+// leaderless members the sweep leaves alone.
+func TestRecordKeepsSessionZero(t *testing.T) {
+	zero := 0
+	b, err := json.Marshal(procRecord{Pid: 5, Pgid: 5, Start: 9, Sid: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back procRecord
+	if err := json.Unmarshal(b, &back); err != nil || back.Sid == nil || *back.Sid != 0 {
+		t.Fatalf("%s read back as %+v, %v; want session 0", b, back, err)
+	}
+	var old procRecord
+	if err := json.Unmarshal([]byte(`{"pid":5,"pgid":5,"start":9}`), &old); err != nil || old.Sid != nil {
+		t.Fatalf("a record without a session read as %+v, %v; want no session", old, err)
 	}
 }
