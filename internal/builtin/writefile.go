@@ -103,7 +103,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	dir, base := path.Dir(rel), path.Base(rel)
 
-	parent, err := openParent(ws, p, dir, base, a.CreateParents)
+	parent, err := openParent(ctx, ws, p, dir, base, a.CreateParents)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 // pipe as the final component of dir would block the open forever. With the
 // trailing "." the real last directory is an intermediate component and a
 // FIFO there fails at once with ENOTDIR.
-func openParent(ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Root, error) {
+func openParent(ctx context.Context, ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Root, error) {
 	r, err := ws.Root.OpenRoot(dir + "/.")
 	if err == nil {
 		return r, nil
@@ -143,7 +143,7 @@ func openParent(ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Ro
 		if !create {
 			return nil, tools.Errorf("the parent directory %q of %q does not exist; pass \"create_parents\": true to create it", dir, p)
 		}
-		if err := checkProtectedParents(ws, p, dir, base); err != nil {
+		if err := checkProtectedParents(ctx, ws, p, dir, base); err != nil {
 			return nil, err
 		}
 		if err := ws.Root.MkdirAll(dir, newDirPerm); err != nil {
@@ -199,8 +199,12 @@ func checkProtected(ws *sandbox.Workspace, parent *os.Root, p, base string) erro
 // config directory that does not exist yet. A refused call thus leaves no
 // directory behind. The directory finally opened is checked again by
 // checkProtected.
-func checkProtectedParents(ws *sandbox.Workspace, p, dir, base string) error {
-	if why := ws.WriteWhy(dir, base); why != "" {
+func checkProtectedParents(ctx context.Context, ws *sandbox.Workspace, p, dir, base string) error {
+	why, err := ws.WriteWhy(ctx, dir, base)
+	if err != nil {
+		return err
+	}
+	if why != "" {
 		return sandbox.ProtectedViolation(p, why)
 	}
 	return nil

@@ -275,7 +275,7 @@ func (c *Chain) sandbox(ctx context.Context, spec *tools.Spec, args jsontext.Val
 			continue
 		}
 		// clawd's own state inside the workspace (docs/tools.md).
-		if v, ok := c.WS.CheckState(p, spec.StateAccess).(*sandbox.Violation); ok {
+		if v, ok := c.WS.CheckState(ctx, p, spec.StateAccess).(*sandbox.Violation); ok {
 			return deny(CodeSandboxViolation, StepSandbox, v.Reason, map[string]any{"path": v.Path})
 		}
 	}

@@ -299,7 +299,7 @@ func TestProtectedConfigThroughDanglingLink(t *testing.T) {
 	}
 	e, _ := d.Server.Registry.Lookup("write_file")
 	for _, p := range []string{"proj/cfg/mcp-server.toml", "proj/cfg/sub/x.toml"} {
-		if err := d.WS.CheckState(p, sandbox.AccessWrite); err == nil {
+		if err := d.WS.CheckState(context.Background(), p, sandbox.AccessWrite); err == nil {
 			t.Errorf("the chain's check lets write_file %s through", p)
 		}
 		raw, _ := json.Marshal(map[string]any{"path": p, "content": "policy_stub_mode = true\n", "create_parents": true})

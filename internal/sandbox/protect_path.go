@@ -27,8 +27,9 @@ const (
 // it finds by identity, so the call is refused, and its Deny row is on
 // record, before the tool starts. It is not the barrier: a name can change
 // between this check and the tool's open, so each tool checks again what it
-// actually opened.
-func (w *Workspace) CheckState(p string, a Access) error {
+// actually opened. When ctx ends during the check, its error is returned
+// (not a *Violation): the call is over anyway.
+func (w *Workspace) CheckState(ctx context.Context, p string, a Access) error {
 	g := w.Guard()
 	if a == AccessNone || !g.Active() {
 		return nil
@@ -48,7 +49,11 @@ func (w *Workspace) CheckState(p string, a Access) error {
 		if rel == "." {
 			return nil
 		}
-		if why := w.WriteWhy(path.Dir(rel), path.Base(rel)); why != "" {
+		why, err := w.WriteWhy(ctx, path.Dir(rel), path.Base(rel))
+		if err != nil {
+			return err
+		}
+		if why != "" {
 			return ProtectedViolation(p, why)
 		}
 		if fi, err := w.Root.Lstat(rel); err == nil {
@@ -71,16 +76,23 @@ func (w *Workspace) CheckState(p string, a Access) error {
 // inside the root even when its target does not exist yet, so the
 // directories it makes are judged where the links lead, not by the links'
 // names.
-func (w *Workspace) WriteWhy(dir, base string) string {
+//
+// The resolution is bounded like any path argument's and stops when ctx
+// ends; then ctx's error is returned and nothing is judged, so a cancelled
+// call is never judged by the lexical path alone.
+func (w *Workspace) WriteWhy(ctx context.Context, dir, base string) (string, error) {
 	g := w.Guard()
 	if !g.Active() {
-		return ""
+		return "", nil
 	}
 	if dir != "." && dir != "" {
-		// Bounded like any path argument's resolution. An escape or a
-		// limit is the tools' to report; the lexical path is judged then.
-		if r, err := w.Resolve(context.Background(), dir); err == nil {
+		// An escape or a limit is the tools' to report; the lexical path
+		// is judged then.
+		r, err := w.Resolve(ctx, dir)
+		if err == nil {
 			dir = r
+		} else if cerr := ctx.Err(); cerr != nil {
+			return "", cerr
 		}
 	}
 	var parts []string
@@ -97,9 +109,9 @@ func (w *Workspace) WriteWhy(dir, base string) string {
 			continue
 		}
 		if !fi.IsDir() {
-			return "" // not writable there at all; the tool says why
+			return "", nil // not writable there at all; the tool says why
 		}
-		return g.CreateWhy(fi, append(slices.Clip(parts[i:]), base))
+		return g.CreateWhy(fi, append(slices.Clip(parts[i:]), base)), nil
 	}
-	return ""
+	return "", nil
 }

@@ -3,8 +3,11 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +119,48 @@ func TestGuardInactiveOutside(t *testing.T) {
 	var nilGuard *Guard
 	if nilGuard.Active() || nilGuard.ObjectWhy(nil) != "" {
 		t.Error("a nil guard must protect nothing and not panic")
+	}
+}
+
+// TestWriteWhyEndsWithItsContext: the judgement of a name to be written
+// resolves its directory through the call's context. A cancelled call gets
+// the context's error, never a judgement of the lexical path (which a
+// symlink to clawd's state would pass); a live one is judged where the
+// links lead.
+func TestWriteWhyEndsWithItsContext(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(ws, "data")
+	os.Mkdir(data, 0o700)
+	// A path of more components than the walk takes between looks at its
+	// context, ending in a link to the protected directory.
+	deep := strings.Repeat("d/", cancelCheckSteps+2)
+	if err := os.MkdirAll(filepath.Join(ws, deep), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(strings.Repeat("../", cancelCheckSteps+2)+"data", filepath.Join(ws, deep, "link")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	NewGuard(w, ProtectedSet{Dirs: []Protected{{Path: data, Why: "clawd's data"}}})
+	dir := deep + "link"
+
+	why, err := w.WriteWhy(context.Background(), dir, "x")
+	if err != nil || why == "" {
+		t.Fatalf("WriteWhy through a link to the data dir = %q, %v; want it refused", why, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if why, err := w.WriteWhy(ctx, dir, "x"); !errors.Is(err, context.Canceled) {
+		t.Errorf("WriteWhy with a cancelled context = %q, %v; want context.Canceled", why, err)
+	}
+	if err := w.CheckState(ctx, dir+"/x", AccessWrite); !errors.Is(err, context.Canceled) {
+		t.Errorf("CheckState with a cancelled context = %v; want context.Canceled", err)
 	}
 }
