@@ -70,8 +70,9 @@ type ChangeActor struct {
 	CredentialID string
 }
 
-// ChangeRecord is the audit row of an event about an upstream or egress
-// (Step "upstream") by by at at: toolID is "mcp:SERVER",
+// ChangeRecord is the audit row of a change to an upstream or egress by
+// by at at, or of another event about one by them (a refusal): Step
+// "upstream", toolID "mcp:SERVER",
 // "mcp:SERVER/TOOL" or "egress:ORIGIN", result chain.ResultAllow or
 // ResultDeny. reason must already be safe to store (masked and cut to
 // size by the caller).
