@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/store"
@@ -24,32 +23,27 @@ type cliRow struct {
 	toolID string
 	result string
 	reason string
-	start  time.Time
-	log    *store.Writer // the audit log, opened before the change's transaction
-	logErr error         // why it could not be opened: confirm fails with it
-	w      *store.Writer // set once the row is written
-	seq    int64
+	row    *store.ChangeRow // over the audit log, opened before the change's transaction
+	logErr error            // why the log could not be opened: confirm fails with it
 }
+
+// cliActor is who the command line's changes are by.
+var cliActor = store.ChangeActor{Entity: "local:cli", TrustLevel: chain.NoTrustLevel, Transport: "cli"}
 
 // auditCLI opens the audit log now, before the change's transaction: the
 // first open folds what a crashed clawd left in its journal, a write that
 // would wait for the write lock the change's transaction holds.
 func auditCLI(db *store.DB, toolID, result, reason string) *cliRow {
-	r := &cliRow{toolID: toolID, result: result, reason: reason, start: time.Now()}
-	r.log, r.logErr = db.Audit()
-	return r
+	log, err := db.Audit()
+	row := store.NewChangeRow(log, func(e error) string { return oneLine(e.Error(), 200) })
+	return &cliRow{toolID: toolID, result: result, reason: reason, row: row, logErr: err}
 }
 
 // confirm writes the row (durably, to the audit journal).
 func (r *cliRow) confirm() error {
-	w, err := r.log, r.logErr
+	err := r.logErr
 	if err == nil {
-		var seq int64
-		seq, err = w.Record(&chain.AuditRecord{Time: r.start, EntityID: "local:cli", ToolID: r.toolID,
-			TrustLevel: chain.NoTrustLevel, Result: r.result, Reason: r.reason, Step: "upstream", Transport: "cli",
-			AwaitsOutcome: true})
-		if err == nil {
-			r.w, r.seq = w, seq
+		if err = r.row.Write(store.ChangeRecord(cliActor, r.row.Start(), r.toolID, r.result, r.reason)); err == nil {
 			return nil
 		}
 	}
@@ -67,13 +61,4 @@ func (r *cliRow) server(describe func(before, after store.MCPServer) string) sto
 }
 
 // done records how the change ended on the row, if it was written.
-func (r *cliRow) done(err error) {
-	if r.w == nil {
-		return
-	}
-	o := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(r.start)}
-	if err != nil {
-		o.Result, o.Detail = chain.OutcomeError, "not made: "+oneLine(err.Error(), 200)
-	}
-	r.w.RecordOutcome(r.seq, o)
-}
+func (r *cliRow) done(err error) { r.row.Done(err) }

@@ -95,18 +95,9 @@ func (a *API) audit(rq *request, server, result, reason string) {
 }
 
 func (a *API) record(rq *request, server, result, reason string) *chain.AuditRecord {
-	return &chain.AuditRecord{
-		Time:         time.Now(),
-		EntityID:     rq.caller.Entity,
-		ToolID:       "mcp:" + server,
-		TrustLevel:   rq.level,
-		Result:       result,
-		Reason:       clip(secrets.MaskText(reason), 500),
-		Step:         "upstream",
-		Transport:    "rest",
-		RequestID:    rq.r.Method + " " + clip(rq.r.URL.Path, 200),
-		CredentialID: rq.caller.CredentialID,
-	}
+	by := store.ChangeActor{Entity: rq.caller.Entity, TrustLevel: rq.level, Transport: "rest",
+		RequestID: rq.r.Method + " " + clip(rq.r.URL.Path, 200), CredentialID: rq.caller.CredentialID}
+	return store.ChangeRecord(by, time.Now(), "mcp:"+server, result, clip(secrets.MaskText(reason), 500))
 }
 
 // change returns what puts a change of the table on record, fail closed,
@@ -120,34 +111,19 @@ func (a *API) change(rq *request, describe func(before, after store.MCPServer) (
 	if a.Audit == nil {
 		return nil, func(error) {}
 	}
-	start := time.Now()
-	var seq int64
-	recorded := false
+	row := store.NewChangeRow(a.Audit, func(err error) string { return clip(secrets.MaskText(err.Error()), 200) })
 	confirm = func(before, after store.MCPServer) error {
 		server, reason := describe(before, after)
 		rec := a.record(rq, server, chain.ResultAllow, reason)
-		rec.AwaitsOutcome = true
-		id, err := a.Audit.Record(rec)
-		if err != nil {
+		if err := row.Write(rec); err != nil {
 			a.logger().Error("rest api: a change was refused: its audit row could not be written", "server", server, "reason", rec.Reason, "err", err)
 			return fail(http.StatusServiceUnavailable, "audit_failed",
 				"the change was not made: its audit row could not be written (%s); clawd makes no configuration change it cannot record. Check the disk and clawd's log, then retry",
 				clip(secrets.MaskText(err.Error()), 300))
 		}
-		seq, recorded = id, true
 		return nil
 	}
-	done = func(err error) {
-		if !recorded {
-			return
-		}
-		o := chain.Outcome{Result: chain.OutcomeOK, Duration: time.Since(start)}
-		if err != nil {
-			o.Result, o.Detail = chain.OutcomeError, "not made: "+clip(secrets.MaskText(err.Error()), 200)
-		}
-		a.Audit.RecordOutcome(seq, o)
-	}
-	return confirm, done
+	return confirm, row.Done
 }
 
 // auditRefusal records a request refused for its caller's rights (a read

@@ -263,12 +263,7 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 		if len(out) == 0 {
 			return nil
 		}
-		for _, c := range confirm {
-			if err := c(out); err != nil {
-				return err
-			}
-		}
-		return nil
+		return runConfirms(confirm, func(c func([]ToolApproval) error) error { return c(out) })
 	})
 	if err != nil {
 		return nil, err // rolled back: nothing was approved

@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MCPTool is one entry of an upstream's tools cache: the tool as the
@@ -129,4 +131,13 @@ func (db *DB) MCPTools(ctx context.Context, serverID int64) ([]MCPTool, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// validText is s as valid UTF-8 (invalid bytes replaced), for text an
+// upstream sent.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
