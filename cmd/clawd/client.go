@@ -30,12 +30,18 @@ type clientFlags struct {
 }
 
 func (f *clientFlags) register(cmd *cobra.Command) {
+	f.registerWorkspace(cmd)
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 	fl.StringVar(&f.socket, "socket", "", "unix socket of the daemon (default: from the config and the workspace)")
 	fl.IntVar(&f.port, "port", -1, "loopback TCP port of the daemon (default: from its state file)")
 	fl.BoolVar(&f.json, "json", false, "print JSON for machines")
+}
+
+// registerWorkspace defines --workspace and --config: the workspace a
+// command is about and the config it is read with.
+func (f *clientFlags) registerWorkspace(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
+	cmd.Flags().StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
 }
 
 func (f *clientFlags) options() runstate.Options {

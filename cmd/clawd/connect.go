@@ -61,8 +61,7 @@ func newConnectCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&kind, "client", "", "present the saved per-client credential of this kind (cc, oc or local)")
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.registerWorkspace(cmd)
 	fl.StringVar(&f.socket, "socket", "", "unix socket of the daemon (default: from the config and the workspace)")
 	f.port = -1
 	return cmd

@@ -55,11 +55,7 @@ func newInstallCmd() *cobra.Command {
 			"they connect, so rotation never breaks them. docs/clients.md shows each client's file and entry.",
 		Args: exactClient,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, o, err := f.resolve(args[0], true)
-			if err != nil {
-				return err
-			}
-			unlock, err := lockInstall(f.dryRun)
+			a, o, unlock, err := f.begin(args[0], true)
 			if err != nil {
 				return err
 			}
@@ -106,11 +102,7 @@ func newUninstallCmd() *cobra.Command {
 			"stay: 'clawd token list' and 'clawd token revoke ID' manage them.",
 		Args: exactClient,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			a, o, err := f.resolve(args[0], false)
-			if err != nil {
-				return err
-			}
-			unlock, err := lockInstall(f.dryRun)
+			a, o, unlock, err := f.begin(args[0], false)
 			if err != nil {
 				return err
 			}
@@ -147,6 +139,21 @@ func newUninstallCmd() *cobra.Command {
 	}
 	f.register(cmd, false)
 	return cmd
+}
+
+// begin is how install and uninstall start: the client and its options
+// from the flags, then the install lock, which the caller releases with
+// unlock once the files are written.
+func (f *installFlags) begin(name string, install bool) (hostadapter.Adapter, hostadapter.Options, func(), error) {
+	a, o, err := f.resolve(name, install)
+	if err != nil {
+		return nil, o, nil, err
+	}
+	unlock, err := lockInstall(f.dryRun)
+	if err != nil {
+		return nil, o, nil, err
+	}
+	return a, o, unlock, nil
 }
 
 // lockInstall takes the per-user lock (hostadapter.Lock, in clawd's data
@@ -390,8 +397,7 @@ func newTokenHeaderCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.registerWorkspace(cmd)
 	fl.StringVar(&kind, "client", "", "credential kind: cc, oc or local (required)")
 	return cmd
 }

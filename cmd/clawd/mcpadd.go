@@ -16,6 +16,7 @@ import (
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
+	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/upstream"
 )
@@ -38,46 +39,16 @@ func newMCPAddCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add NAME (--stdio -- COMMAND [ARGS...] | --http URL)",
 		Short: "Add an upstream MCP server (stdio, Streamable HTTP or legacy SSE)",
-		Long: "Add an upstream MCP server whose tools clawd offers as NAME__TOOL.\n\n" +
-			"  clawd mcp add fs --stdio -- npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /home/me/src\n" +
-			"  clawd mcp add gh --stdio --env GITHUB_TOKEN='${GITHUB_TOKEN}' -- github-mcp-server stdio\n" +
-			"  clawd mcp add remote --http https://mcp.example.com/mcp --header 'Authorization: Bearer ${API_TOKEN}'\n\n" +
-			"NAME: 1-128 letters, digits, '-' or '_', starting with a letter or digit, without '__' and not\n" +
-			"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
-			"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
-			"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
-			"stored and shown as given: pass secrets through --env.\n\n" +
-			"A stdio server starts only once approved: add shows the exact command and what it pins (the\n" +
-			"executable's SHA-256; a node/python/... script's SHA-256; an npx package's version and integrity),\n" +
-			"then asks on a terminal, approves with --allow, or prints the 'clawd mcp allow' line that would.\n" +
-			"docs/upstreams.md has the details.",
-		Args: func(cmd *cobra.Command, args []string) error { return nil },
+		Long:  mcpAddLong,
+		Args:  func(cmd *cobra.Command, args []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.server(cmd, args)
 			if err != nil {
 				return err
 			}
-			remote := s.Transport == store.TransportHTTP || s.Transport == store.TransportSSE
-			if f.private && !remote {
-				return usageError("--private is for --http servers: it lets their origin reach private and link-local addresses\nusage: %s", mcpAddUsage)
-			}
-			origin, err := checkAddEgress(s.URL, f.allow, f.private)
-			if remote && err != nil {
+			p, err := f.plan(cmd.ErrOrStderr(), s)
+			if err != nil {
 				return err
-			}
-			warnAdd(cmd.ErrOrStderr(), s)
-			var resolved *upstream.Launch
-			if f.allow && !remote {
-				// --allow promises an approved server: one that cannot be
-				// approved is not stored.
-				l, err := upstream.Inspect(daemon.UpstreamConfigs([]store.MCPServer{s})[0])
-				if err != nil {
-					return runtimeError("%s cannot be approved, so it was not added: %v", s.Name, err)
-				}
-				if l.Unpinned != "" {
-					return usageError("%s cannot be approved, so it was not added: %s", s.Name, l.Unpinned)
-				}
-				resolved = &l
 			}
 			db, err := openStore()
 			if err != nil {
@@ -92,38 +63,30 @@ func newMCPAddCmd() *cobra.Command {
 			if err != nil {
 				return mcpStoreError(err, "adding "+s.Name)
 			}
-			if err := signingKeyNote(cmd.ErrOrStderr(), got); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if f.asJSON {
-				out = cmd.ErrOrStderr() // stdout stays one JSON document
-			} else {
-				fmt.Fprintf(out, "added MCP server %s (id %d)\n", got.Name, got.ID)
-				printServer(out, got)
-			}
-			if got.Transport == store.TransportStdio {
-				a := newApproval(f.allow, out)
-				a.resolved = resolved // approve what was checked, not a second resolution
-				if _, _, err := approveServer(db, got, a); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", terminalSafe(err.Error()), got.Name)
-				}
-			}
-			var egressErr error
-			if remote {
-				egressErr = proposeEgress(out, db, origin, f.allow, f.private)
-			}
-			if f.asJSON {
-				if err := writeJSON(cmd.OutOrStdout(), got); err != nil {
-					return err
-				}
-			}
-			if egressErr != nil {
-				return egressErr
-			}
-			return nil
+			return f.report(cmd, db, got, p)
 		},
 	}
+	f.register(cmd)
+	cmd.SetFlagErrorFunc(mcpAddFlagError)
+	return cmd
+}
+
+const mcpAddLong = "Add an upstream MCP server whose tools clawd offers as NAME__TOOL.\n\n" +
+	"  clawd mcp add fs --stdio -- npx -y @modelcontextprotocol/server-filesystem@2026.8.31 /home/me/src\n" +
+	"  clawd mcp add gh --stdio --env GITHUB_TOKEN='${GITHUB_TOKEN}' -- github-mcp-server stdio\n" +
+	"  clawd mcp add remote --http https://mcp.example.com/mcp --header 'Authorization: Bearer ${API_TOKEN}'\n\n" +
+	"NAME: 1-128 letters, digits, '-' or '_', starting with a letter or digit, without '__' and not\n" +
+	"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
+	"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
+	"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
+	"stored and shown as given: pass secrets through --env.\n\n" +
+	"A stdio server starts only once approved: add shows the exact command and what it pins (the\n" +
+	"executable's SHA-256; a node/python/... script's SHA-256; an npx package's version and integrity),\n" +
+	"then asks on a terminal, approves with --allow, or prints the 'clawd mcp allow' line that would.\n" +
+	"docs/upstreams.md has the details."
+
+// register defines add's flags on cmd.
+func (f *mcpAddFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&f.stdio, "stdio", false, "the server is a local command, given after --")
 	fl.StringVar(&f.httpURL, "http", "", "the server's Streamable HTTP endpoint (http or https URL)")
@@ -139,14 +102,90 @@ func newMCPAddCmd() *cobra.Command {
 	fl.StringVar(&f.description, "description", "", "a note shown by 'clawd mcp show'")
 	f.identity.register(cmd)
 	fl.BoolVar(&f.asJSON, "json", false, "print the stored server as JSON")
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		msg := flagProblem(c, err)
-		if strings.Contains(msg, "unknown") && !slices.Contains(os.Args, "--") {
-			msg += "\nA stdio server's command and its arguments go after --: clawd mcp add NAME --stdio -- COMMAND [ARGS...]"
+}
+
+// mcpAddFlagError is a flag error as a usage error, with the hint that a
+// stdio server's command goes after -- when an unknown flag was probably
+// meant for that command.
+func mcpAddFlagError(c *cobra.Command, err error) error {
+	msg := flagProblem(c, err)
+	if strings.Contains(msg, "unknown") && !slices.Contains(os.Args, "--") {
+		msg += "\nA stdio server's command and its arguments go after --: clawd mcp add NAME --stdio -- COMMAND [ARGS...]"
+	}
+	return usageError("%s\nusage: %s", msg, mcpAddUsage)
+}
+
+// mcpAddPlan is what add settled before it writes the row: whether the
+// server is remote and its origin, and for a stdio server approved with
+// --allow, the launch that was checked.
+type mcpAddPlan struct {
+	remote   bool
+	origin   netguard.Origin
+	resolved *upstream.Launch
+}
+
+// plan checks, before anything is stored, what --private and --allow ask
+// for, and warns on w about what is legal but likely a mistake.
+func (f *mcpAddFlags) plan(w io.Writer, s store.MCPServer) (mcpAddPlan, error) {
+	p := mcpAddPlan{remote: s.Transport == store.TransportHTTP || s.Transport == store.TransportSSE}
+	if f.private && !p.remote {
+		return p, usageError("--private is for --http servers: it lets their origin reach private and link-local addresses\nusage: %s", mcpAddUsage)
+	}
+	origin, err := checkAddEgress(s.URL, f.allow, f.private)
+	if p.remote && err != nil {
+		return p, err
+	}
+	p.origin = origin
+	warnAdd(w, s)
+	if f.allow && !p.remote {
+		// --allow promises an approved server: one that cannot be
+		// approved is not stored.
+		l, err := upstream.Inspect(daemon.UpstreamConfigs([]store.MCPServer{s})[0])
+		if err != nil {
+			return p, runtimeError("%s cannot be approved, so it was not added: %v", s.Name, err)
 		}
-		return usageError("%s\nusage: %s", msg, mcpAddUsage)
-	})
-	return cmd
+		if l.Unpinned != "" {
+			return p, usageError("%s cannot be approved, so it was not added: %s", s.Name, l.Unpinned)
+		}
+		p.resolved = &l
+	}
+	return p, nil
+}
+
+// report prints the stored server (or, with --json, writes it last), then
+// approves a stdio server's command or an http server's origin, or says
+// how to.
+func (f *mcpAddFlags) report(cmd *cobra.Command, db *store.DB, got store.MCPServer, p mcpAddPlan) error {
+	if err := signingKeyNote(cmd.ErrOrStderr(), got); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if f.asJSON {
+		out = cmd.ErrOrStderr() // stdout stays one JSON document
+	} else {
+		fmt.Fprintf(out, "added MCP server %s (id %d)\n", got.Name, got.ID)
+		printServer(out, got)
+	}
+	if got.Transport == store.TransportStdio {
+		a := newApproval(f.allow, out)
+		a.resolved = p.resolved // approve what was checked, not a second resolution
+		if _, _, err := approveServer(db, got, a); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s\nThe server is stored but will not start until its command can be approved; change it with 'clawd mcp rm %s' and add again.\n", terminalSafe(err.Error()), got.Name)
+		}
+	}
+	var egressErr error
+	if p.remote {
+		egressErr = proposeEgress(out, db, p.origin, f.allow, f.private)
+	}
+	if f.asJSON {
+		if err := writeJSON(cmd.OutOrStdout(), got); err != nil {
+			return err
+		}
+	}
+	if egressErr != nil {
+		return egressErr
+	}
+	return nil
 }
 
 // server turns the command line into a row, or a usage error naming what

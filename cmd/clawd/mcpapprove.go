@@ -30,16 +30,7 @@ func newMCPApproveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve NAME [TOOL]",
 		Short: "Approve the current definition of a server's new or changed tools, so clawd offers them",
-		Long: "An upstream tool is offered to clients only while its definition (name, title, description,\n" +
-			"input and output schema, annotations) is the one you approved. A new tool, or one whose\n" +
-			"definition changed, is hidden and its calls are refused until you approve it here; see what\n" +
-			"changed first with clawd mcp diff NAME. Without TOOL, every tool the server lists now is\n" +
-			"approved. TOOL is the exposed name (NAME__tool) or the server's own. --sha256 (from mcp diff)\n" +
-			"approves only that exact definition, so one that changed since you looked is refused.\n\n" +
-			"Without --sha256, approve shows the definitions it would approve (as mcp diff does) and asks on\n" +
-			"a terminal; a yes approves exactly those, and one that changed meanwhile is refused. With no\n" +
-			"terminal to ask on it approves nothing unless --yes says to take the definitions as they are now.\n" +
-			"A running daemon offers approved tools within about a second (docs/upstreams.md).",
+		Long:  mcpApproveLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 || len(args) > 2 {
 				return usageError("mcp approve takes the server's NAME and optionally one TOOL\nusage: clawd mcp approve NAME [TOOL] [--sha256 HEX | --yes] [--json]")
@@ -47,18 +38,9 @@ func newMCPApproveCmd() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := store.ApproveRequest{By: "local:cli"}
-			if len(args) == 2 {
-				req.Tool = args[1]
-			}
-			if sum != "" {
-				if err := store.ValidateSHA256(strings.ToLower(sum)); err != nil {
-					return usageError("--sha256: %v", err)
-				}
-				if req.Tool == "" {
-					return usageError("--sha256 approves one definition: name the TOOL too\nusage: clawd mcp approve NAME TOOL --sha256 HEX")
-				}
-				req.SHA256 = strings.ToLower(sum)
+			req, err := approveRequest(args, sum)
+			if err != nil {
+				return err
 			}
 			db, s, err := lookupServer(args[0])
 			if err != nil {
@@ -84,32 +66,68 @@ func newMCPApproveCmd() *cobra.Command {
 			if err != nil {
 				return err // one transaction: nothing was approved
 			}
-			type approvedJSON struct {
-				Tool    string `json:"tool"`
-				Exposed string `json:"exposed"`
-				SHA256  string `json:"sha256"`
-			}
-			out := []approvedJSON{}
-			for _, a := range got {
-				out = append(out, approvedJSON{Tool: safetext.Line(a.Tool), Exposed: a.Exposed, SHA256: a.ApprovedSHA256})
-			}
-			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"server": s.Name, "approved": out})
-			}
-			if len(out) == 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "Nothing to approve: the tools of %s are approved as they are.\n", s.Name)
-				return nil
-			}
-			for _, a := range out {
-				fmt.Fprintf(cmd.OutOrStdout(), "approved %s (sha256 %s)\n", orNone(a.Exposed), a.SHA256)
-			}
-			return nil
+			return printApproved(cmd, s.Name, got, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&sum, "sha256", "", "approve only if the tool's current definition has this SHA-256 (from clawd mcp diff)")
 	cmd.Flags().BoolVar(&yes, "yes", false, "approve the definitions as they are now without showing them or asking (scripts)")
 	return cmd
+}
+
+const mcpApproveLong = "An upstream tool is offered to clients only while its definition (name, title, description,\n" +
+	"input and output schema, annotations) is the one you approved. A new tool, or one whose\n" +
+	"definition changed, is hidden and its calls are refused until you approve it here; see what\n" +
+	"changed first with clawd mcp diff NAME. Without TOOL, every tool the server lists now is\n" +
+	"approved. TOOL is the exposed name (NAME__tool) or the server's own. --sha256 (from mcp diff)\n" +
+	"approves only that exact definition, so one that changed since you looked is refused.\n\n" +
+	"Without --sha256, approve shows the definitions it would approve (as mcp diff does) and asks on\n" +
+	"a terminal; a yes approves exactly those, and one that changed meanwhile is refused. With no\n" +
+	"terminal to ask on it approves nothing unless --yes says to take the definitions as they are now.\n" +
+	"A running daemon offers approved tools within about a second (docs/upstreams.md)."
+
+// approveRequest is the approval NAME [TOOL] and --sha256 ask for, or a
+// usage error.
+func approveRequest(args []string, sum string) (store.ApproveRequest, error) {
+	req := store.ApproveRequest{By: "local:cli"}
+	if len(args) == 2 {
+		req.Tool = args[1]
+	}
+	if sum != "" {
+		if err := store.ValidateSHA256(strings.ToLower(sum)); err != nil {
+			return req, usageError("--sha256: %v", err)
+		}
+		if req.Tool == "" {
+			return req, usageError("--sha256 approves one definition: name the TOOL too\nusage: clawd mcp approve NAME TOOL --sha256 HEX")
+		}
+		req.SHA256 = strings.ToLower(sum)
+	}
+	return req, nil
+}
+
+// printApproved reports the definitions approved, one line each or as
+// JSON.
+func printApproved(cmd *cobra.Command, server string, got []store.ToolApproval, asJSON bool) error {
+	type approvedJSON struct {
+		Tool    string `json:"tool"`
+		Exposed string `json:"exposed"`
+		SHA256  string `json:"sha256"`
+	}
+	out := []approvedJSON{}
+	for _, a := range got {
+		out = append(out, approvedJSON{Tool: safetext.Line(a.Tool), Exposed: a.Exposed, SHA256: a.ApprovedSHA256})
+	}
+	if asJSON {
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"server": server, "approved": out})
+	}
+	if len(out) == 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "Nothing to approve: the tools of %s are approved as they are.\n", server)
+		return nil
+	}
+	for _, a := range out {
+		fmt.Fprintf(cmd.OutOrStdout(), "approved %s (sha256 %s)\n", orNone(a.Exposed), a.SHA256)
+	}
+	return nil
 }
 
 // approveReviewed is `mcp approve NAME [TOOL]` without --sha256 or --yes:

@@ -83,8 +83,7 @@ func newTokenShowCmd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.registerWorkspace(cmd)
 	fl.StringVar(&kind, "client", "", "print the saved per-client credential of this kind instead (clawd token issue)")
 	f.port = -1
 	return cmd
@@ -134,9 +133,7 @@ func newTokenRotateCmd() *cobra.Command {
 			}
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
-	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")
+	f.registerWorkspace(cmd)
 	f.port = -1
 	return cmd
 }

@@ -26,17 +26,7 @@ func newTrustBindCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bind ENTITY TOOL...",
 		Short: "Bind upstream tools to an entity: it then lists and calls exactly those upstream tools",
-		Long: "Bind upstream tools to ENTITY. Once an entity has a binding, its bound upstream tools are the only\n" +
-			"upstream tools tools/list shows it and the only ones it may call, whatever its level (a binding also\n" +
-			"grants a tool below level 3); clawd's own tools still follow its level. TOOL is an exposed name\n" +
-			"(SERVER__TOOL, as 'clawd mcp tools' shows it) or SERVER__* for every tool of a server. An exact\n" +
-			"--deny in the row still wins.\n\n" +
-			"Each tool is checked when saved: connected (the server lists it), stale (the server is offline;\n" +
-			"known from its last tool list) and unavailable (the server is disabled or cannot run) are saved;\n" +
-			"orphan (no such server or tool) is refused with the fix, and nothing is saved.\n\n" +
-			"If ENTITY has no row of its own, one is created from the KIND:* row that applies to it now (same\n" +
-			"level and permissions), so binding narrows what the entity gets and never widens it otherwise.\n\n" +
-			"Example: clawd trust bind cc:myproject-1a2b3c4d github__list_issues fs__*",
+		Long:  trustBindLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 2 {
 				return usageError("trust bind needs ENTITY and at least one TOOL (got %d argument(s))\nusage: %s", len(args), trustBindUsage)
@@ -45,82 +35,124 @@ func newTrustBindCmd() *cobra.Command {
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entity, tools := args[0], dedupe(args[1:])
-			if err := chain.ValidateEntity(entity); err != nil {
-				return usageError("%v", err)
-			}
-			builtins := builtin.Names()
-			for _, t := range tools {
-				if err := chain.ValidatePermKey(t); err != nil {
-					return usageError("%v", err)
-				}
-				if slices.Contains(builtins, t) {
-					return usageError("%s is one of clawd's own tools: bindings are for upstream tools; its level decides, or 'clawd trust set %s LEVEL --allow %s'", t, entity, t)
-				}
+			if err := checkBindArgs(entity, tools); err != nil {
+				return err
 			}
 			db, err := openStore()
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			ctx := context.Background()
-			checked := make([]store.BindingStatus, 0, len(tools))
-			var orphans []string
-			for _, t := range tools {
-				b, err := db.CheckBinding(ctx, t)
-				if err != nil {
-					return runtimeError("checking %s: %v", t, err)
-				}
-				checked = append(checked, b)
-				if b.Status == store.BindOrphan {
-					orphans = append(orphans, fmt.Sprintf("  %s: orphan: %s", t, b.Detail))
-				}
-			}
-			if len(orphans) > 0 {
-				return runtimeError("nothing was bound: %d tool(s) do not exist\n%s", len(orphans), strings.Join(orphans, "\n"))
-			}
-			var from string
-			var replaced []string
-			err = db.UpdateTrust(ctx, entity, func(cur chain.TrustEntry, f string) (chain.TrustEntry, error) {
-				if f == "" {
-					return cur, fmt.Errorf("%w for %s", store.ErrNoTrustRow, entity)
-				}
-				from = f
-				next := chain.TrustEntry{Level: cur.Level, Perms: map[string]string{}}
-				for k, v := range cur.Perms {
-					next.Perms[k] = v
-				}
-				for _, t := range tools {
-					if p, ok := next.Perms[t]; ok && p != chain.PermBind {
-						replaced = append(replaced, t+" (was "+p+")")
-					}
-					next.Perms[t] = chain.PermBind
-				}
-				return next, nil
-			})
-			if errors.Is(err, store.ErrNoTrustRow) {
-				return runtimeError("%s has no trust registry row, so it may call nothing; add one first (clawd trust set %s LEVEL), then bind", entity, entity)
-			}
+			checked, err := checkBindings(db, tools)
 			if err != nil {
-				return runtimeError("writing the trust registry: %v", err)
+				return err
+			}
+			from, replaced, err := bindTools(db, entity, tools)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"entity": entity, "bound": checked, "row_created_from": createdFrom(entity, from)})
 			}
-			w := cmd.OutOrStdout()
-			if from != entity {
-				fmt.Fprintf(w, "created a row for %s from %s (its level and permissions)\n", entity, from)
-			}
-			for _, b := range checked {
-				fmt.Fprintf(w, "bound %s to %s: %s (%s)\n", b.Tool, entity, b.Status, b.Detail)
-			}
-			if len(replaced) > 0 {
-				fmt.Fprintf(w, "replaced the earlier --allow/--deny of: %s\n", strings.Join(replaced, ", "))
-			}
+			printBind(cmd.OutOrStdout(), entity, from, checked, replaced)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was bound, with each tool's status, as JSON")
 	return cmd
+}
+
+const trustBindLong = "Bind upstream tools to ENTITY. Once an entity has a binding, its bound upstream tools are the only\n" +
+	"upstream tools tools/list shows it and the only ones it may call, whatever its level (a binding also\n" +
+	"grants a tool below level 3); clawd's own tools still follow its level. TOOL is an exposed name\n" +
+	"(SERVER__TOOL, as 'clawd mcp tools' shows it) or SERVER__* for every tool of a server. An exact\n" +
+	"--deny in the row still wins.\n\n" +
+	"Each tool is checked when saved: connected (the server lists it), stale (the server is offline;\n" +
+	"known from its last tool list) and unavailable (the server is disabled or cannot run) are saved;\n" +
+	"orphan (no such server or tool) is refused with the fix, and nothing is saved.\n\n" +
+	"If ENTITY has no row of its own, one is created from the KIND:* row that applies to it now (same\n" +
+	"level and permissions), so binding narrows what the entity gets and never widens it otherwise.\n\n" +
+	"Example: clawd trust bind cc:myproject-1a2b3c4d github__list_issues fs__*"
+
+// checkBindArgs refuses, as usage errors, an invalid entity or tool and
+// clawd's own tools, which are not bound.
+func checkBindArgs(entity string, tools []string) error {
+	if err := chain.ValidateEntity(entity); err != nil {
+		return usageError("%v", err)
+	}
+	builtins := builtin.Names()
+	for _, t := range tools {
+		if err := chain.ValidatePermKey(t); err != nil {
+			return usageError("%v", err)
+		}
+		if slices.Contains(builtins, t) {
+			return usageError("%s is one of clawd's own tools: bindings are for upstream tools; its level decides, or 'clawd trust set %s LEVEL --allow %s'", t, entity, t)
+		}
+	}
+	return nil
+}
+
+// checkBindings is each tool's status; an orphan among them refuses the
+// whole bind, naming every orphan.
+func checkBindings(db *store.DB, tools []string) ([]store.BindingStatus, error) {
+	checked := make([]store.BindingStatus, 0, len(tools))
+	var orphans []string
+	for _, t := range tools {
+		b, err := db.CheckBinding(context.Background(), t)
+		if err != nil {
+			return nil, runtimeError("checking %s: %v", t, err)
+		}
+		checked = append(checked, b)
+		if b.Status == store.BindOrphan {
+			orphans = append(orphans, fmt.Sprintf("  %s: orphan: %s", t, b.Detail))
+		}
+	}
+	if len(orphans) > 0 {
+		return nil, runtimeError("nothing was bound: %d tool(s) do not exist\n%s", len(orphans), strings.Join(orphans, "\n"))
+	}
+	return checked, nil
+}
+
+// bindTools binds tools to entity in its trust row, made from the KIND:*
+// row that applies (from) when entity has none of its own. replaced are
+// the tools whose --allow or --deny a binding took the place of.
+func bindTools(db *store.DB, entity string, tools []string) (from string, replaced []string, err error) {
+	err = db.UpdateTrust(context.Background(), entity, func(cur chain.TrustEntry, f string) (chain.TrustEntry, error) {
+		if f == "" {
+			return cur, fmt.Errorf("%w for %s", store.ErrNoTrustRow, entity)
+		}
+		from = f
+		next := chain.TrustEntry{Level: cur.Level, Perms: map[string]string{}}
+		for k, v := range cur.Perms {
+			next.Perms[k] = v
+		}
+		for _, t := range tools {
+			if p, ok := next.Perms[t]; ok && p != chain.PermBind {
+				replaced = append(replaced, t+" (was "+p+")")
+			}
+			next.Perms[t] = chain.PermBind
+		}
+		return next, nil
+	})
+	if errors.Is(err, store.ErrNoTrustRow) {
+		return "", nil, runtimeError("%s has no trust registry row, so it may call nothing; add one first (clawd trust set %s LEVEL), then bind", entity, entity)
+	}
+	if err != nil {
+		return "", nil, runtimeError("writing the trust registry: %v", err)
+	}
+	return from, replaced, nil
+}
+
+func printBind(w io.Writer, entity, from string, checked []store.BindingStatus, replaced []string) {
+	if from != entity {
+		fmt.Fprintf(w, "created a row for %s from %s (its level and permissions)\n", entity, from)
+	}
+	for _, b := range checked {
+		fmt.Fprintf(w, "bound %s to %s: %s (%s)\n", b.Tool, entity, b.Status, b.Detail)
+	}
+	if len(replaced) > 0 {
+		fmt.Fprintf(w, "replaced the earlier --allow/--deny of: %s\n", strings.Join(replaced, ", "))
+	}
 }
 
 func createdFrom(entity, from string) string {
