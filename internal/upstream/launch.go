@@ -238,6 +238,11 @@ func resolveLaunch(cfg ServerConfig, env map[string]string, h FileHasher) (Launc
 // ScriptSHA256 empty. It reads no file's content except npm's lockfiles
 // and the #! line of the executable (and of its interpreters), whose
 // interpreters' env rules apply too.
+//
+// The steps run in a fixed order, and the first refusal wins: the
+// command's kind, its subcommand, its options and script operand, the
+// server's env, then the script file itself. An error (rather than
+// Unpinned) means the command or the script cannot be found or read.
 func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	l := Launch{Command: append([]string{cfg.Command}, cfg.Args...)}
 	exe, err := resolveCommand(cfg.Command, cfg.Cwd)
@@ -245,117 +250,178 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, err
 	}
 	l.Exec = exe
-	name, exeName := progName(cfg.Command), progName(exe)
-	kind := launcherKind(name)
-	if kind == "" {
-		kind = launcherKind(exeName)
-	}
-	// The env rules are those of what runs, not only of the command's
-	// name: python3 may be a bash shim, an npm bin a node script.
-	envWhy := func(names ...string) string {
-		if len(env) == 0 {
-			return ""
-		}
-		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
-		return envRefusal(env, name, progs)
-	}
-	if why := kindRefusal(kind, name); why != "" {
+	p := newLaunchProgram(cfg.Command, exe, env)
+	if why := kindRefusal(p.kind, p.name); why != "" {
 		l.Unpinned = why
 		return l, nil
 	}
-	args := cfg.Args
-	bunRun := false
-	switch kind {
+	switch p.kind {
 	case "":
-		l.Unpinned = envWhy()
+		l.Unpinned = p.envRefusal()
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		if l.Unpinned = envWhy(); l.Unpinned == "" {
-			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		if l.Unpinned = p.envRefusal(); l.Unpinned == "" {
+			l.Unpinned = resolveNpx(&l, cfg.Args, cfg.Cwd, env)
 		}
-		return l, nil
-	case "deno":
-		if len(args) == 0 || args[0] != "run" {
-			l.Unpinned = "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
-			return l, nil
-		}
-		args = args[1:]
-	case "bun":
-		if len(args) > 0 && (args[0] == "x" || args[0] == "add" || args[0] == "install") {
-			l.Unpinned = "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
-			return l, nil
-		}
-		if len(args) > 0 && slices.Contains(bunCommands, args[0]) {
-			// bun reads its own command first, even where a file of
-			// that name exists: `bun test` runs the test runner.
-			l.Unpinned = "`bun " + args[0] + "` is a bun command, not a script clawd can pin; give `bun FILE` (or `bun run FILE`) with the server's file"
-			return l, nil
-		}
-		if len(args) > 0 && args[0] == "run" {
-			args, bunRun = args[1:], true
-		}
-	case "jshell":
-		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
 		return l, nil
 	}
-	var script, why string
-	switch kind {
-	case "java":
-		script, why = javaTarget(args)
-	case "dotnet":
-		script, why = dotnetTarget(args)
-	case "rscript":
-		script, why = rscriptTarget(args)
-	default:
-		script, why = findScript(kind, args, name, exeName)
+	args, bunRun, why := runtimeSubcommand(p.kind, cfg.Args)
+	if why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
+	script, why := scriptOperand(p.kind, args, p.name, p.exeName)
+	if why == "" {
+		why = p.envRefusal(p.name, p.exeName)
 	}
 	if why == "" {
-		why = envWhy(name, exeName)
+		why = operandRefusal(p.kind, p.name, script, bunRun)
 	}
 	if why != "" {
 		l.Unpinned = why
 		return l, nil
 	}
+	l.Script, l.Unpinned, err = scriptFile(script, cfg.Cwd, p.name)
+	return l, err
+}
+
+// launchProgram is what launchPaths knows of a command before it reads
+// the arguments: its rule kind, and the names it goes by.
+type launchProgram struct {
+	kind string
+	// name is the configured command's program name, which messages use;
+	// exeName the resolved executable's (a link's target may be named
+	// otherwise: sh is often dash).
+	name, exeName string
+	exe           string
+	env           map[string]string
+}
+
+// newLaunchProgram classifies command (resolved to exe): by the
+// configured name, else by the resolved executable's, so a link named
+// after nothing clawd knows that leads to python is read as python.
+func newLaunchProgram(command, exe string, env map[string]string) launchProgram {
+	p := launchProgram{name: progName(command), exeName: progName(exe), exe: exe, env: env}
+	if p.kind = launcherKind(p.name); p.kind == "" {
+		p.kind = launcherKind(p.exeName)
+	}
+	return p
+}
+
+// envRefusal is why the server's env makes p run code clawd cannot pin,
+// or "" (envRefusal in launch_env.go). The env rules are those of what
+// runs, not only of the command's name: python3 may be a bash shim, an
+// npm bin a node script, so the interpreters of exe's #! line count too.
+// names are the program names the kind's rules are keyed by (see
+// envRuleKeys); the plain executable and npx pass none.
+func (p launchProgram) envRefusal(names ...string) string {
+	if len(p.env) == 0 {
+		return ""
+	}
+	progs := append([]envProgram{{p.kind, p.name, names}}, shebangPrograms(p.exe)...)
+	return envRefusal(p.env, p.name, progs)
+}
+
+// runtimeSubcommand reads the subcommand of the runtimes that have one
+// before the script: deno's run, bun's run and its built-in commands.
+// It returns the arguments after it, whether bun was given run (which
+// changes how bun reads the file name, bunReadsAsFile), or why the
+// command is refused; jshell is refused here whatever its arguments. The
+// other kinds' arguments come back as they are.
+func runtimeSubcommand(kind string, args []string) (rest []string, bunRun bool, why string) {
+	switch kind {
+	case "deno":
+		if len(args) == 0 || args[0] != "run" {
+			return nil, false, "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
+		}
+		return args[1:], false, ""
+	case "bun":
+		if len(args) > 0 && (args[0] == "x" || args[0] == "add" || args[0] == "install") {
+			return nil, false, "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
+		}
+		if len(args) > 0 && slices.Contains(bunCommands, args[0]) {
+			// bun reads its own command first, even where a file of
+			// that name exists: `bun test` runs the test runner.
+			return nil, false, "`bun " + args[0] + "` is a bun command, not a script clawd can pin; give `bun FILE` (or `bun run FILE`) with the server's file"
+		}
+		if len(args) > 0 && args[0] == "run" {
+			return args[1:], true, ""
+		}
+	case "jshell":
+		return nil, false, "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
+	}
+	return args, false, ""
+}
+
+// scriptTargets are the kinds whose file is not the first operand after
+// the options (launch_runtimes.go); every other kind is read by
+// findScript with its option tables.
+var scriptTargets = map[string]func(args []string) (string, string){
+	"java":    javaTarget,
+	"dotnet":  dotnetTarget,
+	"rscript": rscriptTarget,
+}
+
+// scriptOperand is the script (or jar, or dll) argument of a command of
+// kind given args (after any subcommand), as given, or why its options
+// are refused. names are the program names whose option tables apply.
+func scriptOperand(kind string, args []string, names ...string) (string, string) {
+	if target := scriptTargets[kind]; target != nil {
+		return target(args)
+	}
+	return findScript(kind, args, names...)
+}
+
+// operandRefusal is why the script operand (as given) names something
+// other than a local file clawd can pin, or "": a URL (deno and bun also
+// take a module specifier such as npm: or jsr:), or a name bun may read
+// as a package.json script. It looks only at the text, not at the file.
+func operandRefusal(kind, name, script string, bunRun bool) string {
 	if strings.Contains(script, "://") || ((kind == "deno" || kind == "bun") && urlScheme.MatchString(script)) {
-		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
-		return l, nil
+		return fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
 	}
 	if kind == "bun" && !bunReadsAsFile(script, bunRun) {
-		l.Unpinned = fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
-		return l, nil
+		return fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
 	}
-	given := script
+	return ""
+}
+
+// scriptFile resolves the script operand given (relative to cwd, else to
+// clawd's working directory) to the regular file the interpreter named
+// name will run, with symlinks resolved: the path to pin. why says why it
+// cannot be pinned (a per-process path in /proc or /dev, not a regular
+// file, a launcher's or runner's own script); err that it cannot be
+// found. The file is not opened: it may still change before it is hashed
+// and before the interpreter reads it (recheckScript).
+func scriptFile(given, cwd, name string) (script, why string, err error) {
+	script = given
 	if !filepath.IsAbs(script) {
-		base := cfg.Cwd
+		base := cwd
 		if base == "" {
 			if base, err = os.Getwd(); err != nil {
-				return l, err
+				return "", "", err
 			}
 		}
 		script = filepath.Join(base, script)
 	}
 	if perProcessPath(script) {
-		l.Unpinned = fmt.Sprintf("%s is (or leads through) a file of /proc or /dev, which names another file in the server's process than in clawd's (/dev/stdin is clawd's requests there), so clawd cannot pin what %s runs; name the script file itself", script, name)
-		return l, nil
+		return "", fmt.Sprintf("%s is (or leads through) a file of /proc or /dev, which names another file in the server's process than in clawd's (/dev/stdin is clawd's requests there), so clawd cannot pin what %s runs; name the script file itself", script, name), nil
 	}
 	if real, err := filepath.EvalSymlinks(script); err == nil {
 		script = real
 	}
 	fi, err := os.Stat(script)
 	if err != nil {
-		return l, fmt.Errorf("the script %s that %s would run: %v", script, name, err)
+		return "", "", fmt.Errorf("the script %s that %s would run: %v", script, name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		l.Unpinned = fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name)
-		return l, nil
+		return "", fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name), nil
 	}
 	if why := runnerScriptRefusal(given, script); why != "" {
-		l.Unpinned = why
-		return l, nil
+		return "", why, nil
 	}
-	l.Script = script
-	return l, nil
+	return script, "", nil
 }
 
 // bunFileExts are the extensions with which `bun FILE` (without run) runs
