@@ -138,11 +138,11 @@ import (
 //     a program's own script (node npx-cli.js, node node_modules/.bin/tsx,
 //     python venv/bin/poetry), named so or in a node_modules package of
 //     that name, is refused the same way.
-//     Refused (launcherKind's list; a name it does not list is a plain
-//     executable).
+//     Refused (the names of kindNames, launch_kind.go; a name it does not
+//     list is a plain executable).
 //   - go, cargo, make and the other build tools, and the toolchains that
 //     compile a script before running it (kotlin, scala-cli, dart...;
-//     launcherKind): they build (or fetch) what they run at every start;
+//     kindNames): they build (or fetch) what they run at every start;
 //     refused, with "build it once and give the built executable" as the
 //     fix.
 //
