@@ -1,18 +1,12 @@
 package upstream
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strings"
-
-	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // Launch is what a stdio server's command runs, as far as clawd can tell
@@ -144,11 +138,11 @@ import (
 //     a program's own script (node npx-cli.js, node node_modules/.bin/tsx,
 //     python venv/bin/poetry), named so or in a node_modules package of
 //     that name, is refused the same way.
-//     Refused (launcherKind's list; a name it does not list is a plain
-//     executable).
+//     Refused (the names of kindNames, launch_kind.go; a name it does not
+//     list is a plain executable).
 //   - go, cargo, make and the other build tools, and the toolchains that
 //     compile a script before running it (kotlin, scala-cli, dart...;
-//     launcherKind): they build (or fetch) what they run at every start;
+//     kindNames): they build (or fetch) what they run at every start;
 //     refused, with "build it once and give the built executable" as the
 //     fix.
 //
@@ -244,6 +238,11 @@ func resolveLaunch(cfg ServerConfig, env map[string]string, h FileHasher) (Launc
 // ScriptSHA256 empty. It reads no file's content except npm's lockfiles
 // and the #! line of the executable (and of its interpreters), whose
 // interpreters' env rules apply too.
+//
+// The steps run in a fixed order, and the first refusal wins: the
+// command's kind, its subcommand, its options and script operand, the
+// server's env, then the script file itself. An error (rather than
+// Unpinned) means the command or the script cannot be found or read.
 func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	l := Launch{Command: append([]string{cfg.Command}, cfg.Args...)}
 	exe, err := resolveCommand(cfg.Command, cfg.Cwd)
@@ -251,178 +250,178 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		return l, err
 	}
 	l.Exec = exe
-	name, exeName := progName(cfg.Command), progName(exe)
-	kind := launcherKind(name)
-	if kind == "" {
-		kind = launcherKind(exeName)
-	}
-	// The env rules are those of what runs, not only of the command's
-	// name: python3 may be a bash shim, an npm bin a node script.
-	envWhy := func(names ...string) string {
-		if len(env) == 0 {
-			return ""
-		}
-		progs := append([]envProgram{{kind, name, names}}, shebangPrograms(exe)...)
-		return envRefusal(env, name, progs)
-	}
-	if why := kindRefusal(kind, name); why != "" {
+	p := newLaunchProgram(cfg.Command, exe, env)
+	if why := kindRefusal(p.kind, p.name); why != "" {
 		l.Unpinned = why
 		return l, nil
 	}
-	args := cfg.Args
-	bunRun := false
-	switch kind {
+	switch p.kind {
 	case "":
-		l.Unpinned = envWhy()
+		l.Unpinned = p.envRefusal()
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
-		if l.Unpinned = envWhy(); l.Unpinned == "" {
-			l.Unpinned = resolveNpx(&l, args, cfg.Cwd, env)
+		if l.Unpinned = p.envRefusal(); l.Unpinned == "" {
+			l.Unpinned = resolveNpx(&l, cfg.Args, cfg.Cwd, env)
 		}
-		return l, nil
-	case "deno":
-		if len(args) == 0 || args[0] != "run" {
-			l.Unpinned = "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
-			return l, nil
-		}
-		args = args[1:]
-	case "bun":
-		if len(args) > 0 && (args[0] == "x" || args[0] == "add" || args[0] == "install") {
-			l.Unpinned = "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
-			return l, nil
-		}
-		if len(args) > 0 && slices.Contains(bunCommands, args[0]) {
-			// bun reads its own command first, even where a file of
-			// that name exists: `bun test` runs the test runner.
-			l.Unpinned = "`bun " + args[0] + "` is a bun command, not a script clawd can pin; give `bun FILE` (or `bun run FILE`) with the server's file"
-			return l, nil
-		}
-		if len(args) > 0 && args[0] == "run" {
-			args, bunRun = args[1:], true
-		}
-	case "jshell":
-		l.Unpinned = "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
 		return l, nil
 	}
-	var script, why string
-	switch kind {
-	case "java":
-		script, why = javaTarget(args)
-	case "dotnet":
-		script, why = dotnetTarget(args)
-	case "rscript":
-		script, why = rscriptTarget(args)
-	default:
-		script, why = findScript(kind, args, name, exeName)
+	args, bunRun, why := runtimeSubcommand(p.kind, cfg.Args)
+	if why != "" {
+		l.Unpinned = why
+		return l, nil
+	}
+	script, why := scriptOperand(p.kind, args, p.name, p.exeName)
+	if why == "" {
+		why = p.envRefusal(p.name, p.exeName)
 	}
 	if why == "" {
-		why = envWhy(name, exeName)
+		why = operandRefusal(p.kind, p.name, script, bunRun)
 	}
 	if why != "" {
 		l.Unpinned = why
 		return l, nil
 	}
+	l.Script, l.Unpinned, err = scriptFile(script, cfg.Cwd, p.name)
+	return l, err
+}
+
+// launchProgram is what launchPaths knows of a command before it reads
+// the arguments: its rule kind, and the names it goes by.
+type launchProgram struct {
+	kind string
+	// name is the configured command's program name, which messages use;
+	// exeName the resolved executable's (a link's target may be named
+	// otherwise: sh is often dash).
+	name, exeName string
+	exe           string
+	env           map[string]string
+}
+
+// newLaunchProgram classifies command (resolved to exe): by the
+// configured name, else by the resolved executable's, so a link named
+// after nothing clawd knows that leads to python is read as python.
+func newLaunchProgram(command, exe string, env map[string]string) launchProgram {
+	p := launchProgram{name: progName(command), exeName: progName(exe), exe: exe, env: env}
+	if p.kind = launcherKind(p.name); p.kind == "" {
+		p.kind = launcherKind(p.exeName)
+	}
+	return p
+}
+
+// envRefusal is why the server's env makes p run code clawd cannot pin,
+// or "" (envRefusal in launch_env.go). The env rules are those of what
+// runs, not only of the command's name: python3 may be a bash shim, an
+// npm bin a node script, so the interpreters of exe's #! line count too.
+// names are the program names the kind's rules are keyed by (see
+// envRuleKeys); the plain executable and npx pass none.
+func (p launchProgram) envRefusal(names ...string) string {
+	if len(p.env) == 0 {
+		return ""
+	}
+	progs := append([]envProgram{{p.kind, p.name, names}}, shebangPrograms(p.exe)...)
+	return envRefusal(p.env, p.name, progs)
+}
+
+// runtimeSubcommand reads the subcommand of the runtimes that have one
+// before the script: deno's run, bun's run and its built-in commands.
+// It returns the arguments after it, whether bun was given run (which
+// changes how bun reads the file name, bunReadsAsFile), or why the
+// command is refused; jshell is refused here whatever its arguments. The
+// other kinds' arguments come back as they are.
+func runtimeSubcommand(kind string, args []string) (rest []string, bunRun bool, why string) {
+	switch kind {
+	case "deno":
+		if len(args) == 0 || args[0] != "run" {
+			return nil, false, "clawd pins `deno run [options] FILE`; other deno commands run code it cannot pin"
+		}
+		return args[1:], false, ""
+	case "bun":
+		if len(args) > 0 && (args[0] == "x" || args[0] == "add" || args[0] == "install") {
+			return nil, false, "`bun " + args[0] + "` fetches a package that clawd cannot pin; install it and give its executable as the command"
+		}
+		if len(args) > 0 && slices.Contains(bunCommands, args[0]) {
+			// bun reads its own command first, even where a file of
+			// that name exists: `bun test` runs the test runner.
+			return nil, false, "`bun " + args[0] + "` is a bun command, not a script clawd can pin; give `bun FILE` (or `bun run FILE`) with the server's file"
+		}
+		if len(args) > 0 && args[0] == "run" {
+			return args[1:], true, ""
+		}
+	case "jshell":
+		return nil, false, "jshell evaluates the code it reads (its startup snippets, then stdin, where clawd writes requests), which clawd cannot pin; " + javaFix
+	}
+	return args, false, ""
+}
+
+// scriptTargets are the kinds whose file is not the first operand after
+// the options (launch_runtimes.go); every other kind is read by
+// findScript with its option tables.
+var scriptTargets = map[string]func(args []string) (string, string){
+	"java":    javaTarget,
+	"dotnet":  dotnetTarget,
+	"rscript": rscriptTarget,
+}
+
+// scriptOperand is the script (or jar, or dll) argument of a command of
+// kind given args (after any subcommand), as given, or why its options
+// are refused. names are the program names whose option tables apply.
+func scriptOperand(kind string, args []string, names ...string) (string, string) {
+	if target := scriptTargets[kind]; target != nil {
+		return target(args)
+	}
+	return findScript(kind, args, names...)
+}
+
+// operandRefusal is why the script operand (as given) names something
+// other than a local file clawd can pin, or "": a URL (deno and bun also
+// take a module specifier such as npm: or jsr:), or a name bun may read
+// as a package.json script. It looks only at the text, not at the file.
+func operandRefusal(kind, name, script string, bunRun bool) string {
 	if strings.Contains(script, "://") || ((kind == "deno" || kind == "bun") && urlScheme.MatchString(script)) {
-		l.Unpinned = fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
-		return l, nil
+		return fmt.Sprintf("%s runs %s from the network, which clawd cannot pin; download it, check it, and run the local file", name, script)
 	}
 	if kind == "bun" && !bunReadsAsFile(script, bunRun) {
-		l.Unpinned = fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
-		return l, nil
+		return fmt.Sprintf("bun reads `%s` as the name of a package.json script first and runs that script's command in place of the file when the nearest package.json has one of that name (the server may add it), which clawd cannot pin; give the file as `./%s` (or its absolute path)", script, script)
 	}
-	given := script
+	return ""
+}
+
+// scriptFile resolves the script operand given (relative to cwd, else to
+// clawd's working directory) to the regular file the interpreter named
+// name will run, with symlinks resolved: the path to pin. why says why it
+// cannot be pinned (a per-process path in /proc or /dev, not a regular
+// file, a launcher's or runner's own script); err that it cannot be
+// found. The file is not opened: it may still change before it is hashed
+// and before the interpreter reads it (recheckScript).
+func scriptFile(given, cwd, name string) (script, why string, err error) {
+	script = given
 	if !filepath.IsAbs(script) {
-		base := cfg.Cwd
+		base := cwd
 		if base == "" {
 			if base, err = os.Getwd(); err != nil {
-				return l, err
+				return "", "", err
 			}
 		}
 		script = filepath.Join(base, script)
 	}
 	if perProcessPath(script) {
-		l.Unpinned = fmt.Sprintf("%s is (or leads through) a file of /proc or /dev, which names another file in the server's process than in clawd's (/dev/stdin is clawd's requests there), so clawd cannot pin what %s runs; name the script file itself", script, name)
-		return l, nil
+		return "", fmt.Sprintf("%s is (or leads through) a file of /proc or /dev, which names another file in the server's process than in clawd's (/dev/stdin is clawd's requests there), so clawd cannot pin what %s runs; name the script file itself", script, name), nil
 	}
 	if real, err := filepath.EvalSymlinks(script); err == nil {
 		script = real
 	}
 	fi, err := os.Stat(script)
 	if err != nil {
-		return l, fmt.Errorf("the script %s that %s would run: %v", script, name, err)
+		return "", "", fmt.Errorf("the script %s that %s would run: %v", script, name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		l.Unpinned = fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name)
-		return l, nil
+		return "", fmt.Sprintf("%s is not a regular file, so clawd cannot pin what %s runs from it; name the script file itself", script, name), nil
 	}
 	if why := runnerScriptRefusal(given, script); why != "" {
-		l.Unpinned = why
-		return l, nil
+		return "", why, nil
 	}
-	l.Script = script
-	return l, nil
-}
-
-// kindRefusal is why a command of kind (fetcher, wrapper, builder, or a
-// script runner clawd reads no options of), named name, is refused
-// whatever its arguments, with the command to give instead; "" for the
-// other kinds.
-func kindRefusal(kind, name string) string {
-	switch kind {
-	case "fetcher":
-		return fmt.Sprintf("%s fetches and runs a package that clawd cannot pin; install the package and give its executable (or `node`/`python` and its script) as the command", name)
-	case "wrapper":
-		return fmt.Sprintf("%s starts the program named in its arguments, which clawd would not pin (only %s itself); name that program as the command (variables go in the server's env)", name, name)
-	case "builder":
-		return fmt.Sprintf("%s builds (and may fetch) the code it runs, from sources and recipes clawd cannot pin, at every start; build the server once (for Go, `go build -o BIN`) and give the built executable as the command", name)
-	case "tsrunner":
-		return fmt.Sprintf("%s compiles and runs the script named in its arguments, whose options clawd does not read, so it would pin only %s and not the script (and %s may run a cached compiled copy); run it with node, which clawd pins the script of: `node --experimental-strip-types FILE.ts` (node 22.6 and later; the default from 23.6), or compile it (tsc) and run `node FILE.js`", name, name, name)
-	case "watcher":
-		return fmt.Sprintf("%s runs the script named in its arguments, and again whenever a file changes, none of which clawd checks (it would pin only %s); give `node FILE` (or the script's own interpreter and FILE) as the command", name, name)
-	case "pylauncher":
-		return fmt.Sprintf("%s runs the python that the script's #! line or its py.ini names (py.ini may name any command), which clawd does not pin; give that python's own path (`py -0p` lists them) and the script as the command", name)
-	case "interp":
-		fix := fmt.Sprintf("give the script a #! line (`#!/usr/bin/env %s`), make it executable and give the script itself as the command: its SHA-256 is then the pin", name)
-		switch {
-		case name == "R" || name == "r":
-			fix = "run it with `Rscript FILE`, which clawd pins the script of"
-		case strings.HasSuffix(name, "awk"):
-			fix = fmt.Sprintf("put the program in a file that starts with `#!/usr/bin/%s -f` (its path on this system), make it executable and give that file as the command: its SHA-256 is then the pin", name)
-		}
-		return fmt.Sprintf("%s runs a program or script file named in its arguments (or read from its input, clawd's requests), whose options clawd does not read, so it would pin only %s and not that file; %s", name, name, fix)
-	}
-	return ""
-}
-
-// runnerScriptRefusal says why an interpreter running the script
-// given (real: its resolved path) runs what clawd cannot pin, or "": the
-// script is a launcher's, a wrapper's or a runner's own (npm's
-// npx-cli.js, tsx's bin, poetry's python script), named so (given or
-// resolved) or in a node_modules package of that name, which runs what
-// its own arguments name while clawd would pin only it.
-func runnerScriptRefusal(given, real string) string {
-	names := []string{progName(given), progName(real)}
-	if i := strings.LastIndex(filepath.ToSlash(real), "/node_modules/"); i >= 0 {
-		rest := strings.Split(filepath.ToSlash(real)[i+len("/node_modules/"):], "/")
-		pkg := rest[0]
-		if strings.HasPrefix(pkg, "@") && len(rest) > 1 {
-			pkg += "/" + rest[1]
-		}
-		if prog := npxPrograms[pkg]; prog != "" {
-			pkg = prog
-		}
-		names = append(names, pkg[strings.LastIndex(pkg, "/")+1:])
-	}
-	for _, n := range names {
-		switch kind := launcherKind(n); kind {
-		case "npx":
-			return fmt.Sprintf("%s is npx's own script, which runs a package clawd would not pin (only the script); give `npx -y NAME@VERSION` as the command, which clawd pins", given)
-		case "fetcher", "wrapper", "tsrunner", "watcher", "pylauncher":
-			return fmt.Sprintf("%s is %s's own script, and clawd would pin only it, not what it runs: %s", given, n, kindRefusal(kind, n))
-		}
-	}
-	return ""
+	return script, "", nil
 }
 
 // bunFileExts are the extensions with which `bun FILE` (without run) runs
@@ -472,262 +471,16 @@ func perProcessPath(path string) bool {
 	return true
 }
 
-// progName is a command's base name, lowercase on Windows and without an
-// executable suffix there.
-func progName(p string) string {
-	b := filepath.Base(p)
-	if runtime.GOOS == "darwin" {
-		// The default file system ignores case: Node runs node.
-		b = strings.ToLower(b)
-	}
-	if runtime.GOOS == "windows" {
-		b = strings.ToLower(b)
-		for _, ext := range []string{".exe", ".cmd", ".bat"} {
-			b = strings.TrimSuffix(b, ext)
-		}
-	}
-	return b
-}
-
 // bunCommands are bun's built-in commands, which it runs in place of a
 // file of the same name (bun 1.3's `bun --help`).
 var bunCommands = []string{"test", "repl", "build", "create", "c", "init", "pm", "link", "unlink", "patch", "patch-commit",
 	"upgrade", "exec", "outdated", "publish", "audit", "info", "update", "remove", "rm", "why", "completions",
 	"discord", "help", "i", "a"}
 
-var (
-	// python3.13t (free-threaded), python3.7m and python3-dbg too, and
-	// Windows' pythonw (pythonw3.13t).
-	pythonName = regexp.MustCompile(`^(python|pypy)w?[0-9.]*[tmd]?(-dbg)?$`)
-	// deno (and bun) take any argument starting with a scheme (npm:,
-	// jsr:, https:, data:) for a module to fetch, not a file, even when a
-	// file of that name exists.
-	urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]+:`)
-	// lua5.4, luajit2.1 and Debian's luajit-2.1.0-beta3 (a digit must
-	// follow a dash: lua-language-server is another program).
-	luaName = regexp.MustCompile(`^(lua|luajit)(-?[0-9][0-9a-z.-]*)?$`)
-	// A runtime named with its version, as Debian installs ruby3.1,
-	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
-	// them) and version managers link node22: the runtime's rules.
-	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php)[0-9][0-9.]*$`)
-	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
-	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
-)
-
-// launcherKind maps a program name to the rule that applies to it, "" for
-// a plain executable.
-func launcherKind(name string) string {
-	switch name {
-	case "node", "nodejs":
-		return "node"
-	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh":
-		return "shell"
-	case "ruby", "perl", "php":
-		return name
-	case "deno":
-		return "deno"
-	case "bun":
-		return "bun"
-	case "npx", "npx-cli.js":
-		return "npx"
-	case "uvx", "uv", "pnpm", "pnpx", "bunx", "yarn", "pipx", "npm", "npm-cli.js", "dnx", "corepack",
-		// Java's script and package launchers resolve and fetch Maven
-		// artifacts at every start.
-		"jbang", "coursier":
-		return "fetcher"
-	// Build tools and toolchains whose commands build what they run
-	// (`go run`, `cargo run`, a Makefile's recipe), or fetch it (`go run
-	// pkg@version`, `nix run`): only the tool itself would be pinned.
-	case "go", "cargo", "rustup", "make", "gmake", "just", "gradle", "gradlew", "mvn", "mvnw", "sbt",
-		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell",
-		// Toolchains that compile a script (and fetch what it declares)
-		// before they run it.
-		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam":
-		return "builder"
-	case "java", "javaw":
-		return "java"
-	case "jshell":
-		return "jshell"
-	case "dotnet":
-		return "dotnet"
-	case "Rscript", "rscript":
-		return "rscript"
-	case "env", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "ionice", "chrt",
-		"taskset", "xargs", "sudo", "doas", "busybox",
-		// More programs that run the command in their arguments: other
-		// users' and namespaces' launchers, tracers and debuggers, and
-		// PowerShell and WSL (on Windows, and pwsh elsewhere too).
-		"su", "runuser", "systemd-run", "unshare", "nsenter", "chroot", "firejail", "bwrap",
-		"flatpak-spawn", "flock", "watch", "strace", "ltrace", "valgrind", "gdb",
-		"caffeinate", "arch", "pwsh", "powershell", "wsl",
-		// Terminal multiplexers and relays that run a command they are
-		// given, and runners that run one per input or change.
-		"script", "socat", "tmux", "screen", "pkexec", "sshpass", "parallel", "entr", "expect",
-		// Environment managers and version managers that run a command
-		// in their environment, and npm's helpers that run one with
-		// variables set (or several at once).
-		"poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "direnv", "mise", "rtx",
-		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p":
-		return "wrapper"
-	// Runners of TypeScript (or newer JavaScript) files, which compile the
-	// script they are given and run it through node.
-	case "tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "ts-node-transpile-only", "babel-node",
-		"vite-node", "esno", "esrun", "jiti", "sucrase-node":
-		return "tsrunner"
-	// Runners that start the script again when a file changes, and
-	// process managers that restart it.
-	case "nodemon", "node-dev", "ts-node-dev", "tsnd", "pm2", "pm2-runtime", "forever":
-		return "watcher"
-	// Interpreters clawd has no option table for: the program or script
-	// file they run (awk -f FILE, tclsh FILE) is named in arguments clawd
-	// does not read.
-	case "awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
-		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
-		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby":
-		return "interp"
-	// Windows' python launcher runs the interpreter the script's #! line
-	// or py.ini names (py.ini may name any command).
-	case "py", "pyw":
-		return "pylauncher"
-	case "cmd":
-		if runtime.GOOS == "windows" {
-			return "wrapper" // cmd /c PROGRAM
-		}
-	}
-	if pythonName.MatchString(name) {
-		return "python"
-	}
-	if luaName.MatchString(name) {
-		return "lua"
-	}
-	if interpName.MatchString(name) {
-		return "interp"
-	}
-	if m := versionedName.FindStringSubmatch(name); m != nil {
-		return launcherKind(m[1])
-	}
-	return ""
-}
-
-// FileHasher computes files' SHA-256 (lowercase hex): by path, and
-// through an open descriptor (never by its name). The daemon passes
-// chain.HashCache, which remembers a hash per file version, so a 100 MB
-// node binary is read once, not at every spawn.
-type FileHasher interface {
-	Sum(path string) (string, error)
-	SumFile(f *os.File) (string, error)
-}
-
-// plainHasher reads the whole file every time.
-type plainHasher struct{}
-
-func (plainHasher) Sum(path string) (string, error) {
-	f, err := fileutil.OpenNoWait(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	return plainHasher{}.SumFile(f)
-}
-
-func (plainHasher) SumFile(f *os.File) (string, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", f.Name())
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, 1<<62)); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func hashPath(p string) (string, error) { return plainHasher{}.Sum(p) }
-
-func (m *Manager) hasher() FileHasher {
-	if m.opts.Hasher != nil {
-		return m.opts.Hasher
-	}
-	return plainHasher{}
-}
-
-// openHashed opens the executable read-only and hashes the open
-// descriptor: the descriptor is what the spawn executes
-// (proc.Cmd.ExecFile), so the hash is of the file that runs.
-//
-// before is the descriptor's state before it was hashed: a spawn compares
-// it after the exec (unchangedSince) to catch a write into the same file
-// in between, which executing the descriptor does not prevent.
-func openHashed(h FileHasher, path string) (f *os.File, sum string, before os.FileInfo, err error) {
-	f, err = fileutil.OpenNoWait(path)
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("cannot open the executable %s to check it: %v", path, err)
-	}
-	if before, err = f.Stat(); err == nil {
-		sum, err = h.SumFile(f)
-	}
-	if err != nil {
-		f.Close()
-		return nil, "", nil, fmt.Errorf("cannot read the executable %s to check it: %v", path, err)
-	}
-	return f, sum, before, nil
-}
-
-// unchangedSince reports whether the open file f still holds what was
-// hashed as sum: it has the size and modification time it had in before
-// and, where the platform has one, the same change time, which any write
-// moves even when the writer resets the modification time. A change time
-// that moved alone may be harmless metadata (a chmod, a hard link, the
-// file unlinked or renamed over: the swap executing the descriptor
-// defeats) or such a write followed by a link or rename to hide it, so
-// then the descriptor is hashed again (h) and must still give sum. Within
-// one tick of the file system's clock (Linux: a few ms) a write can go
-// unseen.
-func unchangedSince(f *os.File, before os.FileInfo, h FileHasher, sum string) bool {
-	now, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	if now.Size() != before.Size() || !now.ModTime().Equal(before.ModTime()) {
-		return false
-	}
-	// Where the change time is not read, both are 0: size and mtime decide.
-	bt, _ := fileutil.ChangeTime(before)
-	if nt, _ := fileutil.ChangeTime(now); bt == nt {
-		return true
-	}
-	got, err := h.SumFile(f)
-	return err == nil && got == sum
-}
-
 // verify asks the configured check whether l may run.
 func (m *Manager) verify(server string, l Launch) error {
 	if m.opts.VerifyLaunch != nil {
 		return m.opts.VerifyLaunch(server, l)
-	}
-	return nil
-}
-
-// recheckScript hashes an interpreter's script again once the server has
-// initialized, by which time the interpreter has read it. The script is
-// checked before the spawn and then read by the interpreter by path, so a
-// file swapped in between would run; this finds a swap that is still in
-// place after initialize and ends the server. It cannot undo what the
-// swapped script did while it started, and a swap put back before this
-// check is not seen (docs/upstreams.md).
-func recheckScript(l Launch) error {
-	if l.Script == "" {
-		return nil
-	}
-	sum, err := hashPath(l.Script)
-	if err != nil {
-		return fmt.Errorf("supply_chain_unverified: the script %s could not be read again after the server started (%v); the server was stopped", l.Script, err)
-	}
-	if sum != l.ScriptSHA256 {
-		return fmt.Errorf("supply_chain_unverified: the script %s changed while the server started (sha256 %s, checked %s); the server was stopped", l.Script, sum, l.ScriptSHA256)
 	}
 	return nil
 }
