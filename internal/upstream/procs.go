@@ -102,6 +102,13 @@ type procRecord struct {
 	Sid *int `json:"sid,omitempty"`
 }
 
+// startTime is pid's start time in clock ticks after boot (0 if unknown:
+// such a record is never acted on).
+func startTime(pid int) uint64 {
+	start, _, _ := startAndSession(pid)
+	return start
+}
+
 // leaderRecord is the record of pid, a process that leads its own group,
 // read while pid cannot have been reused (the caller has not reaped it).
 func leaderRecord(server string, pid int) procRecord {

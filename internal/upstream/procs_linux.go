@@ -18,16 +18,6 @@ import (
 // recordsUsed: SweepRecorded reads the records persistProcs writes.
 const recordsUsed = true
 
-// startTime is pid's start time in clock ticks after boot (0 if unknown:
-// such a record is never acted on).
-func startTime(pid int) uint64 {
-	st, err := proc.ReadStat(pid)
-	if err != nil {
-		return 0
-	}
-	return st.Start
-}
-
 // startAndSession is pid's start time and session, and whether its stat
 // could be read (if not: 0, 0, false).
 func startAndSession(pid int) (uint64, int, bool) {
