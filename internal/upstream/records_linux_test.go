@@ -52,7 +52,7 @@ func leaderlessGroup(t *testing.T) (procRecord, int) {
 	return rec, member
 }
 
-func writeRecord(t *testing.T, path string, f procFile) {
+func writeRecord(t testing.TB, path string, f procFile) {
 	t.Helper()
 	b, _ := json.Marshal(f)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -343,5 +343,46 @@ func TestRecordKeepsSessionZero(t *testing.T) {
 	var old procRecord
 	if err := json.Unmarshal([]byte(`{"pid":5,"pgid":5,"start":9}`), &old); err != nil || old.Sid != nil {
 		t.Fatalf("a record without a session read as %+v, %v; want no session", old, err)
+	}
+}
+
+// The members of every leaderless group a sweep finds are ended from one
+// listing of /proc per round, not one per record: with many records (a
+// daemon killed while many bash calls ran) the sweep would otherwise read
+// every process's stat once per record.
+func TestSweepRecordedScansProcOncePerRound(t *testing.T) {
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	var members []int
+	dir := t.TempDir()
+	for i := range 3 {
+		rec, member := leaderlessGroup(t)
+		members = append(members, member)
+		writeRecord(t, filepath.Join(dir, fmt.Sprintf("1-1-bash-%d.json", i)), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec}})
+	}
+	for i, rec := range deadLeaders(t, 20) {
+		writeRecord(t, filepath.Join(dir, fmt.Sprintf("1-1-bash-gone-%d.json", i)), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec}})
+	}
+	defer func(f func() ([]os.DirEntry, error)) { readProcDir = f }(readProcDir)
+	scans := 0
+	readProcDir = func() ([]os.DirEntry, error) {
+		scans++
+		return os.ReadDir("/proc")
+	}
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ended)
+	slices.Sort(members)
+	if !slices.Equal(ended, members) {
+		t.Errorf("the sweep ended %v, want the members %v", ended, members)
+	}
+	for _, m := range members {
+		gone(t, m, "a member of a recorded group")
+	}
+	// One round ends the members, the next finds none left.
+	if scans > 2 {
+		t.Errorf("/proc was listed %d times for 23 leaderless records, want at most 2", scans)
 	}
 }

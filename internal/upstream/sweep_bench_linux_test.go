@@ -1,0 +1,68 @@
+package upstream
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/clawde/clawd/internal/support/proc"
+)
+
+// deadLeaders is the records of n bash groups whose leaders exited with
+// no member left: each is a leaderless record the sweep looks for members
+// of.
+func deadLeaders(b testing.TB, n int) []procRecord {
+	var recs []procRecord
+	for range n {
+		p, err := proc.Start(&proc.Cmd{Path: "/bin/true"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-p.Exited()
+		st, _ := proc.ReadStat(p.Pid())
+		p.Wait()
+		sid := st.Sid
+		recs = append(recs, procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &sid})
+	}
+	return recs
+}
+
+// BenchmarkSweepLeaderless sweeps 50 records of bash groups whose leaders
+// are gone, one file each as the bash tool writes them.
+func BenchmarkSweepLeaderless(b *testing.B) {
+	dead := deadDaemon(b)
+	recs := deadLeaders(b, 50)
+	ents, _ := os.ReadDir("/proc")
+	b.Logf("%d entries in /proc", len(ents))
+	dir := b.TempDir()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for _, r := range recs {
+			writeRecord(b, filepath.Join(dir, "1-1-bash-"+strconv.Itoa(r.Pid)+".json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{r}})
+		}
+		b.StartTimer()
+		if _, err := SweepRecorded(dir); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGroupRecorder is the cost a bash call pays for its record: the
+// write when its shell started and the removal once it is gone.
+func BenchmarkGroupRecorder(b *testing.B) {
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Stop(0)
+	g := NewGroupRecorder(b.TempDir(), nil)
+	b.ResetTimer()
+	for range b.N {
+		g.Started(p.Pid())
+		b.StopTimer()
+		g.remove(procFileName(g.dir, g.head.Clawd.Pid, g.head.Clawd.Start, "bash-"+strconv.Itoa(p.Pid())))
+		b.StartTimer()
+	}
+}
