@@ -388,16 +388,8 @@ func ownPrivate(path string) error {
 	return nil
 }
 
-// writeNew writes b to path, a file only this daemon names, in a
-// directory only its user may write (not synced: see writeProcFile).
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// openRecord creates (or empties) path, a record file only this daemon
+// names, in a directory only its user may write.
+func openRecord(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 }

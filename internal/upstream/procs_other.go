@@ -2,7 +2,10 @@
 
 package upstream
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // recordsUsed: nothing reads the record of running processes here
 // (SweepRecorded needs /proc), so persistProcs does not write one: each
@@ -21,5 +24,5 @@ func SweepRecorded(dir string) ([]int, error) { return nil, nil }
 // without a start time is never acted on.
 func startAndSession(pid int) (uint64, int, bool) { return 0, 0, false }
 
-// writeNew is not used where records are not (recordsUsed).
-func writeNew(path string, b []byte) error { return errors.ErrUnsupported }
+// openRecord is not used where records are not (recordsUsed).
+func openRecord(path string) (*os.File, error) { return nil, errors.ErrUnsupported }

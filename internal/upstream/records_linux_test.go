@@ -92,45 +92,77 @@ func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
 }
 
 // The record of a bash call's group: written while the call runs, with the
-// shell's pid, group, start time and session, and removed once dropped.
+// shell's pid, group, start time and session, and cleared once dropped.
+// The file is kept for the next call (a write, not a create and an
+// unlink, per call) and removed by Close.
 func TestGroupRecorder(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "procs") // made by the first record
 	g := NewGroupRecorder(dir, nil)
-	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop(0)
-	forget := g.Started(p.Pid())
-	file := ProcFileFor(dir, os.Getpid(), "bash-"+strconv.Itoa(p.Pid()))
-	if err := ownPrivate(dir); err != nil {
-		t.Error(err)
-	}
-	if err := ownPrivate(file); err != nil {
-		t.Error(err)
-	}
-	var f procFile
-	b, err := os.ReadFile(file)
-	if err == nil {
-		err = json.Unmarshal(b, &f)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := proc.ReadStat(p.Pid())
-	want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &st.Sid}
-	if len(f.Procs) != 1 || !reflect.DeepEqual(f.Procs[0], want) || f.Clawd.Pid != os.Getpid() {
-		t.Fatalf("record %+v, want %+v", f, want)
-	}
-	forget()
-	forget()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, err := os.Stat(file); !os.IsNotExist(err); _, err = os.Stat(file) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the record outlived the group: %v", err)
+	start := func() *proc.Process {
+		p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		t.Cleanup(func() { p.Stop(0) })
+		return p
+	}
+	file := ProcFileFor(dir, os.Getpid(), "bash-0")
+	read := func() procFile {
+		t.Helper()
+		var f procFile
+		b, err := os.ReadFile(file)
+		if err == nil {
+			err = json.Unmarshal(b, &f)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Clawd.Pid != os.Getpid() || f.BootID != proc.BootID() {
+			t.Errorf("record %+v: not this daemon's", f)
+		}
+		return f
+	}
+	for range 2 {
+		p := start()
+		forget := g.Started(p.Pid())
+		if err := ownPrivate(dir); err != nil {
+			t.Error(err)
+		}
+		if err := ownPrivate(file); err != nil {
+			t.Error(err)
+		}
+		st, _ := proc.ReadStat(p.Pid())
+		want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &st.Sid}
+		if f := read(); len(f.Procs) != 1 || !reflect.DeepEqual(f.Procs[0], want) {
+			t.Fatalf("record %+v, want %+v", f, want)
+		}
+		forget()
+		forget()
+		if f := read(); len(f.Procs) != 0 {
+			t.Fatalf("the record outlived the group: %+v", f)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files after two calls one after the other, want the one reused", len(ents))
+	}
+
+	// Two at once: two files; Close removes them, the one in use once
+	// given back.
+	p, q := start(), start()
+	forgetP := g.Started(p.Pid())
+	forgetQ := g.Started(q.Pid())
+	forgetP()
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files for two calls at once, want 2", len(ents))
+	}
+	g.Close()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files after Close with a call running, want its one", len(ents))
+	}
+	forgetQ()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%d files after Close and the last call, want none", len(ents))
 	}
 }
 

@@ -50,7 +50,8 @@ func BenchmarkSweepLeaderless(b *testing.B) {
 }
 
 // BenchmarkGroupRecorder is the cost a bash call pays for its record: the
-// write when its shell started and the removal once it is gone.
+// write when its shell started (Started) and the one once it is gone
+// (forget).
 func BenchmarkGroupRecorder(b *testing.B) {
 	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
 	if err != nil {
@@ -58,11 +59,18 @@ func BenchmarkGroupRecorder(b *testing.B) {
 	}
 	defer p.Stop(0)
 	g := NewGroupRecorder(b.TempDir(), nil)
-	b.ResetTimer()
-	for range b.N {
-		g.Started(p.Pid())
-		b.StopTimer()
-		g.remove(procFileName(g.dir, g.head.Clawd.Pid, g.head.Clawd.Start, "bash-"+strconv.Itoa(p.Pid())))
-		b.StartTimer()
-	}
+	defer g.Close()
+	b.Run("Started", func(b *testing.B) {
+		for range b.N {
+			forget := g.Started(p.Pid())
+			b.StopTimer()
+			forget()
+			b.StartTimer()
+		}
+	})
+	b.Run("StartedForget", func(b *testing.B) {
+		for range b.N {
+			g.Started(p.Pid())()
+		}
+	})
 }
