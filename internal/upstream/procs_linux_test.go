@@ -206,6 +206,13 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 
 // deadDaemon is the record of a process that ran and exited.
 func deadDaemon(t testing.TB) procRecord {
+	st := exitedProcess(t)
+	return procRecord{Pid: st.Pid, Start: st.Start}
+}
+
+// exitedProcess is the stat of a process that ran and exited (read before
+// it was reaped).
+func exitedProcess(t testing.TB) proc.Stat {
 	p, err := proc.Start(&proc.Cmd{Path: "/bin/true"})
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +220,19 @@ func deadDaemon(t testing.TB) procRecord {
 	<-p.Exited()
 	st, _ := proc.ReadStat(p.Pid())
 	p.Wait()
-	return procRecord{Pid: p.Pid(), Start: st.Start}
+	st.Pid = p.Pid()
+	return st
+}
+
+// startSleep starts a sleep that the test's end stops.
+func startSleep(t *testing.T) *proc.Process {
+	t.Helper()
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(0) })
+	return p
 }
 
 // groupMembers lists the living (not zombie) processes of group pgid.

@@ -99,14 +99,6 @@ func TestGroupRecorder(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "procs") // made by the first record
 	g := NewGroupRecorder(dir, nil)
-	start := func() *proc.Process {
-		p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Stop(0) })
-		return p
-	}
 	file := ProcFileFor(dir, os.Getpid(), "bash-0")
 	read := func() procFile {
 		t.Helper()
@@ -124,7 +116,7 @@ func TestGroupRecorder(t *testing.T) {
 		return f
 	}
 	for range 2 {
-		p := start()
+		p := startSleep(t)
 		forget := g.Started(p.Pid())
 		if err := ownPrivate(dir); err != nil {
 			t.Error(err)
@@ -149,7 +141,7 @@ func TestGroupRecorder(t *testing.T) {
 
 	// Two at once: two files; Close removes them, the one in use once
 	// given back.
-	p, q := start(), start()
+	p, q := startSleep(t), startSleep(t)
 	forgetP := g.Started(p.Pid())
 	forgetQ := g.Started(q.Pid())
 	forgetP()
@@ -214,14 +206,6 @@ func TestRecordOfReusedPidKept(t *testing.T) {
 // not signalled. Where pidfd_open is missing the check is followed by
 // kill(2).
 func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
-	start := func() *proc.Process {
-		p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Stop(0) })
-		return p
-	}
 	defer func(f func(int, int) (int, error)) { pidfdOpen = f }(pidfdOpen)
 	defer func(f func(int) (proc.Stat, error)) { readStat = f }(readStat)
 	var events []string
@@ -235,7 +219,7 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 	}
 	check := func(st proc.Stat) bool { return true }
 
-	target := start()
+	target := startSleep(t)
 	if got := killVerified(target.Pid(), check, nil); got != killed {
 		t.Fatalf("killVerified: %v, want killed", got)
 	}
@@ -246,14 +230,14 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 
 	// A pidfd of a process that has exited since stands in for the one
 	// opened before the pid changed hands.
-	former := start()
+	former := startSleep(t)
 	fd, err := unix.PidfdOpen(former.Pid(), 0)
 	if err != nil {
 		t.Skipf("no pidfd: %v", err)
 	}
 	former.Kill()
 	former.Wait()
-	present := start()
+	present := startSleep(t)
 	defer unix.Close(fd)
 	pidfdOpen = func(pid, flags int) (int, error) { return unix.Dup(fd) }
 	if got := killVerified(present.Pid(), check, nil); got != notKilled {
@@ -273,7 +257,7 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 
 	// A process the check refuses is not signalled.
 	pidfdOpen = unix.PidfdOpen
-	spared := start()
+	spared := startSleep(t)
 	if got := killVerified(spared.Pid(), func(proc.Stat) bool { return false }, nil); got != refused {
 		t.Errorf("killVerified of a refused process: %v", got)
 	}

@@ -15,15 +15,8 @@ import (
 func deadLeaders(b testing.TB, n int) []procRecord {
 	var recs []procRecord
 	for range n {
-		p, err := proc.Start(&proc.Cmd{Path: "/bin/true"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		<-p.Exited()
-		st, _ := proc.ReadStat(p.Pid())
-		p.Wait()
-		sid := st.Sid
-		recs = append(recs, procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &sid})
+		st := exitedProcess(b)
+		recs = append(recs, procRecord{Pid: st.Pid, Pgid: st.Pid, Start: st.Start, Sid: &st.Sid})
 	}
 	return recs
 }
