@@ -56,6 +56,9 @@ type Daemon struct {
 	upstreamToken string
 	// upstreamAudit writes the upstreams' events as audit rows.
 	upstreamAudit *upstreamAuditor
+	// groups records the bash calls' process groups; Close removes its
+	// files.
+	groups *upstream.GroupRecorder
 	// egress is the egress allowlist as recheckEgress last saw it.
 	egress egressState
 	// retries are the servers retryUpstreams is retrying now.
@@ -135,7 +138,8 @@ func New(opts Options) (*Daemon, error) {
 	// Each bash call's process group is recorded while it runs, next to the
 	// stdio servers' records: after a kill -9 of this daemon, the next
 	// start's SweepRecorded ends what the calls left running.
-	env.Groups = upstream.NewGroupRecorder(d.procDir(), logger.With("component", "bash"))
+	d.groups = upstream.NewGroupRecorder(d.procDir(), logger.With("component", "bash"))
+	env.Groups = d.groups
 	d.Server = &mcp.Server{
 		Version:         Version,
 		Registry:        tools.NewRegistry(builtin.Builtin(env)),
@@ -217,5 +221,6 @@ func (d *Daemon) Close() error {
 		stop = errors.Join(stop, d.Server.Registry.Stop(ctx))
 		cancel()
 	}
+	d.groups.Close()
 	return errors.Join(stop, d.closeStore(), d.WS.Close())
 }

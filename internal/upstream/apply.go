@@ -51,6 +51,28 @@ func (m *Manager) cancelReplaceLocked(name string) chan struct{} {
 	return r.done
 }
 
+// retireLocked makes done, closed once the stopped server of name is, what
+// name's next server waits for. The entry goes once done is closed, so
+// names removed and never added again (mcp add and rm of ever new names)
+// leave nothing behind. m.mu is held.
+func (m *Manager) retireLocked(name string, done chan struct{}) {
+	select {
+	case <-done:
+		delete(m.retiring, name) // nothing to wait for
+		return
+	default:
+	}
+	m.retiring[name] = done
+	go func() {
+		<-done
+		m.mu.Lock()
+		if m.retiring[name] == done {
+			delete(m.retiring, name)
+		}
+		m.mu.Unlock()
+	}()
+}
+
 // bothDone is closed once a and b (if not nil) are.
 func bothDone(a, b chan struct{}) chan struct{} {
 	if b == nil {
@@ -116,7 +138,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
 			pl.stopping = append(pl.stopping, s)
-			m.retiring[name] = bothDone(s.done, m.cancelReplaceLocked(name))
+			m.retireLocked(name, bothDone(s.done, m.cancelReplaceLocked(name)))
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
@@ -153,7 +175,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		delete(m.pending, name)
 		if ok {
 			pl.stopping = append(pl.stopping, old)
-			m.retiring[name] = bothDone(old.done, m.cancelReplaceLocked(name))
+			m.retireLocked(name, bothDone(old.done, m.cancelReplaceLocked(name)))
 		}
 		s := m.newServerLocked(cfg)
 		m.servers[name] = s

@@ -251,9 +251,10 @@ type Manager struct {
 	providers map[string]*provider    // registered: enabled, valid servers
 	pending   map[string]ServerConfig // replacements being connected
 	// retiring holds, by name, the done channel of the last server of
-	// that name that was stopped: its successor starts no process before
-	// it is closed, so a quick disable and enable (or remove and add) never
-	// runs two processes of one server while the old one is being stopped.
+	// that name that was stopped, until it is closed (retireLocked): its
+	// successor starts no process before it is closed, so a quick disable
+	// and enable (or remove and add) never runs two processes of one
+	// server while the old one is being stopped.
 	retiring map[string]chan struct{}
 	// replacements are the replaces in flight, by name (apply.go).
 	replacements map[string]*replacement

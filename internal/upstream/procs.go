@@ -102,6 +102,13 @@ type procRecord struct {
 	Sid *int `json:"sid,omitempty"`
 }
 
+// startTime is pid's start time in clock ticks after boot (0 if unknown:
+// such a record is never acted on).
+func startTime(pid int) uint64 {
+	start, _, _ := startAndSession(pid)
+	return start
+}
+
 // leaderRecord is the record of pid, a process that leads its own group,
 // read while pid cannot have been reused (the caller has not reaped it).
 func leaderRecord(server string, pid int) procRecord {
@@ -160,16 +167,45 @@ func writeProcFile(file string, list []procRecord) error {
 // GroupRecorder records process groups other than the stdio servers' (the
 // bash tool's calls), in the format and directory of the servers' records,
 // so that SweepRecorded ends what a call left running when the daemon was
-// killed. Each group has a file of its own (ProcFileFor(dir, daemon pid,
-// "bash-PGID")), created when the group starts and removed when it is
-// gone: a create, a write and an unlink per call, rather than rewriting one
-// file of every running group twice per call. Its methods are safe for
-// concurrent use.
+// killed. Each running group has a file of its own, one of a pool
+// (ProcFileFor(dir, daemon pid, "bash-N")) kept open while the daemon
+// runs: a call writes its group's record over the file's content when its
+// shell has started and, once the group is gone, a record of no group, one
+// write each, where a file created and removed per call cost a create and
+// an unlink (a few tens of microseconds each). The pool holds as many
+// files as calls ever ran at once; Close removes them. Its methods are
+// safe for concurrent use.
 type GroupRecorder struct {
 	dir    string
 	logger *slog.Logger
 	once   sync.Once
 	head   procFile // the boot and this daemon, the same in every file
+	empty  []byte   // head with no group: a free file's content
+
+	mu     sync.Mutex
+	free   []*recordSlot
+	made   int  // files made so far: the next one's number
+	closed bool // Close ran: a file given back is removed
+}
+
+// recordSlot is one file of the pool.
+type recordSlot struct {
+	f    *os.File
+	size int // the longest content written: shorter ones are padded to it
+}
+
+// write puts b in place of the file's content. JSON allows the trailing
+// spaces that pad a shorter record over a longer one. Not synced: see
+// writeProcFile; what is written is seen by any later reader at once.
+func (s *recordSlot) write(b []byte) error {
+	if pad := s.size - len(b); pad > 0 {
+		b = append(b, strings.Repeat(" ", pad)...)
+	}
+	if _, err := s.f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	s.size = len(b)
+	return nil
 }
 
 // NewGroupRecorder records in dir, the servers' record directory. A nil
@@ -193,33 +229,96 @@ func (g *GroupRecorder) Started(pid int) (forget func()) {
 	g.once.Do(func() {
 		self := os.Getpid()
 		g.head = procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: self, Start: startTime(self)}}
+		g.empty, _ = json.Marshal(g.head)
 	})
 	f := g.head
 	f.Procs = []procRecord{leaderRecord("", pid)}
 	b, _ := json.Marshal(f)
-	path := procFileName(g.dir, f.Clawd.Pid, f.Clawd.Start, "bash-"+strconv.Itoa(pid))
-	err := writeNew(path, b)
-	if errors.Is(err, os.ErrNotExist) {
-		if err = fileutil.MkdirPrivate(g.dir); err == nil {
-			err = writeNew(path, b)
+	s, err := g.take()
+	if err == nil {
+		if err = s.write(b); err != nil {
+			g.drop(s)
 		}
 	}
 	if err != nil {
-		g.logger.Warn("recording a running process group failed; after a kill -9 of clawd what it leaves is not ended", "file", path, "err", err)
+		g.logger.Warn("recording a running process group failed; after a kill -9 of clawd what it leaves is not ended", "dir", g.dir, "err", err)
 		return func() {}
 	}
 	var once sync.Once
 	return func() {
-		// Off the caller's path (a bash call's answer waits for it): a
-		// record left by a kill -9 in between names a group that is gone,
-		// which the sweep finds empty.
-		once.Do(func() { go g.remove(path) })
+		// A record left by a kill -9 before this names a group that is
+		// gone, which the sweep finds empty.
+		once.Do(func() {
+			if err := s.write(g.empty); err != nil {
+				g.logger.Warn("clearing the record of a process group failed", "file", s.f.Name(), "err", err)
+				g.drop(s)
+				return
+			}
+			g.give(s)
+		})
 	}
 }
 
-func (g *GroupRecorder) remove(path string) {
-	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		g.logger.Warn("removing the record of a process group failed", "file", path, "err", err)
+// take returns a free file of the pool, or a new one.
+func (g *GroupRecorder) take() (*recordSlot, error) {
+	g.mu.Lock()
+	if n := len(g.free); n > 0 {
+		s := g.free[n-1]
+		g.free = g.free[:n-1]
+		g.mu.Unlock()
+		return s, nil
+	}
+	n := g.made
+	g.made++
+	g.mu.Unlock()
+	path := procFileName(g.dir, g.head.Clawd.Pid, g.head.Clawd.Start, "bash-"+strconv.Itoa(n))
+	f, err := openRecord(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = fileutil.MkdirPrivate(g.dir); err == nil {
+			f, err = openRecord(path)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &recordSlot{f: f}, nil
+}
+
+// give returns s, which records no group, to the pool.
+func (g *GroupRecorder) give(s *recordSlot) {
+	g.mu.Lock()
+	closed := g.closed
+	if !closed {
+		g.free = append(g.free, s)
+	}
+	g.mu.Unlock()
+	if closed {
+		g.drop(s)
+	}
+}
+
+// drop closes and removes s's file.
+func (g *GroupRecorder) drop(s *recordSlot) {
+	s.f.Close()
+	if err := os.Remove(s.f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.logger.Warn("removing the record of a process group failed", "file", s.f.Name(), "err", err)
+	}
+}
+
+// Close removes the pool's files, and each file in use once its call
+// gives it back. The recorder still records after it, with a file per
+// call.
+func (g *GroupRecorder) Close() {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	g.closed = true
+	free := g.free
+	g.free = nil
+	g.mu.Unlock()
+	for _, s := range free {
+		g.drop(s)
 	}
 }
 

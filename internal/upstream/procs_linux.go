@@ -18,16 +18,6 @@ import (
 // recordsUsed: SweepRecorded reads the records persistProcs writes.
 const recordsUsed = true
 
-// startTime is pid's start time in clock ticks after boot (0 if unknown:
-// such a record is never acted on).
-func startTime(pid int) uint64 {
-	st, err := proc.ReadStat(pid)
-	if err != nil {
-		return 0
-	}
-	return st.Start
-}
-
 // startAndSession is pid's start time and session, and whether its stat
 // could be read (if not: 0, 0, false).
 func startAndSession(pid int) (uint64, int, bool) {
@@ -103,7 +93,8 @@ func EndAdopted(pids []int, token string) []int {
 // process and is never touched); if it still leads the recorded process
 // group, the group is ended with it. A group whose leader already died (a
 // bash call's shell dies with clawd) is ended member by member
-// (endMembers). It returns the pids it ended.
+// (endMembers, once every file is read: one scan of /proc serves all such
+// groups). It returns the pids it ended.
 func SweepRecorded(dir string) ([]int, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -120,6 +111,7 @@ func SweepRecorded(dir string) ([]int, error) {
 	spare := sweeperLine(self)
 	var ended []int
 	var errs []error
+	var leaderless []headlessGroup
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
@@ -147,18 +139,24 @@ func SweepRecorded(dir string) ([]int, error) {
 		}
 		if f.BootID == boot && boot != "" {
 			for _, r := range f.Procs {
-				ended = append(ended, endRecorded(r, f.Clawd.Start, spare)...)
+				pids, leaderGone := endRecorded(r, f.Clawd.Start, spare)
+				ended = append(ended, pids...)
+				if leaderGone {
+					leaderless = append(leaderless, headlessGroup{r, f.Clawd.Start})
+				}
 			}
 		}
 		os.Remove(path)
 	}
+	ended = append(ended, endMembers(leaderless, spare)...)
 	return ended, errors.Join(errs...)
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
-// pid still names the process started at r.Start, or else the members of
-// r's group if its leader is gone (endMembers). A record is only a claim,
-// so it also spares what no server of a daemon started at daemonStart can
+// pid still names the process started at r.Start; leaderGone reports that
+// it does not, and that r's group is one whose members endMembers is to
+// end (r led it, and its session is known). A record is only a claim, so
+// it also spares what no server of a daemon started at daemonStart can
 // be: a process started before the daemon, and the sweeping process, its
 // ancestors and the members of its group (spare). It returns the pids it
 // signalled.
@@ -171,9 +169,9 @@ func SweepRecorded(dir string) ([]int, error) {
 // is left: if the leader and every member of its group died and were
 // reaped between the check and the kill, and the pids wrapped around to
 // give the number to a new group leader, that group would be signalled.
-func endRecorded(r procRecord, daemonStart uint64, spare sweeper) []int {
+func endRecorded(r procRecord, daemonStart uint64, spare sweeper) (ended []int, leaderGone bool) {
 	if r.Pid <= 1 || r.Start == 0 || r.Start < daemonStart || spare.pids[r.Pid] {
-		return nil
+		return nil, false
 	}
 	leads := false
 	ok := func(st proc.Stat) bool {
@@ -191,13 +189,11 @@ func endRecorded(r procRecord, daemonStart uint64, spare sweeper) []int {
 	}
 	switch killVerified(r.Pid, ok, signal) {
 	case killed:
-		return []int{r.Pid}
+		return []int{r.Pid}, false
 	case pidGone:
-		if r.Pgid == r.Pid && r.Sid != nil {
-			return endMembers(r, daemonStart, spare)
-		}
+		return nil, r.Pgid == r.Pid && r.Sid != nil
 	}
-	return nil
+	return nil, false
 }
 
 var errNoGroup = errors.New("no group to signal")
@@ -218,6 +214,9 @@ var (
 	pidfdOpen = unix.PidfdOpen
 	readStat  = proc.ReadStat
 )
+
+// readProcDir lists /proc for endMembers; tests count its calls.
+var readProcDir = func() ([]os.DirEntry, error) { return os.ReadDir("/proc") }
 
 // killVerified sends SIGKILL to pid if ok accepts what /proc/PID/stat says
 // of it. before, if not nil, is given the pidfd (-1 without one) first: a
@@ -274,36 +273,55 @@ func signalGroup(fd, pgid int) error {
 	return syscall.Kill(-pgid, syscall.SIGKILL)
 }
 
-// endMembers ends the members of r's group after its leader died: the
-// bash tool's shell dies with clawd (parent-death signal) and leaves what
-// it forked in its group. While any member lives, the kernel gives the
+// headlessGroup is a recorded group whose leader is gone, by a daemon
+// started at daemonStart.
+type headlessGroup struct {
+	r           procRecord
+	daemonStart uint64
+}
+
+// member reports whether st, a process of g's group, is one to end.
+func (g headlessGroup) member(st proc.Stat, spare sweeper) bool {
+	return st.Pgid == g.r.Pgid && st.Sid == *g.r.Sid && st.Start >= g.r.Start && st.Start >= g.daemonStart &&
+		st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
+}
+
+// endMembers ends the members of the groups whose leader died: the bash
+// tool's shell dies with clawd (parent-death signal) and leaves what it
+// forked in its group. While any member lives, the kernel gives the
 // group's number to no new process, so a group whose number no process
-// has as its pid is either r's group or, if r's group emptied, another
-// group whose leader got the number later and has died too. To tell the two
-// apart a member must also be of the recorded session, have started no
-// earlier than the recorded leader and daemon, and be none of spare. The
-// one case left: a process of that same session (a job of the login shell
-// clawd was started from, say) that got the recorded number after the
-// pids wrapped around, made it its group and exited, leaving members.
+// has as its pid is either the recorded group or, if that emptied,
+// another group whose leader got the number later and has died too. To
+// tell the two apart a member must also be of the recorded session, have
+// started no earlier than the recorded leader and daemon, and be none of
+// spare. The one case left: a process of that same session (a job of the
+// login shell clawd was started from, say) that got the recorded number
+// after the pids wrapped around, made it its group and exited, leaving
+// members.
 //
-// A member can fork while this runs; the scan is repeated until a round
-// finds nothing left to end (a killed process forks no more).
-func endMembers(r procRecord, daemonStart uint64, spare sweeper) []int {
-	if r.Pgid == spare.pgid || spare.pids[r.Pgid] {
-		return nil
-	}
-	ok := func(st proc.Stat) bool {
-		return st.Pgid == r.Pgid && st.Sid == *r.Sid && st.Start >= r.Start && st.Start >= daemonStart &&
-			st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
+// Each round reads /proc once for every group still leaderless. A member
+// can fork while this runs; the rounds are repeated until one finds
+// nothing left to end (a killed process forks no more).
+func endMembers(groups []headlessGroup, spare sweeper) []int {
+	byPgid := map[int][]headlessGroup{}
+	for _, g := range groups {
+		if g.r.Pgid != spare.pgid && !spare.pids[g.r.Pgid] {
+			byPgid[g.r.Pgid] = append(byPgid[g.r.Pgid], g)
+		}
 	}
 	var ended []int
 	done := map[int]uint64{}
-	for round := 0; round < 10; round++ {
-		if _, err := proc.ReadStat(r.Pgid); err == nil {
-			return ended // the number names a process again: not r's group any more
+	for round := 0; round < 10 && len(byPgid) > 0; round++ {
+		for pgid := range byPgid {
+			if _, err := proc.ReadStat(pgid); err == nil {
+				delete(byPgid, pgid) // the number names a process again: not the recorded group any more
+			}
+		}
+		if len(byPgid) == 0 {
+			break
 		}
 		found := false
-		ents, err := os.ReadDir("/proc")
+		ents, err := readProcDir()
 		if err != nil {
 			return ended
 		}
@@ -313,13 +331,19 @@ func endMembers(r procRecord, daemonStart uint64, spare sweeper) []int {
 				continue
 			}
 			st, err := proc.ReadStat(pid)
-			if err != nil || !ok(st) || done[pid] == st.Start {
+			if err != nil || done[pid] == st.Start {
 				continue
 			}
-			found = true
-			done[pid] = st.Start // tried once: a refused signal is not retried
-			if killVerified(pid, ok, nil) == killed {
-				ended = append(ended, pid)
+			for _, g := range byPgid[st.Pgid] {
+				if !g.member(st, spare) {
+					continue
+				}
+				found = true
+				done[pid] = st.Start // tried once: a refused signal is not retried
+				if killVerified(pid, func(st proc.Stat) bool { return g.member(st, spare) }, nil) == killed {
+					ended = append(ended, pid)
+				}
+				break
 			}
 		}
 		if !found {
@@ -364,16 +388,8 @@ func ownPrivate(path string) error {
 	return nil
 }
 
-// writeNew writes b to path, a file only this daemon names, in a
-// directory only its user may write (not synced: see writeProcFile).
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// openRecord creates (or empties) path, a record file only this daemon
+// names, in a directory only its user may write.
+func openRecord(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 }

@@ -164,8 +164,15 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 		{Server: "a", Pid: survivor.Pid(), Pgid: survivor.Pid(), Start: sst.Start},
 		{Server: "b", Pid: reused.Pid(), Pgid: reused.Pid(), Start: rst.Start - 1},
 	}})
-	parent, _ := proc.ReadStat(os.Getppid())
-	write("2.json", procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: os.Getppid(), Start: parent.Start}, Procs: []procRecord{
+	// A daemon that still runs: a process of the test's own, since the
+	// test's parent may be outside its pid namespace (pid 0 there).
+	live, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Stop(0)
+	lst, _ := proc.ReadStat(live.Pid())
+	write("2.json", procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: live.Pid(), Start: lst.Start}, Procs: []procRecord{
 		{Server: "c", Pid: reused.Pid(), Pgid: reused.Pid(), Start: rst.Start},
 	}})
 	ended, err := SweepRecorded(dir)
@@ -198,7 +205,14 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 }
 
 // deadDaemon is the record of a process that ran and exited.
-func deadDaemon(t *testing.T) procRecord {
+func deadDaemon(t testing.TB) procRecord {
+	st := exitedProcess(t)
+	return procRecord{Pid: st.Pid, Start: st.Start}
+}
+
+// exitedProcess is the stat of a process that ran and exited (read before
+// it was reaped).
+func exitedProcess(t testing.TB) proc.Stat {
 	p, err := proc.Start(&proc.Cmd{Path: "/bin/true"})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +220,19 @@ func deadDaemon(t *testing.T) procRecord {
 	<-p.Exited()
 	st, _ := proc.ReadStat(p.Pid())
 	p.Wait()
-	return procRecord{Pid: p.Pid(), Start: st.Start}
+	st.Pid = p.Pid()
+	return st
+}
+
+// startSleep starts a sleep that the test's end stops.
+func startSleep(t *testing.T) *proc.Process {
+	t.Helper()
+	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(0) })
+	return p
 }
 
 // groupMembers lists the living (not zombie) processes of group pgid.

@@ -2,16 +2,15 @@
 
 package upstream
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // recordsUsed: nothing reads the record of running processes here
 // (SweepRecorded needs /proc), so persistProcs does not write one: each
 // daemon killed would leave its file behind.
 const recordsUsed = false
-
-// startTime is 0 where /proc is not there: a record without a start time
-// is never acted on.
-func startTime(pid int) uint64 { return 0 }
 
 // EndAdopted needs Linux (a child subreaper and /proc); elsewhere nothing
 // is adopted.
@@ -21,7 +20,9 @@ func EndAdopted(pids []int, token string) []int { return nil }
 // records are not acted on.
 func SweepRecorded(dir string) ([]int, error) { return nil, nil }
 
+// startAndSession knows neither where /proc is not there: a record
+// without a start time is never acted on.
 func startAndSession(pid int) (uint64, int, bool) { return 0, 0, false }
 
-// writeNew is not used where records are not (recordsUsed).
-func writeNew(path string, b []byte) error { return errors.ErrUnsupported }
+// openRecord is not used where records are not (recordsUsed).
+func openRecord(path string) (*os.File, error) { return nil, errors.ErrUnsupported }

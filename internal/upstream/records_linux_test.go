@@ -52,7 +52,7 @@ func leaderlessGroup(t *testing.T) (procRecord, int) {
 	return rec, member
 }
 
-func writeRecord(t *testing.T, path string, f procFile) {
+func writeRecord(t testing.TB, path string, f procFile) {
 	t.Helper()
 	b, _ := json.Marshal(f)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
@@ -92,45 +92,69 @@ func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
 }
 
 // The record of a bash call's group: written while the call runs, with the
-// shell's pid, group, start time and session, and removed once dropped.
+// shell's pid, group, start time and session, and cleared once dropped.
+// The file is kept for the next call (a write, not a create and an
+// unlink, per call) and removed by Close.
 func TestGroupRecorder(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "procs") // made by the first record
 	g := NewGroupRecorder(dir, nil)
-	p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Stop(0)
-	forget := g.Started(p.Pid())
-	file := ProcFileFor(dir, os.Getpid(), "bash-"+strconv.Itoa(p.Pid()))
-	if err := ownPrivate(dir); err != nil {
-		t.Error(err)
-	}
-	if err := ownPrivate(file); err != nil {
-		t.Error(err)
-	}
-	var f procFile
-	b, err := os.ReadFile(file)
-	if err == nil {
-		err = json.Unmarshal(b, &f)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := proc.ReadStat(p.Pid())
-	want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &st.Sid}
-	if len(f.Procs) != 1 || !reflect.DeepEqual(f.Procs[0], want) || f.Clawd.Pid != os.Getpid() {
-		t.Fatalf("record %+v, want %+v", f, want)
-	}
-	forget()
-	forget()
-	deadline := time.Now().Add(5 * time.Second)
-	for _, err := os.Stat(file); !os.IsNotExist(err); _, err = os.Stat(file) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the record outlived the group: %v", err)
+	file := ProcFileFor(dir, os.Getpid(), "bash-0")
+	read := func() procFile {
+		t.Helper()
+		var f procFile
+		b, err := os.ReadFile(file)
+		if err == nil {
+			err = json.Unmarshal(b, &f)
 		}
-		time.Sleep(5 * time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Clawd.Pid != os.Getpid() || f.BootID != proc.BootID() {
+			t.Errorf("record %+v: not this daemon's", f)
+		}
+		return f
+	}
+	for range 2 {
+		p := startSleep(t)
+		forget := g.Started(p.Pid())
+		if err := ownPrivate(dir); err != nil {
+			t.Error(err)
+		}
+		if err := ownPrivate(file); err != nil {
+			t.Error(err)
+		}
+		st, _ := proc.ReadStat(p.Pid())
+		want := procRecord{Pid: p.Pid(), Pgid: p.Pid(), Start: st.Start, Sid: &st.Sid}
+		if f := read(); len(f.Procs) != 1 || !reflect.DeepEqual(f.Procs[0], want) {
+			t.Fatalf("record %+v, want %+v", f, want)
+		}
+		forget()
+		forget()
+		if f := read(); len(f.Procs) != 0 {
+			t.Fatalf("the record outlived the group: %+v", f)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files after two calls one after the other, want the one reused", len(ents))
+	}
+
+	// Two at once: two files; Close removes them, the one in use once
+	// given back.
+	p, q := startSleep(t), startSleep(t)
+	forgetP := g.Started(p.Pid())
+	forgetQ := g.Started(q.Pid())
+	forgetP()
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("%d files for two calls at once, want 2", len(ents))
+	}
+	g.Close()
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("%d files after Close with a call running, want its one", len(ents))
+	}
+	forgetQ()
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("%d files after Close and the last call, want none", len(ents))
 	}
 }
 
@@ -182,14 +206,6 @@ func TestRecordOfReusedPidKept(t *testing.T) {
 // not signalled. Where pidfd_open is missing the check is followed by
 // kill(2).
 func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
-	start := func() *proc.Process {
-		p, err := proc.Start(&proc.Cmd{Path: "/bin/sleep", Args: []string{"1000"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Stop(0) })
-		return p
-	}
 	defer func(f func(int, int) (int, error)) { pidfdOpen = f }(pidfdOpen)
 	defer func(f func(int) (proc.Stat, error)) { readStat = f }(readStat)
 	var events []string
@@ -203,7 +219,7 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 	}
 	check := func(st proc.Stat) bool { return true }
 
-	target := start()
+	target := startSleep(t)
 	if got := killVerified(target.Pid(), check, nil); got != killed {
 		t.Fatalf("killVerified: %v, want killed", got)
 	}
@@ -214,14 +230,14 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 
 	// A pidfd of a process that has exited since stands in for the one
 	// opened before the pid changed hands.
-	former := start()
+	former := startSleep(t)
 	fd, err := unix.PidfdOpen(former.Pid(), 0)
 	if err != nil {
 		t.Skipf("no pidfd: %v", err)
 	}
 	former.Kill()
 	former.Wait()
-	present := start()
+	present := startSleep(t)
 	defer unix.Close(fd)
 	pidfdOpen = func(pid, flags int) (int, error) { return unix.Dup(fd) }
 	if got := killVerified(present.Pid(), check, nil); got != notKilled {
@@ -241,7 +257,7 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 
 	// A process the check refuses is not signalled.
 	pidfdOpen = unix.PidfdOpen
-	spared := start()
+	spared := startSleep(t)
 	if got := killVerified(spared.Pid(), func(proc.Stat) bool { return false }, nil); got != refused {
 		t.Errorf("killVerified of a refused process: %v", got)
 	}
@@ -343,5 +359,46 @@ func TestRecordKeepsSessionZero(t *testing.T) {
 	var old procRecord
 	if err := json.Unmarshal([]byte(`{"pid":5,"pgid":5,"start":9}`), &old); err != nil || old.Sid != nil {
 		t.Fatalf("a record without a session read as %+v, %v; want no session", old, err)
+	}
+}
+
+// The members of every leaderless group a sweep finds are ended from one
+// listing of /proc per round, not one per record: with many records (a
+// daemon killed while many bash calls ran) the sweep would otherwise read
+// every process's stat once per record.
+func TestSweepRecordedScansProcOncePerRound(t *testing.T) {
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	var members []int
+	dir := t.TempDir()
+	for i := range 3 {
+		rec, member := leaderlessGroup(t)
+		members = append(members, member)
+		writeRecord(t, filepath.Join(dir, fmt.Sprintf("1-1-bash-%d.json", i)), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec}})
+	}
+	for i, rec := range deadLeaders(t, 20) {
+		writeRecord(t, filepath.Join(dir, fmt.Sprintf("1-1-bash-gone-%d.json", i)), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec}})
+	}
+	defer func(f func() ([]os.DirEntry, error)) { readProcDir = f }(readProcDir)
+	scans := 0
+	readProcDir = func() ([]os.DirEntry, error) {
+		scans++
+		return os.ReadDir("/proc")
+	}
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ended)
+	slices.Sort(members)
+	if !slices.Equal(ended, members) {
+		t.Errorf("the sweep ended %v, want the members %v", ended, members)
+	}
+	for _, m := range members {
+		gone(t, m, "a member of a recorded group")
+	}
+	// One round ends the members, the next finds none left.
+	if scans > 2 {
+		t.Errorf("/proc was listed %d times for 23 leaderless records, want at most 2", scans)
 	}
 }
