@@ -209,10 +209,11 @@ func kindRefusal(kind, name string) string {
 
 // runnerScriptRefusal says why an interpreter running the script
 // given (real: its resolved path) runs what clawd cannot pin, or "": the
-// script is a launcher's, a wrapper's or a runner's own (npm's
-// npx-cli.js, tsx's bin, poetry's python script), named so (given or
-// resolved) or in a node_modules package of that name, which runs what
-// its own arguments name while clawd would pin only it.
+// script is a launcher's, a wrapper's, a runner's, a build tool's or an
+// interpreter's own (npm's npx-cli.js, tsx's bin, poetry's python script,
+// gradlew, R's shell script), named so (given or resolved) or in a
+// node_modules package of that name, which runs what its own arguments or
+// build files name while clawd would pin only it.
 func runnerScriptRefusal(given, real string) string {
 	names := []string{progName(given), progName(real)}
 	if i := strings.LastIndex(filepath.ToSlash(real), "/node_modules/"); i >= 0 {
@@ -230,7 +231,7 @@ func runnerScriptRefusal(given, real string) string {
 		switch kind := launcherKind(n); kind {
 		case "npx":
 			return fmt.Sprintf("%s is npx's own script, which runs a package clawd would not pin (only the script); give `npx -y NAME@VERSION` as the command, which clawd pins", given)
-		case "fetcher", "wrapper", "tsrunner", "watcher", "pylauncher":
+		case "fetcher", "wrapper", "tsrunner", "watcher", "pylauncher", "builder", "interp":
 			return fmt.Sprintf("%s is %s's own script, and clawd would pin only it, not what it runs: %s", given, n, kindRefusal(kind, n))
 		}
 	}

@@ -110,7 +110,7 @@ func TestNpxScriptRunnerRefused(t *testing.T) {
 // python script) pins that script, not what it runs: refused as the
 // launcher or runner would be.
 func TestInterpreterRunningARunnerRefused(t *testing.T) {
-	fakeProgs(t, "node", "python3")
+	fakeProgs(t, "node", "python3", "bash")
 	work := t.TempDir()
 	mk := func(rel string) {
 		p := filepath.Join(work, filepath.FromSlash(rel))
@@ -126,6 +126,10 @@ func TestInterpreterRunningARunnerRefused(t *testing.T) {
 	mk("node_modules/@babel/node/bin/babel-node.js")
 	mk("node_modules/srv/dist/index.js")
 	mk("venv/bin/poetry")
+	mk("gradlew")
+	mk("mvnw")
+	mk("venv/bin/ipython3")
+	mk("tools/R")
 	mk("x.ts")
 	os.MkdirAll(filepath.Join(work, "node_modules", ".bin"), 0o755)
 	if err := os.Symlink("../tsx/dist/cli.mjs", filepath.Join(work, "node_modules", ".bin", "tsx")); err != nil {
@@ -137,6 +141,13 @@ func TestInterpreterRunningARunnerRefused(t *testing.T) {
 		{cmd: []string{"node", "node_modules/tsx/dist/cli.mjs", "x.ts"}, unpinned: "tsx"},
 		{cmd: []string{"node", "node_modules/@babel/node/bin/babel-node.js", "x.ts"}, unpinned: "babel-node"},
 		{cmd: []string{"python3", "venv/bin/poetry", "run", "python", "x.py"}, unpinned: "poetry"},
+		// A build tool's wrapper script run by a shell builds what it
+		// runs from files clawd does not pin, as the wrapper itself would.
+		{cmd: []string{"bash", "gradlew", "run"}, unpinned: "gradlew"},
+		{cmd: []string{"bash", "./mvnw", "exec:java"}, unpinned: "mvnw"},
+		// An interpreter's own script runs the file its arguments name.
+		{cmd: []string{"python3", "venv/bin/ipython3", "x.py"}, unpinned: "ipython3"},
+		{cmd: []string{"bash", "tools/R", "-e", "1"}, unpinned: "R"},
 		// A server package's own file is pinned as before.
 		{cmd: []string{"node", "node_modules/srv/dist/index.js"}, script: "node_modules/srv/dist/index.js"},
 	})
