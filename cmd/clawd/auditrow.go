@@ -35,9 +35,14 @@ var cliActor = store.ChangeActor{Entity: "local:cli", TrustLevel: chain.NoTrustL
 // would wait for the write lock the change's transaction holds.
 func auditCLI(db *store.DB, toolID, result, reason string) *cliRow {
 	log, err := db.Audit()
-	row := store.NewChangeRow(log, func(e error) string { return oneLine(e.Error(), 200) })
+	row := store.NewChangeRow(log, cliOutcomeDetail)
 	return &cliRow{toolID: toolID, result: result, reason: reason, row: row, logErr: err}
 }
+
+// cliOutcomeDetail is what a row's outcome says of the error that undid
+// its change. An error can quote what the change was given (a URL, a
+// command line), so it is masked, as the REST API's rows are.
+func cliOutcomeDetail(err error) string { return oneLine(secrets.MaskText(err.Error()), 200) }
 
 // confirm writes the row (durably, to the audit journal).
 func (r *cliRow) confirm() error {

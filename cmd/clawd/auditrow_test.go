@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,15 @@ func TestCLIConsentFailsClosed(t *testing.T) {
 	if len(rows) != 1 || rows[0].EntityID != "local:cli" || rows[0].Reason != "approve: egress to "+o.String() ||
 		rows[0].Outcome == nil || *rows[0].Outcome != chain.OutcomeOK {
 		t.Fatalf("audit rows %+v (one, with outcome ok, wanted: a change that changes nothing has none)", rows)
+	}
+}
+
+// The outcome of a change that failed after its row was written names the
+// error, masked: it can quote the URL or command line the change was given.
+func TestCLIOutcomeDetailMasked(t *testing.T) {
+	const secret = "hunter2hunter2"
+	got := cliOutcomeDetail(errors.New("commit: mysql -p" + secret + " --host db\nsecond line"))
+	if strings.Contains(got, secret) || strings.Contains(got, "\n") {
+		t.Errorf("outcome detail %q: want the password masked and one line", got)
 	}
 }
