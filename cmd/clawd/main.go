@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -36,14 +37,39 @@ func reportError(w io.Writer, err error) int {
 	var ex *exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(w, terminalSafe(ex.msg))
+			fmt.Fprintln(w, terminalSafe(capLines(ex.msg)))
 		}
 		return ex.code
 	}
 	// Anything cobra itself reports (unknown command or flag, bad args) is
 	// a usage error.
-	fmt.Fprintf(w, "clawd: %s\nRun 'clawd --help' for usage.\n", terminalSafe(err.Error()))
+	fmt.Fprintf(w, "clawd: %s\nRun 'clawd --help' for usage.\n", terminalSafe(capLines(err.Error())))
 	return 2
+}
+
+// maxErrorLine bounds one line of an error message in bytes. Messages quote
+// the value that was wrong, and a value can be as long as the command line
+// allows (128 KiB on Linux): a page of it helps nobody.
+const maxErrorLine = 1024
+
+// capLines cuts the middle out of each line longer than maxErrorLine, so
+// the start (what was wrong) and the end (what to do) both stay.
+func capLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		if len(l) <= maxErrorLine {
+			continue
+		}
+		head, tail := maxErrorLine/2, len(l)-maxErrorLine/4
+		for head > 0 && !utf8.RuneStart(l[head]) {
+			head--
+		}
+		for tail < len(l) && !utf8.RuneStart(l[tail]) {
+			tail++
+		}
+		lines[i] = fmt.Sprintf("%s ...(%d bytes cut)... %s", l[:head], tail-head, l[tail:])
+	}
+	return strings.Join(lines, "\n")
 }
 
 // exitError carries an exit code and the message to print on stderr.
