@@ -27,7 +27,7 @@ func openStore() (*store.DB, error) {
 	}
 	db, err := store.Open(p.DBFile, store.Options{})
 	if err != nil {
-		return nil, runtimeError("%v", err)
+		return nil, runtimeError("%v (clawd keeps its trust registry, audit log and MCP servers in %s; check that directory's permissions, or set XDG_DATA_HOME)", err, p.DataDir)
 	}
 	return db, nil
 }
