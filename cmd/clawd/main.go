@@ -147,6 +147,17 @@ func runtimeErrors(c *cobra.Command) {
 			return err
 		}
 	}
+	// cobra.NoArgs calls any argument an "unknown command", which on a
+	// command without subcommands (clawd version extra) points nowhere.
+	if args := c.Args; args != nil && !c.HasSubCommands() {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			err := args(cmd, a)
+			if err != nil && len(a) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
+				return usageError("unexpected argument %q: %s takes no arguments\nRun '%s --help' for usage.", a[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return err
+		}
+	}
 	for _, sub := range c.Commands() {
 		runtimeErrors(sub)
 	}
