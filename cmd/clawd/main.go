@@ -21,9 +21,38 @@ func main() {
 // run executes the CLI and returns the process exit code: 0 success,
 // 1 runtime failure, 2 usage error.
 func run(args []string) int {
+	return runWith(args, os.Stdout, os.Stderr)
+}
+
+// runWith is run with the output streams given. A command whose output
+// could not be written (a full disk, a closed pipe's EIO) fails with exit
+// 1, even when it did not look at what its writes returned: a script
+// must not take a lost list for an empty one.
+func runWith(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	return reportError(os.Stderr, root.Execute())
+	out := &checkedWriter{w: stdout}
+	root.SetOut(out)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil && out.err != nil {
+		err = runtimeError("writing the output: %v", out.err)
+	}
+	return reportError(stderr, err)
+}
+
+// checkedWriter remembers the first error a write to w returned.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // reportError prints err on w and returns the exit code it stands for.
