@@ -184,11 +184,19 @@ func newAuditPruneCmd() *cobra.Command {
 	return cmd
 }
 
+// maxSinceDays bounds a day count for parseSince: about 2,700 years.
+const maxSinceDays = 1000000
+
 // parseSince reads a duration back from now (Go's units plus d for days)
 // or a time: RFC 3339, or a local date with an optional time of day.
 func parseSince(s string, now time.Time) (time.Time, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.Atoi(days); err == nil && n >= 0 {
+			// Going back further overflows time's arithmetic, which can
+			// wrap into a cutoff after now: prune would delete every row.
+			if n > maxSinceDays {
+				return time.Time{}, fmt.Errorf("%d days is too far back: use at most %d days, or a date", n, maxSinceDays)
+			}
 			return now.AddDate(0, 0, -n), nil
 		}
 	}

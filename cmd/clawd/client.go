@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/cli/client"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/runstate"
@@ -133,8 +134,14 @@ func newCallCmd() *cobra.Command {
 		Example: "  clawd call read_file --params '{\"path\":\"README.md\"}'\n  clawd call list_dir --params @args.json --json",
 		Args:    exactArgs(1, "the name of a tool (see 'clawd tools')", "clawd call TOOL [--params JSON|@FILE|@-]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if timeoutMS < 0 {
-				return usageError("--timeout %d: use a positive number of milliseconds (0 = none)", timeoutMS)
+			if timeoutMS < 0 || timeoutMS > maxCallTimeoutMS {
+				return usageError("--timeout %d: use a positive number of milliseconds, at most %d (24 h); 0 = none", timeoutMS, maxCallTimeoutMS)
+			}
+			// No tool has a name outside MCP's tool name characters: an
+			// empty or control-laden name would only come back from the
+			// daemon as "unknown tool", printed raw on several lines.
+			if err := chain.ValidateToolName(args[0]); err != nil {
+				return usageError("%v; 'clawd tools' lists them", err)
 			}
 			arguments, err := readParams(params, cmd.InOrStdin())
 			if err != nil {
@@ -152,6 +159,10 @@ func newCallCmd() *cobra.Command {
 	cmd.Flags().IntVar(&timeoutMS, "timeout", 0, "cancel the call after this many milliseconds (0 = wait)")
 	return cmd
 }
+
+// maxCallTimeoutMS bounds --timeout: a larger count of milliseconds
+// overflows a time.Duration and wraps, possibly to under a millisecond.
+const maxCallTimeoutMS = 24 * 60 * 60 * 1000
 
 // maxParamsBytes bounds what --params @FILE and @- read; the daemon
 // refuses far less (max_message_bytes).

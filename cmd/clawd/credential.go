@@ -180,7 +180,9 @@ func issueCredential(ws *runstate.Workspace, kind, label string, save bool) (id,
 	defer db.Close()
 	id, digest, text := token.NewClientCredential()
 	c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: label}
-	if err := db.AddCredential(context.Background(), c, digest); err != nil {
+	if err := db.AddCredential(context.Background(), c, digest); store.IsValidation(err) {
+		return "", "", "", usageError("%v", err)
+	} else if err != nil {
 		return "", "", "", runtimeError("storing the credential: %v", err)
 	}
 	if !save {

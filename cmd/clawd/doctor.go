@@ -162,6 +162,10 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 			err = fmt.Errorf("config %s: %w", file, err)
 		}
 	}
+	var fe *config.FileError
+	if errors.As(err, &fe) {
+		err = errors.New(fe.Problem()) // the fix below says what to do
+	}
 	switch {
 	case err != nil:
 		r.add(check{Area: "config", Status: statusFail, What: err.Error(), Info: info,

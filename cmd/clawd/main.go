@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 )
@@ -20,9 +21,38 @@ func main() {
 // run executes the CLI and returns the process exit code: 0 success,
 // 1 runtime failure, 2 usage error.
 func run(args []string) int {
+	return runWith(args, os.Stdout, os.Stderr)
+}
+
+// runWith is run with the output streams given. A command whose output
+// could not be written (a full disk, a closed pipe's EIO) fails with exit
+// 1, even when it did not look at what its writes returned: a script
+// must not take a lost list for an empty one.
+func runWith(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	return reportError(os.Stderr, root.Execute())
+	out := &checkedWriter{w: stdout}
+	root.SetOut(out)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil && out.err != nil {
+		err = runtimeError("writing the output: %v", out.err)
+	}
+	return reportError(stderr, err)
+}
+
+// checkedWriter remembers the first error a write to w returned.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // reportError prints err on w and returns the exit code it stands for.
@@ -36,14 +66,39 @@ func reportError(w io.Writer, err error) int {
 	var ex *exitError
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(w, terminalSafe(ex.msg))
+			fmt.Fprintln(w, terminalSafe(capLines(ex.msg)))
 		}
 		return ex.code
 	}
 	// Anything cobra itself reports (unknown command or flag, bad args) is
 	// a usage error.
-	fmt.Fprintf(w, "clawd: %s\nRun 'clawd --help' for usage.\n", terminalSafe(err.Error()))
+	fmt.Fprintf(w, "clawd: %s\nRun 'clawd --help' for usage.\n", terminalSafe(capLines(err.Error())))
 	return 2
+}
+
+// maxErrorLine bounds one line of an error message in bytes. Messages quote
+// the value that was wrong, and a value can be as long as the command line
+// allows (128 KiB on Linux): a page of it helps nobody.
+const maxErrorLine = 1024
+
+// capLines cuts the middle out of each line longer than maxErrorLine, so
+// the start (what was wrong) and the end (what to do) both stay.
+func capLines(msg string) string {
+	lines := strings.Split(msg, "\n")
+	for i, l := range lines {
+		if len(l) <= maxErrorLine {
+			continue
+		}
+		head, tail := maxErrorLine/2, len(l)-maxErrorLine/4
+		for head > 0 && !utf8.RuneStart(l[head]) {
+			head--
+		}
+		for tail < len(l) && !utf8.RuneStart(l[tail]) {
+			tail++
+		}
+		lines[i] = fmt.Sprintf("%s ...(%d bytes cut)... %s", l[:head], tail-head, l[tail:])
+	}
+	return strings.Join(lines, "\n")
 }
 
 // exitError carries an exit code and the message to print on stderr.
@@ -117,6 +172,17 @@ func runtimeErrors(c *cobra.Command) {
 			var ex *exitError
 			if err != nil && !errors.As(err, &ex) {
 				return runtimeError("%v", err)
+			}
+			return err
+		}
+	}
+	// cobra.NoArgs calls any argument an "unknown command", which on a
+	// command without subcommands (clawd version extra) points nowhere.
+	if args := c.Args; args != nil && !c.HasSubCommands() {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			err := args(cmd, a)
+			if err != nil && len(a) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
+				return usageError("unexpected argument %q: %s takes no arguments\nRun '%s --help' for usage.", a[0], cmd.CommandPath(), cmd.CommandPath())
 			}
 			return err
 		}

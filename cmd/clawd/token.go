@@ -27,9 +27,7 @@ func newTokenCmd() *cobra.Command {
 			"A per-client credential (token issue --client KIND) makes a connection entity KIND:<workspace> on\n" +
 			"the socket (clawd connect --client KIND) and over HTTP; what a client calls itself never does.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return usageError("token needs a subcommand: show, rotate, issue, list or revoke")
-		},
+		RunE: needSubcommand,
 	}
 	cmd.AddCommand(newTokenShowCmd(), newTokenRotateCmd(), newTokenIssueCmd(), newTokenListCmd(), newTokenRevokeCmd(), newTokenHeaderCmd())
 	return cmd

@@ -27,7 +27,7 @@ func openStore() (*store.DB, error) {
 	}
 	db, err := store.Open(p.DBFile, store.Options{})
 	if err != nil {
-		return nil, runtimeError("%v", err)
+		return nil, runtimeError("%v (clawd keeps its trust registry, audit log and MCP servers in %s; check that directory's permissions, or set XDG_DATA_HOME)", err, p.DataDir)
 	}
 	return db, nil
 }
@@ -181,8 +181,11 @@ func newTrustSetCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringSliceVar(&allow, "allow", nil, "a tool the entity may call whatever its level (repeatable)")
-	cmd.Flags().StringSliceVar(&deny, "deny", nil, "a tool the entity may not call (repeatable)")
+	// StringArray, not StringSlice: a slice flag reads its value as one CSV
+	// record, so a newline silently dropped every name after it (--deny
+	// $'bash\nwrite_file' denied only bash). parseTrustArgs splits commas.
+	cmd.Flags().StringArrayVar(&allow, "allow", nil, "a tool the entity may call whatever its level (repeatable, or comma-separated)")
+	cmd.Flags().StringArrayVar(&deny, "deny", nil, "a tool the entity may not call (repeatable, or comma-separated)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print the row as {"entity_id", "trust_level", "permissions"} (as trust list does)`)
 	return cmd
 }
@@ -202,7 +205,11 @@ func parseTrustArgs(entity, level string, allow, deny []string) (chain.TrustEntr
 		tools []string
 		perm  string
 	}{{allow, chain.PermAllow}, {deny, chain.PermDeny}} {
-		for _, t := range list.tools {
+		var tools []string
+		for _, v := range list.tools {
+			tools = append(tools, strings.Split(v, ",")...)
+		}
+		for _, t := range tools {
 			if err := chain.ValidatePermKey(t); err != nil {
 				return e, usageError("--%s: %v", list.perm, err)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,44 @@ func TestTrustCaseVariantOfBuiltinRefused(t *testing.T) {
 	}
 	if _, err := parseTrustArgs("local:*", "2", []string{"gh__Search", "fs__*"}, []string{"bash", "write_file"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTrustSetToolListsKeepEveryName: --allow and --deny take repeated
+// flags or comma-separated lists; a value with a newline or a quote is a
+// usage error naming it, never a list cut short at the newline (which
+// denied bash and silently not write_file) nor pflag's CSV error.
+func TestTrustSetToolListsKeepEveryName(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for _, tc := range []struct {
+		flag, value string
+	}{
+		{"--deny", "bash\nwrite_file"},
+		{"--allow", "read_file\nbash"},
+		{"--deny", `bash"`},
+		{"--deny", "bash,"},
+	} {
+		root := newRootCmd()
+		root.SetArgs([]string{"trust", "set", "local:x", "2", tc.flag, tc.value})
+		root.SetOut(io.Discard)
+		var msg strings.Builder
+		if code := reportError(&msg, root.Execute()); code != 2 || !strings.Contains(msg.String(), "tool name") {
+			t.Errorf("%s %q: exit %d: %s", tc.flag, tc.value, code, msg.String())
+		}
+	}
+	e, err := parseTrustArgs("local:x", "2", []string{"read_file,list_dir", "search"}, []string{"bash,write_file"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"read_file": "allow", "list_dir": "allow", "search": "allow", "bash": "deny", "write_file": "deny"}
+	if len(e.Perms) != len(want) {
+		t.Fatalf("perms %v, want %v", e.Perms, want)
+	}
+	for k, v := range want {
+		if e.Perms[k] != v {
+			t.Errorf("perms %v, want %v", e.Perms, want)
+		}
 	}
 }

@@ -55,3 +55,43 @@ func TestRuntimeErrorIsNotUsageError(t *testing.T) {
 		t.Fatalf("unknown command: exit %d", code)
 	}
 }
+
+// TestExtraArgumentToLeafCommand: an argument a command does not take is
+// named as such, with the command's help to run, not called an "unknown
+// command" of a command that has none; a group still says which of its
+// subcommands exist, all of them.
+func TestExtraArgumentToLeafCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{"version", "extra"},
+		{"init", "extra"},
+		{"tools", "extra"},
+		{"health", "extra"},
+		{"connect", "extra"},
+		{"token", "show", "extra"},
+		{"token", "list", "extra"},
+		{"completion", "bash", "extra"},
+	} {
+		root := newRootCmd()
+		root.SetArgs(args)
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		var msg strings.Builder
+		path := "clawd " + strings.Join(args[:len(args)-1], " ")
+		if code := reportError(&msg, root.Execute()); code != 2 || !strings.Contains(msg.String(), `unexpected argument "extra"`) ||
+			!strings.Contains(msg.String(), "'"+path+" --help'") {
+			t.Errorf("clawd %v: exit %d: %s", args, code, msg.String())
+		}
+	}
+	for _, args := range [][]string{{"token"}, {"trust", "nosuch"}} {
+		root := newRootCmd()
+		root.SetArgs(args)
+		var msg strings.Builder
+		code := reportError(&msg, root.Execute())
+		if args[0] == "token" && (code != 2 || !strings.Contains(msg.String(), "header")) {
+			t.Errorf("clawd token: exit %d: %s", code, msg.String())
+		}
+		if args[0] == "trust" && (code != 2 || !strings.Contains(msg.String(), "nosuch")) {
+			t.Errorf("clawd trust nosuch: exit %d: %s", code, msg.String())
+		}
+	}
+}

@@ -11,15 +11,34 @@ import (
 )
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print clawd's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]string{"version": daemon.Version, "commit": revision(),
+					"go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), "clawd "+versionString())
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version", "commit", "go", "os", "arch"} (commit "" when not built from git)`)
+	return cmd
+}
+
+// revision is the git commit clawd was built from, or "".
+func revision() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }
 
 // versionString is what both `clawd version` and `clawd --version` print
@@ -27,12 +46,8 @@ func newVersionCmd() *cobra.Command {
 // platform.
 func versionString() string {
 	rev := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				rev = " (" + s.Value[:12] + ")"
-			}
-		}
+	if r := revision(); len(r) >= 12 {
+		rev = " (" + r[:12] + ")"
 	}
 	return fmt.Sprintf("%s%s %s %s/%s", daemon.Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -296,10 +296,26 @@ func Load(path string, required bool) (*Config, error) {
 	}
 	c, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, &FileError{Path: path, Err: err}
 	}
 	return c, nil
 }
+
+// FileError is a config file that does not parse or check. Its message
+// says where and what, and what to do; Problem is the where and what alone
+// (clawd doctor gives the fix a line of its own).
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Problem() string { return fmt.Sprintf("config %s: %v", e.Path, e.Err) }
+
+func (e *FileError) Error() string {
+	return e.Problem() + "; edit the file to fix it (clawd init --force --config " + e.Path + " replaces it with the commented defaults)"
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
 
 // readFile reads a regular file of at most MaxFileBytes. The open does not
 // wait on a FIFO, and a device (/dev/zero) or a huge file is refused

@@ -336,3 +336,26 @@ func TestParseBOM(t *testing.T) {
 		t.Error("a second BOM is not a BOM but a character, and no key starts with it")
 	}
 }
+
+// TestLoadBadFileSaysWhatToDo: a config file that does not parse (truncated,
+// a wrong type, an out-of-range value, an unknown key) is reported with
+// where it is wrong and what to do about it, for every command that reads it.
+func TestLoadBadFileSaysWhatToDo(t *testing.T) {
+	dir := t.TempDir()
+	for i, body := range []string{
+		"transport = \"stdio\nport = ",
+		"port = \"abc\"\n",
+		"max_read_bytes = -5\n",
+		"[tools]\nbash = \"yes\"\n",
+		"nope = 1\n",
+	} {
+		file := filepath.Join(dir, fmt.Sprintf("bad%d.toml", i))
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(file, true)
+		if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "clawd init --force --config "+file) {
+			t.Errorf("%q: %v; want the file and the way to start over", body, err)
+		}
+	}
+}

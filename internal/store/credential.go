@@ -39,11 +39,11 @@ func (db *DB) AddCredential(ctx context.Context, c Credential, digest string) er
 		return fmt.Errorf("client kind %q: use one of %s", c.Kind, strings.Join(config.ClientKinds, ", "))
 	}
 	if len(c.Label) > maxLabel {
-		return fmt.Errorf("label: at most %d bytes", maxLabel)
+		return invalid("--label: at most %d bytes, got %d", maxLabel, len(c.Label))
 	}
 	// 'clawd token list' prints it on a terminal.
 	if !utf8.ValidString(c.Label) || strings.IndexFunc(c.Label, unicode.IsControl) >= 0 {
-		return fmt.Errorf("label %q: use printable text, without control characters", c.Label)
+		return invalid("--label %q: use printable text, without control characters", c.Label)
 	}
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO cd_client_credential (id, workspace_id, kind, label, secret_sha256, created_at)
