@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -35,24 +36,37 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.Execute()
-	if err == nil && out.err != nil {
-		err = runtimeError("writing the output: %v", out.err)
+	if werr := out.firstErr(); err == nil && werr != nil {
+		err = runtimeError("writing the output: %v", werr)
 	}
 	return reportError(stderr, err)
 }
 
-// checkedWriter remembers the first error a write to w returned.
+// checkedWriter remembers the first error a write to w returned. Safe for
+// concurrent use (a command may print from several goroutines).
 type checkedWriter struct {
 	w   io.Writer
+	mu  sync.Mutex
 	err error
 }
 
 func (c *checkedWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
-	if err != nil && c.err == nil {
-		c.err = err
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// firstErr is the first write error, if any.
+func (c *checkedWriter) firstErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // reportError prints err on w and returns the exit code it stands for.
