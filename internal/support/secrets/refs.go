@@ -237,10 +237,10 @@ func MaskURL(raw string) string {
 	return s
 }
 
-// maskQuery is MaskURL's query: a "****" for each piece without '=',
-// then the named values sorted by name (stable), each through
-// MaskRefValue. A query url.ParseQuery refuses (a ';', a bad escape) is
-// "****" whole.
+// maskQuery is MaskURL's query: a "****" for each piece without '=' or
+// whose name is not a plain name (queryName), then the named values
+// sorted by name (stable), each through MaskRefValue. A query
+// url.ParseQuery refuses (a ';', a bad escape) is "****" whole.
 func maskQuery(query string) string {
 	type pair struct{ k, v string }
 	var pairs []pair
@@ -253,7 +253,7 @@ func maskQuery(query string) string {
 			return Masked
 		}
 		k, v, ok := strings.Cut(piece, "=")
-		if !ok {
+		if !ok || !queryName(k) {
 			parts = append(parts, Masked)
 			continue
 		}
@@ -269,6 +269,18 @@ func maskQuery(query string) string {
 		parts = append(parts, url.QueryEscape(p.k)+"="+MaskRefValue(p.v))
 	}
 	return strings.Join(parts, "&")
+}
+
+// queryName: k, as written, is a name a query shows plainly: letters,
+// digits and _ . - [ ] only, and nothing MaskText would mask (a long
+// random-looking word).
+func queryName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !isNameByte(c) && c != '.' && c != '[' && c != ']' {
+			return false
+		}
+	}
+	return k != "" && MaskText(k) == k
 }
 
 // MaskTextWithURL is MaskText for text about an upstream whose configured

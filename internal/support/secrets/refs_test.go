@@ -78,6 +78,9 @@ func TestMaskURL(t *testing.T) {
 		{"https://h/mcp?hunter2xyz", "https://h/mcp?****", "hunter2xyz"},
 		{"https://h/mcp?a=1&hunter2xyz", "https://h/mcp?****&a=****", "hunter2xyz"},
 		{"https://h/mcp?key=hunter2xyz;x=1", "https://h/mcp?****", "hunter2xyz"},
+		// A name that is not a plain name is no name (?://u:pw@h=).
+		{"https://h/mcp?u:hunter2xyz@h=1&b-c_d.e[]=2", "https://h/mcp?****&b-c_d.e%5B%5D=****", "hunter2xyz"},
+		{"?://bob:hunter2xyz@0=", "?****", "hunter2xyz"},
 		{"http://[::1/mcp?key=hunter2xyz", "http://[::1/mcp?key=****", "hunter2xyz"},
 		{"https://h/mcp?key=" + q + "#frag", "https://h/mcp?key=sup****0123#****", q},
 		{"https://h/mcp#access=hunter2xyz", "https://h/mcp#****", "hunter2xyz"},

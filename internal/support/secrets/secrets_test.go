@@ -264,29 +264,29 @@ func TestMaskTextMergedAndNarrowedRules(t *testing.T) {
 // afterwards on the masked text, needed: "token -u" lost its -u to the
 // token rule and the password after it was shown.
 func TestMaskTextUserFlagSeesTheWholeText(t *testing.T) {
-	for _, in := range []string{
+	checkHidden(t, "hunter2xyz",
 		"token -u bob:hunter2xyz https://x",
 		"secret: -u bob:hunter2xyz https://x",
 		"basic --user bob:hunter2xyz https://x",
-		"curl -u a:b://c:d;hunter2xyz@h",
-	} {
-		if out := MaskText(in); strings.Contains(out, "hunter2xyz") {
-			t.Errorf("MaskText(%q) = %q", in, out)
-		}
-	}
+		"curl -u a:b://c:d;hunter2xyz@h")
 }
 
 // The rules that ignore case read K (U+212A) as k and ſ (U+017F) as s;
 // the hints, compared byte by byte, did not, so "toKen=..." skipped the
 // rule that would have masked it.
 func TestMaskTextFoldedLetters(t *testing.T) {
-	for _, in := range []string{
+	checkHidden(t, "hunter2xyz",
 		"to\u212aen=hunter2xyz",
 		"\u017fecret: hunter2xyz",
 		"X-Api-\u212aey: hunter2xyz",
-		"Bearer hunter2xyz \u017f",
-	} {
-		if out := MaskText(in); strings.Contains(out, "hunter2xyz") {
+		"Bearer hunter2xyz \u017f")
+}
+
+// checkHidden: MaskText of each of ins does not show secret.
+func checkHidden(t *testing.T, secret string, ins ...string) {
+	t.Helper()
+	for _, in := range ins {
+		if out := MaskText(in); strings.Contains(out, secret) {
 			t.Errorf("MaskText(%q) = %q", in, out)
 		}
 	}
