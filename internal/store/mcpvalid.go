@@ -149,6 +149,11 @@ func ValidateURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		// With an '@' before the query, the parser's message may quote a
+		// piece of a password it read as a host or port (u:pa/ss@h).
+		if before, _, _ := strings.Cut(raw, "?"); strings.Contains(before, "@") {
+			return invalid("URL %q does not parse; put credentials in a header instead (--header 'Authorization: Bearer ${TOKEN}')", shownURL(raw))
+		}
 		return invalid("URL %q: %v", shownURL(raw), errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
