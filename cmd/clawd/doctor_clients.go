@@ -156,10 +156,10 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *runstate.Workspace,
 		if err != nil {
 			return check{}, "", false
 		}
-		info["url"] = secrets.MaskText(e.URL)
+		info["url"] = secrets.MaskURL(e.URL)
 		for _, d := range daemons {
 			if d.state.Transport == runstate.TCP && u.Host == d.state.Addr {
-				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + secrets.MaskText(e.URL)}
+				c := check{Area: "client", Status: statusOK, Info: info, What: where + " reaches the running daemon at " + secrets.MaskURL(e.URL)}
 				if d.state.WorkspaceID != ws.ID {
 					c.Status, c.Fix = statusWarn, "that daemon serves "+d.state.Workspace+", not this workspace"
 					c.What = where + " reaches the daemon of " + d.state.Workspace
@@ -171,7 +171,7 @@ func judgeEntry(cf clientFile, name string, e *mcpEntry, ws *runstate.Workspace,
 			return check{}, "", false // someone else's server
 		}
 		return check{Area: "client", Status: statusFail, Info: info, Fix: fix + ", or start the daemon: clawd serve --transport tcp_loopback",
-			What: where + " points at " + secrets.MaskText(e.URL) + ", where no clawd daemon runs"}, "", true
+			What: where + " points at " + secrets.MaskURL(e.URL) + ", where no clawd daemon runs"}, "", true
 	}
 	argv := e.argv()
 	if len(argv) == 0 {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/clawde/clawd/internal/runstate"
 )
 
 // TestDecodeClientFileReadsWhatClientsRead: doctor reads client files the
@@ -30,6 +33,19 @@ func TestDecodeClientFileReadsWhatClientsRead(t *testing.T) {
 		var v any
 		if err := decodeClientFile([]byte(src), &v); err == nil {
 			t.Errorf("%q accepted", src)
+		}
+	}
+}
+
+// A client entry's URL is shown as a configured upstream URL is
+// (secrets.MaskURL): a key in its query is a secret even under a name the
+// free-text masker does not know.
+func TestDoctorShowsAClientURLMasked(t *testing.T) {
+	const secret = "hunter2xyz"
+	for _, u := range []string{"http://127.0.0.1:9/mcp?key=" + secret, "http://" + secret + "@127.0.0.1:9/mcp"} {
+		c, _, ok := judgeEntry(clientFile{client: "claude", path: "/x/.claude.json"}, "clawd", &mcpEntry{URL: u}, &runstate.Workspace{}, nil)
+		if !ok || strings.Contains(c.What, secret) || strings.Contains(fmt.Sprint(c.Info), secret) {
+			t.Errorf("%s: %v %q %v", u, ok, c.What, c.Info)
 		}
 	}
 }

@@ -237,8 +237,8 @@ func embedded(k string, v jsontext.Value, dst any, want string) error {
 }
 
 // maskedURLMark is in every masked part of a URL as answers show it:
-// "****" for a query value (secrets.MaskURL), "***" for a token-like path
-// segment or user:password@ (secrets.MaskText).
+// "****" for a query value or a fragment, "***" for userinfo or a
+// token-like path segment (secrets.MaskURL).
 const maskedURLMark = "***"
 
 // refuseMasked refuses a value that holds the mask answers show: a client

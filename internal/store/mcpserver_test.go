@@ -704,3 +704,19 @@ func TestViewMasksTheURLInLastError(t *testing.T) {
 		t.Fatalf("lastError %q", v.LastError)
 	}
 }
+
+// A URL that does not parse is named masked, and so is what the parser
+// says about it: a password holding a '/' is read as a port or a host,
+// which the parser's message quotes.
+func TestValidateURLNeverQuotesAPassword(t *testing.T) {
+	for _, u := range []string{
+		"https://u:hunter2xyz/abc@h/mcp",
+		"https://u:hunter2xyz/abc@h:1/mcp",
+		"https://u:a b hunter2xyz@h/mcp",
+		"https://u:hunter2xyz/a%zz@h/mcp",
+	} {
+		if err := ValidateURL(u); err == nil || strings.Contains(err.Error(), "hunter2xyz") {
+			t.Errorf("ValidateURL(%q) = %v", u, err)
+		}
+	}
+}

@@ -149,6 +149,11 @@ func ValidateURL(raw string) error {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
+		// With an '@' before the query, the parser's message may quote a
+		// piece of a password it read as a host or port (u:pa/ss@h).
+		if before, _, _ := strings.Cut(raw, "?"); strings.Contains(before, "@") {
+			return invalid("URL %q does not parse; put credentials in a header instead (--header 'Authorization: Bearer ${TOKEN}')", shownURL(raw))
+		}
 		return invalid("URL %q: %v", shownURL(raw), errors.Unwrap(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
@@ -172,25 +177,10 @@ func ValidateURL(raw string) error {
 }
 
 // shownURL is a URL as a validation message names it: masked as every
-// output shows a stored one (secrets.MaskURL: query values, token-like
-// path segments), and anything before the authority's last '@' hidden
-// whether or not the URL parses, so a refused URL never brings back its
-// password or query secret, whichever rule it broke first.
-func shownURL(raw string) string {
-	s := raw
-	start := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		start = i + 3
-	}
-	end := len(s)
-	if i := strings.IndexAny(s[start:], "?#"); i >= 0 {
-		end = start + i
-	}
-	if at := strings.LastIndexByte(s[start:end], '@'); at >= 0 {
-		s = s[:start] + "***" + s[start+at:]
-	}
-	return printable(secrets.MaskURL(s), 200)
-}
+// output shows one (secrets.MaskURL, which masks whether or not the URL
+// parses, so a refused URL never brings back its password or query
+// secret, whichever rule it broke first), cut for a message.
+func shownURL(raw string) string { return printable(secrets.MaskURL(raw), 200) }
 
 // ValidateEnv checks a stdio server's environment: names are [A-Za-z_]
 // [A-Za-z0-9_]* and not clawd's own (CLAWD_*, CLAWDE_*: they never reach a

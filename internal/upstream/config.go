@@ -126,7 +126,7 @@ func (c ServerConfig) Validate() error {
 	case TransportHTTP, TransportSSE:
 		u, err := url.Parse(c.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("server %q: url %q must be an absolute http:// or https:// URL", c.Name, c.URL))
+			errs = append(errs, fmt.Errorf("server %q: url %q must be an absolute http:// or https:// URL", c.Name, secrets.MaskURL(c.URL)))
 		} else if u.User != nil {
 			errs = append(errs, fmt.Errorf("server %q: put credentials in a header (Authorization: Bearer ${VAR}), not in the url", c.Name))
 		}

@@ -647,6 +647,17 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
+// A refused URL is named as MaskURL shows it: its query value or password
+// never comes back in the error.
+func TestConfigValidationMasksTheURL(t *testing.T) {
+	for _, u := range []string{"ftp://x/mcp?key=hunter2xyz", "https://u:hunter2xyz@/mcp", "mcp?key=hunter2xyz"} {
+		err := ServerConfig{Name: "a", Transport: TransportHTTP, URL: u}.Validate()
+		if err == nil || strings.Contains(err.Error(), "hunter2xyz") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}
+
 // A disabled server has a status but no provider and no process; enabling
 // it connects it, disabling it again removes its tools.
 func TestDisabledAndInvalid(t *testing.T) {

@@ -39,7 +39,7 @@ var (
 	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
 	// user:password@ in URLs, also without a user (redis://:password@).
-	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)[^@\s/]+@`)
+	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)([^@\s/]+)@`)
 	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
 	// URL (-u redis://...), whose password secretURL masks.
 	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
@@ -48,32 +48,44 @@ var (
 )
 
 // maskRules each find, in a text that contains (in any case) one of their
-// hints, words without which their pattern cannot match, the spans to
-// mask: from submatch index start of a match (3: the end of its first
-// group, 4: the start of its second) to the match's end. Most texts (a
-// path, `go test ./...`) contain no hint, and skip the regular
-// expressions, the costly part of a summary. Every rule reads the whole
-// text as it was: one rule's mask never hides what another needs to see
-// (masking "token mysql" must not hide mysql from the mysql rule).
+// hints, words without which their pattern cannot match (and their and,
+// as written, when set), the spans to mask: from
+// submatch index start of a match (3: the end of its first group, 4: the
+// start of its second) to submatch index end (the match's end when 0).
+// Most texts (a path, `go test ./...`) contain no hint, and skip the
+// regular expressions, the costly part of a summary. Every rule reads the
+// whole text as it was: one rule's mask never hides what another needs to
+// see (masking "token mysql" must not hide mysql from the mysql rule,
+// masking "token -u" must not hide -u from the -u rule).
+//
+// A hint must be in every text the rule's pattern matches. The patterns
+// that ignore case also match the two non-ASCII letters that fold to
+// ASCII ones, K (U+212A, k) and ſ (U+017F, s), which the hints are not
+// compared with: a text that holds either runs every rule (hintsIn).
 var maskRules = []struct {
-	re    *regexp.Regexp
-	start int
-	fn    func(string, [][2]int) [][2]int // when set, finds the spans in place of re
-	hints []string
-	set   uint32 // the hints' bits in hintWords
+	re         *regexp.Regexp
+	start, end int
+	fn         func(string, [][2]int) [][2]int // when set, finds the spans in place of re
+	hints      []string
+	and        string
+	set        uint32 // the hints' bits in hintWords
 }{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
 	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
 	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass="}},
 	// A header's whole value: a scheme the others do not know, and its
-	// credential.
-	{re: secretHeader, start: 3, hints: []string{"authorization", "cookie", "x-"}},
+	// credential. Its names hold auth (authorization), cookie, or key,
+	// token, secret or auth after "x-": "x-" alone is in too many texts
+	// (linux-amd64, max-age) to be a hint.
+	{re: secretHeader, start: 3, hints: []string{"auth", "cookie", "key", "token", "secret"}},
 	{re: secretMySQLFlag, start: 3, hints: []string{"mysql", "mariadb"}},
 	{re: secretLoginFlag, start: 3, hints: []string{"login"}},
 	{re: secretSSHPassFlag, start: 3, hints: []string{"sshpass"}},
 	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
+	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
+	{re: secretURL, start: 4, end: 5, hints: []string{"://"}, and: "@"},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
@@ -106,10 +118,15 @@ func init() {
 	}
 }
 
-// hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits.
+// hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits;
+// all of them when s holds K (U+212A) or ſ (U+017F), which the patterns
+// read as k and s.
 func hintsIn(s string) uint32 {
 	var set uint32
 	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == 0xe2 && strings.HasPrefix(s[i:], "\u212a") || c == 0xc5 && strings.HasPrefix(s[i:], "\u017f") {
+			return 1<<len(hintWords) - 1
+		}
 		for _, n := range byFirst[s[i]] {
 			if h := hintWords[n]; len(s)-i >= len(h) && strings.EqualFold(s[i:i+len(h)], h) {
 				set |= 1 << n
@@ -159,25 +176,27 @@ func MaskText(s string) string {
 		var spans [][2]int
 		for _, r := range maskRules {
 			switch {
-			case hints&r.set == 0:
+			case hints&r.set == 0 || r.and != "" && !strings.Contains(s, r.and):
 			case r.fn != nil:
 				spans = r.fn(s, spans)
 			default:
 				for _, m := range r.re.FindAllStringSubmatchIndex(s, -1) {
-					if m[r.start] >= 0 && m[r.start] < m[1] {
-						spans = append(spans, [2]int{m[r.start], m[1]})
+					end := m[1]
+					if r.end != 0 {
+						end = m[r.end]
+					}
+					if m[r.start] >= 0 && m[r.start] < end {
+						spans = append(spans, [2]int{m[r.start], end})
 					}
 				}
 			}
 		}
 		s = maskSpans(s, spans)
 	}
-	if strings.Contains(s, "-u") {
-		s = secretUserFlag.ReplaceAllString(s, "$1$2$3***")
-	}
-	if strings.Contains(s, "://") && strings.Contains(s, "@") {
-		s = secretURL.ReplaceAllString(s, "$1***@")
-	}
+	// The random-looking words are looked for in what the rules left: no
+	// rule's span ends inside a word, so none hides part of one, and a
+	// rule's name stays shown (password=***, not *** for a long
+	// password=... word).
 	if !hasLongWord(s) {
 		return s
 	}

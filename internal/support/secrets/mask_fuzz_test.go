@@ -192,3 +192,35 @@ func TestMaskTextRulesSeeTheWholeText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMaskURL: a secret planted as a URL's userinfo, a query value, a
+// query piece without a name or a fragment is not shown by MaskURL,
+// whatever the rest of the URL (parsing or not).
+func FuzzMaskURL(f *testing.F) {
+	for i := range 5 {
+		f.Add("https", "mcp.example.com:8443", "/mcp", uint8(i))
+		f.Add("http", "[::1", "/a?b=1&c", uint8(i))
+		f.Add("h?t", "u@h#x", "/p;q", uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, scheme, host, path string, where uint8) {
+		var u string
+		switch where % 5 {
+		case 0:
+			u = scheme + "://bob:" + plantedSecret + "@" + host + path
+		case 1:
+			u = scheme + "://" + plantedSecret + "@" + host + path
+		case 2:
+			u = scheme + "://" + host + path + "?key=" + plantedSecret
+		case 3:
+			u = scheme + "://" + host + path + "?" + plantedSecret
+		case 4:
+			u = scheme + "://" + host + path + "#" + plantedSecret
+		}
+		if strings.Count(u, plantedSecret) != 1 {
+			return
+		}
+		if out := MaskURL(u); strings.Contains(out, plantedSecret) {
+			t.Errorf("MaskURL(%q) = %q", u, out)
+		}
+	})
+}

@@ -200,41 +200,87 @@ func harmlessLiteral(s string) bool {
 	return strings.Trim(s, " :/-_.,;@") == ""
 }
 
-// MaskURL shows an upstream URL with every query value masked
-// (MaskRefValue: an API key in ?key= is a secret like a header) and
-// the rest through secrets.MaskText (a token-like path segment, as in
-// webhook URLs, becomes "***"). Scheme, host and port are shown as stored.
+// MaskURL is how a configured upstream URL is shown everywhere: the REST
+// API's url field, `clawd mcp list/show`, the messages that name a URL
+// (a refused one included) and the text an upstream's errors quote it in.
+// Whether or not raw parses:
+//
+//   - anything before the authority's last '@' (user, password, a token
+//     given as the user) is "***", up to the first '?' or '#': a password
+//     may hold a '/' a parser would read as the path's start;
+//   - every query value is masked as a configured secret (MaskRefValue:
+//     "sup****0123", "****" under 20 characters, a ${VAR} reference as
+//     written), and a query piece without '=' (?TOKEN) is "****"; a query
+//     that does not parse is "****" whole;
+//   - a #fragment (never sent, refused when stored) is "****";
+//   - the rest goes through MaskText (a token-like path segment, as in
+//     webhook URLs, becomes "***").
+//
+// Scheme, host, port and path are otherwise shown as given.
 func MaskURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return MaskText(raw)
+	s, frag, hasFrag := strings.Cut(raw, "#")
+	s, query, hasQuery := strings.Cut(s, "?")
+	authority := 0
+	if i := strings.Index(s, "://"); i >= 0 {
+		authority = i + 3
 	}
-	if u.RawQuery == "" {
-		return MaskText(raw)
+	if at := strings.LastIndexByte(s[authority:], '@'); at >= 0 {
+		s = s[:authority] + "***" + s[authority+at:]
 	}
-	query := u.RawQuery
-	u.RawQuery = ""
-	base := MaskText(u.String())
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		return base + "?" + Masked
+	s = MaskText(s)
+	if hasQuery {
+		s += "?" + maskQuery(query)
 	}
-	var parts []string
-	for _, k := range sortedKeysMulti(q) {
-		for _, v := range q[k] {
-			parts = append(parts, url.QueryEscape(k)+"="+MaskRefValue(v))
-		}
+	if hasFrag && frag != "" {
+		s += "#" + Masked
 	}
-	return base + "?" + strings.Join(parts, "&")
+	return s
 }
 
-func sortedKeysMulti(q url.Values) []string {
-	keys := make([]string, 0, len(q))
-	for k := range q {
-		keys = append(keys, k)
+// maskQuery is MaskURL's query: a "****" for each piece without '=' or
+// whose name is not a plain name (queryName), then the named values
+// sorted by name (stable), each through MaskRefValue. A query
+// url.ParseQuery refuses (a ';', a bad escape) is "****" whole.
+func maskQuery(query string) string {
+	type pair struct{ k, v string }
+	var pairs []pair
+	var parts []string
+	for _, piece := range strings.Split(query, "&") {
+		if piece == "" {
+			continue
+		}
+		if strings.Contains(piece, ";") {
+			return Masked
+		}
+		k, v, ok := strings.Cut(piece, "=")
+		if !ok || !queryName(k) {
+			parts = append(parts, Masked)
+			continue
+		}
+		k, err1 := url.QueryUnescape(k)
+		v, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			return Masked
+		}
+		pairs = append(pairs, pair{k, v})
 	}
-	slices.Sort(keys)
-	return keys
+	slices.SortStableFunc(pairs, func(a, b pair) int { return strings.Compare(a.k, b.k) })
+	for _, p := range pairs {
+		parts = append(parts, url.QueryEscape(p.k)+"="+MaskRefValue(p.v))
+	}
+	return strings.Join(parts, "&")
+}
+
+// queryName: k, as written, is a name a query shows plainly: letters,
+// digits and _ . - [ ] only, and nothing MaskText would mask (a long
+// random-looking word).
+func queryName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; !isNameByte(c) && c != '.' && c != '[' && c != ']' {
+			return false
+		}
+	}
+	return k != "" && MaskText(k) == k
 }
 
 // MaskTextWithURL is MaskText for text about an upstream whose configured
@@ -242,9 +288,21 @@ func sortedKeysMulti(q url.Values) []string {
 // request's) is first shown as MaskURL shows it, so a query value the
 // free-text patterns do not recognise (?key=..., ?api=...) is masked here
 // as in the URL field itself.
+//
+// The URL is also looked for as Go writes it back (url.URL.String, what
+// an http.Request's errors quote), which escapes what raw may have
+// written plainly (a non-ASCII path).
 func MaskTextWithURL(text, rawURL string) string {
-	if rawURL != "" && strings.Contains(text, rawURL) {
+	if rawURL == "" {
+		return MaskText(text)
+	}
+	if strings.Contains(text, rawURL) {
 		text = strings.ReplaceAll(text, rawURL, MaskURL(rawURL))
+	}
+	if u, err := url.Parse(rawURL); err == nil {
+		if s := u.String(); s != rawURL && strings.Contains(text, s) {
+			text = strings.ReplaceAll(text, s, MaskURL(s))
+		}
 	}
 	return MaskText(text)
 }

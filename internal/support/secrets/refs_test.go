@@ -56,3 +56,51 @@ func TestRefsAndExpand(t *testing.T) {
 		t.Errorf("Refs = %v", r)
 	}
 }
+
+// MaskURL is the one way a configured URL is shown: query values as
+// configured secrets, userinfo and fragments hidden whether or not the
+// URL parses, the rest through MaskText.
+func TestMaskURL(t *testing.T) {
+	const q = "supersecretquery0123"
+	for _, tt := range []struct{ in, want, secret string }{
+		{"https://mcp.example.com/mcp", "https://mcp.example.com/mcp", ""},
+		{"https://h/mcp?key=" + q, "https://h/mcp?key=sup****0123", q},
+		{"https://h/mcp?key=hunter2xyz&a=${TOKEN}", "https://h/mcp?a=${TOKEN}&key=****", "hunter2xyz"},
+		{"https://h/mcp?b=" + q + "&a=1&b=2", "https://h/mcp?a=****&b=sup****0123&b=****", q},
+		{"https://u:hunter2xyz@h/mcp", "https://***@h/mcp", "hunter2xyz"},
+		// A token given as the user, a password with a '/', a URL that
+		// does not parse: userinfo is hidden all the same.
+		{"https://ghp_short1@github.com/mcp", "https://***@github.com/mcp", "ghp_short1"},
+		{"https://u:hunter/2xyz@h/mcp", "https://***@h/mcp", "hunter/2xyz"},
+		{"http://u:hunter2xyz@h:99999/", "http://***@h:99999/", "hunter2xyz"},
+		// A query piece without a name, a query that does not parse, a
+		// URL that does not parse, a fragment.
+		{"https://h/mcp?hunter2xyz", "https://h/mcp?****", "hunter2xyz"},
+		{"https://h/mcp?a=1&hunter2xyz", "https://h/mcp?****&a=****", "hunter2xyz"},
+		{"https://h/mcp?key=hunter2xyz;x=1", "https://h/mcp?****", "hunter2xyz"},
+		// A name that is not a plain name is no name (?://u:pw@h=).
+		{"https://h/mcp?u:hunter2xyz@h=1&b-c_d.e[]=2", "https://h/mcp?****&b-c_d.e%5B%5D=****", "hunter2xyz"},
+		{"?://bob:hunter2xyz@0=", "?****", "hunter2xyz"},
+		{"http://[::1/mcp?key=hunter2xyz", "http://[::1/mcp?key=****", "hunter2xyz"},
+		{"https://h/mcp?key=" + q + "#frag", "https://h/mcp?key=sup****0123#****", q},
+		{"https://h/mcp#access=hunter2xyz", "https://h/mcp#****", "hunter2xyz"},
+		// A token-like path segment (a webhook's) is MaskText's.
+		{"https://hooks.example.com/services/T0A1B2C3D4/Xk9fQ2mZ7vB1nR8tY3wL6pJ0hD5cGabc", "https://hooks.example.com/services/***", "Xk9fQ2mZ7vB1nR8tY3wL6pJ0hD5cGabc"},
+		{"", "", ""},
+	} {
+		got := MaskURL(tt.in)
+		if got != tt.want || tt.secret != "" && strings.Contains(got, tt.secret) {
+			t.Errorf("MaskURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// MaskTextWithURL finds the configured URL also as Go quotes it back in
+// a request's error, escaped.
+func TestMaskTextWithURLFindsTheEscapedURL(t *testing.T) {
+	raw := "https://h/pä/mcp?key=hunter2xyz"
+	text := `Post "https://h/p%C3%A4/mcp?key=hunter2xyz": connection refused`
+	if got := MaskTextWithURL(text, raw); strings.Contains(got, "hunter2xyz") {
+		t.Errorf("MaskTextWithURL(%q) = %q", text, got)
+	}
+}

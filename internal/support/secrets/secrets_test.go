@@ -218,3 +218,76 @@ func TestMaskTextKeepsOrdinaryText(t *testing.T) {
 		}
 	}
 }
+
+// The -u/--user and user:password@ rules run with the others, on the text
+// as it was, and the header rule's hints are the words its names hold
+// (auth, cookie, key, token, secret) instead of any "x-": the masks are
+// those of running every rule over the whole text.
+func TestMaskTextMergedAndNarrowedRules(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		// Header names with and without a hint of their own.
+		{"curl -H 'X-Api-Key: v1' x", "curl -H 'X-Api-Key: ***' x"},
+		{"curl -H 'x-goog-api-key: v1' x", "curl -H 'x-goog-api-key: ***' x"},
+		{"curl -H 'X-Auth-Token: v1' x", "curl -H 'X-Auth-Token: ***' x"},
+		{"curl -H 'X-Vault-Token:v1' x", "curl -H 'X-Vault-Token:***' x"},
+		{"curl -H 'X-Client-Secret: v 1' x", "curl -H 'X-Client-Secret: ***' x"},
+		{"curl -H 'X-Authz: v1' x", "curl -H 'X-Authz: ***' x"},
+		{"curl -H 'X-KEYRING-ID: v1' x", "curl -H 'X-KEYRING-ID: ***' x"},
+		{"curl -H 'Cookie: a=b' -H 'Set-Cookie: c=d' x", "curl -H 'Cookie: ***' -H 'Set-Cookie: ***' x"},
+		{"curl -H 'Proxy-Authorization: Digest v1' x", "curl -H 'Proxy-Authorization: ***' x"},
+		// An x- word that is not a credential header stays.
+		{"curl -H 'X-Request-Id: 42' x", "curl -H 'X-Request-Id: 42' x"},
+		{"tar -xf go-linux-x-amd64.tar.gz", "tar -xf go-linux-x-amd64.tar.gz"},
+		{"curl -H 'x-trace: key' x", "curl -H 'x-trace: key' x"},
+		// -u/--user and user:password@, alone and together.
+		{"curl -u bob:pw1 https://x", "curl -u bob:*** https://x"},
+		{"curl --user 'bob:pw1' https://x", "curl --user 'bob:***' https://x"},
+		{"curl -u bob https://x", "curl -u bob https://x"},
+		{"redis-cli -u redis://:pw1@h:6379", "redis-cli -u redis://:***@h:6379"},
+		{"curl -u a:b https://c:d@h/x -u e:f", "curl -u a:*** https://c:***@h/x -u e:***"},
+		{"git clone https://bob:pw1@h/r.git", "git clone https://bob:***@h/r.git"},
+		{"ssh bob@h:22; see https://h/x", "ssh bob@h:22; see https://h/x"},
+		{"mail bob@h about https://h:8080/x", "mail bob@h about https://h:8080/x"},
+		{"-U bob:pw1", "-U bob:pw1"},
+		// Both rules next to another's mask.
+		{"password=x -u bob:pw1", "password=*** -u bob:***"},
+		{"token=x https://bob:pw1@h", "token=*** https://bob:***@h"},
+		{"Bearer abc https://:pw1@h", "Bearer *** https://:***@h"},
+	} {
+		if got := MaskText(tt.in); got != tt.want {
+			t.Errorf("MaskText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// A rule's mask used to hide what the -u/--user and URL rules, which ran
+// afterwards on the masked text, needed: "token -u" lost its -u to the
+// token rule and the password after it was shown.
+func TestMaskTextUserFlagSeesTheWholeText(t *testing.T) {
+	checkHidden(t, "hunter2xyz",
+		"token -u bob:hunter2xyz https://x",
+		"secret: -u bob:hunter2xyz https://x",
+		"basic --user bob:hunter2xyz https://x",
+		"curl -u a:b://c:d;hunter2xyz@h")
+}
+
+// The rules that ignore case read K (U+212A) as k and ſ (U+017F) as s;
+// the hints, compared byte by byte, did not, so "toKen=..." skipped the
+// rule that would have masked it.
+func TestMaskTextFoldedLetters(t *testing.T) {
+	checkHidden(t, "hunter2xyz",
+		"to\u212aen=hunter2xyz",
+		"\u017fecret: hunter2xyz",
+		"X-Api-\u212aey: hunter2xyz",
+		"Bearer hunter2xyz \u017f")
+}
+
+// checkHidden: MaskText of each of ins does not show secret.
+func checkHidden(t *testing.T, secret string, ins ...string) {
+	t.Helper()
+	for _, in := range ins {
+		if out := MaskText(in); strings.Contains(out, secret) {
+			t.Errorf("MaskText(%q) = %q", in, out)
+		}
+	}
+}
