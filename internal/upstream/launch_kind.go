@@ -45,10 +45,12 @@ var (
 	// lua5.4, luajit2.1 and Debian's luajit-2.1.0-beta3 (a digit must
 	// follow a dash: lua-language-server is another program).
 	luaName = regexp.MustCompile(`^(lua|luajit)(-?[0-9][0-9a-z.-]*)?$`)
-	// A runtime named with its version, as Debian installs ruby3.1,
-	// php8.2 and perl5.36.0 (the real binaries, the plain names links to
-	// them) and version managers link node22: the runtime's rules.
-	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php)[0-9][0-9.]*$`)
+	// A runtime or shell named with its version, as Debian installs
+	// ruby3.1, php8.2 and perl5.36.0 (the real binaries, the plain names
+	// links to them), zsh installs zsh-5.9 beside zsh, and version managers
+	// link node22 or java17: the plain name's rules (a digit must follow a
+	// dash: node-gyp is another program).
+	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php|bash|zsh|ksh|mksh|dash|fish|java|javaw)-?[0-9][0-9.]*$`)
 	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
 	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
 )

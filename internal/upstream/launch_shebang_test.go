@@ -109,12 +109,13 @@ func TestVersionedRuntimeNames(t *testing.T) {
 		"python3.11": "python", "pypy3": "python", "lua5.4": "lua", "luajit2.1": "lua",
 		"luajit-2.1.0-beta3": "lua", "lua-5.1": "lua", "lua-language-server": "", "luarocks": "",
 		"ruby": "ruby", "node": "node", "rubyx": "", "phpunit": "", "node-gyp": "", "perldoc": "",
+		"zsh-5.9": "shell", "bash5.2": "shell", "java17": "java", "java-21": "java", "bashdb": "", "javac": "",
 	} {
 		if got := launcherKind(name); got != want {
 			t.Errorf("launcherKind(%q) = %q; want %q", name, got, want)
 		}
 	}
-	work := envTestSetup(t, "ruby3.1", "php8.2", "node22", "perl5.36.0")
+	work := envTestSetup(t, "ruby3.1", "php8.2", "node22", "perl5.36.0", "zsh-5.9", "java17")
 	checkLaunchCases(t, work, []launchCase{
 		{cmd: []string{"ruby3.1", "-r/tmp/evil", "x.rb"}, unpinned: "-r"},
 		{cmd: []string{"ruby3.1", "x.rb"}, script: "x.rb"},
@@ -124,5 +125,8 @@ func TestVersionedRuntimeNames(t *testing.T) {
 		{cmd: []string{"node22", "x.js"}, env: envOf("NODE_OPTIONS", "--require /tmp/e.js"), unpinned: "NODE_OPTIONS"},
 		{cmd: []string{"perl5.36.0", "-MEvil", "x.pl"}, unpinned: "-MEvil"},
 		{cmd: []string{"perl5.36.0", "x.pl"}, script: "x.pl"},
+		{cmd: []string{"zsh-5.9", "x.sh"}, script: "x.sh"},
+		{cmd: []string{"zsh-5.9", "x.sh"}, env: envOf("ZDOTDIR", "/tmp/evil"), unpinned: "ZDOTDIR"},
+		{cmd: []string{"java17", "-javaagent:/tmp/a.jar", "-jar", "x.jar"}, unpinned: "-javaagent"},
 	})
 }
