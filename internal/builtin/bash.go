@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/sandbox"
+	"github.com/clawde/clawd/internal/support/fileutil"
 	"github.com/clawde/clawd/internal/support/proc"
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -228,7 +229,7 @@ func openWorkDir(ctx context.Context, ws *sandbox.Workspace, p string) (*workDir
 	if st, err := f.Stat(); err != nil || !st.IsDir() {
 		f.Close()
 		if err == nil {
-			return nil, tools.Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
+			return nil, tools.Errorf("working_dir %q is not a directory (it is %s)", p, fileutil.Kind(st.Mode()))
 		}
 		return nil, fileError(p, err)
 	}
@@ -263,7 +264,7 @@ func workDirError(ws *sandbox.Workspace, p, rel string, err error) error {
 		return tools.Errorf("working_dir %q does not exist; it must be an existing directory inside the workspace", p)
 	case errors.Is(err, syscall.ENOTDIR):
 		if st, e := ws.Root.Stat(rel); e == nil && !st.IsDir() {
-			return tools.Errorf("working_dir %q is not a directory (it is %s)", p, describeKind(st.Mode()))
+			return tools.Errorf("working_dir %q is not a directory (it is %s)", p, fileutil.Kind(st.Mode()))
 		}
 	}
 	return fileError(p, err)

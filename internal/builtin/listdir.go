@@ -16,6 +16,7 @@ import (
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -109,7 +110,7 @@ func (t *listDir) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	topRoot, err := openDirRoot(ws.Root, rel)
+	topRoot, err := sandbox.OpenDir(ws.Root, rel)
 	if err != nil {
 		return nil, listError(ws, p, rel, err)
 	}
@@ -157,13 +158,6 @@ func openDir(ws *sandbox.Workspace, rel string) (*os.File, error) {
 	return ws.Root.OpenFile(rel, os.O_RDONLY|oDirectory, 0)
 }
 
-// openDirRoot opens the directory rel of r as a Root. The trailing "/."
-// makes the directory an intermediate component, which os.Root opens with
-// O_DIRECTORY: a named pipe in its place fails at once instead of blocking.
-func openDirRoot(r *os.Root, rel string) (*os.Root, error) {
-	return r.OpenRoot(rel + "/.")
-}
-
 // keptDir is a directory handle the walk keeps open while some of its
 // subdirectories are queued; refs counts them.
 type keptDir struct {
@@ -178,17 +172,10 @@ const maxKeptDirs = 64
 func listError(ws *sandbox.Workspace, p, rel string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) {
 		if st, e := ws.Root.Stat(rel); e == nil && !st.IsDir() {
-			return tools.Errorf("%q is not a directory (it is %s); use read_file to read a file", p, describeKind(st.Mode()))
+			return tools.Errorf("%q is not a directory (it is %s); use read_file to read a file", p, fileutil.Kind(st.Mode()))
 		}
 	}
 	return fileError(p, err)
-}
-
-func describeKind(m fs.FileMode) string {
-	if m.IsRegular() {
-		return "a regular file"
-	}
-	return fileutil.Kind(m)
 }
 
 // dirWalk lists breadth-first: all of depth 1, then depth 2, and so on. When
@@ -229,10 +216,10 @@ func (w *dirWalk) drop() {
 // else by path from the workspace root.
 func (w *dirWalk) open(d pendingDir) (*os.Root, error) {
 	if d.parent == nil {
-		return openDirRoot(w.ws.Root, d.rel)
+		return sandbox.OpenDir(w.ws.Root, d.rel)
 	}
 	defer w.release(d)
-	return openDirRoot(d.parent.root, d.name)
+	return sandbox.OpenDir(d.parent.root, d.name)
 }
 
 func (w *dirWalk) run(ctx context.Context) error {
@@ -359,7 +346,7 @@ func readDirCtx(ctx context.Context, f *os.File) ([]fs.DirEntry, error) {
 // systems take any bytes) has its invalid bytes shown as U+FFFD, as the
 // answer is JSON; the walk itself goes on using the real name.
 func entryOf(name, p string, info fs.FileInfo) ListEntry {
-	e := ListEntry{Name: validName(name), Path: validName(p), ModifiedAt: info.ModTime().UTC().Format(time.RFC3339)}
+	e := ListEntry{Name: safetext.ValidUTF8(name), Path: safetext.ValidUTF8(p), ModifiedAt: info.ModTime().UTC().Format(time.RFC3339)}
 	m := info.Mode()
 	switch {
 	case m&fs.ModeSymlink != 0:

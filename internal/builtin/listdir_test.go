@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -210,7 +211,7 @@ func TestListDirErrors(t *testing.T) {
 func TestListDirDoesNotDescendSwappedDir(t *testing.T) {
 	dir, tool := newListWS(t, nil)
 	w := &dirWalk{ws: tool.(*listDir).env.WS, maxDepth: 5, limit: 100, res: &ListDirResult{}}
-	r, err := openDirRoot(w.ws.Root, ".")
+	r, err := sandbox.OpenDir(w.ws.Root, ".")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -165,7 +165,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 	case fi.IsDir():
 		// Not OpenRoot(rel): the directory may have been swapped for a
 		// named pipe since the Stat, and that open would block.
-		r, err := openDirRoot(ws.Root, rel)
+		r, err := sandbox.OpenDir(ws.Root, rel)
 		if err != nil {
 			return fileError(displayPath(arg), err)
 		}

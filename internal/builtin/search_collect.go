@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // collector keeps the first k matches in (file, line, col) order while
@@ -114,7 +116,7 @@ func collectHits(ctx context.Context, m matcher, path string, data []byte, k int
 			ls, le = lineBounds(data, 0, s)
 		}
 		hits = append(hits, SearchMatch{
-			File: validName(path),
+			File: safetext.ValidUTF8(path),
 			Line: line,
 			Col:  s - ls + 1,
 			Text: lineText(data[ls:le], s-ls),
@@ -137,7 +139,7 @@ const maxTextBytes = 512
 func lineText(line []byte, ms int) string {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) <= maxTextBytes {
-		return validText(line)
+		return safetext.ValidUTF8(string(line))
 	}
 	// Show some context before the match, then as much of the match and
 	// what follows as fits.
@@ -154,26 +156,9 @@ func lineText(line []byte, ms int) string {
 	if start > 0 {
 		sb.WriteString("…")
 	}
-	sb.WriteString(validText(line[start:end]))
+	sb.WriteString(safetext.ValidUTF8(string(line[start:end])))
 	if end < len(line) {
 		sb.WriteString("…")
 	}
 	return sb.String()
-}
-
-// validName is a path for the answer, which is JSON: a file system takes
-// any bytes in a name, and a name that is not valid UTF-8 has its invalid
-// bytes shown as U+FFFD (no tool can be given such a name; bash can).
-func validName(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-func validText(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

@@ -187,7 +187,7 @@ func (w *walker) work(st *workerState) {
 // The name was a directory when listed; openDirRoot makes a named pipe
 // swapped in since fail at once instead of blocking the walk.
 func (w *walker) openDir(parent *dirNode, name string) *dirNode {
-	r, err := openDirRoot(parent.root, name)
+	r, err := sandbox.OpenDir(parent.root, name)
 	if err != nil {
 		return nil
 	}

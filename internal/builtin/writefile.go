@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/tools"
 )
 
@@ -122,7 +123,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	}
 	// The canonical path may pass through a directory whose name is not
 	// UTF-8 (validName); the file is written either way.
-	return &WriteFileResult{BytesWritten: int64(len(data)), Path: validName(filepath.Join(canon, filepath.FromSlash(base)))}, nil
+	return &WriteFileResult{BytesWritten: int64(len(data)), Path: safetext.ValidUTF8(filepath.Join(canon, filepath.FromSlash(base)))}, nil
 }
 
 // openParent opens the directory that will hold the file as its own Root, so

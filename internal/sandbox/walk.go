@@ -314,18 +314,20 @@ func (c *cursor) dir() *os.Root {
 
 func checkpoint(i int) bool { return (i+1)%checkpointEvery == 0 }
 
-// openSub opens the subdirectory name of dir. OpenRoot opens its last
-// component without O_DIRECTORY, so a named pipe swapped in for a directory
-// after it was lstat'ed would block the open until a writer came; with the
-// trailing "/." name is an intermediate component, opened with O_DIRECTORY,
-// and anything but a directory fails at once.
-func openSub(dir *os.Root, name string) (*os.Root, error) {
+// OpenDir opens the directory name (one component or a relative path) of
+// dir as a Root, and fails at once if it is anything but a directory.
+// OpenRoot opens its last component without O_DIRECTORY, so a named pipe
+// swapped in for a directory after it was lstat'ed would block the open
+// until a writer came; with the trailing "/." name is an intermediate
+// component, opened with O_DIRECTORY. Every tool that enters a directory
+// it did not just create opens it this way.
+func OpenDir(dir *os.Root, name string) (*os.Root, error) {
 	return dir.OpenRoot(name + "/.")
 }
 
 // down enters the subdirectory name of the current directory.
 func (c *cursor) down(name string) error {
-	h, err := openSub(c.dir(), name)
+	h, err := OpenDir(c.dir(), name)
 	if err != nil {
 		return err
 	}
@@ -362,7 +364,7 @@ func (c *cursor) up(n int) error {
 	}
 	cur := base
 	for i := j + 1; i <= top; i++ {
-		h, err := openSub(cur, c.names[i])
+		h, err := OpenDir(cur, c.names[i])
 		if cur != base {
 			cur.Close()
 		}

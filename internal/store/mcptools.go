@@ -6,9 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // MCPTool is one entry of an upstream's tools cache: the tool as the
@@ -97,7 +97,7 @@ func replaceToolsTx(ctx context.Context, tx *sql.Tx, serverID int64, tools []MCP
 			}
 			schema = b.String()
 		}
-		if _, err := stmt.ExecContext(ctx, serverID, validText(t.Name), validText(t.Description), schema, at); err != nil {
+		if _, err := stmt.ExecContext(ctx, serverID, safetext.ValidUTF8(t.Name), safetext.ValidUTF8(t.Description), schema, at); err != nil {
 			return fmt.Errorf("tool %q: %w", printable(t.Name, 80), err)
 		}
 	}
@@ -131,13 +131,4 @@ func (db *DB) MCPTools(ctx context.Context, serverID int64) ([]MCPTool, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
-}
-
-// validText is s as valid UTF-8 (invalid bytes replaced), for text an
-// upstream sent.
-func validText(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

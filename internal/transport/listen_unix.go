@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/clawde/clawd/internal/support/fileutil"
 )
 
 // maxSocketPath is the longest unix socket path every supported OS accepts
@@ -145,21 +147,7 @@ func lockFile(path string) (*os.File, error) {
 }
 
 func notASocket(path string, fi fs.FileInfo) error {
-	return fmt.Errorf("%s exists and is not a socket (%s); clawd will not replace it: move it away, or choose another path with socket_path or --socket", path, describeType(fi.Mode()))
-}
-
-func describeType(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	}
-	return "type " + m.Type().String()
+	return fmt.Errorf("%s exists and is not a socket (%s); clawd will not replace it: move it away, or choose another path with socket_path or --socket", path, fileutil.Kind(fi.Mode()))
 }
 
 // checkSocketDir refuses a socket directory (symlinks resolved) whose

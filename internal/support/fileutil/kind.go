@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 )
 
-// Kind names what a file that is not a regular file is, for messages that
-// refuse it ("a named pipe", "a directory"...).
+// Kind names what kind of file m is, for messages that refuse it ("a named
+// pipe", "a directory", "a regular file"...).
 func Kind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
@@ -21,6 +21,8 @@ func Kind(m fs.FileMode) string {
 		return "a symlink"
 	case m.IsDir():
 		return "a directory"
+	case m.IsRegular():
+		return "a regular file"
 	}
 	return "not a regular file"
 }

@@ -192,3 +192,14 @@ func stringLen(s string) int {
 	}
 	return len(s)
 }
+
+// ValidUTF8 is s with each run of invalid UTF-8 bytes replaced by U+FFFD,
+// and nothing else changed: for text that must be valid in JSON or SQLite
+// but is shown as it is otherwise (a file name, a line of a file, an
+// upstream's tool name). s itself when it is valid (no allocation).
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

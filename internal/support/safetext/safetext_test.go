@@ -91,3 +91,20 @@ func FuzzClean(f *testing.F) {
 		}
 	})
 }
+
+// ValidUTF8 replaces invalid bytes and keeps everything else, control
+// characters included (it is not Clean).
+func TestValidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":            "plain",
+		"a\xffb":           "a\uFFFDb",
+		"\xff\xfe\xfd":     "\uFFFD",
+		"tab\tesc\x1b[31m": "tab\tesc\x1b[31m",
+		"é\xc3":            "é\uFFFD",
+		"":                 "",
+	} {
+		if got := ValidUTF8(in); got != want {
+			t.Errorf("ValidUTF8(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
