@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/clawde/clawd/internal/jsonrpc"
+	"github.com/clawde/clawd/internal/mcp"
 )
 
 // A stream session whose input ends keeps running its calls so that they
@@ -47,6 +50,30 @@ func (w *eofWatch) SetReadDeadline(t time.Time) error {
 }
 
 var errNoDeadline = syscall.ENOTSUP
+
+// streamEnd is how a stream session (stdio, a unix socket connection)
+// ended.
+type streamEnd struct {
+	err     error // what Serve returned
+	stalled bool  // the client left an answer unread for the write stall
+	gone    bool  // the input ended and nobody was left to read answers
+}
+
+// serveStream serves s over in and out as a stream session: answers that
+// wait for the client longer than stall end it, and once in has ended, a
+// client that is gone altogether (nobody left at out's other end) cancels
+// the session's running calls (cancelOnHangup).
+func serveStream(ctx context.Context, s *mcp.Session, in io.Reader, out io.Writer, limit int, stall time.Duration) streamEnd {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	input := newEOFWatch(in)
+	var gone atomic.Bool
+	go cancelOnHangup(ctx, cancel, input.eof, out, &gone)
+	st := jsonrpc.NewStream(input, out, limit)
+	st.LimitWriteStall(stall)
+	err := s.Serve(ctx, st)
+	return streamEnd{err: err, stalled: st.Stalled(), gone: gone.Load()}
+}
 
 // cancelOnHangup calls cancel, and sets gone, once the input has ended
 // (eof) and nobody is left at out's other end (WatchHangup). It returns

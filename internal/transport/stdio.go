@@ -14,11 +14,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
-	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 )
 
@@ -30,21 +28,14 @@ import (
 // reader left) cancels the running calls (cancelOnHangup).
 func ServeStdio(ctx context.Context, srv *mcp.Server, caller *chain.Caller, in io.Reader, out io.Writer) error {
 	s := srv.NewSession(caller, mcp.SessionOptions{})
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	input := newEOFWatch(in)
-	var gone atomic.Bool
-	go cancelOnHangup(ctx, cancel, input.eof, out, &gone)
-	st := jsonrpc.NewStream(input, out, srv.MessageLimit())
-	st.LimitWriteStall(DefaultWriteStall)
-	err := s.Serve(ctx, st)
-	if st.Stalled() {
+	end := serveStream(ctx, s, in, out, srv.MessageLimit(), DefaultWriteStall)
+	if end.stalled {
 		return fmt.Errorf("the client left an answer unread for %v; session closed", DefaultWriteStall)
 	}
-	if gone.Load() {
+	if end.gone {
 		return nil // the host went away: the session is over, not failed
 	}
-	return err
+	return end.err
 }
 
 // DefaultWriteStall is how long a stream client (stdio, the unix socket)

@@ -8,11 +8,9 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/clawde/clawd/internal/chain"
-	"github.com/clawde/clawd/internal/jsonrpc"
 	"github.com/clawde/clawd/internal/mcp"
 	"github.com/clawde/clawd/internal/support/peercred"
 )
@@ -226,18 +224,12 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 	}()
 	// A client that closed its socket (not only its writing side) after
 	// its last request reads no answer: its running calls are cancelled.
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	input := newEOFWatch(lineWatch{tc})
-	var gone atomic.Bool
-	go cancelOnHangup(sctx, cancel, input.eof, c, &gone)
-	st := jsonrpc.NewStream(input, c, u.Server.MessageLimit())
-	st.LimitWriteStall(orDefault(u.writeStall, DefaultWriteStall))
-	err = s.Serve(sctx, st)
-	if st.Stalled() {
+	stall := orDefault(u.writeStall, DefaultWriteStall)
+	end := serveStream(ctx, s, lineWatch{tc}, c, u.Server.MessageLimit(), stall)
+	if end.stalled {
 		u.logger().Warn("unix socket: connection closed, the client stopped reading its answers",
-			"peer_pid", pid, "waited", orDefault(u.writeStall, DefaultWriteStall))
-	} else if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
+			"peer_pid", pid, "waited", stall)
+	} else if err := end.err; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, mcp.ErrOutputClosed) {
 		u.logger().Debug("unix socket: session ended", "peer_pid", pid, "err", err)
 	}
 }
