@@ -192,14 +192,21 @@ func toLower(c byte) byte {
 //     X-Auth-Token), and the credentials after "Bearer", "Basic" or
 //     "token";
 //   - openssl's pass:PASSWORD;
-//   - the password of user:password@ (or :password@) in a URL, and of
-//     -u/--user user:password (curl's form);
+//   - the password of user:password@ (or :password@) in a URL, up to the
+//     last "@" before the host, and of -u/--user user:password (curl's
+//     form); an Azure SAS token's sig=;
+//   - tokens named by their prefix that are too short or too regular to
+//     look random: GitLab's glpat-/gldt-/glrt-/glptt-, AWS access key
+//     ids (AKIA/ASIA), SendGrid's SG.id.secret, JWTs (eyJ.eyJ.); and a
+//     PEM private key's body, up to its END line;
+//   - a wallet's MNEMONIC= or SEED_PHRASE= (upper case, as in a .env);
 //   - a password given to a flag that is a password flag only for its
 //     tool, the first one after the tool's name in the same command:
 //     mysql's (mysqldump's, mariadb's, ...) -pPASSWORD written attached,
 //     -p PASSWORD of docker, podman, nerdctl, buildah, skopeo, helm,
 //     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
-//     -a PASSWORD or --pass PASSWORD, and curl's -b/--cookie NAME=VALUE;
+//     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
+//     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] that looks random
 //     (looksRandom: hex digests, base64 keys and tokens of any length,
 //     with or without slashes), after the path words that lead it
