@@ -198,6 +198,11 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"MNEMONIC_LEN=12 go run .",
 		"postgres://app@db:5432/app?sslmode=require",
 		"git diff HEAD~1 -- internal/support/secrets/mask.go",
+		"git show 8f14e45fc --stat; git rebase -i HEAD~3",
+		"cat ~/.ssh/id_ed25519.pub ~/.npmrc .env ~/.aws/config",
+		"aws sts get-caller-identity --profile dev",
+		"ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -C me@example.com",
+		"func parseJWT(tok string) (*Claims, error) { parts := strings.Split(tok, \".\")",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)
