@@ -32,6 +32,32 @@ func (e *env) audit(args ...string) []auditRow {
 	return rows
 }
 
+// A bash call whose command holds secrets of formats too short or too
+// regular to look random (a GitLab token, an AWS key id, a vault token, a
+// SQL Server password) is stored with them masked.
+func TestAuditSummaryMasksSecretFormats(t *testing.T) {
+	e := newEnv(t)
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	secrets := []string{"x2Fq9ZbK7vR3mN8pW1tY", "IOSFODNN7EXAMPLE", "Zx7nQ4wLp9RbT2vK8mJc3Yd1", "Tr0ub4dor3x"}
+	r.CallTool("bash", map[string]any{"command": "true glpat-x2Fq9ZbK7vR3mN8pW1tY AKIAIOSFODNN7EXAMPLE; true vault login s.Zx7nQ4wLp9RbT2vK8mJc3Yd1; true sqlcmd -P Tr0ub4dor3x"})
+	r.CloseWait()
+
+	rows := e.audit("--limit", "0")
+	if len(rows) != 1 || rows[0].ArgsSummary == nil {
+		t.Fatalf("rows %+v, want one with a summary", rows)
+	}
+	s := *rows[0].ArgsSummary
+	if !strings.HasPrefix(s, "command: true *** ***; true vault login ***; true sqlcmd -P ***") {
+		t.Errorf("bash summary %q", s)
+	}
+	for _, secret := range secrets {
+		if strings.Contains(s, secret) {
+			t.Errorf("bash summary %q shows %q", s, secret)
+		}
+	}
+}
+
 // The audit log says what each call was about (a masked summary and a
 // digest), that a timed-out bash call timed out, labels once, local times
 // by default, and --since, --follow and prune do what they say.

@@ -13,8 +13,10 @@ var (
 	// its quote).
 	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
 	// Environment-style NAME_KEY=value and NAME_PASS=value (OPENAI_KEY,
-	// SMTP_PASS): upper case only, so a lower-case sort_key=name stays.
-	secretEnvAssign = regexp.MustCompile(`\b([A-Z][A-Z0-9_]*_(?:KEY|PASS)=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// SMTP_PASS), and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
+	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
+	// stays.
+	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS)|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
 	// A credential header's whole value, up to a quote or the line's end:
 	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
 	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
@@ -39,10 +41,31 @@ var (
 	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
 	// user:password@ in URLs, also without a user (redis://:password@).
-	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)([^@\s/]+)@`)
+	// The password runs to the last "@" before the host (Python's and
+	// libpq's reading of an unencoded "@" in a password).
+	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)([^\s/]*[^@\s/])@`)
 	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
 	// URL (-u redis://...), whose password secretURL masks.
 	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
+	// Tokens whose prefix names them, too short or too regular to look
+	// random: GitLab's glpat-/gldt-/glrt-/glptt- (20 characters after
+	// the prefix), AWS access key ids (AKIA/ASIA and 16 more), SendGrid's
+	// SG.id.secret and JWTs (eyJ header and payload, whose dots split
+	// them into words the random-word rule may find too short).
+	secretPrefixed = regexp.MustCompile(`\b(?:(?:glpat|gldt|glrt|glptt)-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[A-Z0-9]{16}\b|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}|eyJ[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)`)
+	// A PEM private key's body, up to its END line or the text's end:
+	// its last line may be too short to look random. The body starts on
+	// the next line (a newline, or "\n" in a JSON or shell string): a
+	// header alone (grep '-----BEGIN PRIVATE KEY-----' f) is no key.
+	secretPEM = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:\r?\n|(?:\\r)?\\n)((?s:.*?))(?:-----END |\z)`)
+	// An Azure SAS token's signature, sig=..., percent-encoded into short
+	// words.
+	secretSig = regexp.MustCompile(`[?&;]sig=([^&\s"'#;]+)`)
+	//   - sqlcmd's and bcp's -P PASSWORD;
+	secretSQLCmdFlag = regexp.MustCompile(`(\b(?:sqlcmd|bcp)\b[^;&|\r\n]*?\s-P\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
+	//   - vault login TOKEN (after its flags; a key=value word is a
+	//     method's parameter).
+	secretVaultLogin = regexp.MustCompile(`(\bvault\s+login\s+(?:-\S+\s+)*)("[^"]*"|'[^']*'|[^\s"'=;&|-][^\s"'=;&|]*)(?:[\s;&|]|\z)`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -68,12 +91,12 @@ var maskRules = []struct {
 	fn         func(string, [][2]int) [][2]int // when set, finds the spans in place of re
 	hints      []string
 	and        string
-	set        uint32 // the hints' bits in hintWords
+	set        uint64 // the hints' bits in hintWords
 }{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
 	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
-	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass="}},
+	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "mnemonic=", "seed_phrase="}},
 	// A header's whole value: a scheme the others do not know, and its
 	// credential. Its names hold auth (authorization), cookie, or key,
 	// token, secret or auth after "x-": "x-" alone is in too many texts
@@ -86,6 +109,11 @@ var maskRules = []struct {
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
 	{re: secretURL, start: 4, end: 5, hints: []string{"://"}, and: "@"},
+	{re: secretPrefixed, hints: []string{"glpat-", "gldt-", "glrt-", "glptt-", "akia", "asia", "sg.", "eyj"}},
+	{re: secretPEM, start: 2, end: 3, hints: []string{"private key"}},
+	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
+	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
+	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
@@ -113,27 +141,42 @@ func init() {
 			maskRules[i].set |= 1 << n
 		}
 	}
-	if len(hintWords) > 32 {
-		panic("secrets: more than 32 hint words")
+	for _, h := range hintWords {
+		if len(h) < 2 || h != strings.ToLower(h) {
+			panic("secrets: a hint word must be lower case, of two bytes or more: " + h)
+		}
+	}
+	if len(hintWords) > 64 {
+		panic("secrets: more than 64 hint words")
 	}
 }
 
 // hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits;
 // all of them when s holds K (U+212A) or ſ (U+017F), which the patterns
 // read as k and s.
-func hintsIn(s string) uint32 {
-	var set uint32
+func hintsIn(s string) uint64 {
+	var set uint64
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == 0xe2 && strings.HasPrefix(s[i:], "\u212a") || c == 0xc5 && strings.HasPrefix(s[i:], "\u017f") {
 			return 1<<len(hintWords) - 1
 		}
 		for _, n := range byFirst[s[i]] {
-			if h := hintWords[n]; len(s)-i >= len(h) && strings.EqualFold(s[i:i+len(h)], h) {
+			// The second byte first: most first-letter hits end there,
+			// without a call (every hint has two bytes or more).
+			if h := hintWords[n]; len(s)-i >= len(h) && toLower(s[i+1]) == h[1] && strings.EqualFold(s[i:i+len(h)], h) {
 				set |= 1 << n
 			}
 		}
 	}
 	return set
+}
+
+// toLower is c in lower case when it is an ASCII letter.
+func toLower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // MaskText replaces what looks like a secret in free text with "***":
@@ -149,14 +192,21 @@ func hintsIn(s string) uint32 {
 //     X-Auth-Token), and the credentials after "Bearer", "Basic" or
 //     "token";
 //   - openssl's pass:PASSWORD;
-//   - the password of user:password@ (or :password@) in a URL, and of
-//     -u/--user user:password (curl's form);
+//   - the password of user:password@ (or :password@) in a URL, up to the
+//     last "@" before the host, and of -u/--user user:password (curl's
+//     form); an Azure SAS token's sig=;
+//   - tokens named by their prefix that are too short or too regular to
+//     look random: GitLab's glpat-/gldt-/glrt-/glptt-, AWS access key
+//     ids (AKIA/ASIA), SendGrid's SG.id.secret, JWTs (eyJ.eyJ.); and a
+//     PEM private key's body, up to its END line;
+//   - a wallet's MNEMONIC= or SEED_PHRASE= (upper case, as in a .env);
 //   - a password given to a flag that is a password flag only for its
 //     tool, the first one after the tool's name in the same command:
 //     mysql's (mysqldump's, mariadb's, ...) -pPASSWORD written attached,
 //     -p PASSWORD of docker, podman, nerdctl, buildah, skopeo, helm,
 //     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
-//     -a PASSWORD or --pass PASSWORD, and curl's -b/--cookie NAME=VALUE;
+//     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
+//     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] that looks random
 //     (looksRandom: hex digests, base64 keys and tokens of any length,
 //     with or without slashes), after the path words that lead it

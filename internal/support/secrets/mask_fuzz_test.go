@@ -38,6 +38,11 @@ var plantings = []string{
 	"sshpass -p %s ssh host",
 	"redis-cli -a %s ping",
 	"curl -b sid=%s https://x",
+	"sqlcmd -S db -U sa -P %s",
+	"https://a.blob.core.windows.net/c?sv=2022-11-02&sig=%s",
+	"MNEMONIC=%s",
+	"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n%s",
+	"https://bob:p@%s@example.com/x",
 	"%K",
 }
 
@@ -61,6 +66,9 @@ var maskSeeds = []string{
 	"***",
 	"password=***",
 	"https://u:p@h redis://:q@c -u a:b --user=c:d",
+	"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n-----END EC PRIVATE KEY-----",
+	"echo glpat-x2Fq9ZbK7vR3mN8pW1tY AKIAIOSFODNN7EXAMPLE SG.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tA",
+	"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dBjftJeZ4CVPmB92K27uhb vault login -x s.Zx7nQ4 ?sig=a%2Bb",
 }
 
 // checkMaskText: MaskText does not panic, keeps valid UTF-8 valid, is

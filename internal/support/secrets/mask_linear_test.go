@@ -26,6 +26,9 @@ func TestMaskTextLinear(t *testing.T) {
 		"Authorization: ", "Cookie:", "X-Api-Key:", "password ", "token ", "API_KEY=", "pass:",
 		"-u a:", "://a:b", "--auth -x ", "Ab1/", "k7M/DENG+bPxRf1CYq9Zr2w/",
 		`pwd="api_key": `, "password=", "token DB_PASSWORD:",
+		"-----BEGIN RSA PRIVATE KEY-----\n", "-----BEGIN X PRIVATE KEY-----", "vault login -x ", "vault login ",
+		"sqlcmd -x ", "bcp -P", "eyJa.eyJb.", "eyJ.", "?sig=", "&sig=a", "glpat-", "AKIA", "SG.a.", "://a:b@@",
+		"MNEMONIC=",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
