@@ -279,7 +279,7 @@ func maskSpans(s string, spans [][2]int) string {
 // search goes on from it (--no-auth --password x). A value's last word is
 // read as a name too.
 func assignSpans(s string, spans [][2]int) [][2]int {
-	pos := 0
+	pos, lastWord := 0, -1
 	for pos < len(s) {
 		m := secretAssign.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
@@ -288,6 +288,15 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		start, val, end := pos+m[2], pos+m[4], pos+m[5]
 		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
 			pos = val
+			continue
+		}
+		// A value's last word is a name only when an = or : gives it a
+		// value: --token=mytoken was not started keeps "was". A value
+		// found across a line break may be no value at all (a comment
+		// ending in "token", then token VALUE): there its word stays
+		// a name with a blank too.
+		if start == lastWord && !strings.ContainsAny(s[start:val], "=:") {
+			pos, lastWord = val, -1
 			continue
 		}
 		spans = append(spans, [2]int{val, end})
@@ -302,6 +311,10 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		}
 		for pos > val && isNameByte(s[pos-1]) {
 			pos--
+		}
+		lastWord = pos
+		if strings.ContainsAny(s[start:val], "\r\n") {
+			lastWord = -1
 		}
 	}
 	return spans
