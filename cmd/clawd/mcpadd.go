@@ -17,6 +17,7 @@ import (
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/netguard"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/upstream"
 )
@@ -304,10 +305,10 @@ func checkCwd(dir string) (string, error) {
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", usageError("--cwd %s: no such directory; create it or give an existing one", abs)
+		return "", usageError("--cwd %s: no such directory; create it or give an existing one", shellWord(abs))
 	}
 	if !st.IsDir() {
-		return "", usageError("--cwd %s is not a directory", abs)
+		return "", usageError("--cwd %s is not a directory", shellWord(abs))
 	}
 	return abs, nil
 }
@@ -397,3 +398,7 @@ func mcpStoreError(err error, doing string) error {
 // shellJoin writes a command line a POSIX shell reads back as exactly
 // these words (upstream.QuoteCommand: control characters shown as $'\x..').
 func shellJoin(words []string) string { return upstream.QuoteCommand(words) }
+
+// shellWord shows one path or name the user gave as a shell word: as it
+// is when plain, quoted otherwise, and always on one line.
+func shellWord(w string) string { return safetext.ShellWord(w) }

@@ -30,7 +30,9 @@
 package safetext
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -243,4 +245,19 @@ func ShellWord(w string) string {
 	}
 	b.WriteString("'")
 	return b.String()
+}
+
+// PathError is err about the path given as what's value (what "workspace",
+// "config"): "what PATH: op OTHERPATH: cause", each path a ShellWord so a
+// newline in a name cannot split the message. The cause stays wrapped for
+// errors.Is.
+func PathError(what, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if pe.Path == path {
+			return fmt.Errorf("%s %s: %s: %w", what, ShellWord(path), pe.Op, pe.Err)
+		}
+		return fmt.Errorf("%s %s: %s %s: %w", what, ShellWord(path), pe.Op, ShellWord(pe.Path), pe.Err)
+	}
+	return fmt.Errorf("%s %s: %w", what, ShellWord(path), err)
 }
