@@ -291,11 +291,11 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 			continue
 		}
 		// A value's last word is a name only when an = or : gives it a
-		// value: --token=mytoken was not started keeps "was". A value
-		// found across a line break may be no value at all (a comment
-		// ending in "token", then token VALUE): there its word stays
-		// a name with a blank too.
-		if start == lastWord && !strings.ContainsAny(s[start:val], "=:") {
+		// value, or when it is a flag (pwd=--password x): --token=mytoken
+		// was not started keeps "was". A value found across a line break
+		// may be no value at all (a comment ending in "token", then token
+		// VALUE): there its word stays a name with a blank too.
+		if start == lastWord && s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") {
 			pos, lastWord = val, -1
 			continue
 		}
