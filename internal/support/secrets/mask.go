@@ -290,12 +290,15 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 			pos = val
 			continue
 		}
-		// A value's last word is a name only when an = or : gives it a
-		// value, or when it is a flag (pwd=--password x): --token=mytoken
-		// was not started keeps "was". A value found across a line break
-		// may be no value at all (a comment ending in "token", then token
-		// VALUE): there its word stays a name with a blank too.
-		if start == lastWord && s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") {
+		// A value's last word that is a name, followed by a blank and a
+		// word of lowercase letters, is a value followed by prose, not a
+		// name and its value: --token=mytoken was not started keeps
+		// "was". An = or : (token DB_PASSWORD: x), a flag (pwd=--password
+		// x) or a next word of another shape (token token hunter2) is
+		// still read as a name and its value. A value found across a line
+		// break may be no value at all (a comment ending in "token", then
+		// token VALUE): there its word stays a name too.
+		if start == lastWord && s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") && lowerWord(s[val:end]) {
 			pos, lastWord = val, -1
 			continue
 		}
@@ -318,6 +321,16 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		}
 	}
 	return spans
+}
+
+// lowerWord: w is all lowercase ASCII letters (prose, not a token).
+func lowerWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // isNameByte: c may be part of secretAssign's name.

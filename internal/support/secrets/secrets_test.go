@@ -182,6 +182,7 @@ func TestMaskTextGaps(t *testing.T) {
 		{"token=DB_PASSWORD=hunter2xyz", "***", "hunter2xyz"},
 		{"# refresh the token\ntoken hunter2xyz", "\n*** ***", "hunter2xyz"},
 		{"pwd=--password hunter2xyz", "pwd=*** ***", "hunter2xyz"},
+		{"token token hunter2xyz", "token *** ***", "hunter2xyz"},
 		// Environment assignments.
 		{"PGPASSWORD=hunter2xyz psql -h db", "PGPASSWORD=*** psql -h db", "hunter2xyz"},
 		{"export AWS_SECRET_ACCESS_KEY=hunter2xyz", "AWS_SECRET_ACCESS_KEY=***", "hunter2xyz"},
