@@ -131,7 +131,7 @@ func newTokenRevokeCmd() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke a per-client credential: every daemon refuses it from its next request on",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
+			if len(args) != 1 || args[0] == "" {
 				return usageError("token revoke needs exactly one credential id (clawd token list shows them)\nusage: clawd token revoke ID")
 			}
 			return nil

@@ -378,15 +378,19 @@ func warnAdd(w io.Writer, s store.MCPServer) {
 	}
 }
 
-// mcpStoreError maps the store's errors to exit codes: bad input and a
-// taken name or the built-in row are usage errors (2), a missing server
-// and anything else runtime errors (1).
+// mcpStoreError maps the store's errors to exit codes: malformed input and
+// the built-in row (which no command may change) are usage errors (2);
+// what the stored state refuses (a taken name, a missing server or tool,
+// a definition that changed since it was reviewed) and anything else are
+// runtime errors (1).
 func mcpStoreError(err error, doing string) error {
 	switch {
+	case store.IsRefusedByState(err):
+		return runtimeError("%v", err)
 	case store.IsValidation(err):
 		return usageError("%v", err)
 	case errors.Is(err, store.ErrServerExists):
-		return usageError("%v; 'clawd mcp list' shows the servers, 'clawd mcp rm NAME' removes one", err)
+		return runtimeError("%v; 'clawd mcp list' shows the servers, 'clawd mcp rm NAME' removes one", err)
 	case errors.Is(err, store.ErrBuiltinServer):
 		return usageError("%s is the built-in server (clawd's own tools); it cannot be removed, disabled or changed", store.BuiltinServerName)
 	case errors.Is(err, store.ErrServerNotFound):

@@ -137,3 +137,16 @@ func TestUnknownSubcommandPointsAtItsGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyRequiredArgumentIsUsageError: an empty ID where one is
+// required is a malformed command line (exit 2), not a lookup that finds
+// nothing (exit 1).
+func TestEmptyRequiredArgumentIsUsageError(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, args := range [][]string{{"token", "revoke", ""}} {
+		var stderr strings.Builder
+		if code := runWith(args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: clawd token revoke ID") {
+			t.Errorf("clawd %q: exit %d, want 2 with the usage:\n%s", args, code, stderr.String())
+		}
+	}
+}
