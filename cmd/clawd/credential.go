@@ -131,7 +131,7 @@ func newTokenRevokeCmd() *cobra.Command {
 		Use:   "revoke ID",
 		Short: "Revoke a per-client credential: every daemon refuses it from its next request on",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
+			if len(args) != 1 || args[0] == "" {
 				return usageError("token revoke needs exactly one credential id (clawd token list shows them)\nusage: clawd token revoke ID")
 			}
 			return nil
@@ -193,7 +193,7 @@ func issueCredential(ws *runstate.Workspace, kind, label string, save bool) (id,
 		return "", "", "", runtimeError("credential file directory: %v", err)
 	}
 	if err := fileutil.WriteAtomic(path, []byte(text+"\n"), 0o600); err != nil {
-		return "", "", "", runtimeError("writing the credential file %s: %v (the credential %s is stored; revoke it with clawd token revoke %s)", path, err, id, id)
+		return "", "", "", runtimeError("writing the credential file %s: %v (the credential %s is stored; revoke it with clawd token revoke %s)", shellWord(path), err, id, id)
 	}
 	return id, text, path, nil
 }
@@ -203,13 +203,13 @@ func readCredentialFile(ws *runstate.Workspace, kind string) (string, error) {
 	path := token.CredentialPath(ws.TokenPath, kind)
 	text, err := token.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no %s credential for %s at %s; issue one with: clawd token issue --client %s --workspace %s", kind, ws.Dir, path, kind, ws.Dir)
+		return "", fmt.Errorf("no %s credential for %s at %s; issue one with: clawd token issue --client %s --workspace %s", kind, shellWord(ws.Dir), shellWord(path), kind, shellWord(ws.Dir))
 	}
 	if err != nil {
 		return "", err
 	}
 	if _, _, ok := token.ParseClientCredential(text); !ok {
-		return "", fmt.Errorf("%s does not hold a clawd credential; issue a new one with clawd token issue --client %s", path, kind)
+		return "", fmt.Errorf("%s does not hold a clawd credential; issue a new one with clawd token issue --client %s", shellWord(path), kind)
 	}
 	return text, nil
 }

@@ -30,7 +30,7 @@ func newInitCmd() *cobra.Command {
 				file = p.ConfigFile
 			}
 			if _, err := os.Lstat(file); err == nil && !force {
-				return runtimeError("%s already exists; keep it, or run 'clawd init --force' to replace it with the defaults", file)
+				return runtimeError("%s already exists; keep it, or run 'clawd init --force' to replace it with the defaults", shellWord(file))
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return runtimeError("%v", err)
 			}
@@ -44,15 +44,15 @@ func newInitCmd() *cobra.Command {
 			// --force replaces a config file, nothing else: renaming over
 			// /dev/null or a FIFO would replace it with a regular file.
 			if fi, err := os.Lstat(file); err == nil && !fi.Mode().IsRegular() {
-				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", file, fileutil.Kind(fi.Mode()))
+				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", shellWord(file), fileutil.Kind(fi.Mode()))
 			}
 			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
 				return runtimeError("%v", err)
 			}
 			if err := fileutil.WriteAtomic(file, []byte(config.Template), 0o600); err != nil {
-				return runtimeError("writing %s: %v", file, err)
+				return runtimeError("writing %s: %v", shellWord(file), err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", file)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s\n", shellWord(file))
 			return nil
 		},
 	}

@@ -226,7 +226,7 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		o.Scope = hostadapter.Project
 	default:
 		marker, _ := filepath.Rel(ws.Dir, a.ProjectMarker(ws.Dir))
-		return nil, o, usageError("%s is not a project (no .git, no %s): pass --project to write %[2]s there, or --user", ws.Dir, marker)
+		return nil, o, usageError("%s is not a project (no .git, no %s): pass --project to write %[2]s there, or --user", shellWord(ws.Dir), marker)
 	}
 	o.Command = f.command
 	if o.Command == "" {
@@ -354,7 +354,7 @@ func checkEntryDaemon(ws *runstate.Workspace) error {
 	st := ws.StateFile(runstate.TCP)
 	switch {
 	case st == nil:
-		return fmt.Errorf("no tcp_loopback daemon of workspace %s is running (start it with `clawd serve --transport tcp_loopback --workspace %s`)", ws.Dir, ws.Dir)
+		return fmt.Errorf("no tcp_loopback daemon of workspace %s is running (start it with `clawd serve --transport tcp_loopback --workspace %[1]s`)", shellWord(ws.Dir))
 	case st.Addr != addr:
 		return fmt.Errorf("the workspace's daemon listens on %s, not on %s where the entry points (bind_addr and port in the config); restart it, or install the entry again", st.Addr, addr)
 	}

@@ -201,6 +201,18 @@ func runtimeErrors(c *cobra.Command) {
 			return err
 		}
 	}
+	// On a group (clawd token bogus) cobra.NoArgs' "unknown command" is
+	// right, but the help that lists the group's subcommands is the
+	// group's own, not clawd --help.
+	if args := c.Args; args != nil && c.HasSubCommands() && c.HasParent() {
+		c.Args = func(cmd *cobra.Command, a []string) error {
+			err := args(cmd, a)
+			if err != nil && len(a) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
+				return usageError("unknown command %q for %q\nRun '%s --help' for usage.", a[0], cmd.CommandPath(), cmd.CommandPath())
+			}
+			return err
+		}
+	}
 	for _, sub := range c.Commands() {
 		runtimeErrors(sub)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/store"
 	"github.com/clawde/clawd/internal/support/netguard"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/upstream"
 )
@@ -304,10 +305,10 @@ func checkCwd(dir string) (string, error) {
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return "", usageError("--cwd %s: no such directory; create it or give an existing one", abs)
+		return "", usageError("--cwd %s: no such directory; create it or give an existing one", shellWord(abs))
 	}
 	if !st.IsDir() {
-		return "", usageError("--cwd %s is not a directory", abs)
+		return "", usageError("--cwd %s is not a directory", shellWord(abs))
 	}
 	return abs, nil
 }
@@ -377,15 +378,19 @@ func warnAdd(w io.Writer, s store.MCPServer) {
 	}
 }
 
-// mcpStoreError maps the store's errors to exit codes: bad input and a
-// taken name or the built-in row are usage errors (2), a missing server
-// and anything else runtime errors (1).
+// mcpStoreError maps the store's errors to exit codes: malformed input and
+// the built-in row (which no command may change) are usage errors (2);
+// what the stored state refuses (a taken name, a missing server or tool,
+// a definition that changed since it was reviewed) and anything else are
+// runtime errors (1).
 func mcpStoreError(err error, doing string) error {
 	switch {
+	case store.IsRefusedByState(err):
+		return runtimeError("%v", err)
 	case store.IsValidation(err):
 		return usageError("%v", err)
 	case errors.Is(err, store.ErrServerExists):
-		return usageError("%v; 'clawd mcp list' shows the servers, 'clawd mcp rm NAME' removes one", err)
+		return runtimeError("%v; 'clawd mcp list' shows the servers, 'clawd mcp rm NAME' removes one", err)
 	case errors.Is(err, store.ErrBuiltinServer):
 		return usageError("%s is the built-in server (clawd's own tools); it cannot be removed, disabled or changed", store.BuiltinServerName)
 	case errors.Is(err, store.ErrServerNotFound):
@@ -397,3 +402,7 @@ func mcpStoreError(err error, doing string) error {
 // shellJoin writes a command line a POSIX shell reads back as exactly
 // these words (upstream.QuoteCommand: control characters shown as $'\x..').
 func shellJoin(words []string) string { return upstream.QuoteCommand(words) }
+
+// shellWord shows one path or name the user gave as a shell word: as it
+// is when plain, quoted otherwise, and always on one line.
+func shellWord(w string) string { return safetext.ShellWord(w) }

@@ -41,7 +41,10 @@ func parseServerHash(server, sum string, sumRequired bool) (string, string, erro
 		return "", "", usageError("--server: %v", err)
 	}
 	sum = strings.ToLower(sum)
-	if sum == "" && !sumRequired {
+	if sum == "" {
+		if sumRequired {
+			return "", "", usageError("--sha256 HEX is required with --server: the SHA-256 of the executable %s runs, as its refused start's last error gives it or `sha256sum BINARY` prints it ('clawd mcp allow %s' works it out and asks)", server, server)
+		}
 		return server, "", nil
 	}
 	if err := store.ValidateSHA256(sum); err != nil {

@@ -275,7 +275,7 @@ func newMCPDiffCmd() *cobra.Command {
 				out = append(out, diffOf(a))
 			}
 			if len(args) == 2 && !found {
-				return usageError("%s has no tool %q; clawd mcp tools %s lists them", s.Name, oneLine(args[1], 80), s.Name)
+				return runtimeError("%s has no tool %q; clawd mcp tools %s lists them", s.Name, oneLine(args[1], 80), s.Name)
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"server": s.Name, "tools": out})

@@ -116,7 +116,7 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		// says who the session is.
 		caller := d.StdioCaller(f.client)
 		cmd.PrintErrf("clawd: serving MCP on stdio (workspace %s) as entity %s:%s; an MCP client speaks JSON-RPC on stdin, end with Ctrl-D\n",
-			d.WS.Dir, caller.Kind, caller.Subject)
+			shellWord(d.WS.Dir), caller.Kind, caller.Subject)
 		err = transport.ServeProcessStdio(ctx, d.Server, caller)
 		if err != nil && !errors.Is(err, context.Canceled) {
 			return runtimeError("stdio session ended: %v", err)

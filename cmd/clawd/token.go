@@ -69,7 +69,7 @@ func newTokenShowCmd() *cobra.Command {
 			tok, err := token.ReadFile(path)
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
-					return runtimeError("no token file at %s: the token exists while `clawd serve --transport tcp_loopback --workspace %s` runs", path, ws.Dir)
+					return runtimeError("no token file at %s: the token exists while `clawd serve --transport tcp_loopback --workspace %s` runs", shellWord(path), shellWord(ws.Dir))
 				}
 				return runtimeError("%v", err)
 			}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 // TestUnknownShellIsUsageError: `clawd completion` with no shell or one it
@@ -92,6 +94,59 @@ func TestExtraArgumentToLeafCommand(t *testing.T) {
 		}
 		if args[0] == "trust" && (code != 2 || !strings.Contains(msg.String(), "nosuch")) {
 			t.Errorf("clawd trust nosuch: exit %d: %s", code, msg.String())
+		}
+	}
+}
+
+// TestUnknownSubcommandPointsAtItsGroup: an unknown subcommand of any
+// command group is a usage error that points at that group's help, where
+// its subcommands are listed, not at clawd --help.
+func TestUnknownSubcommandPointsAtItsGroup(t *testing.T) {
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.HasSubCommands() {
+			groups = append(groups, path)
+		}
+		for _, sub := range c.Commands() {
+			if sub.Name() != "help" {
+				walk(sub, append(append([]string(nil), path...), sub.Name()))
+			}
+		}
+	}
+	walk(newRootCmd(), nil)
+	if len(groups) < 4 {
+		t.Fatalf("found only the groups %v", groups)
+	}
+	for _, path := range groups {
+		root := newRootCmd()
+		root.SetArgs(append(append([]string(nil), path...), "bogus"))
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		var msg strings.Builder
+		// A group that takes no arguments points at its help; one that
+		// runs on its own (clawd audit) shows its usage line.
+		cmdPath := strings.TrimSpace("clawd " + strings.Join(path, " "))
+		want := "Run '" + cmdPath + " --help' for usage."
+		code := reportError(&msg, root.Execute())
+		if !strings.Contains(msg.String(), want) && !strings.Contains(msg.String(), "usage: "+cmdPath+" ") {
+			t.Errorf("clawd %s bogus: no pointer to its own help or usage:\n%s", strings.Join(path, " "), msg.String())
+		}
+		if code != 2 || !strings.Contains(msg.String(), `"bogus"`) || (len(path) > 0 && strings.Contains(msg.String(), "'clawd --help'")) {
+			t.Errorf("clawd %s bogus: exit %d, want 2 and %q:\n%s", strings.Join(path, " "), code, want, msg.String())
+		}
+	}
+}
+
+// TestEmptyRequiredArgumentIsUsageError: an empty ID where one is
+// required is a malformed command line (exit 2), not a lookup that finds
+// nothing (exit 1).
+func TestEmptyRequiredArgumentIsUsageError(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	for _, args := range [][]string{{"token", "revoke", ""}} {
+		var stderr strings.Builder
+		if code := runWith(args, io.Discard, &stderr); code != 2 || !strings.Contains(stderr.String(), "usage: clawd token revoke ID") {
+			t.Errorf("clawd %q: exit %d, want 2 with the usage:\n%s", args, code, stderr.String())
 		}
 	}
 }

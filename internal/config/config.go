@@ -17,6 +17,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Transports.
@@ -292,7 +293,7 @@ func Load(path string, required bool) (*Config, error) {
 		if errors.Is(err, os.ErrNotExist) && !required {
 			return Default(), nil
 		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		return nil, safetext.PathError("config", path, err)
 	}
 	c, err := Parse(data)
 	if err != nil {
@@ -309,10 +310,12 @@ type FileError struct {
 	Err  error
 }
 
-func (e *FileError) Problem() string { return fmt.Sprintf("config %s: %v", e.Path, e.Err) }
+func (e *FileError) Problem() string {
+	return fmt.Sprintf("config %s: %v", safetext.ShellWord(e.Path), e.Err)
+}
 
 func (e *FileError) Error() string {
-	return e.Problem() + "; edit the file to fix it (clawd init --force --config " + e.Path + " replaces it with the commented defaults)"
+	return e.Problem() + "; edit the file to fix it (clawd init --force --config " + safetext.ShellWord(e.Path) + " replaces it with the commented defaults)"
 }
 
 func (e *FileError) Unwrap() error { return e.Err }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/support/peercred"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Options say which daemon to look for.
@@ -75,10 +76,10 @@ func ResolveWorkspace(o Options) (*Workspace, error) {
 	}
 	canon, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		return nil, safetext.PathError("workspace", dir, err)
 	}
 	if fi, err := os.Stat(canon); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("workspace %s: not a directory", dir)
+		return nil, fmt.Errorf("workspace %s: not a directory", safetext.ShellWord(dir))
 	}
 	id := config.WorkspaceID(canon)
 	return &Workspace{
@@ -160,8 +161,9 @@ func Find(w *Workspace, o Options, unixOnly bool) (*Target, error) {
 		}
 		tried = append(tried, err.Error())
 	}
-	hint := fmt.Sprintf("start one with `clawd serve --transport unix_socket --workspace %s`", w.Dir)
-	return nil, fmt.Errorf("%w for workspace %s: tried %s; %s", ErrNoDaemon, w.Dir, strings.Join(tried, ", "), hint)
+	dir := safetext.ShellWord(w.Dir)
+	hint := fmt.Sprintf("start one with `clawd serve --transport unix_socket --workspace %s`", dir)
+	return nil, fmt.Errorf("%w for workspace %s: tried %s; %s", ErrNoDaemon, dir, strings.Join(tried, ", "), hint)
 }
 
 func findTCP(w *Workspace, o Options) (*Target, error) {

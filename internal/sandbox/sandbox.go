@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Violation reports a path argument that resolves outside the workspace.
@@ -74,18 +76,18 @@ func Open(dir string) (*Workspace, error) {
 	}
 	canon, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		return nil, safetext.PathError("workspace", dir, err)
 	}
 	st, err := os.Stat(canon)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		return nil, safetext.PathError("workspace", dir, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("workspace %s: not a directory", dir)
+		return nil, fmt.Errorf("workspace %s: not a directory", safetext.ShellWord(dir))
 	}
 	root, err := os.OpenRoot(canon)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		return nil, safetext.PathError("workspace", dir, err)
 	}
 	return &Workspace{Dir: canon, given: filepath.Clean(abs), Root: root}, nil
 }

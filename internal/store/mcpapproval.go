@@ -243,7 +243,7 @@ func (db *DB) ApproveTools(ctx context.Context, req ApproveRequest, at time.Time
 			return err
 		}
 		if req.SHA256 != "" && pick[0].SeenSHA256 != req.SHA256 {
-			return invalid("the definition of %s is now %s, not %s: it changed since you looked; review it again with clawd mcp diff %s",
+			return refused("the definition of %s is now %s, not %s: it changed since you looked; review it again with clawd mcp diff %s",
 				printable(req.Tool, 80), pick[0].SeenSHA256, req.SHA256, srv.Name)
 		}
 		stamp := formatTime(at)
@@ -328,13 +328,13 @@ func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) 
 		}
 	}
 	if len(pick) == 0 {
-		return nil, invalid("%s has no tool %q; clawd mcp tools %s lists them", server, printable(tool, 80), server)
+		return nil, refused("%s has no tool %q; clawd mcp tools %s lists them", server, printable(tool, 80), server)
 	}
 	return pick, nil
 }
 
 func notSeen(server string) error {
-	return invalid("clawd has not seen the tools of %s yet: they are listed once clawd serve connects to it (see clawd mcp list), then approve them", server)
+	return refused("clawd has not seen the tools of %s yet: they are listed once clawd serve connects to it (see clawd mcp list), then approve them", server)
 }
 
 // reviewedPick finds each reviewed definition among all, by upstream name
@@ -345,11 +345,11 @@ func reviewedPick(all []ToolApproval, reviewed []ReviewedDefinition, server stri
 	for _, r := range reviewed {
 		i := slices.IndexFunc(all, func(a ToolApproval) bool { return a.Tool == r.Tool })
 		if i < 0 {
-			return nil, invalid("%s no longer has the tool %q you reviewed; nothing was approved: review again with clawd mcp diff %s",
+			return nil, refused("%s no longer has the tool %q you reviewed; nothing was approved: review again with clawd mcp diff %s",
 				server, printable(r.Tool, 80), server)
 		}
 		if all[i].SeenSHA256 != r.SHA256 {
-			return nil, invalid("the definition of %s is now %s, not the %s you reviewed; nothing was approved: review again with clawd mcp diff %s",
+			return nil, refused("the definition of %s is now %s, not the %s you reviewed; nothing was approved: review again with clawd mcp diff %s",
 				printable(r.Tool, 80), all[i].SeenSHA256, r.SHA256, server)
 		}
 		if !slices.ContainsFunc(pick, func(a ToolApproval) bool { return a.Tool == r.Tool }) {

@@ -66,13 +66,29 @@ const (
 const BuiltinServerName = "clawd"
 
 // ValidationError is bad input to an MCP server row: the CLI exits 2 on
-// it, the REST API will answer 400.
-type ValidationError struct{ msg string }
+// it, the REST API will answer 400. One made by refused is well-formed
+// input that the stored state refuses (a tool the server does not list, a
+// definition that changed since it was reviewed): the CLI exits 1 on it.
+type ValidationError struct {
+	msg     string
+	byState bool
+}
 
 func (e *ValidationError) Error() string { return e.msg }
 
 func invalid(format string, a ...any) error {
 	return &ValidationError{msg: fmt.Sprintf(format, a...)}
+}
+
+func refused(format string, a ...any) error {
+	return &ValidationError{msg: fmt.Sprintf(format, a...), byState: true}
+}
+
+// IsRefusedByState reports whether err is (or wraps) a ValidationError
+// that the stored state, not the input's form, makes.
+func IsRefusedByState(err error) bool {
+	var v *ValidationError
+	return errors.As(err, &v) && v.byState
 }
 
 // IsValidation reports whether err is (or wraps) a ValidationError.

@@ -162,7 +162,7 @@ func TestToolDefinitionApproval(t *testing.T) {
 	}
 	// A stale reviewed hash is refused; the current one approves.
 	_, errOut, code = e.Run("mcp", "approve", "rp", "rp__echo", "--sha256", strings.Repeat("0", 64))
-	if code != 2 || !strings.Contains(errOut, "changed since you looked") {
+	if code != 1 || !strings.Contains(errOut, "changed since you looked") {
 		t.Errorf("approve with a stale hash: exit %d %q", code, errOut)
 	}
 	approveChangedEcho(t, e)

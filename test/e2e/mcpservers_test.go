@@ -157,8 +157,6 @@ func TestMCPAddValidationErrors(t *testing.T) {
 		{[]string{"mcp", "add", "my server", "--stdio", "--", "node"}, "' ' is not allowed"},
 		{[]string{"mcp", "add", "a__b", "--stdio", "--", "node"}, "NAME__TOOL"},
 		{[]string{"mcp", "add", "ab_", "--stdio", "--", "node"}, "NAME__TOOL"},
-		{[]string{"mcp", "add", "TAKEN", "--stdio", "--", "node"}, "of that name exists: taken (names are compared without regard to case)"},
-		{[]string{"mcp", "add", "clawd", "--stdio", "--", "node"}, "of that name exists: clawd"},
 		{[]string{"mcp", "add", "x", "--http", "ftp://h/x"}, "http or https"},
 		{[]string{"mcp", "add", "x", "--http", "https://"}, "no host"},
 		{[]string{"mcp", "add", "x", "--http", ""}, "URL is empty"},
@@ -195,17 +193,31 @@ func TestMCPAddValidationErrors(t *testing.T) {
 		{[]string{"mcp", "approve", "a", "b", "c"}, "usage: clawd mcp approve NAME [TOOL]"},
 		{[]string{"mcp", "approve", "taken", "--sha256", "zz"}, "--sha256"},
 		{[]string{"mcp", "approve", "taken", "--sha256", strings.Repeat("a", 64)}, "name the TOOL too"},
-		{[]string{"mcp", "approve", "taken"}, "has not seen the tools of taken yet"},
 		{[]string{"mcp", "approve", "clawd"}, "clawd's own tools: they need no approval"},
 		{[]string{"mcp", "diff"}, "usage: clawd mcp diff NAME [TOOL]"},
 		{[]string{"mcp", "diff", "clawd"}, "compiled in and need no approval"},
-		{[]string{"mcp", "diff", "taken", "nosuchtool"}, `taken has no tool "nosuchtool"`},
 		{[]string{"mcp"}, "mcp needs a subcommand: add, allow, allowlist, approve, diff, disable, disallow, enable, identity-key, list, logs, refresh, rm, set, show, test, tools"},
 	}
 	for _, c := range cases {
 		_, errs, code := e.Run(c.args...)
 		if code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("clawd %q: exit %d, stderr %q; want exit 2 and %q", c.args, code, errs, c.want)
+		}
+	}
+	// Well-formed commands that the stored state refuses are runtime
+	// failures (exit 1), like a server that does not exist.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mcp", "add", "TAKEN", "--stdio", "--", "node"}, "of that name exists: taken (names are compared without regard to case)"},
+		{[]string{"mcp", "add", "clawd", "--stdio", "--", "node"}, "of that name exists: clawd"},
+		{[]string{"mcp", "approve", "taken"}, "has not seen the tools of taken yet"},
+		{[]string{"mcp", "diff", "taken", "nosuchtool"}, `taken has no tool "nosuchtool"`},
+	} {
+		_, errs, code := e.Run(c.args...)
+		if code != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("clawd %q: exit %d, stderr %q; want exit 1 and %q", c.args, code, errs, c.want)
 		}
 	}
 	if got := listNames(t, e); !slices.Equal(got, []string{"clawd", "taken"}) {

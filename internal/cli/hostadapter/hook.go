@@ -163,7 +163,7 @@ func findElement(src []byte, path []string, name string, match func(std []byte) 
 	arr := &o.Members[m].Value
 	a, ok := arr.Value.(*hujson.Array)
 	if !ok {
-		return -1, nil, fmt.Errorf("%q is a %s, not an array", strings.Join(append(append([]string(nil), path...), name), "."), kindName(arr.Value.Kind()))
+		return -1, nil, fmt.Errorf("%q is %s, not an array", strings.Join(append(append([]string(nil), path...), name), "."), kindName(arr.Value.Kind()))
 	}
 	for i, el := range a.Elements {
 		std, err := hujson.Standardize(append([]byte(nil), src[el.StartOffset:el.EndOffset]...))

@@ -32,7 +32,7 @@ func parseObjectAt(src []byte, path []string) (root hujson.Value, obj *hujson.Va
 			if i > 0 {
 				where = "\"" + strings.Join(path[:i], ".") + "\""
 			}
-			return root, nil, 0, fmt.Errorf("%s is a %s, not an object", where, kindName(cur.Value.Kind()))
+			return root, nil, 0, fmt.Errorf("%s is %s, not an object", where, kindName(cur.Value.Kind()))
 		}
 		if i == len(path) {
 			return root, cur, -1, nil
@@ -45,20 +45,22 @@ func parseObjectAt(src []byte, path []string) (root hujson.Value, obj *hujson.Va
 	}
 }
 
+// kindName is the JSON type of k with its article ("an array", "null"),
+// as a message says what it found.
 func kindName(k hujson.Kind) string {
 	switch k {
 	case '{':
-		return "object"
+		return "an object"
 	case '[':
-		return "array"
+		return "an array"
 	case '"':
-		return "string"
+		return "a string"
 	case 'n':
 		return "null"
 	case 't', 'f':
-		return "boolean"
+		return "a boolean"
 	}
-	return "number"
+	return "a number"
 }
 
 // findMember returns the index of the last member called name (JSON parsers

@@ -97,8 +97,18 @@ func TestBadInputIsAnError(t *testing.T) {
 			t.Errorf("%q: no error", src)
 		}
 	}
-	_, err := SetMember([]byte(`{"mcpServers": [1]}`), []string{"mcpServers"}, "clawd", []byte(entry))
-	if err == nil || !strings.Contains(err.Error(), `"mcpServers" is a array`) && !strings.Contains(err.Error(), "array") {
-		t.Errorf("error does not say what is wrong: %v", err)
+	// The message names what was found, with the right article.
+	for _, tc := range []struct{ src, want string }{
+		{`{"mcpServers": [1]}`, `"mcpServers" is an array, not an object`},
+		{`{"mcpServers": "x"}`, `"mcpServers" is a string, not an object`},
+		{`{"mcpServers": 1}`, `"mcpServers" is a number, not an object`},
+		{`{"mcpServers": null}`, `"mcpServers" is null, not an object`},
+		{`{"mcpServers": true}`, `"mcpServers" is a boolean, not an object`},
+		{`[1,2]`, `the top level is an array, not an object`},
+	} {
+		_, err := SetMember([]byte(tc.src), []string{"mcpServers"}, "clawd", []byte(entry))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.want)
+		}
 	}
 }

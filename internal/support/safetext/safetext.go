@@ -30,6 +30,9 @@
 package safetext
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -202,4 +205,70 @@ func ValidUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// ShellWord writes w as a POSIX shell reads it back as exactly this one
+// word: a safe word as it is, others in single quotes, and one with
+// control or non-printable characters as $'...' with escapes, so the
+// terminal shows every byte and interprets none. A message that shows a
+// path or name the user gave passes it through ShellWord: it stays on one
+// line, and a plain path reads as itself.
+func ShellWord(w string) string {
+	if w == "" {
+		return "''"
+	}
+	safe, printable := true, true
+	for _, r := range w {
+		if !(r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@%+=:,./_-", r))) {
+			safe = false
+		}
+		if !unicode.IsPrint(r) || r == unicode.ReplacementChar || Forbidden(r) {
+			printable = false
+		}
+	}
+	if safe {
+		return w
+	}
+	if printable {
+		return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+	}
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(w); {
+		r, n := rune(w[i]), 1
+		if r >= 0x80 {
+			r, n = utf8.DecodeRuneInString(w[i:])
+		}
+		switch {
+		case r == '\'' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == unicode.ReplacementChar && n == 1 || r < 0x80 && !unicode.IsPrint(r):
+			fmt.Fprintf(&b, "\\x%02x", w[i])
+		case !unicode.IsPrint(r) || Forbidden(r): // invisible though printable: variation selectors, fillers
+			for j := 0; j < n; j++ {
+				fmt.Fprintf(&b, "\\x%02x", w[i+j])
+			}
+		default:
+			b.WriteString(w[i : i+n])
+		}
+		i += n
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
+// PathError is err about the path given as what's value (what "workspace",
+// "config"): "what PATH: op OTHERPATH: cause", each path a ShellWord so a
+// newline in a name cannot split the message. The cause stays wrapped for
+// errors.Is.
+func PathError(what, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if pe.Path == path {
+			return fmt.Errorf("%s %s: %s: %w", what, ShellWord(path), pe.Op, pe.Err)
+		}
+		return fmt.Errorf("%s %s: %s %s: %w", what, ShellWord(path), pe.Op, ShellWord(pe.Path), pe.Err)
+	}
+	return fmt.Errorf("%s %s: %w", what, ShellWord(path), err)
 }

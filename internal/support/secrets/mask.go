@@ -329,7 +329,7 @@ func maskSpans(s string, spans [][2]int) string {
 // search goes on from it (--no-auth --password x). A value's last word is
 // read as a name too.
 func assignSpans(s string, spans [][2]int) [][2]int {
-	pos := 0
+	pos, lastWord := 0, -1
 	for pos < len(s) {
 		m := secretAssign.FindStringSubmatchIndex(s[pos:])
 		if m == nil {
@@ -338,6 +338,18 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		start, val, end := pos+m[2], pos+m[4], pos+m[5]
 		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
 			pos = val
+			continue
+		}
+		// A value's last word that is a name, followed by a blank and a
+		// word of lowercase letters, is a value followed by prose, not a
+		// name and its value: --token=mytoken was not started keeps
+		// "was". An = or : (token DB_PASSWORD: x), a flag (pwd=--password
+		// x) or a next word of another shape (token token hunter2) is
+		// still read as a name and its value. A value found across a line
+		// break may be no value at all (a comment ending in "token", then
+		// token VALUE): there its word stays a name too.
+		if start == lastWord && s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") && lowerWord(s[val:end]) {
+			pos, lastWord = val, -1
 			continue
 		}
 		spans = append(spans, [2]int{val, end})
@@ -353,8 +365,22 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		for pos > val && isNameByte(s[pos-1]) {
 			pos--
 		}
+		lastWord = pos
+		if strings.ContainsAny(s[start:val], "\r\n") {
+			lastWord = -1
+		}
 	}
 	return spans
+}
+
+// lowerWord: w is all lowercase ASCII letters (prose, not a token).
+func lowerWord(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // isNameByte: c may be part of secretAssign's name.

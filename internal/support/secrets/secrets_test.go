@@ -171,6 +171,18 @@ func TestMaskTextGaps(t *testing.T) {
 		{"echo $P | docker login --password-stdin -u bob r", "--password-stdin -u bob r", "***"},
 		{"tool --no-auth --password hunter2xyz", "--no-auth --password ***", "hunter2xyz"},
 		{"tool --password=-hunter2xyz", "--password=***", "hunter2xyz"},
+		// A value that is itself a secret-looking word is not a name
+		// whose value is the next word: the text after it stays.
+		{"the command true --token=mytoken was not started", "--token=*** was not started", "mytoken"},
+		{"the command true --token=secret was not started", "--token=*** was not started", ""},
+		{"the command true --token=$GH_TOKEN was not started", "--token=*** was not started", "GH_TOKEN"},
+		{"tool --token mytoken run", "--token *** run", "mytoken"},
+		// ... but one that is a name given a value is read as one.
+		{"token DB_PASSWORD: hunter2xyz", "token *** ***", "hunter2xyz"},
+		{"token=DB_PASSWORD=hunter2xyz", "***", "hunter2xyz"},
+		{"# refresh the token\ntoken hunter2xyz", "\n*** ***", "hunter2xyz"},
+		{"pwd=--password hunter2xyz", "pwd=*** ***", "hunter2xyz"},
+		{"token token hunter2xyz", "token *** ***", "hunter2xyz"},
 		// Environment assignments.
 		{"PGPASSWORD=hunter2xyz psql -h db", "PGPASSWORD=*** psql -h db", "hunter2xyz"},
 		{"export AWS_SECRET_ACCESS_KEY=hunter2xyz", "AWS_SECRET_ACCESS_KEY=***", "hunter2xyz"},
