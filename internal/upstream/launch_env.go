@@ -19,7 +19,7 @@ func envRuleKeys(kind string, names ...string) []string {
 	case "shell":
 		var keys []string
 		for _, n := range names {
-			if launcherKind(n) == kind && !slices.Contains(keys, n) {
+			if n = plainName(n); launcherKind(n) == kind && !slices.Contains(keys, n) {
 				keys = append(keys, n)
 			}
 		}

@@ -162,6 +162,18 @@ var kindPatterns = []struct {
 	{versionedName, func(m []string) string { return kindByName[m[1]] }},
 }
 
+// plainName is the name a runtime or shell named with its version has
+// without it (zsh-5.9: zsh, fish3.7: fish), whose option table and env
+// rules it takes; any other name as it is.
+func plainName(name string) string {
+	if _, ok := kindByName[name]; !ok {
+		if m := versionedName.FindStringSubmatch(name); m != nil {
+			return m[1]
+		}
+	}
+	return name
+}
+
 // launcherKind maps a program name to the rule that applies to it, "" for
 // a plain executable. The name is matched exactly (progName has already
 // folded case where the file system does): a listed name first, then the

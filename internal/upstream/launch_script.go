@@ -437,7 +437,7 @@ func optTables(kind string, names []string) []*optTable {
 		if launcherKind(n) != "shell" {
 			continue
 		}
-		t := shellOpts[n]
+		t := shellOpts[plainName(n)]
 		if t == nil {
 			t = shellOpts["sh"]
 		}

@@ -115,7 +115,7 @@ func TestVersionedRuntimeNames(t *testing.T) {
 			t.Errorf("launcherKind(%q) = %q; want %q", name, got, want)
 		}
 	}
-	work := envTestSetup(t, "ruby3.1", "php8.2", "node22", "perl5.36.0", "zsh-5.9", "java17")
+	work := envTestSetup(t, "ruby3.1", "php8.2", "node22", "perl5.36.0", "zsh-5.9", "java17", "fish3.7", "bash5.2")
 	checkLaunchCases(t, work, []launchCase{
 		{cmd: []string{"ruby3.1", "-r/tmp/evil", "x.rb"}, unpinned: "-r"},
 		{cmd: []string{"ruby3.1", "x.rb"}, script: "x.rb"},
@@ -126,6 +126,13 @@ func TestVersionedRuntimeNames(t *testing.T) {
 		{cmd: []string{"perl5.36.0", "-MEvil", "x.pl"}, unpinned: "-MEvil"},
 		{cmd: []string{"perl5.36.0", "x.pl"}, script: "x.pl"},
 		{cmd: []string{"zsh-5.9", "x.sh"}, script: "x.sh"},
+		// A versioned shell's options are read with its plain name's
+		// table: fish's -f takes a value (POSIX sh's -f does not), so
+		// fish runs x.fish here, not x.sh; bash's --norc is bash's.
+		{cmd: []string{"fish3.7", "-f", "x.sh", "x.fish"}, script: "x.fish"},
+		{cmd: []string{"bash5.2", "--norc", "x.sh"}, script: "x.sh"},
+		// And its env with its plain name's rules: fish's config files.
+		{cmd: []string{"fish3.7", "x.fish"}, env: envOf("XDG_CONFIG_HOME", "/tmp/evil"), unpinned: "XDG_CONFIG_HOME"},
 		{cmd: []string{"zsh-5.9", "x.sh"}, env: envOf("ZDOTDIR", "/tmp/evil"), unpinned: "ZDOTDIR"},
 		{cmd: []string{"java17", "-javaagent:/tmp/a.jar", "-jar", "x.jar"}, unpinned: "-javaagent"},
 	})

@@ -323,8 +323,8 @@ func (g *GroupRecorder) Close() {
 }
 
 // ProcFileFor is the record file of the daemon with pid in dir, for what
-// ("" for the stdio servers, "bash-PGID" for a bash call's group). One file per
-// daemon, named by its pid and its start time, so two daemons of one
+// ("" for the stdio servers, "bash-N" for a file of GroupRecorder's pool),
+// named by the daemon's pid and its start time, so two daemons of one
 // workspace never overwrite each other's, and neither does a daemon that got
 // the pid of a killed one whose file the sweep has not read yet.
 func ProcFileFor(dir string, pid int, what string) string {
