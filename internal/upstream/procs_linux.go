@@ -247,15 +247,19 @@ func killVerified(pid int, ok func(proc.Stat) bool, before func(fd int) error) k
 	if !ok(st) {
 		return refused
 	}
+	beforeErr := errNoGroup
 	if before != nil {
-		before(fd)
+		beforeErr = before(fd)
 	}
 	if fd >= 0 {
 		err = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
 	} else {
 		err = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if err != nil {
+	if err != nil && !(beforeErr == nil && errors.Is(err, unix.ESRCH)) {
+		// ESRCH after before's signal went through is that signal's
+		// work: the process it reached (the group it leads) died and was
+		// reaped before this one, which happens on a loaded machine.
 		return notKilled
 	}
 	return killed

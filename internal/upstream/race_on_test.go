@@ -5,3 +5,6 @@ package upstream
 // raceSlowdown scales time bounds in tests: the race detector makes
 // memory-heavy code several times slower.
 const raceSlowdown = 10
+
+// raceEnabled reports whether the race detector is on.
+const raceEnabled = true

@@ -302,6 +302,33 @@ func TestSignalGroupThroughPidfd(t *testing.T) {
 	}
 }
 
+// A process that before's signal killed, and that its parent reaped before
+// killVerified's own signal (an idle moment of the sweeping goroutine on a
+// loaded machine), is reported killed: the sweep's list of what it ended
+// missed it when that signal found no process.
+func TestKillVerifiedCountsWhatBeforeKilled(t *testing.T) {
+	t.Parallel()
+	target := startSleep(t)
+	before := func(int) error {
+		target.Kill()
+		target.Wait() // reaped: the pid names no process any more
+		return nil
+	}
+	if got := killVerified(target.Pid(), func(proc.Stat) bool { return true }, before); got != killed {
+		t.Errorf("killVerified of a process before killed and its parent reaped: %v, want killed", got)
+	}
+	// A failed before does not make a failed signal a kill.
+	former := startSleep(t)
+	failed := func(int) error {
+		former.Kill()
+		former.Wait()
+		return errNoGroup
+	}
+	if got := killVerified(former.Pid(), func(proc.Stat) bool { return true }, failed); got != notKilled {
+		t.Errorf("killVerified after a failed before: %v, want notKilled", got)
+	}
+}
+
 // A record an older clawd left (named PID.json, without the session) is
 // still read after an upgrade: the server process it names is ended and
 // the file removed.

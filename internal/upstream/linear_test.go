@@ -1,0 +1,36 @@
+package upstream
+
+import (
+	"testing"
+	"time"
+)
+
+// growthRatio fails t if large, given scale times the input of small,
+// takes more than 4*scale times as long: linear work grows scale times,
+// quadratic work scale*scale times. Each is timed best of three, so that a
+// preemption or a collection in one run does not decide, and the two are
+// compared with each other rather than with a wall-clock bound, so the
+// check says the same on a fast machine and a loaded one. Times under 50 ms
+// are too small to compare and pass. Under the race detector, which slows
+// large inputs more than small ones, only the times are logged.
+func growthRatio(t *testing.T, what string, small, large func(), scale int) {
+	t.Helper()
+	smallTime, largeTime := bestOf3(small), bestOf3(large)
+	t.Logf("%s: %v, %dx the input %v", what, smallTime, scale, largeTime)
+	if raceEnabled {
+		return
+	}
+	if largeTime > 50*time.Millisecond && largeTime > time.Duration(4*scale)*smallTime {
+		t.Errorf("%s: %v, and %v for %dx the input: more than %dx", what, smallTime, largeTime, scale, 4*scale)
+	}
+}
+
+func bestOf3(f func()) time.Duration {
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		start := time.Now()
+		f()
+		best = min(best, time.Since(start))
+	}
+	return best
+}
