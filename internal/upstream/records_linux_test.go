@@ -402,3 +402,33 @@ func TestSweepRecordedScansProcOncePerRound(t *testing.T) {
 		t.Errorf("/proc was listed %d times for 23 leaderless records, want at most 2", scans)
 	}
 }
+
+// A pooled record is rewritten in place, and a file is created empty
+// before its first record: a sweep reading it at that moment (a second
+// daemon of the workspace starting) sees text that does not parse. The
+// file's name says whose it is; a live daemon's is left alone, or that
+// daemon's later records would go to a file no sweep can find. A dead
+// daemon's unreadable file is removed.
+func TestSweepKeepsLiveDaemonsUnreadableRecord(t *testing.T) {
+	dir := t.TempDir()
+	live := startSleep(t)
+	livePath := procFileName(dir, live.Pid(), startTime(live.Pid()), "bash-0")
+	torn := procFileName(dir, live.Pid(), startTime(live.Pid()), "bash-1")
+	deadPath := procFileName(dir, live.Pid(), startTime(live.Pid())+1, "bash-0")
+	for path, text := range map[string]string{livePath: "", torn: `{"boot_id":"x","procs":[]}  "pid":1}]}`, deadPath: ""} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := SweepRecorded(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{livePath, torn} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the live daemon's record %s: %v; want it kept", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Stat(deadPath); !os.IsNotExist(err) {
+		t.Errorf("a dead daemon's unreadable record: %v; want it removed", err)
+	}
+}
