@@ -257,7 +257,12 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	switch p.kind {
 	case "":
-		l.Unpinned = p.envRefusal()
+		// A runner's own script run as the command (npm makes a bin
+		// executable), under its path in node_modules or a link named
+		// otherwise, is that runner: refused as `node SCRIPT` is.
+		if l.Unpinned = runnerScriptRefusal(cfg.Command, exe); l.Unpinned == "" {
+			l.Unpinned = p.envRefusal()
+		}
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"

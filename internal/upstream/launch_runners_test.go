@@ -152,3 +152,38 @@ func TestInterpreterRunningARunnerRefused(t *testing.T) {
 		{cmd: []string{"node", "node_modules/srv/dist/index.js"}, script: "node_modules/srv/dist/index.js"},
 	})
 }
+
+// A runner's own script run as the command itself (npm makes a package's
+// bin executable, with a #!/usr/bin/env node line), by its path in
+// node_modules or through a link named otherwise, is the runner under
+// another name: refused by its package as the interpreter form is, where
+// it would pass as a plain executable pinned by the runner's hash alone.
+func TestRunnerScriptAsCommandRefused(t *testing.T) {
+	fakeProgs(t, "node")
+	work := t.TempDir()
+	mk := func(rel string) {
+		p := filepath.Join(work, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/usr/bin/env node\n// "+rel+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("node_modules/tsx/dist/cli.mjs")
+	mk("node_modules/@babel/node/bin/babel-node.js")
+	mk("node_modules/cross-env/src/bin/cross-env.js")
+	mk("node_modules/srv/dist/index.js")
+	mk("x.ts")
+	if err := os.Symlink("node_modules/tsx/dist/cli.mjs", filepath.Join(work, "start")); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./node_modules/tsx/dist/cli.mjs", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"./start", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"./node_modules/@babel/node/bin/babel-node.js", "x.ts"}, unpinned: "babel-node"},
+		{cmd: []string{"./node_modules/cross-env/src/bin/cross-env.js", "node", "x.js"}, unpinned: "cross-env"},
+		// A server package's own bin is a plain executable, as before.
+		{cmd: []string{"./node_modules/srv/dist/index.js"}},
+	})
+}
