@@ -82,7 +82,12 @@ var kindNames = []struct {
 		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell",
 		// Toolchains that compile a script (and fetch what it declares)
 		// before they run it.
-		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam"}},
+		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam",
+		// Task runners whose recipes are code in the workspace
+		// (Rakefile, gulpfile.js, a CMake script, build.ninja, a
+		// package.json's scripts run by a monorepo tool).
+		"rake", "gulp", "grunt", "cmake", "ninja", "meson", "bazel", "bazelisk", "scons", "invoke", "nox", "tox", "task",
+		"lein", "ant", "xmake", "turbo", "nx", "lerna", "composer"}},
 	{"java", []string{"java", "javaw"}},
 	{"jshell", []string{"jshell"}},
 	{"dotnet", []string{"dotnet"}},
@@ -102,7 +107,15 @@ var kindNames = []struct {
 		// in their environment, and npm's helpers that run one with
 		// variables set (or several at once).
 		"poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "direnv", "mise", "rtx",
-		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p"}},
+		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p",
+		// Secret managers that run a command with the secrets set
+		// (`op run -- CMD`), and more runners of a command: under
+		// another group, limits, a fake root or time, a proxy, a
+		// display or session, an init, or an agent (ssh-agent CMD).
+		"op", "doppler", "infisical", "aws-vault", "sops", "chamber", "envchain", "bundle",
+		"sg", "setpriv", "prlimit", "fakeroot", "proot", "eatmydata", "faketime", "numactl", "cgexec", "torsocks",
+		"proxychains", "proxychains4", "xvfb-run", "dbus-run-session", "dbus-launch", "systemd-inhibit", "ssh-agent",
+		"tini", "dumb-init"}},
 	// Runners of TypeScript (or newer JavaScript) files, which compile the
 	// script they are given and run it through node.
 	{"tsrunner", []string{"tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "ts-node-transpile-only", "babel-node",
@@ -115,7 +128,14 @@ var kindNames = []struct {
 	// does not read.
 	{"interp", []string{"awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
 		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
-		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby"}},
+		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby",
+		// Shells without an option table here, and more interpreters of
+		// a script file: a sed script (GNU sed's e runs commands), m4's
+		// syscmd, php-cgi, Clojure's, OCaml's, Prolog's, JavaScript
+		// engines other than node, and zx.
+		"nu", "elvish", "xonsh", "oksh", "loksh", "pdksh", "posh", "rc", "osh", "ysh",
+		"sed", "gsed", "m4", "php-cgi", "irb", "bb", "clojure", "clj", "ocaml", "swipl", "janet", "fennel", "hy",
+		"qjs", "gjs", "zx"}},
 	// Windows' python launcher runs the interpreter the script's #! line
 	// or py.ini names (py.ini may name any command).
 	{"pylauncher", []string{"py", "pyw"}},

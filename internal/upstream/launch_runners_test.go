@@ -187,3 +187,31 @@ func TestRunnerScriptAsCommandRefused(t *testing.T) {
 		{cmd: []string{"./node_modules/srv/dist/index.js"}},
 	})
 }
+
+// More programs of the refused kinds, which passed as plain executables
+// pinned by their own hash while they run a script, recipe or command
+// their arguments name: shells and interpreters without an option table,
+// task runners, and wrappers (secret managers among them).
+func TestMoreRunnersRefused(t *testing.T) {
+	fakeProgs(t, "nu", "xonsh", "oksh", "sed", "php-cgi", "bb", "zx", "rake", "gulp", "cmake", "ninja", "turbo", "op", "doppler", "ssh-agent", "xvfb-run", "bundle")
+	work := t.TempDir()
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"nu", "srv.nu"}, unpinned: "nu"},
+		{cmd: []string{"xonsh", "srv.xsh"}, unpinned: "xonsh"},
+		{cmd: []string{"oksh", "srv.sh"}, unpinned: "oksh"},
+		{cmd: []string{"sed", "-f", "srv.sed"}, unpinned: "sed"},
+		{cmd: []string{"php-cgi", "srv.php"}, unpinned: "php-cgi"},
+		{cmd: []string{"bb", "srv.clj"}, unpinned: "bb"},
+		{cmd: []string{"zx", "srv.mjs"}, unpinned: "zx"},
+		{cmd: []string{"rake", "serve"}, unpinned: "builds"},
+		{cmd: []string{"gulp", "serve"}, unpinned: "builds"},
+		{cmd: []string{"cmake", "-P", "srv.cmake"}, unpinned: "builds"},
+		{cmd: []string{"ninja", "serve"}, unpinned: "builds"},
+		{cmd: []string{"turbo", "run", "serve"}, unpinned: "builds"},
+		{cmd: []string{"op", "run", "--", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"doppler", "run", "--", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"ssh-agent", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"xvfb-run", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"bundle", "exec", "ruby", "x.rb"}, unpinned: "starts the program"},
+	})
+}
