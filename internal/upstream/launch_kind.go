@@ -14,7 +14,8 @@ import (
 // runnerScriptRefusal). The name is all these read: a program renamed to
 // something the tables do not list is a plain executable, pinned by its
 // own hash, and a plain-looking name (a link named node to a wrapper) is
-// read by its rule. The rules that read the arguments and the file are in
+// read by its rule, except that an executable refused whatever its
+// arguments (env, busybox, gradle) is refused under any name. The rules that read the arguments and the file are in
 // launch.go, launch_script.go and launch_runtimes.go.
 
 // progName is a command's base name, lowercase on Windows and without an

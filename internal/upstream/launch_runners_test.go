@@ -215,3 +215,29 @@ func TestMoreRunnersRefused(t *testing.T) {
 		{cmd: []string{"bundle", "exec", "ruby", "x.rb"}, unpinned: "starts the program"},
 	})
 }
+
+// A link named like an interpreter that leads to a wrapper or a
+// multi-call binary runs that program (argv[0] is the resolved path):
+// `./node sh server.sh`, node a link to env or busybox, would pin a file
+// named sh in the server's directory while env or busybox runs the sh of
+// PATH or its applet, and server.sh unpinned. The resolved program's
+// refusal wins over the name's rules.
+func TestLinkNamedLikeInterpreterToWrapperRefused(t *testing.T) {
+	bin := fakeProgs(t, "env", "busybox", "gradle")
+	work := t.TempDir()
+	for _, f := range []string{"sh", "server.sh"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("# "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"node": "env", "python3": "busybox", "bash": "gradle"} {
+		if err := os.Symlink(filepath.Join(bin, target), filepath.Join(work, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./node", "sh", "server.sh"}, unpinned: "env starts the program"},
+		{cmd: []string{"./python3", "sh", "server.sh"}, unpinned: "busybox starts the program"},
+		{cmd: []string{"./bash", "server.sh"}, unpinned: "gradle builds"},
+	})
+}
