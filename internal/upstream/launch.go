@@ -261,6 +261,9 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		// executable), under its path in node_modules or a link named
 		// otherwise, is that runner: refused as `node SCRIPT` is.
 		if l.Unpinned = runnerScriptRefusal(cfg.Command, exe); l.Unpinned == "" {
+			l.Unpinned = shebangRefusal(exe)
+		}
+		if l.Unpinned == "" {
 			l.Unpinned = p.envRefusal()
 		}
 		return l, nil

@@ -241,3 +241,36 @@ func TestLinkNamedLikeInterpreterToWrapperRefused(t *testing.T) {
 		{cmd: []string{"./bash", "server.sh"}, unpinned: "gradle builds"},
 	})
 }
+
+// A plain executable whose #! line runs it through a fetcher, a build
+// tool or a wrapper runs more than the script clawd pins (the package npx
+// or uv fetches, what make builds, what nice starts), as that program
+// named as the command would: refused. An interpreter that runs the
+// script itself stays allowed, as the refusals of those interpreters
+// advise.
+func TestShebangThroughRefusedProgram(t *testing.T) {
+	fakeProgs(t, "npx", "uv", "make", "nice", "awk", "tsx", "node")
+	work := t.TempDir()
+	for name, line := range map[string]string{
+		"npxsrv":  "#!/usr/bin/env -S npx -y pkg@latest",
+		"uvsrv":   "#!/usr/bin/env -S uv run --script",
+		"makesrv": "#!/usr/bin/make -f",
+		"nicesrv": "#!/usr/bin/nice -n 5 /bin/sh ./other.sh",
+		"awksrv":  "#!/usr/bin/awk -f",
+		"tsxsrv":  "#!/usr/bin/env tsx",
+		"nodesrv": "#!/usr/bin/env node",
+	} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(line+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./npxsrv"}, unpinned: "npx"},
+		{cmd: []string{"./uvsrv"}, unpinned: "fetches and runs"},
+		{cmd: []string{"./makesrv"}, unpinned: "builds"},
+		{cmd: []string{"./nicesrv"}, unpinned: "starts the program"},
+		{cmd: []string{"./awksrv"}},
+		{cmd: []string{"./tsxsrv"}},
+		{cmd: []string{"./nodesrv"}},
+	})
+}
