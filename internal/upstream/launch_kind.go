@@ -13,20 +13,23 @@ import (
 // cannot pin is refused whatever its arguments (kindRefusal,
 // runnerScriptRefusal). The name is all these read: a program renamed to
 // something the tables do not list is a plain executable, pinned by its
-// own hash, and a plain-looking name (a link named node to a wrapper) is
-// read by its rule, except that an executable refused whatever its
-// arguments (env, busybox, gradle) is refused under any name. The rules that read the arguments and the file are in
-// launch.go, launch_script.go and launch_runtimes.go.
+// own hash, and a plain-looking name is read by its rule, except that a
+// link to an executable refused whatever its arguments (a link named node
+// to env, busybox or gradle) is refused as that executable. The rules
+// that read the arguments and the file are in launch.go,
+// launch_script.go and launch_runtimes.go.
 
 // progName is a command's base name, lowercase on Windows and without an
 // executable suffix there.
-func progName(p string) string {
-	b := filepath.Base(p)
-	if runtime.GOOS == "darwin" {
+func progName(p string) string { return progNameOn(runtime.GOOS, filepath.Base(p)) }
+
+// progNameOn is progName of the base name b on the system goos.
+func progNameOn(goos, b string) string {
+	if goos == "darwin" {
 		// The default file system ignores case: Node runs node.
 		b = strings.ToLower(b)
 	}
-	if runtime.GOOS == "windows" {
+	if goos == "windows" {
 		b = strings.ToLower(b)
 		for _, ext := range []string{".exe", ".cmd", ".bat"} {
 			b = strings.TrimSuffix(b, ext)
