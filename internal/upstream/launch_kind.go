@@ -20,7 +20,7 @@ import (
 // launch_script.go and launch_runtimes.go.
 
 // progName is a command's base name, lowercase on Windows and without an
-// executable suffix there.
+// executable suffix, a stream or trailing dots and blanks there.
 func progName(p string) string { return progNameOn(runtime.GOOS, filepath.Base(p)) }
 
 // progNameOn is progName of the base name b on the system goos.
@@ -30,7 +30,12 @@ func progNameOn(goos, b string) string {
 		b = strings.ToLower(b)
 	}
 	if goos == "windows" {
-		b = strings.ToLower(b)
+		// Windows reads name:stream as a stream of the file name (the
+		// unnamed one, ::$DATA, is the program), and drops a name's
+		// trailing dots and blanks: node.exe::$DATA and "node.exe ." run
+		// node.exe.
+		b, _, _ = strings.Cut(b, ":")
+		b = strings.ToLower(strings.TrimRight(b, ". "))
 		for _, ext := range []string{".exe", ".cmd", ".bat"} {
 			b = strings.TrimSuffix(b, ext)
 		}
