@@ -58,8 +58,10 @@ var (
 	// ruby3.1, php8.2 and perl5.36.0 (the real binaries, the plain names
 	// links to them), zsh installs zsh-5.9 beside zsh, and version managers
 	// link node22 or java17: the plain name's rules (a digit must follow a
-	// dash: node-gyp is another program).
-	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php|bash|zsh|ksh|mksh|dash|fish|java|javaw)-?[0-9][0-9.]*$`)
+	// dash: node-gyp is another program). Debian's static builds
+	// (bash-static, zsh-static, mksh-static, busybox's) are the same
+	// programs.
+	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php|bash|zsh|ksh|mksh|dash|fish|java|javaw|busybox)(?:-?[0-9][0-9.]*|-static)$`)
 	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
 	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
 )

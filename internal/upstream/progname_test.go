@@ -29,3 +29,14 @@ func TestProgNameOnWindowsAsWindowsReadsIt(t *testing.T) {
 		}
 	}
 }
+
+// Debian's static builds of shells (bash-static, zsh-static,
+// mksh-static) are those shells: their rules, not a plain executable's
+// (which would leave the script they run unpinned).
+func TestStaticShellsTakeTheirRules(t *testing.T) {
+	for name, want := range map[string]string{"bash-static": "shell", "zsh-static": "shell", "mksh-static": "shell", "busybox-static": "wrapper", "node-gyp": "", "bash-completion": ""} {
+		if got := launcherKind(name); got != want {
+			t.Errorf("launcherKind(%q) = %q; want %q", name, got, want)
+		}
+	}
+}
