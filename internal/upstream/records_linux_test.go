@@ -432,3 +432,29 @@ func TestSweepKeepsLiveDaemonsUnreadableRecord(t *testing.T) {
 		t.Errorf("a dead daemon's unreadable record: %v; want it removed", err)
 	}
 }
+
+// One /proc scan serves every leaderless record, but each member is
+// judged by one record's checks at a time: two records of the same group
+// number (in two files), one of another session and one whose leader
+// started after the member, do not add up to a record that ends it.
+func TestSweepRecordsOfOneGroupDoNotCombine(t *testing.T) {
+	t.Parallel()
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond)
+	rec, member := leaderlessGroup(t)
+	elsewhere := *rec.Sid + 1
+	otherSession := rec
+	otherSession.Sid = &elsewhere
+	later := rec
+	later.Start = startTime(member) + 1 // a leader started after the member
+	dir := t.TempDir()
+	writeRecord(t, filepath.Join(dir, "1-1-bash-0.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{otherSession}})
+	writeRecord(t, filepath.Join(dir, "1-1-bash-1.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{later}})
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ended) != 0 || !alive(member) {
+		t.Errorf("the sweep ended %v (member %d alive: %v); want nothing ended", ended, member, alive(member))
+	}
+}
