@@ -116,7 +116,7 @@ func checkPath(r *doctorReport) {
 	if err != nil {
 		fix := "put clawd on PATH: go install github.com/clawde/clawd/cmd/clawd@latest (and add $(go env GOPATH)/bin to PATH)"
 		if self != "" {
-			fix = fmt.Sprintf("add %s to PATH, or link it: ln -s %s ~/.local/bin/clawd", filepath.Dir(self), self)
+			fix = fmt.Sprintf("add %s to PATH, or link it: ln -s %s ~/.local/bin/clawd", shellWord(filepath.Dir(self)), shellWord(self))
 		}
 		r.add(check{Area: "path", Status: statusFail,
 			What: "clawd is not on PATH: a client that starts \"clawd\" only says \"Failed to connect\"", Fix: fix})
@@ -169,7 +169,7 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 	switch {
 	case err != nil:
 		r.add(check{Area: "config", Status: statusFail, What: err.Error(), Info: info,
-			Fix: "fix the key it names in " + file + ", or start over with: clawd init --force --config " + file})
+			Fix: "fix the key it names in " + shellWord(file) + ", or start over with: clawd init --force --config " + shellWord(file)})
 		return config.Default()
 	}
 	if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {

@@ -257,7 +257,15 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 	}
 	switch p.kind {
 	case "":
-		l.Unpinned = p.envRefusal()
+		// A runner's own script run as the command (npm makes a bin
+		// executable), under its path in node_modules or a link named
+		// otherwise, is that runner: refused as `node SCRIPT` is.
+		if l.Unpinned = runnerScriptRefusal(cfg.Command, exe); l.Unpinned == "" {
+			l.Unpinned = shebangRefusal(exe)
+		}
+		if l.Unpinned == "" {
+			l.Unpinned = p.envRefusal()
+		}
 		return l, nil
 	case "npx":
 		l.Launcher = "npx"
@@ -300,11 +308,20 @@ type launchProgram struct {
 
 // newLaunchProgram classifies command (resolved to exe): by the
 // configured name, else by the resolved executable's, so a link named
-// after nothing clawd knows that leads to python is read as python.
+// after nothing clawd knows that leads to python is read as python; an
+// executable refused whatever its arguments is refused under any name.
 func newLaunchProgram(command, exe string, env map[string]string) launchProgram {
 	p := launchProgram{name: progName(command), exeName: progName(exe), exe: exe, env: env}
 	if p.kind = launcherKind(p.name); p.kind == "" {
 		p.kind = launcherKind(p.exeName)
+	}
+	// A name of one kind that leads to a program refused whatever its
+	// arguments (a link named node to env or busybox, bash to gradle)
+	// runs that program, with the resolved path as argv[0]: the name's
+	// rules would pin the wrong file (./node sh x.sh pins a file named
+	// sh, while env runs PATH's sh and x.sh unpinned).
+	if k := launcherKind(p.exeName); k != p.kind && kindRefusal(k, p.exeName) != "" {
+		p.kind, p.name = k, p.exeName
 	}
 	return p
 }

@@ -13,20 +13,29 @@ import (
 // cannot pin is refused whatever its arguments (kindRefusal,
 // runnerScriptRefusal). The name is all these read: a program renamed to
 // something the tables do not list is a plain executable, pinned by its
-// own hash, and a plain-looking name (a link named node to a wrapper) is
-// read by its rule. The rules that read the arguments and the file are in
-// launch.go, launch_script.go and launch_runtimes.go.
+// own hash, and a plain-looking name is read by its rule, except that a
+// link to an executable refused whatever its arguments (a link named node
+// to env, busybox or gradle) is refused as that executable. The rules
+// that read the arguments and the file are in launch.go,
+// launch_script.go and launch_runtimes.go.
 
 // progName is a command's base name, lowercase on Windows and without an
-// executable suffix there.
-func progName(p string) string {
-	b := filepath.Base(p)
-	if runtime.GOOS == "darwin" {
+// executable suffix, a stream or trailing dots and blanks there.
+func progName(p string) string { return progNameOn(runtime.GOOS, filepath.Base(p)) }
+
+// progNameOn is progName of the base name b on the system goos.
+func progNameOn(goos, b string) string {
+	if goos == "darwin" {
 		// The default file system ignores case: Node runs node.
 		b = strings.ToLower(b)
 	}
-	if runtime.GOOS == "windows" {
-		b = strings.ToLower(b)
+	if goos == "windows" {
+		// Windows reads name:stream as a stream of the file name (the
+		// unnamed one, ::$DATA, is the program), and drops a name's
+		// trailing dots and blanks: node.exe::$DATA and "node.exe ." run
+		// node.exe.
+		b, _, _ = strings.Cut(b, ":")
+		b = strings.ToLower(strings.TrimRight(b, ". "))
 		for _, ext := range []string{".exe", ".cmd", ".bat"} {
 			b = strings.TrimSuffix(b, ext)
 		}
@@ -49,8 +58,10 @@ var (
 	// ruby3.1, php8.2 and perl5.36.0 (the real binaries, the plain names
 	// links to them), zsh installs zsh-5.9 beside zsh, and version managers
 	// link node22 or java17: the plain name's rules (a digit must follow a
-	// dash: node-gyp is another program).
-	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php|bash|zsh|ksh|mksh|dash|fish|java|javaw)-?[0-9][0-9.]*$`)
+	// dash: node-gyp is another program). Debian's static builds
+	// (bash-static, zsh-static, mksh-static, busybox's) are the same
+	// programs.
+	versionedName = regexp.MustCompile(`^(nodejs|node|ruby|perl|php|bash|zsh|ksh|mksh|dash|fish|java|javaw|busybox)(?:-?[0-9][0-9.]*|-static)$`)
 	// Interpreters named with their version (tclsh8.6, guile3.0, wish9).
 	interpName = regexp.MustCompile(`^(tclsh|wish|guile)[0-9.]*$`)
 )
@@ -82,7 +93,12 @@ var kindNames = []struct {
 		"swift", "mix", "rebar3", "dune", "cabal", "stack", "zig", "nix", "nix-shell",
 		// Toolchains that compile a script (and fetch what it declares)
 		// before they run it.
-		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam"}},
+		"kotlin", "kotlinc", "scala", "scala-cli", "amm", "dart", "crystal", "nim", "gleam",
+		// Task runners whose recipes are code in the workspace
+		// (Rakefile, gulpfile.js, a CMake script, build.ninja, a
+		// package.json's scripts run by a monorepo tool).
+		"rake", "gulp", "grunt", "cmake", "ninja", "meson", "bazel", "bazelisk", "scons", "invoke", "nox", "tox", "task",
+		"lein", "ant", "xmake", "turbo", "nx", "lerna", "composer"}},
 	{"java", []string{"java", "javaw"}},
 	{"jshell", []string{"jshell"}},
 	{"dotnet", []string{"dotnet"}},
@@ -102,7 +118,15 @@ var kindNames = []struct {
 		// in their environment, and npm's helpers that run one with
 		// variables set (or several at once).
 		"poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "conda", "mamba", "micromamba", "direnv", "mise", "rtx",
-		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p"}},
+		"asdf", "volta", "fnm", "cross-env", "dotenv", "dotenvx", "env-cmd", "concurrently", "npm-run-all", "run-s", "run-p",
+		// Secret managers that run a command with the secrets set
+		// (`op run -- CMD`), and more runners of a command: under
+		// another group, limits, a fake root or time, a proxy, a
+		// display or session, an init, or an agent (ssh-agent CMD).
+		"op", "doppler", "infisical", "aws-vault", "sops", "chamber", "envchain", "bundle",
+		"sg", "setpriv", "prlimit", "fakeroot", "proot", "eatmydata", "faketime", "numactl", "cgexec", "torsocks",
+		"proxychains", "proxychains4", "xvfb-run", "dbus-run-session", "dbus-launch", "systemd-inhibit", "ssh-agent",
+		"tini", "dumb-init"}},
 	// Runners of TypeScript (or newer JavaScript) files, which compile the
 	// script they are given and run it through node.
 	{"tsrunner", []string{"tsx", "ts-node", "ts-node-esm", "ts-node-script", "ts-node-cwd", "ts-node-transpile-only", "babel-node",
@@ -115,7 +139,14 @@ var kindNames = []struct {
 	// does not read.
 	{"interp", []string{"awk", "gawk", "mawk", "nawk", "original-awk", "goawk", "R", "r", "jjs", "racket", "sbcl", "clisp", "octave",
 		"octave-cli", "groovy", "raku", "rakudo", "perl6", "ipython", "ipython3", "jruby", "jython", "osascript",
-		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby"}},
+		"cscript", "wscript", "escript", "elixir", "julia", "erl", "runghc", "runhaskell", "dotnet-script", "truffleruby",
+		// Shells without an option table here, and more interpreters of
+		// a script file: a sed script (GNU sed's e runs commands), m4's
+		// syscmd, php-cgi, Clojure's, OCaml's, Prolog's, JavaScript
+		// engines other than node, and zx.
+		"nu", "elvish", "xonsh", "oksh", "loksh", "pdksh", "posh", "rc", "osh", "ysh",
+		"sed", "gsed", "m4", "php-cgi", "irb", "bb", "clojure", "clj", "ocaml", "swipl", "janet", "fennel", "hy",
+		"qjs", "gjs", "zx"}},
 	// Windows' python launcher runs the interpreter the script's #! line
 	// or py.ini names (py.ini may name any command).
 	{"pylauncher", []string{"py", "pyw"}},

@@ -152,3 +152,125 @@ func TestInterpreterRunningARunnerRefused(t *testing.T) {
 		{cmd: []string{"node", "node_modules/srv/dist/index.js"}, script: "node_modules/srv/dist/index.js"},
 	})
 }
+
+// A runner's own script run as the command itself (npm makes a package's
+// bin executable, with a #!/usr/bin/env node line), by its path in
+// node_modules or through a link named otherwise, is the runner under
+// another name: refused by its package as the interpreter form is, where
+// it would pass as a plain executable pinned by the runner's hash alone.
+func TestRunnerScriptAsCommandRefused(t *testing.T) {
+	fakeProgs(t, "node")
+	work := t.TempDir()
+	mk := func(rel string) {
+		p := filepath.Join(work, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("#!/usr/bin/env node\n// "+rel+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("node_modules/tsx/dist/cli.mjs")
+	mk("node_modules/@babel/node/bin/babel-node.js")
+	mk("node_modules/cross-env/src/bin/cross-env.js")
+	mk("node_modules/srv/dist/index.js")
+	mk("x.ts")
+	if err := os.Symlink("node_modules/tsx/dist/cli.mjs", filepath.Join(work, "start")); err != nil {
+		t.Fatal(err)
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./node_modules/tsx/dist/cli.mjs", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"./start", "x.ts"}, unpinned: "tsx"},
+		{cmd: []string{"./node_modules/@babel/node/bin/babel-node.js", "x.ts"}, unpinned: "babel-node"},
+		{cmd: []string{"./node_modules/cross-env/src/bin/cross-env.js", "node", "x.js"}, unpinned: "cross-env"},
+		// A server package's own bin is a plain executable, as before.
+		{cmd: []string{"./node_modules/srv/dist/index.js"}},
+	})
+}
+
+// More programs of the refused kinds, which passed as plain executables
+// pinned by their own hash while they run a script, recipe or command
+// their arguments name: shells and interpreters without an option table,
+// task runners, and wrappers (secret managers among them).
+func TestMoreRunnersRefused(t *testing.T) {
+	fakeProgs(t, "nu", "xonsh", "oksh", "sed", "php-cgi", "bb", "zx", "rake", "gulp", "cmake", "ninja", "turbo", "op", "doppler", "ssh-agent", "xvfb-run", "bundle")
+	work := t.TempDir()
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"nu", "srv.nu"}, unpinned: "nu"},
+		{cmd: []string{"xonsh", "srv.xsh"}, unpinned: "xonsh"},
+		{cmd: []string{"oksh", "srv.sh"}, unpinned: "oksh"},
+		{cmd: []string{"sed", "-f", "srv.sed"}, unpinned: "sed"},
+		{cmd: []string{"php-cgi", "srv.php"}, unpinned: "php-cgi"},
+		{cmd: []string{"bb", "srv.clj"}, unpinned: "bb"},
+		{cmd: []string{"zx", "srv.mjs"}, unpinned: "zx"},
+		{cmd: []string{"rake", "serve"}, unpinned: "builds"},
+		{cmd: []string{"gulp", "serve"}, unpinned: "builds"},
+		{cmd: []string{"cmake", "-P", "srv.cmake"}, unpinned: "builds"},
+		{cmd: []string{"ninja", "serve"}, unpinned: "builds"},
+		{cmd: []string{"turbo", "run", "serve"}, unpinned: "builds"},
+		{cmd: []string{"op", "run", "--", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"doppler", "run", "--", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"ssh-agent", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"xvfb-run", "node", "x.js"}, unpinned: "starts the program"},
+		{cmd: []string{"bundle", "exec", "ruby", "x.rb"}, unpinned: "starts the program"},
+	})
+}
+
+// A link named like an interpreter that leads to a wrapper or a
+// multi-call binary runs that program (argv[0] is the resolved path):
+// `./node sh server.sh`, node a link to env or busybox, would pin a file
+// named sh in the server's directory while env or busybox runs the sh of
+// PATH or its applet, and server.sh unpinned. The resolved program's
+// refusal wins over the name's rules.
+func TestLinkNamedLikeInterpreterToWrapperRefused(t *testing.T) {
+	bin := fakeProgs(t, "env", "busybox", "gradle")
+	work := t.TempDir()
+	for _, f := range []string{"sh", "server.sh"} {
+		if err := os.WriteFile(filepath.Join(work, f), []byte("# "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"node": "env", "python3": "busybox", "bash": "gradle"} {
+		if err := os.Symlink(filepath.Join(bin, target), filepath.Join(work, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./node", "sh", "server.sh"}, unpinned: "env starts the program"},
+		{cmd: []string{"./python3", "sh", "server.sh"}, unpinned: "busybox starts the program"},
+		{cmd: []string{"./bash", "server.sh"}, unpinned: "gradle builds"},
+	})
+}
+
+// A plain executable whose #! line runs it through a fetcher, a build
+// tool or a wrapper runs more than the script clawd pins (the package npx
+// or uv fetches, what make builds, what nice starts), as that program
+// named as the command would: refused. An interpreter that runs the
+// script itself stays allowed, as the refusals of those interpreters
+// advise.
+func TestShebangThroughRefusedProgram(t *testing.T) {
+	fakeProgs(t, "npx", "uv", "make", "nice", "awk", "tsx", "node")
+	work := t.TempDir()
+	for name, line := range map[string]string{
+		"npxsrv":  "#!/usr/bin/env -S npx -y pkg@latest",
+		"uvsrv":   "#!/usr/bin/env -S uv run --script",
+		"makesrv": "#!/usr/bin/make -f",
+		"nicesrv": "#!/usr/bin/nice -n 5 /bin/sh ./other.sh",
+		"awksrv":  "#!/usr/bin/awk -f",
+		"tsxsrv":  "#!/usr/bin/env tsx",
+		"nodesrv": "#!/usr/bin/env node",
+	} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(line+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkLaunchCases(t, work, []launchCase{
+		{cmd: []string{"./npxsrv"}, unpinned: "npx"},
+		{cmd: []string{"./uvsrv"}, unpinned: "fetches and runs"},
+		{cmd: []string{"./makesrv"}, unpinned: "builds"},
+		{cmd: []string{"./nicesrv"}, unpinned: "starts the program"},
+		{cmd: []string{"./awksrv"}},
+		{cmd: []string{"./tsxsrv"}},
+		{cmd: []string{"./nodesrv"}},
+	})
+}

@@ -36,6 +36,26 @@ func shebangPrograms(exe string) []envProgram {
 	return progs
 }
 
+// shebangRefusal is why exe, a plain executable, runs what clawd cannot
+// pin through its #! line, or "": an interpreter that fetches
+// (`#!/usr/bin/env -S npx -y pkg`, `uv run --script`), builds (`make -f`)
+// or starts another command (`nice`, `sudo`) runs more than the script
+// clawd pins, as it would named as the command. An interpreter that runs
+// the script itself (awk -f, tsx, julia) runs what is pinned.
+func shebangRefusal(exe string) string {
+	for _, n := range shebangInterpreters(exe) {
+		switch kind := launcherKind(n); kind {
+		case "npx", "fetcher", "wrapper", "builder":
+			why := kindRefusal(kind, n)
+			if kind == "npx" {
+				why = "npx fetches and runs a package that clawd would not pin from its #! line; give `npx -y NAME@VERSION` as the command, which clawd pins"
+			}
+			return exe + " runs through " + n + " (its #! line): " + why
+		}
+	}
+	return ""
+}
+
 // shebangInterpreters are the program names of the interpreters exe runs
 // through: its #! line's, then that interpreter's own if it is a script,
 // by their names and their real files' names. An interpreter named

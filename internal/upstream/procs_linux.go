@@ -128,7 +128,11 @@ func SweepRecorded(dir string) ([]int, error) {
 		}
 		var f procFile
 		if err := json.Unmarshal(b, &f); err != nil {
-			os.Remove(path) // not ours to act on, and of no use
+			// A live daemon's pooled file is read mid-write (created
+			// empty, rewritten in place): its name says whose it is.
+			if !namedLive(e.Name()) {
+				os.Remove(path) // not ours to act on, and of no use
+			}
 			continue
 		}
 		if f.Clawd.Pid == self && f.Clawd.Start == startTime(self) {
@@ -150,6 +154,16 @@ func SweepRecorded(dir string) ([]int, error) {
 	}
 	ended = append(ended, endMembers(leaderless, spare)...)
 	return ended, errors.Join(errs...)
+}
+
+// namedLive reports whether name, a procFileName, is that of a daemon that
+// still runs (its pid names a process with its start time).
+func namedLive(name string) bool {
+	pidPart, rest, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
+	startPart, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidPart)
+	start, err2 := strconv.ParseUint(startPart, 10, 64)
+	return err == nil && err2 == nil && pid > 0 && start != 0 && startTime(pid) == start
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's

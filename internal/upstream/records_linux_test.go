@@ -429,3 +429,59 @@ func TestSweepRecordedScansProcOncePerRound(t *testing.T) {
 		t.Errorf("/proc was listed %d times for 23 leaderless records, want at most 2", scans)
 	}
 }
+
+// A pooled record is rewritten in place, and a file is created empty
+// before its first record: a sweep reading it at that moment (a second
+// daemon of the workspace starting) sees text that does not parse. The
+// file's name says whose it is; a live daemon's is left alone, or that
+// daemon's later records would go to a file no sweep can find. A dead
+// daemon's unreadable file is removed.
+func TestSweepKeepsLiveDaemonsUnreadableRecord(t *testing.T) {
+	dir := t.TempDir()
+	live := startSleep(t)
+	livePath := procFileName(dir, live.Pid(), startTime(live.Pid()), "bash-0")
+	torn := procFileName(dir, live.Pid(), startTime(live.Pid()), "bash-1")
+	deadPath := procFileName(dir, live.Pid(), startTime(live.Pid())+1, "bash-0")
+	for path, text := range map[string]string{livePath: "", torn: `{"boot_id":"x","procs":[]}  "pid":1}]}`, deadPath: ""} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := SweepRecorded(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{livePath, torn} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("the live daemon's record %s: %v; want it kept", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Stat(deadPath); !os.IsNotExist(err) {
+		t.Errorf("a dead daemon's unreadable record: %v; want it removed", err)
+	}
+}
+
+// One /proc scan serves every leaderless record, but each member is
+// judged by one record's checks at a time: two records of the same group
+// number (in two files), one of another session and one whose leader
+// started after the member, do not add up to a record that ends it.
+func TestSweepRecordsOfOneGroupDoNotCombine(t *testing.T) {
+	t.Parallel()
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond)
+	rec, member := leaderlessGroup(t)
+	elsewhere := *rec.Sid + 1
+	otherSession := rec
+	otherSession.Sid = &elsewhere
+	later := rec
+	later.Start = startTime(member) + 1 // a leader started after the member
+	dir := t.TempDir()
+	writeRecord(t, filepath.Join(dir, "1-1-bash-0.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{otherSession}})
+	writeRecord(t, filepath.Join(dir, "1-1-bash-1.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{later}})
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ended) != 0 || !alive(member) {
+		t.Errorf("the sweep ended %v (member %d alive: %v); want nothing ended", ended, member, alive(member))
+	}
+}

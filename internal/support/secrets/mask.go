@@ -51,8 +51,11 @@ var (
 	// random: GitLab's glpat-/gldt-/glrt-/glptt- (20 characters after
 	// the prefix), AWS access key ids (AKIA/ASIA and 16 more), SendGrid's
 	// SG.id.secret and JWTs (eyJ header and payload, whose dots split
-	// them into words the random-word rule may find too short).
-	secretPrefixed = regexp.MustCompile(`\b(?:(?:glpat|gldt|glrt|glptt)-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[A-Z0-9]{16}\b|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}|eyJ[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)`)
+	// them into words the random-word rule may find too short). The
+	// match runs on to the end of the word it is in (secretWord's
+	// letters): the random-word rule looks only at what is left, and
+	// would see the rest of a word that holds a token as a short word.
+	secretPrefixed = regexp.MustCompile(`\b(?:(?:glpat|gldt|glrt|glptt)-[A-Za-z0-9_-]{20,}|(?:AKIA|ASIA)[A-Z0-9]{16}\b|SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}|eyJ[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)[A-Za-z0-9_+/=-]*`)
 	// A PEM private key's body, up to its END line or the text's end:
 	// its last line may be too short to look random. The body starts on
 	// the next line (a newline, or "\n" in a JSON or shell string): a

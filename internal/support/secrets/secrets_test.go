@@ -303,3 +303,22 @@ func checkHidden(t *testing.T, secret string, ins ...string) {
 		}
 	}
 }
+
+// A prefixed token's rule masks to the end of the word it is in: a
+// random-looking word that holds one (glpat-... then +..., an AWS key id
+// then /...) was masked whole by the random-word rule, which looks only at
+// what the other rules leave, and the part after the token, too short to
+// look random on its own, must not come out.
+func TestMaskTextPrefixedTokenTakesItsWord(t *testing.T) {
+	for _, c := range []struct{ in, secret string }{
+		{"glpat-CVN5PZWY0OXLC01Kp4WvqlsUe+5XdL9Rj5Oku7Q59GMVEHAAHON8OD", "5XdL9Rj5Oku7Q59GMVEHAAHON8OD"},
+		{"echo ASIAR0ATWNQUCUR6W340/Q74FTJ9UJdZjTHvQlH", "Q74FTJ9UJdZjTHvQlH"},
+		{"t=AKIA6NC88NGPG7ADRZ1Q-uKNEHWCZ0JFYD62LYKRwVjA x", "uKNEHWCZ0JFYD62LYKRwVjA"},
+		{"jwt eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJl+q8Zr2Lk9Xw", "q8Zr2Lk9Xw"},
+		{"SG.abcdefghijklmnop.qrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz01", "wxyz01"},
+	} {
+		if out := MaskText(c.in); strings.Contains(out, c.secret) {
+			t.Errorf("MaskText(%q) = %q: shows %q", c.in, out, c.secret)
+		}
+	}
+}
