@@ -138,8 +138,9 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 }
 
 // startError turns a startup failure into exit 1. A non-loopback bind
-// address gives one line that starts with the spec's log line and names
-// the setting to change.
+// address gives one line that starts with bind_0000_rejected (the name
+// README.md and docs/transports.md give for this refusal) and names the
+// setting to change.
 func startError(err error) error {
 	var be *config.BindError
 	if errors.As(err, &be) {

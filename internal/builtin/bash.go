@@ -93,7 +93,8 @@ type bashArgs struct {
 	TimeoutMS  *int64  `json:"timeout_ms"`
 }
 
-// BashResult is bash's output object: the spec's fields plus timed_out.
+// BashResult is bash's output object (docs/tools.md): exit code, stdout,
+// stderr, whether either was truncated, and whether the call timed out.
 type BashResult struct {
 	ExitCode  int    `json:"exit_code"`
 	Stdout    string `json:"stdout"`

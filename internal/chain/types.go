@@ -2,8 +2,8 @@
 //
 // Every tools/call passes five steps in this order (docs/authorization.md):
 // auth -> trust registry -> policy -> supply chain -> sandbox guard, then the
-// handler. A failing step short-circuits with the spec's JSON-RPC error and
-// the handler never runs.
+// handler. A failing step short-circuits with its JSON-RPC error
+// (docs/authorization.md lists the codes) and the handler never runs.
 package chain
 
 import (
@@ -187,7 +187,7 @@ type Authorizer interface {
 	VisibleOf(caller *Caller, all []tools.Entry) []tools.Entry
 }
 
-// deny builds a denial decision with the spec's code. The message is the
+// deny builds a denial decision with the step's code (docs/authorization.md). The message is the
 // code's name, a colon and the reason as a sentence naming what was refused
 // and how to change it (clients show only the message, and an agent needs
 // the reason to correct itself); data keeps the machine-readable reason.
@@ -304,7 +304,8 @@ func SandboxError(path, reason string) *jsonrpc.Error {
 		Data: map[string]any{"path": path, "reason": reason}}
 }
 
-// Audit results (the audit row's result column, as the spec spells them).
+// Audit results (the audit row's result column, spelled as docs/authorization.md
+// and `clawd audit --result` show them).
 const (
 	ResultAllow = "Allow"
 	ResultDeny  = "Deny"

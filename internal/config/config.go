@@ -121,7 +121,8 @@ func (c *Config) DisabledTools() map[string]bool {
 }
 
 // BindError is the startup refusal of a non-loopback bind address. Its text
-// carries the spec's invariant name so logs and tests can match it.
+// starts with bind_0000_rejected (README.md, docs/transports.md), a fixed
+// name that logs, scripts and tests can match.
 type BindError struct{ Addr string }
 
 func (e *BindError) Error() string {

@@ -18,7 +18,7 @@ type toolJSON struct {
 	Annotations  annotations    `json:"annotations"`
 }
 
-// annotations carry the spec's permission hint as MCP tool hints: read ->
+// annotations carry a tool's permission hint as MCP tool hints: read ->
 // readOnlyHint; write and execute -> destructiveHint.
 type annotations struct {
 	Title           string `json:"title,omitzero"`

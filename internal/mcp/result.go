@@ -12,7 +12,7 @@ import (
 	"github.com/clawde/clawd/internal/tools"
 )
 
-// appendToolResult encodes res in the MCP shape: the spec's object as
+// appendToolResult encodes res in the MCP shape: the tool's output object as
 // structuredContent and, for clients that read only content, as compact
 // JSON text. An upstream server's *tools.CallResult is not wrapped again:
 // appendCallResult writes it as it came.

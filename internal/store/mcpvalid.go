@@ -127,8 +127,9 @@ func ValidateServerName(name string) error {
 	return nil
 }
 
-// ParseTransport maps a transport name to the stored one. The seed's
-// "streamable_http" (and "streamable-http") mean "http".
+// ParseTransport maps a transport name to the stored one.
+// "streamable_http" (and "streamable-http"), the name other MCP clients'
+// configs use, mean "http" (docs/upstreams.md).
 func ParseTransport(s string) (string, error) {
 	switch strings.ToLower(s) {
 	case TransportStdio:

@@ -7,7 +7,8 @@
 //
 // A tool knows nothing of transports, sessions or authorization: it receives
 // validated-by-itself arguments and the workspace, and returns either a
-// result object (the spec's output object) or an error. Deciding who may
+// result object (the tool's output object, as docs/tools.md documents it)
+// or an error. Deciding who may
 // call it is the chain's job (internal/chain).
 package tools
 
@@ -22,7 +23,8 @@ import (
 	"github.com/clawde/clawd/internal/sandbox"
 )
 
-// Permission is the spec's permission hint of a tool; the policy engine's
+// Permission is a tool's permission hint (read, write, execute;
+// docs/authorization.md); the policy engine's
 // trust-level table is keyed by it.
 type Permission string
 
@@ -72,7 +74,7 @@ type Spec struct {
 // Tool is one callable tool.
 type Tool interface {
 	Spec() *Spec
-	// Call runs the tool. It returns the spec's output object (marshalled to
+	// Call runs the tool. It returns its output object (marshalled to
 	// JSON as structuredContent) or an error: *ToolError and *ArgError become
 	// an isError result the model can read, *sandbox.Violation becomes
 	// JSON-RPC -32005, context errors mean the call was cancelled.

@@ -16,7 +16,7 @@ type Health struct {
 	ActiveTools int
 	// LastPolicyEvalMS is the latency of the most recent policy evaluation;
 	// negative when the chain does not report it (the field is then left out,
-	// as the spec's schema makes it optional).
+	// as docs/transports.md documents it optional).
 	LastPolicyEvalMS int64
 }
 
