@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,6 +186,44 @@ func TestInheritedDescriptorsDoNotReachBash(t *testing.T) {
 	}
 	if fds := strings.Fields(sc["stdout"].(string)); len(fds) > 4 { // 0 1 2 and ls's own directory fd
 		t.Errorf("bash sees descriptors %v", fds)
+	}
+}
+
+// A bash call's commands get SIGPIPE's default action, as from a terminal:
+// clawd must not ignore the signal itself (an ignored signal stays ignored
+// across exec), or `yes | head -1` ends with "Broken pipe" errors, and a
+// shell loop writing into a closed pipe spins until the call's timeout.
+func TestBashGetsDefaultSIGPIPE(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGPIPE")
+	}
+	e := newEnv(t)
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	resp := r.CallTool("bash", map[string]any{
+		"command":    "yes | head -c 1 >/dev/null; while :; do echo y; done | head -c 1 >/dev/null; echo loop ended; grep SigIgn /proc/self/status 2>/dev/null",
+		"timeout_ms": 10000,
+	})
+	if resp.Result == nil {
+		t.Fatalf("bash: %s", resp.Raw)
+	}
+	sc := resp.Result.StructuredContent
+	stdout, _ := sc["stdout"].(string)
+	stderr, _ := sc["stderr"].(string)
+	if sc["timed_out"] == true || !strings.Contains(stdout, "loop ended") {
+		t.Fatalf("a writer into a closed pipe was not ended by SIGPIPE (timed out %v); stderr begins %q", sc["timed_out"], stderr[:min(len(stderr), 200)])
+	}
+	if strings.Contains(stderr, "Broken pipe") {
+		t.Errorf("SIGPIPE is ignored in bash's children: %q", stderr)
+	}
+	if _, v, ok := strings.Cut(stdout, "SigIgn:"); ok {
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			t.Fatalf("SigIgn %q: %v", v, err)
+		}
+		if mask&(1<<(int(syscall.SIGPIPE)-1)) != 0 {
+			t.Errorf("bash's children ignore SIGPIPE (SigIgn %016x)", mask)
+		}
 	}
 }
 
