@@ -90,7 +90,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		// A reference whose value looks like no secret to the patterns.
 		plainSecret = "horse-battery-staple-42"
 	)
-	e.Extra = append(e.Extra, "REF_SECRET="+refSecret, "CAP_TOKEN="+capSecret, "CLAWDE_E2E_CANARY="+canary, "CLAWD_E2E_CANARY="+canary, "PLAIN_SECRET="+plainSecret)
+	e.Extra = append(e.Extra, "REF_SECRET="+refSecret, "CAP_TOKEN="+capSecret, "CLAWDE_E2E_CANARY="+canary, "CLAWD_E2E_CANARY="+canary, "PLAIN_PAT="+plainSecret)
 	fake := fakeUpstream(t)
 	b, err := os.ReadFile(fake)
 	if err != nil {
@@ -103,8 +103,13 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	issued := mustJSON[map[string]string](t, e.MustRun("token", "issue", "--client", "cc", "--no-save", "--json"))
 	cred := issued["credential"]
 
-	e.MustRun("mcp", "add", "sec", "--stdio", "--env", "API_KEY=${REF_SECRET}", "--env", "LIT_KEY="+litSecret, "--env", "PLAIN=${PLAIN_SECRET}", "--", fake, "-dump-env")
+	e.MustRun("mcp", "add", "sec", "--stdio", "--env", "API_KEY=${REF_SECRET}", "--env", "LIT_KEY="+litSecret, "--env", "PLAIN=${PLAIN_PAT}", "--", fake, "-dump-env")
 	e.MustRun("mcp", "allow", "--server", "sec", "--sha256", hex.EncodeToString(sum[:]))
+	// Another stdio server, of no secrets of its own: it inherits clawd's
+	// environment, PLAIN_PAT included, and prints that variable to stderr:
+	// a name the patterns do not know.
+	e.MustRun("mcp", "add", "other", "--stdio", "--", fake, "-print-env", "PLAIN_PAT")
+	e.MustRun("mcp", "allow", "--server", "other", "--sha256", hex.EncodeToString(sum[:]))
 
 	var cp capture
 	ts := cp.start(t)
@@ -123,6 +128,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	e.MustRun("egress", "allow", origin)
 	waitServer(t, e, "cap", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	waitServer(t, e, "sec", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	waitServer(t, e, "other", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	// New upstream tools are withheld until approved; callTool below retries
 	// until the daemon has picked the approvals up.
 	e.MustRun("mcp", "approve", "cap", "--yes")
@@ -207,6 +213,11 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		"mcp tools --json":    e.MustRun("mcp", "tools", "--json"),
 		"audit --json":        e.MustRun("audit", "--limit", "0", "--json"),
 		"egress list --json":  e.MustRun("egress", "list", "--json"),
+		"mcp logs sec":        e.MustRun("mcp", "logs", "sec"),
+		"mcp logs other":      e.MustRun("mcp", "logs", "other"),
+	}
+	if !strings.Contains(outputs["mcp logs other"], "PLAIN_PAT=") {
+		t.Errorf("mcp logs other lacks the variable it printed:\n%s", outputs["mcp logs other"])
 	}
 	dm.Stop()
 	outputs["daemon log"] = dm.Stderr.String()
