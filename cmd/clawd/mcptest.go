@@ -36,6 +36,9 @@ func newMCPTestCmd() *cobra.Command {
 			cfgs := daemon.UpstreamConfigs([]store.MCPServer{s})
 			cfg := cfgs[0]
 			cfg.Enabled = true // testing a disabled server is how one checks it before enabling it
+			// The server is started here, not by a daemon: what our own
+			// caller leaked into us must not reach it (as in serve).
+			daemon.CloseOnExecInherited()
 			m := upstream.NewManager(nil, upstream.Options{VerifyLaunch: daemon.VerifyUpstream(db),
 				VerifyOrigin: daemon.VerifyEgress(db), NameLimit: upstreamNameLimit()})
 			wait := cfg.ConnectTimeout + cfg.ReadTimeout

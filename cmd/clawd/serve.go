@@ -104,7 +104,11 @@ func serve(cmd *cobra.Command, f *serveFlags) error {
 		return err
 	}
 	// Writing to a closed stdout must be an error we handle, not SIGPIPE.
-	signal.Ignore(syscall.SIGPIPE)
+	// The signal is caught, not ignored: an ignored signal stays ignored
+	// across exec, and every child (bash's commands, stdio servers) would
+	// then spin on EPIPE where a pipeline expects to be ended by SIGPIPE
+	// (`yes | head -1`). A caught one is reset to its default in the child.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	d.WatchConfig(ctx)    // SIGHUP / file change -> reload; registry edits -> tools/list_changed

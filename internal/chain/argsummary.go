@@ -31,7 +31,12 @@ func ArgsDigest(args jsontext.Value) string {
 // not stored), and the masking (secrets.MaskText) is best effort: patterns
 // of common secrets (key=value with a secret-looking key, Bearer tokens,
 // long random-looking words), not a proof that nothing secret remains.
-func ArgsSummary(args jsontext.Value) string {
+func ArgsSummary(args jsontext.Value) string { return argsSummary(args, nil) }
+
+// argsSummary is ArgsSummary with each of known, values known to be secret
+// (Chain.Secrets, longest first), replaced by secrets.Masked wherever the
+// summary quotes it whole, before the pattern masking.
+func argsSummary(args jsontext.Value, known []string) string {
 	if len(args) == 0 {
 		return ""
 	}
@@ -62,7 +67,9 @@ func ArgsSummary(args jsontext.Value) string {
 	// of megabytes costs no more than a short one. A secret that starts
 	// within the kept part and runs past the cut is still long enough here
 	// to be recognised.
-	if len(s) > maskWindow {
+	if len(known) > 0 {
+		s = maskKnown(s, known, maskWindow)
+	} else if len(s) > maskWindow {
 		s = s[:maskWindow]
 	}
 	s = secrets.MaskText(s)
@@ -120,3 +127,25 @@ func summaryArgs(args jsontext.Value) (a summarised, ok bool) {
 // maxSummary runes: 4 bytes a rune, and room for a secret that crosses the
 // cut.
 const maskWindow = 8 * maxSummary
+
+// maskKnown is s's first limit bytes with every known value (longest
+// first) that starts there replaced by secrets.Masked. A value that starts
+// before limit and runs past it is replaced whole, so no first part of it
+// is left at the cut.
+func maskKnown(s string, known []string, limit int) string {
+	var b strings.Builder
+	i := 0
+next:
+	for i < len(s) && i < limit {
+		for _, v := range known {
+			if v != "" && strings.HasPrefix(s[i:], v) {
+				b.WriteString(secrets.Masked)
+				i += len(v)
+				continue next
+			}
+		}
+		b.WriteByte(s[i])
+		i++
+	}
+	return b.String()
+}

@@ -97,3 +97,23 @@ func TestArgsSummaryOfHugeArgument(t *testing.T) {
 		t.Errorf("summary %q: the secret is not masked", got)
 	}
 }
+
+// Values known to be secret are masked in whatever shape they are quoted,
+// and one that starts before the masking window's end and runs past it is
+// masked whole, so no first part of it is left at the cut.
+func TestArgsSummaryMasksKnownSecrets(t *testing.T) {
+	known := []string{"horse-battery-staple-42", "plainword"}
+	got := argsSummary(jsontext.Value(`{"command":"echo horse-battery-staple-42 plainword; ls"}`), known)
+	if strings.Contains(got, "horse") || strings.Contains(got, "plainword") || !strings.Contains(got, "echo **** ****; ls") {
+		t.Errorf("argsSummary = %q", got)
+	}
+	long := strings.Repeat("q", 2*maskWindow)
+	pad := strings.Repeat("a ", 50)
+	got = argsSummary(jsontext.Value(`{"command":"`+pad+long+`"}`), []string{long})
+	if strings.Contains(got, "qqqq") {
+		t.Errorf("a known value crossing the window shows its start: %q", got)
+	}
+	if got := argsSummary(jsontext.Value(`{"path":"a.txt"}`), known); got != ArgsSummary(jsontext.Value(`{"path":"a.txt"}`)) {
+		t.Errorf("without a known value quoted the summary changes: %q", got)
+	}
+}

@@ -69,6 +69,11 @@ type Chain struct {
 	// The server's running process read its code before either; a respawn
 	// checks the very file it executes, never through this window.
 	SupplyFreshFor time.Duration
+	// Secrets, if set, returns values known to be secret, longest first
+	// (the resolved env and header values of the upstream servers): an
+	// audit row's argument summary masks each wherever a call's arguments
+	// quote it, whatever its shape.
+	Secrets func() []string
 
 	hashes   HashCache
 	lastEval atomic.Int64 // nanoseconds
@@ -397,7 +402,7 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 		ClientClaim:  call.Caller.Claim,
 		CredentialID: call.Caller.CredentialID,
 		ArgsSHA256:   ArgsDigest(call.Args),
-		ArgsSummary:  ArgsSummary(call.Args),
+		ArgsSummary:  argsSummary(call.Args, c.secrets()),
 	}
 	if !d.Allowed() {
 		r.Result = ResultDeny
@@ -410,6 +415,14 @@ func (c *Chain) record(call *Call, d *Decision) *AuditRecord {
 		r.Server = call.Entry.Provider.ID()
 	}
 	return r
+}
+
+// secrets is what Secrets returns, nil without it.
+func (c *Chain) secrets() []string {
+	if c.Secrets == nil {
+		return nil
+	}
+	return c.Secrets()
 }
 
 // auditFailure refuses a call whose decision could not be put on record.

@@ -51,6 +51,9 @@ type Daemon struct {
 	// upstreams connects the servers of `clawd mcp add` (StartUpstreams);
 	// nil until then.
 	upstreams *upstream.Manager
+	// secretsOf is upstreams for upstreamSecrets, which the chain calls
+	// from any goroutine, also while StartUpstreams sets it.
+	secretsOf atomic.Pointer[upstream.Manager]
 	// upstreamToken marks the processes of its stdio servers
 	// (upstream.OwnerEnv); "" when it could not be read.
 	upstreamToken string
@@ -128,7 +131,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.setConfig(cfg)
 	env := &builtin.Env{WS: ws, Limits: d.limits}
-	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions, SupplyFreshFor: store.FreshFor}
+	d.Chain = &chain.Chain{WS: ws, Options: d.chainOptions, SupplyFreshFor: store.FreshFor, Secrets: d.upstreamSecrets}
 	if err := d.openStore(); err != nil {
 		ws.Close()
 		return nil, err

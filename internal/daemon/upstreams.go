@@ -66,6 +66,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OnEvent:      d.upstreamAudit.add,
 		NameLimit:    d.Config().UpstreamToolNameMax,
 	})
+	d.secretsOf.Store(d.upstreams)
 	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -93,6 +94,16 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
 		}
 	}()
+}
+
+// upstreamSecrets are the resolved env and header values of the upstream
+// servers (Manager.SecretValues), which the audit log's argument summaries
+// mask; nil before StartUpstreams.
+func (d *Daemon) upstreamSecrets() []string {
+	if m := d.secretsOf.Load(); m != nil {
+		return m.SecretValues()
+	}
+	return nil
 }
 
 // procDir holds the records of this workspace's daemons' running process

@@ -7,14 +7,17 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/support/netguard"
+	"github.com/clawde/clawd/internal/support/secrets"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/internal/upstream/identity"
 )
@@ -341,6 +344,53 @@ func (m *Manager) Status() []Status {
 		return 0
 	})
 	return out
+}
+
+// SecretValues are the values of every configured server's env and
+// headers (and a replacement's being connected) that the audit log masks
+// wherever a call's arguments quote them (docs/security.md): each value as
+// resolved and, apart, the value of each variable it references (the token
+// of `Bearer ${TOKEN}`), each once, longest first. Values under 8 bytes
+// and absolute paths (`${HOME}/data`) are left out: they would mask common
+// words and every path of the workspace.
+func (m *Manager) SecretValues() []string {
+	m.mu.Lock()
+	cfgs := make([]ServerConfig, 0, len(m.servers)+len(m.pending))
+	for _, s := range m.servers {
+		cfgs = append(cfgs, s.cfg)
+	}
+	for _, cfg := range m.pending {
+		cfgs = append(cfgs, cfg)
+	}
+	m.mu.Unlock()
+	lookup := m.opts.LookupEnv
+	var vals []string
+	add := func(v string) {
+		if len(v) >= 8 && !filepath.IsAbs(v) {
+			vals = append(vals, v)
+		}
+	}
+	for _, cfg := range cfgs {
+		for _, kv := range []map[string]string{cfg.Env, cfg.Headers} {
+			for _, raw := range kv {
+				if v, err := secrets.ExpandRefs(raw, lookup); err == nil {
+					add(v)
+				}
+				for _, name := range secrets.Refs(raw) {
+					if v, ok := lookup(name); ok {
+						add(v)
+					}
+				}
+			}
+		}
+	}
+	slices.SortFunc(vals, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(vals)
 }
 
 // StatusOf is the status of one server, ok false when the manager does not

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -454,11 +455,17 @@ func maskCut(text string, vals []string) string {
 // otherwise print lines that look like clawd's own output.
 func (s *server) maskLine(text string) string { return safetext.Line(s.mask(text)) }
 
+// logs is the server's stderr ring, masked. Besides its own values it
+// masks every other server's (Manager.SecretValues): a referenced variable
+// is in clawd's environment, which every stdio server inherits, so a
+// server that prints its environment prints another server's token too.
+// Callers must not hold s.m.mu.
 func (s *server) logs() []byte {
 	if s.cfg.Transport != TransportStdio {
 		return nil
 	}
-	vals := s.secretValues()
+	vals := append(s.secretValues(), s.m.SecretValues()...)
+	slices.SortStableFunc(vals, func(a, b string) int { return len(b) - len(a) })
 	return []byte(s.maskWith(maskCut(s.ring.String(), vals), vals))
 }
 

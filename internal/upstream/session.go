@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/support/proc"
+	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // clientProtocol is the version clawd asks upstreams for. Asking for
@@ -159,10 +162,24 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 		// The spawn id traces an orphan the server leaves to this spawn
 		// (procs.go).
 		spawn := spawnSeq.Add(1)
+		var own []string // the server's values, before the mark joins them
+		for _, v := range env {
+			if len(v) >= 4 {
+				own = append(own, v)
+			}
+		}
+		mask := func(text string) string {
+			vals := append(slices.Clone(own), m.SecretValues()...)
+			slices.SortStableFunc(vals, func(a, b string) int { return len(b) - len(a) })
+			for _, v := range vals {
+				text = strings.ReplaceAll(text, v, secrets.Masked)
+			}
+			return secrets.MaskText(text)
+		}
 		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, exe: exe, exeBefore: exeBefore, exeSum: sum, hasher: m.hasher(), args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,
-			grace: m.opts.StopGrace, logger: m.opts.Logger,
+			grace: m.opts.StopGrace, logger: m.opts.Logger, mask: mask,
 			started: func(p *proc.Process) {
 				sess.proc = p
 				m.spawnStarted(spawn, cfg.Name, p)

@@ -79,9 +79,12 @@ type stdioTransport struct {
 	stderr    io.Writer
 	grace     time.Duration
 	logger    *slog.Logger
-	started   func(*proc.Process) // called once the child runs
-	ended     func()              // called once it has been reaped
-	progress  *progressRoutes     // the session's: reports routed as read
+	// mask, if set, masks a stdout noise line for the log (else
+	// secrets.MaskText alone).
+	mask     func(string) string
+	started  func(*proc.Process) // called once the child runs
+	ended    func()              // called once it has been reaped
+	progress *progressRoutes     // the session's: reports routed as read
 }
 
 func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -112,7 +115,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if t.started != nil {
 		t.started(p)
 	}
-	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, stderr: t.stderr, ended: t.ended, progress: t.progress,
+	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, mask: t.mask, stderr: t.stderr, ended: t.ended, progress: t.progress,
 		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, writesStopped: make(chan struct{}), incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	if f, ok := p.Stdin().(*os.File); ok {
 		c.stdinRaw, _ = f.SyscallConn() // nil: every write takes the bounded path
@@ -139,6 +142,7 @@ type stdioConn struct {
 	p      *proc.Process
 	grace  time.Duration
 	logger *slog.Logger
+	mask   func(string) string
 	stderr io.Writer
 	ended  func()
 	endOne sync.Once
@@ -279,7 +283,15 @@ const maxServerCalls = 16
 // noise records a skipped stdout line in the stderr ring (so `clawd mcp
 // logs` shows it) and the log.
 func (c *stdioConn) noise(msg string) {
-	c.logger.Debug("upstream stdout noise", "msg", secrets.MaskText(msg)) // the ring is masked when read
+	// The ring is masked when read; the log line here, with the values of
+	// every configured server (a server prints what it inherited too).
+	if c.logger.Enabled(context.Background(), slog.LevelDebug) {
+		text := secrets.MaskText(msg)
+		if c.mask != nil {
+			text = c.mask(msg)
+		}
+		c.logger.Debug("upstream stdout noise", "msg", text)
+	}
 	if c.stderr != nil {
 		fmt.Fprintf(c.stderr, "[clawd] %s\n", msg)
 	}

@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -185,6 +187,94 @@ func TestInheritedDescriptorsDoNotReachBash(t *testing.T) {
 	}
 	if fds := strings.Fields(sc["stdout"].(string)); len(fds) > 4 { // 0 1 2 and ls's own directory fd
 		t.Errorf("bash sees descriptors %v", fds)
+	}
+}
+
+// `clawd mcp test` starts the server itself, outside any daemon: a
+// descriptor its own caller leaked into it does not reach the server
+// either.
+func TestInheritedDescriptorsDoNotReachMCPTest(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	e := newEnv(t)
+	secret := filepath.Join(e.outside, "secret.txt")
+	leaked, err := os.Open(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer leaked.Close()
+	pidFile := filepath.Join(e.Base, "probe.pid")
+	e.MustRun("mcp", "add", "probe", "--stdio", "--disabled", "--allow", "--", fakeUpstream(t), "-list-delay", "3s", "-pid-file", pidFile)
+	cmd := e.Command("mcp", "test", "probe")
+	// fds 3 to 7 in clawd, without close-on-exec (on Linux the server's
+	// own fd 3 is its executable, which hides a leak there).
+	cmd.ExtraFiles = []*os.File{leaked, leaked, leaked, leaked, leaked}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	var pid int
+	for deadline := time.Now().Add(10 * time.Second); pid == 0; time.Sleep(10 * time.Millisecond) {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(string(b))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never started")
+		}
+	}
+	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fds []string
+	for _, ent := range ents {
+		target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, ent.Name()))
+		fds = append(fds, ent.Name()+" -> "+target)
+		if target == secret {
+			t.Errorf("the server holds the descriptor clawd inherited: fd %s", ent.Name())
+		}
+	}
+	if t.Failed() {
+		t.Logf("the server's descriptors: %v", fds)
+	}
+}
+
+// A bash call's commands get SIGPIPE's default action, as from a terminal:
+// clawd must not ignore the signal itself (an ignored signal stays ignored
+// across exec), or `yes | head -1` ends with "Broken pipe" errors, and a
+// shell loop writing into a closed pipe spins until the call's timeout.
+func TestBashGetsDefaultSIGPIPE(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no SIGPIPE")
+	}
+	e := newEnv(t)
+	r := e.Stdio()
+	r.Initialize("claude-code")
+	resp := r.CallTool("bash", map[string]any{
+		"command":    "yes | head -c 1 >/dev/null; while :; do echo y; done | head -c 1 >/dev/null; echo loop ended; grep SigIgn /proc/self/status 2>/dev/null",
+		"timeout_ms": 10000,
+	})
+	if resp.Result == nil {
+		t.Fatalf("bash: %s", resp.Raw)
+	}
+	sc := resp.Result.StructuredContent
+	stdout, _ := sc["stdout"].(string)
+	stderr, _ := sc["stderr"].(string)
+	if sc["timed_out"] == true || !strings.Contains(stdout, "loop ended") {
+		t.Fatalf("a writer into a closed pipe was not ended by SIGPIPE (timed out %v); stderr begins %q", sc["timed_out"], stderr[:min(len(stderr), 200)])
+	}
+	if strings.Contains(stderr, "Broken pipe") {
+		t.Errorf("SIGPIPE is ignored in bash's children: %q", stderr)
+	}
+	if _, v, ok := strings.Cut(stdout, "SigIgn:"); ok {
+		mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+		if err != nil {
+			t.Fatalf("SigIgn %q: %v", v, err)
+		}
+		if mask&(1<<(int(syscall.SIGPIPE)-1)) != 0 {
+			t.Errorf("bash's children ignore SIGPIPE (SigIgn %016x)", mask)
+		}
 	}
 }
 

@@ -87,8 +87,10 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		litSecret = "sk-literal-abcdefghijklmnop9876QQ"
 		capSecret = "cap-upstream-token-5555aaaa"
 		canary    = "clawd-own-canary-value-77"
+		// A reference whose value looks like no secret to the patterns.
+		plainSecret = "horse-battery-staple-42"
 	)
-	e.Extra = append(e.Extra, "REF_SECRET="+refSecret, "CAP_TOKEN="+capSecret, "CLAWDE_E2E_CANARY="+canary, "CLAWD_E2E_CANARY="+canary)
+	e.Extra = append(e.Extra, "REF_SECRET="+refSecret, "CAP_TOKEN="+capSecret, "CLAWDE_E2E_CANARY="+canary, "CLAWD_E2E_CANARY="+canary, "PLAIN_PAT="+plainSecret)
 	fake := fakeUpstream(t)
 	b, err := os.ReadFile(fake)
 	if err != nil {
@@ -101,8 +103,13 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	issued := mustJSON[map[string]string](t, e.MustRun("token", "issue", "--client", "cc", "--no-save", "--json"))
 	cred := issued["credential"]
 
-	e.MustRun("mcp", "add", "sec", "--stdio", "--env", "API_KEY=${REF_SECRET}", "--env", "LIT_KEY="+litSecret, "--", fake, "-dump-env")
+	e.MustRun("mcp", "add", "sec", "--stdio", "--env", "API_KEY=${REF_SECRET}", "--env", "LIT_KEY="+litSecret, "--env", "PLAIN=${PLAIN_PAT}", "--", fake, "-dump-env")
 	e.MustRun("mcp", "allow", "--server", "sec", "--sha256", hex.EncodeToString(sum[:]))
+	// Another stdio server, of no secrets of its own: it inherits clawd's
+	// environment, PLAIN_PAT included, and prints that variable to stderr:
+	// a name the patterns do not know.
+	e.MustRun("mcp", "add", "other", "--stdio", "--", fake, "-print-env", "PLAIN_PAT")
+	e.MustRun("mcp", "allow", "--server", "other", "--sha256", hex.EncodeToString(sum[:]))
 
 	var cp capture
 	ts := cp.start(t)
@@ -121,6 +128,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	e.MustRun("egress", "allow", origin)
 	waitServer(t, e, "cap", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	waitServer(t, e, "sec", func(s map[string]any) bool { return s["last_status"] == "connected" })
+	waitServer(t, e, "other", func(s map[string]any) bool { return s["last_status"] == "connected" })
 	// New upstream tools are withheld until approved; callTool below retries
 	// until the daemon has picked the approvals up.
 	e.MustRun("mcp", "approve", "cap", "--yes")
@@ -169,6 +177,15 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		}
 	}
 
+	// A command that quotes the servers' secrets in no shape the audit
+	// log's patterns know: its row masks them all the same, as values
+	// known to be secret. Its output is the tool result the caller asked
+	// for.
+	quoted := "echo " + plainSecret + " " + capSecret + " " + refSecret + " x" + litSecret
+	if got := callTool("bash", map[string]any{"command": quoted}); !strings.Contains(got, refSecret) {
+		t.Errorf("bash's result lacks what it printed: %s", got)
+	}
+
 	// What the capture server saw: its own header, none of clawd's tokens.
 	seen, n := cp.text()
 	if n < 3 || !strings.Contains(seen, "Bearer "+capSecret) {
@@ -196,11 +213,16 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 		"mcp tools --json":    e.MustRun("mcp", "tools", "--json"),
 		"audit --json":        e.MustRun("audit", "--limit", "0", "--json"),
 		"egress list --json":  e.MustRun("egress", "list", "--json"),
+		"mcp logs sec":        e.MustRun("mcp", "logs", "sec"),
+		"mcp logs other":      e.MustRun("mcp", "logs", "other"),
+	}
+	if !strings.Contains(outputs["mcp logs other"], "PLAIN_PAT=") {
+		t.Errorf("mcp logs other lacks the variable it printed:\n%s", outputs["mcp logs other"])
 	}
 	dm.Stop()
 	outputs["daemon log"] = dm.Stderr.String()
 	for what, text := range outputs {
-		for name, secret := range map[string]string{"referenced": refSecret, "literal": litSecret, "header": capSecret, "canary": canary} {
+		for name, secret := range map[string]string{"referenced": refSecret, "literal": litSecret, "header": capSecret, "canary": canary, "plain": plainSecret} {
 			if strings.Contains(text, secret) {
 				t.Errorf("the %s secret appears in %s", name, what)
 			}
@@ -212,7 +234,7 @@ func TestUpstreamSecretsAndEgress(t *testing.T) {
 	// The reference is never stored resolved.
 	files, _ := filepath.Glob(e.DBFile() + "*")
 	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(refSecret)) {
+		if b, err := os.ReadFile(f); err == nil && (bytes.Contains(b, []byte(refSecret)) || bytes.Contains(b, []byte(plainSecret))) {
 			t.Errorf("the resolved reference is stored in %s", filepath.Base(f))
 		}
 	}

@@ -22,6 +22,12 @@
 //     clawd serve marks those
 //     close-on-exec at startup (daemon.CloseOnExecInherited), and a program
 //     embedding proc must do the same if it cares.
+//   - Signal dispositions: the Go runtime resets every signal it catches
+//     to its default in the child, and the signal mask is empty. A signal
+//     the program ignores (signal.Ignore) stays ignored across exec, in
+//     the child and all it starts; clawd serve therefore catches SIGPIPE
+//     (signal.Notify) instead of ignoring it, and a program embedding proc
+//     must do the same.
 //   - Reaping: Wait (which Stop calls) reaps the child, so no zombie is
 //     left, and kills what remains of its scope. On Linux a program may
 //     also adopt the orphans of its descendants (BecomeSubreaper,

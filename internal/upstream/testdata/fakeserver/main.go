@@ -50,6 +50,7 @@ var (
 	hideMark     = flag.Bool("hide-mark", false, "re-exec without MCP_UPSTREAM_OWNER in the environment (same pid), so only clawd's pid record can find us")
 	linger       = flag.Bool("linger", false, "ignore SIGTERM and keep running after stdin closes (only SIGKILL ends us)")
 	pingFlood    = flag.Int("ping-flood", 0, "after the first tools/list answer, send this many pings and never read stdin again")
+	bannerEnv    = flag.String("banner-env", "", "print the value of this variable alone on stdout at start, a non-JSON line (secret-leak tests)")
 	dumpEnv      = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
 )
 
@@ -152,6 +153,9 @@ func main() {
 	}
 	if *pidFile != "" {
 		os.WriteFile(*pidFile, []byte(strconv.Itoa(os.Getpid())), 0o600)
+	}
+	if *bannerEnv != "" {
+		fmt.Println(os.Getenv(*bannerEnv))
 	}
 	if *banner {
 		fmt.Println("Welcome to fakeserver 1.0 -- starting up")
