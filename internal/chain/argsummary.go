@@ -3,6 +3,7 @@ package chain
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -128,24 +129,50 @@ func summaryArgs(args jsontext.Value) (a summarised, ok bool) {
 // cut.
 const maskWindow = 8 * maxSummary
 
-// maskKnown is s's first limit bytes with every known value (longest
-// first) that starts there replaced by secrets.Masked. A value that starts
-// before limit and runs past it is replaced whole, so no first part of it
-// is left at the cut.
+// maskKnown is s's first limit bytes with every occurrence of a known
+// value replaced by secrets.Masked (overlapping occurrences as one). A
+// value that starts before limit and runs past it is replaced whole, so no
+// first part of it is left at the cut. Each value is looked for with
+// strings.Index, so the cost is the number of values times the window, at
+// memory speed, and nothing is allocated when none occurs.
 func maskKnown(s string, known []string, limit int) string {
-	var b strings.Builder
-	i := 0
-next:
-	for i < len(s) && i < limit {
-		for _, v := range known {
-			if v != "" && strings.HasPrefix(s[i:], v) {
-				b.WriteString(secrets.Masked)
-				i += len(v)
-				continue next
-			}
+	var spans [][2]int
+	for _, v := range known {
+		if v == "" {
+			continue
 		}
-		b.WriteByte(s[i])
-		i++
+		// Occurrences that start before limit.
+		hay := s[:min(len(s), limit-1+len(v))]
+		for from := 0; ; {
+			i := strings.Index(hay[from:], v)
+			if i < 0 {
+				break
+			}
+			i += from
+			spans = append(spans, [2]int{i, i + len(v)})
+			from = i + 1
+		}
+	}
+	if len(spans) == 0 {
+		return s[:min(len(s), limit)]
+	}
+	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
+	var b strings.Builder
+	at := 0
+	for i := 0; i < len(spans); {
+		lo, hi := spans[i][0], spans[i][1]
+		for i++; i < len(spans) && spans[i][0] <= hi; i++ {
+			hi = max(hi, spans[i][1])
+		}
+		if lo >= limit {
+			break
+		}
+		b.WriteString(s[at:lo])
+		b.WriteString(secrets.Masked)
+		at = hi
+	}
+	if at < limit {
+		b.WriteString(s[at:min(len(s), limit)])
 	}
 	return b.String()
 }

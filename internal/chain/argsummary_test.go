@@ -1,6 +1,8 @@
 package chain
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,54 @@ func TestArgsSummaryMasksKnownSecrets(t *testing.T) {
 	}
 	if got := argsSummary(jsontext.Value(`{"path":"a.txt"}`), known); got != ArgsSummary(jsontext.Value(`{"path":"a.txt"}`)) {
 		t.Errorf("without a known value quoted the summary changes: %q", got)
+	}
+}
+
+// maskKnown leaves no known value in what it keeps, whatever the overlaps
+// (values that share letters, repeat, or cross the window's end), and
+// changes nothing when none occurs.
+func TestMaskKnownProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abc"[rng.IntN(3)]
+		}
+		return string(b)
+	}
+	for range 5000 {
+		s := word(rng.IntN(60))
+		limit := 1 + rng.IntN(50)
+		var known []string
+		for range 1 + rng.IntN(3) {
+			known = append(known, word(2+rng.IntN(4)))
+		}
+		got := maskKnown(s, known, limit)
+		found := false
+		for _, v := range known {
+			if i := strings.Index(s, v); i >= 0 && i < limit {
+				found = true
+			}
+			if strings.Contains(strings.ReplaceAll(got, "****", "|"), v) {
+				t.Fatalf("maskKnown(%q, %q, %d) = %q: %q left", s, known, limit, got, v)
+			}
+		}
+		if !found && got != s[:min(len(s), limit)] {
+			t.Fatalf("maskKnown(%q, %q, %d) = %q: changed without a known value", s, known, limit, got)
+		}
+	}
+}
+
+// BenchmarkArgsSummaryKnown is an audit summary of a long command with the
+// values of ten configured upstream secrets to mask, none of them quoted.
+func BenchmarkArgsSummaryKnown(b *testing.B) {
+	args := jsontext.Value(`{"command":"` + strings.Repeat("go test ./... && ", 60) + `true"}`)
+	var known []string
+	for i := range 10 {
+		known = append(known, fmt.Sprintf("secret-value-%02d-0123456789abcdef", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		argsSummary(args, known)
 	}
 }

@@ -262,6 +262,16 @@ type Manager struct {
 	// replacements are the replaces in flight, by name (apply.go).
 	replacements map[string]*replacement
 	closed       bool
+	// configGen counts changes to the configurations in servers and
+	// pending (reconcileLocked, a replacement's swap); secrets is
+	// SecretValues as of a generation, so a call does not resolve every
+	// server's values again.
+	configGen uint64
+	secrets   struct {
+		gen  uint64
+		ok   bool
+		vals []string
+	}
 
 	renameMu sync.Mutex // serializes toolsChanged
 	procMu   sync.Mutex // serializes persistProcs
@@ -353,8 +363,18 @@ func (m *Manager) Status() []Status {
 // of `Bearer ${TOKEN}`), each once, longest first. Values under 8 bytes
 // and absolute paths (`${HOME}/data`) are left out: they would mask common
 // words and every path of the workspace.
+//
+// The list is computed once per configuration change and shared: callers
+// must not modify it. clawd's environment, which references resolve in,
+// does not change while it runs.
 func (m *Manager) SecretValues() []string {
 	m.mu.Lock()
+	if m.secrets.ok && m.secrets.gen == m.configGen {
+		vals := m.secrets.vals
+		m.mu.Unlock()
+		return vals
+	}
+	gen := m.configGen
 	cfgs := make([]ServerConfig, 0, len(m.servers)+len(m.pending))
 	for _, s := range m.servers {
 		cfgs = append(cfgs, s.cfg)
@@ -390,7 +410,13 @@ func (m *Manager) SecretValues() []string {
 		}
 		return strings.Compare(a, b)
 	})
-	return slices.Compact(vals)
+	vals = slices.Clip(slices.Compact(vals))
+	m.mu.Lock()
+	if m.configGen == gen {
+		m.secrets.gen, m.secrets.ok, m.secrets.vals = gen, true, vals
+	}
+	m.mu.Unlock()
+	return vals
 }
 
 // StatusOf is the status of one server, ok false when the manager does not
