@@ -17,16 +17,21 @@ import (
 // retry that takes its time (a remote server that does not answer waits
 // its connect timeout) must not hold that loop, or a removed origin's
 // connection outlives the removal by that long. Here the second check of
-// the launch takes 3 s; retryUpstreams must return well before, and the
-// retry must still happen.
+// the launch blocks until retryUpstreams has returned: retryUpstreams must
+// return while it blocks, and the retry must still happen. A
+// retryUpstreams that waited for the retry would wait the check's minute.
 func TestRetryUpstreamsDoesNotWait(t *testing.T) {
-	const slow = 3 * time.Second
+	const stuck = time.Minute
 	var checks atomic.Int32
 	var once sync.Once
+	release := make(chan struct{})
 	retried := make(chan struct{})
 	verify := func(string, upstream.Launch) error {
 		if checks.Add(1) > 1 {
-			time.Sleep(slow)
+			select {
+			case <-release:
+			case <-time.After(stuck):
+			}
 			once.Do(func() { close(retried) })
 		}
 		return errors.New("not approved")
@@ -36,12 +41,13 @@ func TestRetryUpstreamsDoesNotWait(t *testing.T) {
 	d := daemonWithRefusedServer(t, ctx, verify)
 	start := time.Now()
 	d.retryUpstreams(ctx)
-	if took := time.Since(start); took > slow/2 {
+	if took := time.Since(start); took > stuck/2 {
 		t.Errorf("retryUpstreams took %v: it waited for the retry instead of leaving it to run", took)
 	}
+	close(release)
 	select {
 	case <-retried:
-	case <-time.After(20 * time.Second):
+	case <-time.After(stuck + 20*time.Second):
 		t.Fatal("the retry never checked the launch again")
 	}
 }

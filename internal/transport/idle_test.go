@@ -111,11 +111,15 @@ func TestIdleConnectionsDoNotLockOut(t *testing.T) {
 	}
 	t.Logf("with %d idle connections held: GET /health p99 %v (new connection each), tools/call p99 %v",
 		idle, p99(health), p99(calls))
-	if p := p99(health); p > 50*time.Millisecond {
-		t.Errorf("GET /health p99 %v, want < 50ms", p)
+	// About a millisecond, 10 ms under -race on a loaded machine; a
+	// client locked out until an idle connection's header timeout (5 s)
+	// ended would wait ten times the bound.
+	const slow = 500 * time.Millisecond
+	if p := p99(health); p > slow {
+		t.Errorf("GET /health p99 %v, want < %v", p, slow)
 	}
-	if p := p99(calls); p > 50*time.Millisecond {
-		t.Errorf("tools/call p99 %v, want < 50ms", p)
+	if p := p99(calls); p > slow {
+		t.Errorf("tools/call p99 %v, want < %v", p, slow)
 	}
 	if n := f.h.conns.len(); n > f.h.MaxConns {
 		t.Errorf("%d connections open, over the cap of %d", n, f.h.MaxConns)
@@ -187,10 +191,11 @@ func TestHeaderTimeoutCountsFromAccept(t *testing.T) {
 			}
 		}
 	}
-	// Each case waits a second before its first byte, so a timeout that
-	// counted from the first byte, or started again at the hand-off to
-	// net/http, would close the connection a second later than the bound.
-	const late = time.Second
+	// Each case waits 3 s before its first byte, so a timeout that counted
+	// from the first byte, or started again at the hand-off to net/http,
+	// would close the connection 3 s later than the bound: the upper
+	// bounds below leave 2 s for a loaded machine and still catch that.
+	const late = 3 * time.Second
 	cases := []struct {
 		name            string
 		prefix, trickle string
@@ -208,7 +213,7 @@ func TestHeaderTimeoutCountsFromAccept(t *testing.T) {
 				start := time.Now()
 				c := f.dialRaw()
 				d := closedAfter(t, c, start, late, tc.prefix, tc.trickle)
-				if d < limit-100*time.Millisecond || d > limit+600*time.Millisecond {
+				if d < limit-100*time.Millisecond || d > limit+2*time.Second {
 					t.Errorf("closed %v after connecting; want about %v (the header timeout)", d.Round(time.Millisecond), limit)
 				}
 			})
@@ -224,7 +229,7 @@ func TestHeaderTimeoutCountsFromAccept(t *testing.T) {
 			// Idle between requests is not the head's time.
 			start := time.Now()
 			d := closedAfter(t, c, start, limit+200*time.Millisecond, "GET /health HTTP/1.1\r\n", "X-A: b\r\n")
-			if d < 2*limit+100*time.Millisecond || d > 2*limit+800*time.Millisecond {
+			if d < 2*limit+100*time.Millisecond || d > 2*limit+200*time.Millisecond+2*time.Second {
 				t.Errorf("closed %v after the last answer; want about %v (its head began %v after it)",
 					d.Round(time.Millisecond), 2*limit+200*time.Millisecond, limit+200*time.Millisecond)
 			}

@@ -91,9 +91,11 @@ func TestDaemonizedGrandchildEnded(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if z := zombieChildren(); len(z) > 0 {
-		t.Errorf("zombies left: %v", z)
+	for deadline := time.Now().Add(10 * time.Second); len(zombieChildren()) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("zombies left: %v", zombieChildren())
+			break
+		}
 	}
 }
 
@@ -151,7 +153,11 @@ func TestProcsRecordedAndSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reused.Stop(0)
-	time.Sleep(100 * time.Millisecond) // sh has started its background sleep
+	for deadline := time.Now().Add(10 * time.Second); len(groupMembers(survivor.Pid())) < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the survivor's background sleep did not start")
+		}
+	}
 	sst, _ := proc.ReadStat(survivor.Pid())
 	rst, _ := proc.ReadStat(reused.Pid())
 	write := func(name string, f procFile) {

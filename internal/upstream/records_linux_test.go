@@ -243,9 +243,12 @@ func TestKillVerifiedOpensBeforeCheck(t *testing.T) {
 	if got := killVerified(present.Pid(), check, nil); got != notKilled {
 		t.Errorf("killVerified through the former owner's pidfd: %v, want notKilled", got)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if !alive(present.Pid()) {
+	// A signal that reached it would end it within moments: watch for
+	// its exit a while.
+	select {
+	case <-present.Exited():
 		t.Error("the pid's present owner was signalled through another process's pidfd")
+	case <-time.After(time.Second):
 	}
 
 	// No pidfd_open: kill(2) after the check.
