@@ -15,6 +15,8 @@ import (
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
+
+	"github.com/clawde/clawd/internal/support/cputime"
 )
 
 // The hostile-input table: for every tool, inputs meant to make a call slow
@@ -235,9 +237,9 @@ func TestHostileInputs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+"/"+tt.name, func(t *testing.T) {
-			start, cpu := time.Now(), processCPU()
+			start, cpu := time.Now(), cputime.Process()
 			res, err := callTool(t, tools[tt.tool], tt.args)
-			took, used := time.Since(start), processCPU()-cpu
+			took, used := time.Since(start), cputime.Process()-cpu
 			if e := tt.want(res, err); e != nil {
 				t.Error(e)
 			}
@@ -276,7 +278,7 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // well into the regexp runs
 	cancel()
-	cancelled, cpu := time.Now(), processCPU()
+	cancelled, cpu := time.Now(), cputime.Process()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
@@ -286,7 +288,7 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 		// not the wall time: on a loaded machine the last piece of work
 		// before the check of the cancel waits for a core, and the wall
 		// time grows with the load while the work does not.
-		took, used := time.Since(cancelled), processCPU()-cpu
+		took, used := time.Since(cancelled), cputime.Process()-cpu
 		t.Logf("returned %v after the cancel, %v of CPU", took, used)
 		if used > 500*time.Millisecond {
 			t.Errorf("%v of CPU (%v by the wall clock) between the cancel and the return; want well under 500ms", used, took)
@@ -294,9 +296,9 @@ func TestSearchCancelStopsCPU(t *testing.T) {
 	case <-time.After(5 * time.Second): // a guard against a hang
 		t.Fatal("the cancelled search had not returned after 5s")
 	}
-	before := processCPU()
+	before := cputime.Process()
 	time.Sleep(300 * time.Millisecond)
-	used := processCPU() - before
+	used := cputime.Process() - before
 	t.Logf("CPU in the 300ms after: %v", used)
 	if used > 60*time.Millisecond {
 		t.Errorf("%v of CPU used in the 300ms after the cancelled search returned; want it stopped", used)
@@ -336,9 +338,9 @@ func TestToolsStopWhenCancelled(t *testing.T) {
 	// uses seconds of it. Elapsed time is held only to a hang guard, far
 	// below bash's sleep of 10 s.
 	for _, tt := range tests {
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), cputime.Process()
 		_, err := callToolCtx(ctx, t, tt.tool, tt.args)
-		used := processCPU() - cpu
+		used := cputime.Process() - cpu
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: err = %v; want context.Canceled", tt.tool.Spec().Name, err)
 		}

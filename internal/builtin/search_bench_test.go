@@ -9,6 +9,8 @@ import (
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
+
+	"github.com/clawde/clawd/internal/support/cputime"
 )
 
 // genTree writes a synthetic source tree: dirs x files of Go-like text, a
@@ -86,13 +88,13 @@ func benchSearch(b *testing.B, tool tools.Tool, queries []struct{ name, args str
 	for _, q := range queries {
 		b.Run(q.name, func(b *testing.B) {
 			var total int
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				total = callSearch(b, tool, q.args).TotalMatches
 			}
 			// CPU time per search: on a shared machine it varies far less
 			// than wall time, which other processes' load inflates.
-			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 			if total == 0 {
 				b.Fatalf("%s found nothing", q.args)
 			}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -30,13 +29,4 @@ func TestSearchFIFO(t *testing.T) {
 	if !errors.As(err, &te) || !strings.Contains(err.Error(), "src/fifo is a named pipe") {
 		t.Errorf("err = %v, want a *ToolError saying it is a named pipe", err)
 	}
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/clawde/clawd/internal/support/cputime"
 )
 
 func TestArgsSummaryMasksSecrets(t *testing.T) {
@@ -86,13 +88,13 @@ func BenchmarkArgsSummary(b *testing.B) {
 func TestArgsSummaryOfHugeArgument(t *testing.T) {
 	long := "echo password=" + strings.Repeat("s3cr3tV4lue", 1<<19) // ~5.5 MiB, one line
 	args, _ := json.Marshal(map[string]string{"command": long})
-	start, cpu := time.Now(), processCPU()
+	start, cpu := time.Now(), cputime.Process()
 	got := ArgsSummary(args)
 	// Decoding the 5.5 MiB argument takes tens of milliseconds; masking
 	// all of it, as before the fix, took most of a second. The CPU time is
 	// bounded, not the wall time, which a loaded machine stretches; the
 	// wall time is bounded only against a hang.
-	if used, took := processCPU()-cpu, time.Since(start); used > 200*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
+	if used, took := cputime.Process()-cpu, time.Since(start); used > 200*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
 		t.Errorf("summary of a %d-byte command took %v (%v of CPU)", len(long), took, used)
 	}
 	if strings.Contains(got, "s3cr3t") || !strings.HasPrefix(got, "command: echo password=***") {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/cputime"
 )
 
 func TestParse(t *testing.T) {
@@ -164,9 +166,9 @@ func TestKeyOfBoundedCost(t *testing.T) {
 		// The CPU time, not the wall time, is bounded: a loaded machine
 		// stretches the one, not the other. The wall time is bounded only
 		// against a hang.
-		start, cpu := time.Now(), processCPU()
+		start, cpu := time.Now(), cputime.Process()
 		k := KeyOf([]byte(raw))
-		if used, took := processCPU()-cpu, time.Since(start); used > 50*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
+		if used, took := cputime.Process()-cpu, time.Since(start); used > 50*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
 			t.Errorf("KeyOf(%.20s...) took %v (%v of CPU)", raw, took, used)
 		}
 		if len(k) > len(raw)+2048 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/cputime"
 )
 
 // mkDeep creates depth nested directories named name below dir, one
@@ -87,9 +89,9 @@ func TestPathLimits(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			start, cpu := time.Now(), processCPU()
+			start, cpu := time.Now(), cputime.Process()
 			res, err := w.Resolve(context.Background(), tt.in)
-			took, used := time.Since(start), processCPU()-cpu
+			took, used := time.Since(start), cputime.Process()-cpu
 			if used > tt.bound {
 				t.Errorf("used %v of CPU (%v by the wall clock), bound %v", used, took, tt.bound)
 			}

@@ -1,15 +1,15 @@
 //go:build unix
 
-package chain
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the process's user and system CPU time so far: a bound on
-// it, unlike one on wall time, is not missed because the machine is loaded.
-func processCPU() time.Duration {
+// Process is the process's user and system CPU time so far (all its
+// threads), 0 if it cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
