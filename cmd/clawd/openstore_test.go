@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// TestUnusableDataDirSaysWhatToDo: when the data directory cannot be
+// TestUnusableDataDirNamesTheFix: when the data directory cannot be
 // created or written (here a file stands where it should be; a read-only
 // directory fails the same way for a user who is not root), every command
 // that opens the database exits 1 and says what lives there and what to
 // check, as clawd serve does, not only SQLite's or the OS's words.
-func TestUnusableDataDirSaysWhatToDo(t *testing.T) {
+func TestUnusableDataDirNamesTheFix(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_DATA_HOME", "")

@@ -337,10 +337,10 @@ func TestParseBOM(t *testing.T) {
 	}
 }
 
-// TestLoadBadFileSaysWhatToDo: a config file that does not parse (truncated,
+// TestLoadBadFileNamesTheFix: a config file that does not parse (truncated,
 // a wrong type, an out-of-range value, an unknown key) is reported with
 // where it is wrong and what to do about it, for every command that reads it.
-func TestLoadBadFileSaysWhatToDo(t *testing.T) {
+func TestLoadBadFileNamesTheFix(t *testing.T) {
 	dir := t.TempDir()
 	for i, body := range []string{
 		"transport = \"stdio\nport = ",
