@@ -121,7 +121,10 @@ var maskRules = []struct {
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
 // for each byte, the hints that start with it in either case, so one pass
-// over a text finds them all (hintsIn).
+// over a text finds them all (hintsIn). init panics on a hint table it
+// cannot index (an upper-case or one-byte hint, more hints than a rule's
+// 64-bit set holds): that is a mistake in maskRules, seen by every test of
+// the package at once, never a condition of input.
 var (
 	hintWords []string
 	byFirst   [256][]uint8
