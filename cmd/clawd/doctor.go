@@ -159,7 +159,7 @@ func checkConfig(r *doctorReport, paths config.Paths, file string) *config.Confi
 			}
 		}
 		if err = cfg.CheckTools(known); err != nil {
-			err = fmt.Errorf("config %s: %w", file, err)
+			err = &config.FileError{Path: file, Err: err}
 		}
 	}
 	var fe *config.FileError

@@ -190,27 +190,22 @@ func runtimeErrors(c *cobra.Command) {
 			return err
 		}
 	}
-	// cobra.NoArgs calls any argument an "unknown command", which on a
-	// command without subcommands (clawd version extra) points nowhere.
-	if args := c.Args; args != nil && !c.HasSubCommands() {
+	// cobra.NoArgs calls any argument an "unknown command". On a command
+	// without subcommands (clawd version extra) that points nowhere; on a
+	// group (clawd token bogus) it is right, but the help that lists the
+	// group's subcommands is the group's own, not clawd --help.
+	if args := c.Args; args != nil && (!c.HasSubCommands() || c.HasParent()) {
+		group := c.HasSubCommands()
 		c.Args = func(cmd *cobra.Command, a []string) error {
 			err := args(cmd, a)
-			if err != nil && len(a) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
-				return usageError("unexpected argument %q: %s takes no arguments\nRun '%s --help' for usage.", a[0], cmd.CommandPath(), cmd.CommandPath())
+			if err == nil || len(a) == 0 || !strings.HasPrefix(err.Error(), "unknown command ") {
+				return err
 			}
-			return err
-		}
-	}
-	// On a group (clawd token bogus) cobra.NoArgs' "unknown command" is
-	// right, but the help that lists the group's subcommands is the
-	// group's own, not clawd --help.
-	if args := c.Args; args != nil && c.HasSubCommands() && c.HasParent() {
-		c.Args = func(cmd *cobra.Command, a []string) error {
-			err := args(cmd, a)
-			if err != nil && len(a) > 0 && strings.HasPrefix(err.Error(), "unknown command ") {
-				return usageError("unknown command %q for %q\nRun '%s --help' for usage.", a[0], cmd.CommandPath(), cmd.CommandPath())
+			path := cmd.CommandPath()
+			if group {
+				return usageError("unknown command %q for %q\nRun '%s --help' for usage.", a[0], path, path)
 			}
-			return err
+			return usageError("unexpected argument %q: %s takes no arguments\nRun '%s --help' for usage.", a[0], path, path)
 		}
 	}
 	for _, sub := range c.Commands() {

@@ -184,7 +184,7 @@ func (w *walker) work(st *workerState) {
 
 // openDir opens the subdirectory name of parent, or returns nil if it
 // cannot be read (it is then skipped, like a directory ripgrep cannot read).
-// The name was a directory when listed; openDirRoot makes a named pipe
+// The name was a directory when listed; sandbox.OpenDir makes a named pipe
 // swapped in since fail at once instead of blocking the walk.
 func (w *walker) openDir(parent *dirNode, name string) *dirNode {
 	r, err := sandbox.OpenDir(parent.root, name)

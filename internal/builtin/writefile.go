@@ -122,7 +122,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 		return nil, fileError(p, err)
 	}
 	// The canonical path may pass through a directory whose name is not
-	// UTF-8 (validName); the file is written either way.
+	// UTF-8 (safetext.ValidUTF8); the file is written either way.
 	return &WriteFileResult{BytesWritten: int64(len(data)), Path: safetext.ValidUTF8(filepath.Join(canon, filepath.FromSlash(base)))}, nil
 }
 
@@ -130,13 +130,10 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 // every later step (stat, temp create, rename) is relative to that one
 // directory handle and nothing is looked up by name again.
 //
-// The path opened is dir+"/.": os.Root opens every component but the last
-// with O_DIRECTORY, and OpenRoot's last component without it, so a named
-// pipe as the final component of dir would block the open forever. With the
-// trailing "." the real last directory is an intermediate component and a
-// FIFO there fails at once with ENOTDIR.
+// It is opened with sandbox.OpenDir, so a named pipe in place of dir fails
+// at once with ENOTDIR instead of blocking the open.
 func openParent(ctx context.Context, ws *sandbox.Workspace, p, dir, base string, create bool) (*os.Root, error) {
-	r, err := ws.Root.OpenRoot(dir + "/.")
+	r, err := sandbox.OpenDir(ws.Root, dir)
 	if err == nil {
 		return r, nil
 	}
@@ -150,7 +147,7 @@ func openParent(ctx context.Context, ws *sandbox.Workspace, p, dir, base string,
 		if err := ws.Root.MkdirAll(dir, newDirPerm); err != nil {
 			return nil, parentError(p, dir, err)
 		}
-		if r, err = ws.Root.OpenRoot(dir + "/."); err == nil {
+		if r, err = sandbox.OpenDir(ws.Root, dir); err == nil {
 			return r, nil
 		}
 	}
