@@ -11,6 +11,7 @@ import (
 
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 func newInitCmd() *cobra.Command {
@@ -32,13 +33,13 @@ func newInitCmd() *cobra.Command {
 			if _, err := os.Lstat(file); err == nil && !force {
 				return runtimeError("%s already exists; keep it, or run 'clawd init --force' to replace it with the defaults", shellWord(file))
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return runtimeError("%v", err)
+				return runtimeError("%v", safetext.PathError("config", file, err))
 			}
 			// A symlinked config (dotfiles repositories) is written through:
 			// replacing the link with a file would cut it from its target.
 			target, err := fileutil.FollowLinks(file)
 			if err != nil {
-				return runtimeError("%v", err)
+				return runtimeError("%v", safetext.PathError("config", file, err))
 			}
 			file = target
 			// --force replaces a config file, nothing else: renaming over
@@ -47,7 +48,7 @@ func newInitCmd() *cobra.Command {
 				return runtimeError("%s is not a regular file (%s); clawd init writes only a config file: give another --config path", shellWord(file), fileutil.Kind(fi.Mode()))
 			}
 			if err := fileutil.MkdirPrivate(filepath.Dir(file)); err != nil {
-				return runtimeError("%v", err)
+				return runtimeError("%v", safetext.PathError("config", file, err))
 			}
 			if err := fileutil.WriteAtomic(file, []byte(config.Template), 0o600); err != nil {
 				return runtimeError("writing %s: %v", shellWord(file), err)

@@ -21,6 +21,12 @@ func TestUserValuesStayOnOneLine(t *testing.T) {
 	if err := os.Mkdir(existing, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// A config path under a regular file: lstat fails with ENOTDIR.
+	file := filepath.Join(home, "f")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	underFile := filepath.Join(file, "x\nINJ", "c.toml")
 	for _, args := range [][]string{
 		{"serve", "--workspace", missing},
 		{"serve", "--config", missing},
@@ -32,6 +38,7 @@ func TestUserValuesStayOnOneLine(t *testing.T) {
 		{"token", "show", "--workspace", missing},
 		{"install", "claude-code", "--workspace", existing},
 		{"init", "--config", existing},
+		{"init", "--config", underFile},
 		{"mcp", "add", "x", "--cwd", missing, "--stdio", "--", "true"},
 		{"mcp", "add", "x", "--cwd", "/tmp\n", "--stdio", "--", "true"},
 		{"call", "read_file", "--params", "x\nINJ"},
