@@ -3,7 +3,6 @@ package chain
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -137,6 +136,7 @@ const maskWindow = 8 * maxSummary
 // memory speed, and nothing is allocated when none occurs.
 func maskKnown(s string, known []string, limit int) string {
 	var spans [][2]int
+	cut := min(len(s), limit)
 	for _, v := range known {
 		if v == "" {
 			continue
@@ -150,29 +150,9 @@ func maskKnown(s string, known []string, limit int) string {
 			}
 			i += from
 			spans = append(spans, [2]int{i, i + len(v)})
+			cut = max(cut, i+len(v))
 			from = i + 1
 		}
 	}
-	if len(spans) == 0 {
-		return s[:min(len(s), limit)]
-	}
-	slices.SortFunc(spans, func(a, b [2]int) int { return a[0] - b[0] })
-	var b strings.Builder
-	at := 0
-	for i := 0; i < len(spans); {
-		lo, hi := spans[i][0], spans[i][1]
-		for i++; i < len(spans) && spans[i][0] <= hi; i++ {
-			hi = max(hi, spans[i][1])
-		}
-		if lo >= limit {
-			break
-		}
-		b.WriteString(s[at:lo])
-		b.WriteString(secrets.Masked)
-		at = hi
-	}
-	if at < limit {
-		b.WriteString(s[at:min(len(s), limit)])
-	}
-	return b.String()
+	return secrets.MaskSpans(s[:cut], spans, secrets.Masked)
 }

@@ -71,8 +71,8 @@ type Chain struct {
 	SupplyFreshFor time.Duration
 	// Secrets, if set, returns values known to be secret, longest first
 	// (the resolved env and header values of the upstream servers): an
-	// audit row's argument summary masks each wherever a call's arguments
-	// quote it, whatever its shape.
+	// audit row's argument summary masks each wherever it quotes one whole
+	// and as written (not encoded), whatever its shape.
 	Secrets func() []string
 
 	hashes   HashCache

@@ -164,7 +164,13 @@ func scanServer(r rowScanner) (MCPServer, error) {
 
 // MCPServers lists every row, the built-in one first, then by name.
 func (db *DB) MCPServers(ctx context.Context) ([]MCPServer, error) {
-	rows, err := db.rdb.QueryContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server ORDER BY builtin DESC, name`)
+	return listServers(ctx, db.rdb)
+}
+
+// listServers reads every row through q (the database, or a transaction),
+// as MCPServers orders them.
+func listServers(ctx context.Context, q querier) ([]MCPServer, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server ORDER BY builtin DESC, name`)
 	if err != nil {
 		return nil, err
 	}

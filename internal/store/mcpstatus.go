@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // ServerStatus is what the daemon records after a connection attempt.
@@ -62,7 +64,7 @@ func checkStatus(st ServerStatus) error {
 // recordStatusTx is RecordServerStatus inside tx; the built-in row is
 // refused as not found.
 func recordStatusTx(ctx context.Context, tx *sql.Tx, id int64, st ServerStatus) error {
-	msg := strings.ToValidUTF8(st.Error, "\uFFFD")
+	msg := safetext.ValidUTF8(st.Error)
 	if len(msg) > maxLastError {
 		msg = printable(msg, maxLastError-3)
 	}

@@ -29,19 +29,10 @@ func (db *DB) MCPServersSnapshot(ctx context.Context) (gen int64, list []MCPServ
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM cd_mcp_server_generation WHERE id = 1`).Scan(&gen); err != nil {
 		return 0, nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+serverColumns+` FROM cd_mcp_server ORDER BY builtin DESC, name`)
-	if err != nil {
+	if list, err = listServers(ctx, tx); err != nil {
 		return 0, nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		s, err := scanServer(rows)
-		if err != nil {
-			return 0, nil, err
-		}
-		list = append(list, s)
-	}
-	return gen, list, rows.Err()
+	return gen, list, nil
 }
 
 // WatchMCPServers calls onChange with every row now, and again each time

@@ -247,7 +247,7 @@ func MaskText(s string) string {
 				}
 			}
 		}
-		s = maskSpans(s, spans)
+		s = MaskSpans(s, spans, "***")
 	}
 	// The random-looking words are looked for in what the rules left: no
 	// rule's span ends inside a word, so none hides part of one, and a
@@ -307,9 +307,10 @@ func hasLongWord(s string) bool {
 	return false
 }
 
-// maskSpans replaces each of spans (in any order, overlapping or not)
-// with "***"; spans that overlap or touch become one.
-func maskSpans(s string, spans [][2]int) string {
+// MaskSpans replaces each of spans, byte ranges [start, end) of s in any
+// order, overlapping or not, with mask; spans that overlap or touch become
+// one. It sorts spans in place, and returns s itself when there are none.
+func MaskSpans(s string, spans [][2]int, mask string) string {
 	if len(spans) == 0 {
 		return s
 	}
@@ -322,7 +323,7 @@ func maskSpans(s string, spans [][2]int) string {
 			end = max(end, spans[i][1])
 		}
 		b.WriteString(s[last:start])
-		b.WriteString("***")
+		b.WriteString(mask)
 		last = end
 	}
 	b.WriteString(s[last:])

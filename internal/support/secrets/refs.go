@@ -207,7 +207,10 @@ func harmlessLiteral(s string) bool {
 //
 //   - anything before the authority's last '@' (user, password, a token
 //     given as the user) is "***", up to the first '?' or '#': a password
-//     may hold a '/' a parser would read as the path's start;
+//     may hold a '/' a parser would read as the path's start, so when a
+//     ':' comes before the first '/', an '@' after it counts too (an '@'
+//     in the path of a URL with a port hides its host); without a ':'
+//     an '@' in the path is the path's (https://h/@owner/mcp);
 //   - every query value is masked as a configured secret (MaskRefValue:
 //     "sup****0123", "****" under 20 characters, a ${VAR} reference as
 //     written), and a query piece without '=' (?TOKEN) is "****"; a query
@@ -224,7 +227,14 @@ func MaskURL(raw string) string {
 	if i := strings.Index(s, "://"); i >= 0 {
 		authority = i + 3
 	}
-	if at := strings.LastIndexByte(s[authority:], '@'); at >= 0 {
+	// Userinfo may run past the first '/' only when a ':' comes before
+	// it (a password holding a '/'); otherwise an '@' after that '/' is
+	// the path's (https://h/@owner/mcp), and the host stays shown.
+	rest := s[authority:]
+	if slash := strings.IndexByte(rest, '/'); slash >= 0 && !strings.Contains(rest[:slash], ":") {
+		rest = rest[:slash]
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		s = s[:authority] + "***" + s[authority+at:]
 	}
 	s = MaskText(s)

@@ -73,6 +73,11 @@ func TestMaskURL(t *testing.T) {
 		{"https://ghp_short1@github.com/mcp", "https://***@github.com/mcp", "ghp_short1"},
 		{"https://u:hunter/2xyz@h/mcp", "https://***@h/mcp", "hunter/2xyz"},
 		{"http://u:hunter2xyz@h:99999/", "http://***@h:99999/", "hunter2xyz"},
+		// An '@' in the path (a registry's @owner/server) is the path's:
+		// with no ':' before the path there is no password to hide, and
+		// the host stays shown.
+		{"https://server.smithery.ai/@owner/srv/mcp", "https://server.smithery.ai/@owner/srv/mcp", ""},
+		{"https://h/@scope/pkg/mcp?key=hunter2xyz", "https://h/@scope/pkg/mcp?key=****", "hunter2xyz"},
 		// A query piece without a name, a query that does not parse, a
 		// URL that does not parse, a fragment.
 		{"https://h/mcp?hunter2xyz", "https://h/mcp?****", "hunter2xyz"},
