@@ -6,7 +6,8 @@ import (
 )
 
 // maxJSONDepth bounds the nesting of the JSON in an HTTP server's answers
-// and event streams. The go-sdk client decodes results and notifications
+// and event streams, and in a stdio server's messages that the SDK
+// decodes (handleLine). The go-sdk client decodes results and notifications
 // into Go values (structuredContent, a log message's data) with a decoder
 // whose time grows with the nesting times the size: 16 MiB nested 900 deep
 // kept a core busy for a minute, past the call's deadline, which the
