@@ -6,7 +6,8 @@ import (
 )
 
 // maxJSONDepth bounds the nesting of the JSON in an HTTP server's answers
-// and event streams. The go-sdk client decodes results and notifications
+// and event streams, and in a stdio server's messages that the SDK
+// decodes (handleLine). The go-sdk client decodes results and notifications
 // into Go values (structuredContent, a log message's data) with a decoder
 // whose time grows with the nesting times the size: 16 MiB nested 900 deep
 // kept a core busy for a minute, past the call's deadline, which the
@@ -26,6 +27,60 @@ const maxJSONValues = 1 << 20
 
 var errTooManyValues = fmt.Errorf("the server's answer holds more than %d JSON values; clawd stops reading there", maxJSONValues)
 
+// jsonBounds follows JSON text byte by byte and fails (feed) once its
+// arrays and objects nest past maxJSONDepth or its values pass
+// maxJSONValues: the bound on what the SDK decodes, for an HTTP answer
+// (depthBody) and a stdio line alike (checkJSONBounds).
+type jsonBounds struct {
+	depth  int
+	values int
+	str    bool // inside a string
+	esc    bool // after a backslash inside a string
+}
+
+func (j *jsonBounds) feed(c byte) error {
+	switch {
+	case j.str:
+		switch {
+		case j.esc:
+			j.esc = false
+		case c == '\\':
+			j.esc = true
+		case c == '"':
+			j.str = false
+		}
+	case c == '"':
+		j.str = true
+	case c == '[' || c == '{':
+		if j.depth++; j.depth > maxJSONDepth {
+			return errTooDeep
+		}
+		if j.values++; j.values > maxJSONValues {
+			return errTooManyValues
+		}
+	case c == ',':
+		if j.values++; j.values > maxJSONValues {
+			return errTooManyValues
+		}
+	case c == ']' || c == '}':
+		if j.depth > 0 {
+			j.depth--
+		}
+	}
+	return nil
+}
+
+// checkJSONBounds is jsonBounds over one whole message.
+func checkJSONBounds(msg []byte) error {
+	var j jsonBounds
+	for _, c := range msg {
+		if err := j.feed(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // depthBody fails the read that takes the JSON it passes on past
 // maxJSONDepth levels of arrays and objects, or past maxJSONValues values.
 // For an event stream it follows the data lines only, and starts each
@@ -34,10 +89,7 @@ type depthBody struct {
 	io.ReadCloser
 	sse bool
 
-	depth  int
-	values int
-	str    bool // inside a string
-	esc    bool // after a backslash inside a string
+	json jsonBounds
 	// SSE: where the current line stands.
 	col    int     // bytes of the line so far, counted to 5
 	prefix [5]byte // its first bytes
@@ -55,10 +107,10 @@ func (b *depthBody) Read(p []byte) (int, error) {
 		if b.sse {
 			if c == '\n' || c == '\r' {
 				if !(c == '\n' && b.cr) && b.col == 0 {
-					b.depth, b.values = 0, 0 // an empty line ends the event
+					b.json.depth, b.json.values = 0, 0 // an empty line ends the event
 				}
 				b.cr = c == '\r'
-				b.col, b.data, b.str, b.esc = 0, false, false, false
+				b.col, b.data, b.json.str, b.json.esc = 0, false, false, false
 				continue
 			}
 			b.cr = false
@@ -71,36 +123,8 @@ func (b *depthBody) Read(p []byte) (int, error) {
 				continue
 			}
 		}
-		switch {
-		case b.str:
-			switch {
-			case b.esc:
-				b.esc = false
-			case c == '\\':
-				b.esc = true
-			case c == '"':
-				b.str = false
-			}
-		case c == '"':
-			b.str = true
-		case c == '[' || c == '{':
-			if b.depth++; b.depth > maxJSONDepth {
-				b.failed = errTooDeep
-				return n, b.failed
-			}
-			if b.values++; b.values > maxJSONValues {
-				b.failed = errTooManyValues
-				return n, b.failed
-			}
-		case c == ',':
-			if b.values++; b.values > maxJSONValues {
-				b.failed = errTooManyValues
-				return n, b.failed
-			}
-		case c == ']' || c == '}':
-			if b.depth > 0 {
-				b.depth--
-			}
+		if b.failed = b.json.feed(c); b.failed != nil {
+			return n, b.failed
 		}
 	}
 	return n, err

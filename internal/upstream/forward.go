@@ -83,32 +83,32 @@ func (s *server) auditRefusal(entity, tool, detail string) {
 		Reason: "identity_refused: " + secrets.MaskText(detail)})
 }
 
-// withoutToken removes the signed token clawd sent with a call from what the
-// server answered: a server that echoes its arguments (a debugging tool, a
-// validation error quoting its input) would otherwise hand the caller, and
-// the model, a token it could present to the server's backend itself until
-// it expires, past clawd's checks. The token is replaced wherever its exact
-// text occurs in the result's content, structuredContent and _meta (an
-// error's message has it replaced in callOnce).
-func withoutToken(res any, ident map[string]any) any {
-	tok, _ := ident["token"].(string)
+// withoutToken removes tok, the signed token clawd sent with a call, from
+// what the server answered: a server that echoes its arguments (a
+// debugging tool, a validation error quoting its input) would otherwise
+// hand the caller, and the model, a token it could present to the server's
+// backend itself until it expires, past clawd's checks. The token is
+// replaced wherever its exact text occurs in the result's content,
+// structuredContent and _meta (an error's message has it replaced in
+// callOnce).
+func withoutToken(r *tools.CallResult, tok string) *tools.CallResult {
 	if tok == "" {
-		return res
+		return r
 	}
-	if r, ok := res.(*tools.CallResult); ok && r != nil {
-		t, m := []byte(tok), []byte(secrets.Masked)
-		scrub := func(v jsontext.Value) (jsontext.Value, bool) {
-			if !bytes.Contains(v, t) {
-				return v, false
-			}
-			return bytes.ReplaceAll(v, t, m), true
+	t, m := []byte(tok), []byte(secrets.Masked)
+	scrub := func(v jsontext.Value) (jsontext.Value, bool) {
+		if !bytes.Contains(v, t) {
+			return v, false
 		}
-		c, c1 := scrub(r.Content)
-		sc, c2 := scrub(r.StructuredContent)
-		mt, c3 := scrub(r.Meta)
-		if c1 || c2 || c3 {
-			res = &tools.CallResult{Content: c, StructuredContent: sc, IsError: r.IsError, Meta: mt}
-		}
+		return bytes.ReplaceAll(v, t, m), true
 	}
-	return res
+	c, c1 := scrub(r.Content)
+	sc, c2 := scrub(r.StructuredContent)
+	mt, c3 := scrub(r.Meta)
+	if !c1 && !c2 && !c3 {
+		return r
+	}
+	out := *r // what ParseCallResult checked stays known for the members left as they were
+	out.Content, out.StructuredContent, out.Meta = c, sc, mt
+	return &out
 }

@@ -261,7 +261,7 @@ func launchPaths(cfg ServerConfig, env map[string]string) (Launch, error) {
 		// executable), under its path in node_modules or a link named
 		// otherwise, is that runner: refused as `node SCRIPT` is.
 		if l.Unpinned = runnerScriptRefusal(cfg.Command, exe); l.Unpinned == "" {
-			l.Unpinned = shebangRefusal(exe)
+			l.Unpinned = shebangRefusal(exe, p.interpreters())
 		}
 		if l.Unpinned == "" {
 			l.Unpinned = p.envRefusal()
@@ -304,6 +304,9 @@ type launchProgram struct {
 	name, exeName string
 	exe           string
 	env           map[string]string
+	// shebang is what interpreters read, once shebangRead.
+	shebang     []string
+	shebangRead bool
 }
 
 // newLaunchProgram classifies command (resolved to exe): by the
@@ -332,12 +335,21 @@ func newLaunchProgram(command, exe string, env map[string]string) launchProgram 
 // npm bin a node script, so the interpreters of exe's #! line count too.
 // names are the program names the kind's rules are keyed by (see
 // envRuleKeys); the plain executable and npx pass none.
-func (p launchProgram) envRefusal(names ...string) string {
+func (p *launchProgram) envRefusal(names ...string) string {
 	if len(p.env) == 0 {
 		return ""
 	}
-	progs := append([]envProgram{{p.kind, p.name, names}}, shebangPrograms(p.exe)...)
+	progs := append([]envProgram{{p.kind, p.name, names}}, shebangPrograms(p.exe, p.interpreters())...)
 	return envRefusal(p.env, p.name, progs)
+}
+
+// interpreters is shebangInterpreters(p.exe), read once: the refusals of
+// a plain executable look at its #! line for its kind and its env alike.
+func (p *launchProgram) interpreters() []string {
+	if !p.shebangRead {
+		p.shebang, p.shebangRead = shebangInterpreters(p.exe), true
+	}
+	return p.shebang
 }
 
 // runtimeSubcommand reads the subcommand of the runtimes that have one

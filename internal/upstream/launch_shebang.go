@@ -23,12 +23,13 @@ const shebangMax = 256
 const shebangDepth = 4
 
 // shebangPrograms are the interpreters named by exe's #! line (or its
-// interpreter's, and so on) that clawd recognises, whose env rules apply
+// interpreter's, and so on: interps, shebangInterpreters(exe)) that clawd
+// recognises, whose env rules apply
 // to the server too. Only the env rules follow the #! line; what is
 // pinned does not.
-func shebangPrograms(exe string) []envProgram {
+func shebangPrograms(exe string, interps []string) []envProgram {
 	var progs []envProgram
-	for _, n := range shebangInterpreters(exe) {
+	for _, n := range interps {
 		if kind := launcherKind(n); kind != "" {
 			progs = append(progs, envProgram{kind, n + " (the #! interpreter of " + exe + ")", []string{n}})
 		}
@@ -37,13 +38,13 @@ func shebangPrograms(exe string) []envProgram {
 }
 
 // shebangRefusal is why exe, a plain executable, runs what clawd cannot
-// pin through its #! line, or "": an interpreter that fetches
+// pin through its #! line (interps, shebangInterpreters(exe)), or "": an interpreter that fetches
 // (`#!/usr/bin/env -S npx -y pkg`, `uv run --script`), builds (`make -f`)
 // or starts another command (`nice`, `sudo`) runs more than the script
 // clawd pins, as it would named as the command. An interpreter that runs
 // the script itself (awk -f, tsx, julia) runs what is pinned.
-func shebangRefusal(exe string) string {
-	for _, n := range shebangInterpreters(exe) {
+func shebangRefusal(exe string, interps []string) string {
+	for _, n := range interps {
 		switch kind := launcherKind(n); kind {
 		case "npx", "fetcher", "wrapper", "builder":
 			why := kindRefusal(kind, n)

@@ -169,7 +169,7 @@ func (s *server) call(ctx context.Context, name, def string, args jsontext.Value
 		}
 		res, err := s.callOnce(ctx, sess, name, args, meta)
 		if err == nil || !isSessionMissing(err) || ctx.Err() != nil {
-			return withoutToken(res, meta), err
+			return res, err
 		}
 		if try > 0 {
 			// The SDK's error names the session id; the model gets what
@@ -256,7 +256,7 @@ func (s *server) callOnce(ctx context.Context, sess *session, name string, args 
 	if perr != nil {
 		return nil, tools.Errorf("upstream server %s returned a malformed result for %s: %s", s.cfg.Name, shown, mask(perr.Error()))
 	}
-	return capResult(r, s.m.opts.MaxOutputBytes, maxOutputItems), nil
+	return capResult(withoutToken(r, secret), s.m.opts.MaxOutputBytes, maxOutputItems), nil
 }
 
 // callSDK runs tools/call through the go-sdk client (Streamable HTTP and

@@ -464,9 +464,17 @@ func (s *server) logs() []byte {
 	if s.cfg.Transport != TransportStdio {
 		return nil
 	}
-	vals := append(s.secretValues(), s.m.SecretValues()...)
-	slices.SortStableFunc(vals, func(a, b string) int { return len(b) - len(a) })
+	vals := s.m.withSecretValues(s.secretValues())
 	return []byte(s.maskWith(maskCut(s.ring.String(), vals), vals))
+}
+
+// withSecretValues is own and every server's values (SecretValues), longest
+// first, so that no value is masked in part before a longer one holding it.
+// Callers must not hold m.mu.
+func (m *Manager) withSecretValues(own []string) []string {
+	vals := append(slices.Clone(own), m.SecretValues()...)
+	slices.SortStableFunc(vals, func(a, b string) int { return len(b) - len(a) })
+	return vals
 }
 
 func (s *server) status() Status {

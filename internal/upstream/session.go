@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,9 +168,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 			}
 		}
 		mask := func(text string) string {
-			vals := append(slices.Clone(own), m.SecretValues()...)
-			slices.SortStableFunc(vals, func(a, b string) int { return len(b) - len(a) })
-			for _, v := range vals {
+			for _, v := range m.withSecretValues(own) {
 				text = strings.ReplaceAll(text, v, secrets.Masked)
 			}
 			return secrets.MaskText(text)

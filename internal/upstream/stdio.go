@@ -226,6 +226,10 @@ func (c *stdioConn) handleLine(line []byte) {
 		if c.routeDirect(line) {
 			return
 		}
+		if err := checkJSONBounds(line); err != nil {
+			c.noise("a stdout message was skipped: " + err.Error())
+			return
+		}
 		m, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			c.noise("a stdout line is not a JSON-RPC message: " + err.Error())
@@ -240,6 +244,10 @@ func (c *stdioConn) handleLine(line []byte) {
 		}
 		for _, raw := range batch {
 			if c.routeDirect(raw) {
+				continue
+			}
+			if err := checkJSONBounds(raw); err != nil {
+				c.noise("a batch member was skipped: " + err.Error())
 				continue
 			}
 			m, err := jsonrpc.DecodeMessage(raw)
