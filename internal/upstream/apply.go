@@ -134,7 +134,7 @@ func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 // reconcileLocked updates m's maps to want and returns what to do about
 // it. m.mu is held.
 func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
-	m.configGen++
+	m.configGen.Add(1)
 	var pl applyPlan
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
@@ -292,7 +292,7 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement)
 		return
 	}
 	delete(m.pending, cfg.Name)
-	m.configGen++
+	m.configGen.Add(1)
 	if err != nil {
 		m.mu.Unlock()
 		if kind := refusalOf(err); kind != "" {

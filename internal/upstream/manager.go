@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -263,15 +264,11 @@ type Manager struct {
 	replacements map[string]*replacement
 	closed       bool
 	// configGen counts changes to the configurations in servers and
-	// pending (reconcileLocked, a replacement's swap); secrets is
-	// SecretValues as of a generation, so a call does not resolve every
-	// server's values again.
-	configGen uint64
-	secrets   struct {
-		gen  uint64
-		ok   bool
-		vals []string
-	}
+	// pending (reconcileLocked, a replacement's swap; written under mu);
+	// secrets is SecretValues as of a generation, so a call neither
+	// resolves every server's values again nor takes mu.
+	configGen atomic.Uint64
+	secrets   atomic.Pointer[secretList]
 
 	renameMu sync.Mutex // serializes toolsChanged
 	procMu   sync.Mutex // serializes persistProcs
@@ -356,6 +353,12 @@ func (m *Manager) Status() []Status {
 	return out
 }
 
+// secretList is SecretValues as of configuration generation gen.
+type secretList struct {
+	gen  uint64
+	vals []string
+}
+
 // SecretValues are the values of every configured server's env and
 // headers (and a replacement's being connected) that the audit log masks
 // wherever a call's arguments quote them (docs/security.md): each value as
@@ -368,13 +371,11 @@ func (m *Manager) Status() []Status {
 // must not modify it. clawd's environment, which references resolve in,
 // does not change while it runs.
 func (m *Manager) SecretValues() []string {
-	m.mu.Lock()
-	if m.secrets.ok && m.secrets.gen == m.configGen {
-		vals := m.secrets.vals
-		m.mu.Unlock()
-		return vals
+	if c := m.secrets.Load(); c != nil && c.gen == m.configGen.Load() {
+		return c.vals
 	}
-	gen := m.configGen
+	m.mu.Lock()
+	gen := m.configGen.Load()
 	cfgs := make([]ServerConfig, 0, len(m.servers)+len(m.pending))
 	for _, s := range m.servers {
 		cfgs = append(cfgs, s.cfg)
@@ -411,11 +412,11 @@ func (m *Manager) SecretValues() []string {
 		return strings.Compare(a, b)
 	})
 	vals = slices.Clip(slices.Compact(vals))
-	m.mu.Lock()
-	if m.configGen == gen {
-		m.secrets.gen, m.secrets.ok, m.secrets.vals = gen, true, vals
+	// Kept only if no change came in meanwhile: a later call computes the
+	// newer list.
+	if m.configGen.Load() == gen {
+		m.secrets.Store(&secretList{gen: gen, vals: vals})
 	}
-	m.mu.Unlock()
 	return vals
 }
 
