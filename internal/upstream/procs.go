@@ -340,6 +340,17 @@ func procFileName(dir string, pid int, start uint64, what string) string {
 	return filepath.Join(dir, name+".json")
 }
 
+// parseProcFileName is procFileName's inverse on a file's base name: the
+// daemon's pid and start time; ok is false for a name of another shape.
+func parseProcFileName(name string) (pid int, start uint64, ok bool) {
+	base, isJSON := strings.CutSuffix(name, ".json")
+	pidPart, rest, _ := strings.Cut(base, "-")
+	startPart, _, _ := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(pidPart)
+	start, err2 := strconv.ParseUint(startPart, 10, 64)
+	return pid, start, isJSON && err == nil && err2 == nil && pid > 0 && start != 0
+}
+
 // parseMark splits an OwnerEnv value of token into the pid of the clawd
 // that started the process and the spawn id (0 in a mark without one, as
 // written by older versions); ok is false for another token's or a

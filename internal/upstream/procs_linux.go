@@ -159,11 +159,8 @@ func SweepRecorded(dir string) ([]int, error) {
 // namedLive reports whether name, a procFileName, is that of a daemon that
 // still runs (its pid names a process with its start time).
 func namedLive(name string) bool {
-	pidPart, rest, _ := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
-	startPart, _, _ := strings.Cut(rest, "-")
-	pid, err := strconv.Atoi(pidPart)
-	start, err2 := strconv.ParseUint(startPart, 10, 64)
-	return err == nil && err2 == nil && pid > 0 && start != 0 && startTime(pid) == start
+	pid, start, ok := parseProcFileName(name)
+	return ok && startTime(pid) == start
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
