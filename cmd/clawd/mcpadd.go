@@ -203,8 +203,8 @@ func (f *mcpAddFlags) server(cmd *cobra.Command, args []string) (store.MCPServer
 	if name == "" {
 		return s, usageError("mcp add needs a NAME before the options\nusage: %s", mcpAddUsage)
 	}
-	if err := store.ValidateServerName(name); err != nil {
-		return s, usageError("%v", err)
+	if err := checkName(name); err != nil {
+		return s, err
 	}
 	if dash > 1 {
 		return s, usageError("unexpected argument %q before --: mcp add takes one NAME\nusage: %s", args[1], mcpAddUsage)
