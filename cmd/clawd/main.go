@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,11 +36,23 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	root.SetOut(out)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(context.WithValue(context.Background(), cmdLineKey{}, args))
 	if werr := out.firstErr(); err == nil && werr != nil {
 		err = runtimeError("writing the output: %v", werr)
 	}
 	return reportError(stderr, err)
+}
+
+// cmdLineKey is the context key under which runWith gives the commands
+// its arguments: what a message may need to know of the whole command
+// line, which cobra does not keep for a command whose flags failed.
+type cmdLineKey struct{}
+
+// cmdLine is the command line c runs for (without the program's name), nil
+// when it was not run through runWith.
+func cmdLine(c *cobra.Command) []string {
+	args, _ := c.Context().Value(cmdLineKey{}).([]string)
+	return args
 }
 
 // checkedWriter remembers the first error a write to w returned. Safe for

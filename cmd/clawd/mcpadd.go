@@ -68,7 +68,9 @@ func newMCPAddCmd() *cobra.Command {
 		},
 	}
 	f.register(cmd)
-	cmd.SetFlagErrorFunc(mcpAddFlagError)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return mcpAddFlagError(c, err, cmdLine(c))
+	})
 	return cmd
 }
 
@@ -107,10 +109,10 @@ func (f *mcpAddFlags) register(cmd *cobra.Command) {
 
 // mcpAddFlagError is a flag error as a usage error, with the hint that a
 // stdio server's command goes after -- when an unknown flag was probably
-// meant for that command.
-func mcpAddFlagError(c *cobra.Command, err error) error {
+// meant for that command: args, the command line, has no --.
+func mcpAddFlagError(c *cobra.Command, err error, args []string) error {
 	msg := flagProblem(c, err)
-	if strings.Contains(msg, "unknown") && !slices.Contains(os.Args, "--") {
+	if strings.Contains(msg, "unknown") && !slices.Contains(args, "--") {
 		msg += "\nA stdio server's command and its arguments go after --: clawd mcp add NAME --stdio -- COMMAND [ARGS...]"
 	}
 	return usageError("%s\nusage: %s", msg, mcpAddUsage)
@@ -201,8 +203,8 @@ func (f *mcpAddFlags) server(cmd *cobra.Command, args []string) (store.MCPServer
 	if name == "" {
 		return s, usageError("mcp add needs a NAME before the options\nusage: %s", mcpAddUsage)
 	}
-	if err := store.ValidateServerName(name); err != nil {
-		return s, usageError("%v", err)
+	if err := checkName(name); err != nil {
+		return s, err
 	}
 	if dash > 1 {
 		return s, usageError("unexpected argument %q before --: mcp add takes one NAME\nusage: %s", args[1], mcpAddUsage)

@@ -15,7 +15,6 @@ import (
 	"github.com/clawde/clawd/internal/cli/client"
 	"github.com/clawde/clawd/internal/daemon"
 	"github.com/clawde/clawd/internal/restapi"
-	"github.com/clawde/clawd/internal/store"
 )
 
 // daemonAPI finds the workspace's running daemon (its unix socket first,
@@ -76,14 +75,6 @@ func findServer(ctx context.Context, c client.API, name string) (int64, error) {
 		return 0, usageError("%s is clawd's own tools, not an upstream server; it has no connection or log", list.Servers[0].Name)
 	}
 	return list.Servers[0].ID, nil
-}
-
-// checkName refuses a NAME no server can have (exit 2).
-func checkName(name string) error {
-	if err := store.ValidateServerName(name); err != nil {
-		return usageError("%v", err)
-	}
-	return nil
 }
 
 type refreshResult struct {

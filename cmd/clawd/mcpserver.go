@@ -92,11 +92,19 @@ func newMCPShowCmd() *cobra.Command {
 	return cmd
 }
 
+// checkName refuses a NAME no server can have (exit 2).
+func checkName(name string) error {
+	if err := store.ValidateServerName(name); err != nil {
+		return usageError("%v", err)
+	}
+	return nil
+}
+
 // lookupServer validates NAME, opens the store and finds the row; the
 // caller closes the store.
 func lookupServer(name string) (*store.DB, store.MCPServer, error) {
-	if err := store.ValidateServerName(name); err != nil {
-		return nil, store.MCPServer{}, usageError("%v", err)
+	if err := checkName(name); err != nil {
+		return nil, store.MCPServer{}, err
 	}
 	db, err := openStore()
 	if err != nil {

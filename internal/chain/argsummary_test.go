@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/support/cputime"
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 func TestArgsSummaryMasksSecrets(t *testing.T) {
@@ -94,7 +95,7 @@ func TestArgsSummaryOfHugeArgument(t *testing.T) {
 	// all of it, as before the fix, took most of a second. The CPU time is
 	// bounded, not the wall time, which a loaded machine stretches; the
 	// wall time is bounded only against a hang.
-	if used, took := cputime.Process()-cpu, time.Since(start); used > 200*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
+	if used, took := cputime.Process()-cpu, time.Since(start); used > 200*time.Millisecond*race.Slowdown || took > 5*time.Second*race.Slowdown {
 		t.Errorf("summary of a %d-byte command took %v (%v of CPU)", len(long), took, used)
 	}
 	if strings.Contains(got, "s3cr3t") || !strings.HasPrefix(got, "command: echo password=***") {

@@ -49,11 +49,9 @@ type Daemon struct {
 
 	live atomic.Pointer[liveConfig]
 	// upstreams connects the servers of `clawd mcp add` (StartUpstreams);
-	// nil until then.
-	upstreams *upstream.Manager
-	// secretsOf is upstreams for upstreamSecrets, which the chain calls
-	// from any goroutine, also while StartUpstreams sets it.
-	secretsOf atomic.Pointer[upstream.Manager]
+	// nil until then. Atomic: the chain reads it (upstreamSecrets) from
+	// any goroutine, also while StartUpstreams sets it.
+	upstreams atomic.Pointer[upstream.Manager]
 	// upstreamToken marks the processes of its stdio servers
 	// (upstream.OwnerEnv); "" when it could not be read.
 	upstreamToken string

@@ -79,7 +79,8 @@ func (e *egressState) update(now map[string]bool, err error) (changed func(origi
 // comes from the store's snapshot, which that change reloads anyway for
 // the chain, and the server table is read only when an entry changed.
 func (d *Daemon) recheckEgress(ctx context.Context) {
-	if d.upstreams == nil {
+	m := d.upstreams.Load()
+	if m == nil {
 		return
 	}
 	now, err := d.Store.EgressOrigins()
@@ -103,7 +104,7 @@ func (d *Daemon) recheckEgress(ctx context.Context) {
 			continue
 		}
 		go func(name string) {
-			if err := d.upstreams.Refresh(ctx, name); err != nil {
+			if err := m.Refresh(ctx, name); err != nil {
 				d.Logger.Debug("upstream servers: reconnect after an egress change", "server", name, "err", err)
 			}
 		}(s.Name)

@@ -48,8 +48,8 @@ func (d *Daemon) restAPI() *restapi.API {
 			return restapi.Caller{Entity: id.Kind + ":" + d.WorkspaceID, Kind: id.Kind, CredentialID: id.CredentialID}, true
 		},
 	}
-	if d.upstreams != nil { // nil when this clawd runs as another clawd's upstream
-		api.Upstreams = d.upstreams
+	if m := d.upstreams.Load(); m != nil { // nil when this clawd runs as another clawd's upstream
+		api.Upstreams = m
 	}
 	return api
 }

@@ -52,7 +52,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 	d.upstreamToken = token
 	procDir := d.procDir()
 	d.upstreamAudit = newUpstreamAuditor(d.Chain.Audit, d.Logger.Warn)
-	d.upstreams = upstream.NewManager(d.Server.Registry, upstream.Options{
+	m := upstream.NewManager(d.Server.Registry, upstream.Options{
 		Logger:       d.Logger.With("component", "upstream"),
 		OnStatus:     d.recordUpstreamStatus,
 		OwnerToken:   token,
@@ -66,7 +66,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		OnEvent:      d.upstreamAudit.add,
 		NameLimit:    d.Config().UpstreamToolNameMax,
 	})
-	d.secretsOf.Store(d.upstreams)
+	d.upstreams.Store(m)
 	d.adoptOrphans(ctx, token)
 	// Off the startup path: reading every process's environment takes
 	// milliseconds a client waiting for initialize should not.
@@ -88,7 +88,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 		}
 		d.recheckEgress(ctx) // what the egress allowlist is now, to compare later changes with
 		err := d.Store.WatchMCPServers(ctx, pollEvery, func(rows []store.MCPServer) {
-			d.upstreams.Apply(ctx, UpstreamConfigs(rows))
+			m.Apply(ctx, UpstreamConfigs(rows))
 		})
 		if err != nil && ctx.Err() == nil {
 			d.Logger.Error("upstream servers: reading their configuration failed; changes are no longer applied", "err", err)
@@ -100,7 +100,7 @@ func (d *Daemon) StartUpstreams(ctx context.Context) {
 // servers (Manager.SecretValues), which the audit log's argument summaries
 // mask; nil before StartUpstreams.
 func (d *Daemon) upstreamSecrets() []string {
-	if m := d.secretsOf.Load(); m != nil {
+	if m := d.upstreams.Load(); m != nil {
 		return m.SecretValues()
 	}
 	return nil
@@ -205,12 +205,13 @@ func (d *Daemon) warnStatus(server string, err error) {
 // owed (retryState): changes that come faster than a retry takes do not
 // pile up a goroutine and a reconnect each.
 func (d *Daemon) retryUpstreams(ctx context.Context) {
-	if d.upstreams == nil {
+	m := d.upstreams.Load()
+	if m == nil {
 		return
 	}
-	for _, st := range d.upstreams.Status() {
+	for _, st := range m.Status() {
 		if d.retries.start(st.Name, needsRetry(st)) {
-			go d.retryLoop(ctx, st.Name)
+			go d.retryLoop(ctx, m, st.Name)
 		}
 	}
 }
@@ -222,13 +223,13 @@ func needsRetry(st upstream.Status) bool {
 // retryLoop retries name, and again while a change came during the last
 // retry (it checked the allowlist as it was before that change) and the
 // server still could not start.
-func (d *Daemon) retryLoop(ctx context.Context, name string) {
+func (d *Daemon) retryLoop(ctx context.Context, m *upstream.Manager, name string) {
 	for {
-		if err := d.upstreams.Refresh(ctx, name); err != nil {
+		if err := m.Refresh(ctx, name); err != nil {
 			d.Logger.Debug("upstream servers: retry refused", "server", name, "err", err)
 		}
 		if !d.retries.again(name, func() bool {
-			st, ok := d.upstreams.StatusOf(name)
+			st, ok := m.StatusOf(name)
 			return ok && needsRetry(st) && ctx.Err() == nil
 		}) {
 			return
@@ -344,12 +345,13 @@ func (d *Daemon) adoptOrphans(ctx context.Context, token string) {
 // closeUpstreams stops every upstream server and its processes, then ends
 // what they left to clawd (adopted orphans carrying their mark).
 func (d *Daemon) closeUpstreams() error {
-	if d.upstreams == nil {
+	m := d.upstreams.Load()
+	if m == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := d.upstreams.Close(ctx)
+	err := m.Close(ctx)
 	if proc.IsSubreaper() {
 		upstream.EndAdopted(proc.ReapAdopted(), d.upstreamToken)
 		proc.ReapAdopted()

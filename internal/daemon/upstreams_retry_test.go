@@ -110,5 +110,7 @@ func daemonWithRefusedServer(t *testing.T, ctx context.Context, verify func(stri
 	m.Apply(ctx, []upstream.ServerConfig{{Name: "slow", Transport: upstream.TransportStdio, Command: "/bin/true",
 		Enabled: true, ConnectTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second}})
 	waitState(t, m, "slow", upstream.StateUnavailable)
-	return &Daemon{upstreams: m, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	d := &Daemon{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	d.upstreams.Store(m)
+	return d
 }

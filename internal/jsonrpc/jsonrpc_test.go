@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/support/cputime"
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 func TestParse(t *testing.T) {
@@ -168,7 +169,7 @@ func TestKeyOfBoundedCost(t *testing.T) {
 		// against a hang.
 		start, cpu := time.Now(), cputime.Process()
 		k := KeyOf([]byte(raw))
-		if used, took := cputime.Process()-cpu, time.Since(start); used > 50*time.Millisecond*raceSlowdown || took > 5*time.Second*raceSlowdown {
+		if used, took := cputime.Process()-cpu, time.Since(start); used > 50*time.Millisecond*race.Slowdown || took > 5*time.Second*race.Slowdown {
 			t.Errorf("KeyOf(%.20s...) took %v (%v of CPU)", raw, took, used)
 		}
 		if len(k) > len(raw)+2048 {

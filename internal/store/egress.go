@@ -52,11 +52,26 @@ func (db *DB) AllowEgress(ctx context.Context, o netguard.Origin, private bool, 
 	if err := CheckEgressEntry(o, private); err != nil {
 		return false, err
 	}
+	return db.writeChange(ctx, confirm, `INSERT INTO cd_egress_allowlist (scheme, host, port, private, added_at)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (scheme, host, port) DO UPDATE SET private = excluded.private, added_at = excluded.added_at
+		WHERE private <> excluded.private`, o.Scheme, o.Host, o.Port, boolInt(private), now())
+}
+
+// DisallowEgress removes o's entry; removed is false if there was none.
+// When it removes one, each confirm runs before the commit (RunConfirms).
+func (db *DB) DisallowEgress(ctx context.Context, o netguard.Origin, confirm ...func() error) (removed bool, err error) {
+	return db.writeChange(ctx, confirm, `DELETE FROM cd_egress_allowlist WHERE scheme = ? AND host = ? AND port = ?`,
+		o.Scheme, o.Host, o.Port)
+}
+
+// writeChange runs query, one change to what clawd trusts, in a write
+// transaction and, when it changed a row, each confirm before the commit
+// (RunConfirms). changed is whether it changed one and the confirms let
+// the change stand.
+func (db *DB) writeChange(ctx context.Context, confirm []func() error, query string, args ...any) (changed bool, err error) {
 	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO cd_egress_allowlist (scheme, host, port, private, added_at)
-			VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (scheme, host, port) DO UPDATE SET private = excluded.private, added_at = excluded.added_at
-			WHERE private <> excluded.private`, o.Scheme, o.Host, o.Port, boolInt(private), now())
+		res, err := tx.ExecContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -71,28 +86,6 @@ func (db *DB) AllowEgress(ctx context.Context, o netguard.Origin, private bool, 
 		return nil
 	})
 	return changed, err
-}
-
-// DisallowEgress removes o's entry; removed is false if there was none.
-// When it removes one, each confirm runs before the commit (RunConfirms).
-func (db *DB) DisallowEgress(ctx context.Context, o netguard.Origin, confirm ...func() error) (removed bool, err error) {
-	err = db.writeTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM cd_egress_allowlist WHERE scheme = ? AND host = ? AND port = ?`,
-			o.Scheme, o.Host, o.Port)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil || n == 0 {
-			return err
-		}
-		if err := RunConfirms(confirm); err != nil {
-			return err
-		}
-		removed = true
-		return nil
-	})
-	return removed, err
 }
 
 // EgressAllowlist lists the entries by origin.

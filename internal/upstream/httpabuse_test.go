@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 // abuseServer is a hand-made Streamable HTTP server on 127.0.0.1 that
@@ -193,7 +195,7 @@ func TestHTTPGzipBomb(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), wantErr[c]) {
 			t.Errorf("%s: a %d MiB answer once inflated: %T, %v; want an error containing %q", c, size>>20, res, err, wantErr[c])
 		}
-		if d := time.Since(start); d > 30*time.Second*raceSlowdown {
+		if d := time.Since(start); d > 30*time.Second*race.Slowdown {
 			t.Errorf("%s: the call took %v", c, d)
 		}
 		t.Logf("%s: %v", c, err)

@@ -3,6 +3,8 @@ package upstream
 import (
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 // growthRatio fails t if large, given scale times the input of small,
@@ -17,7 +19,7 @@ func growthRatio(t *testing.T, what string, small, large func(), scale int) {
 	t.Helper()
 	smallTime, largeTime := bestOf3(small), bestOf3(large)
 	t.Logf("%s: %v, %dx the input %v", what, smallTime, scale, largeTime)
-	if raceEnabled {
+	if race.Enabled {
 		return
 	}
 	if largeTime > 50*time.Millisecond && largeTime > time.Duration(4*scale)*smallTime {

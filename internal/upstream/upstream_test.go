@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/clawde/clawd/internal/support/race"
 	"github.com/clawde/clawd/internal/tools"
 	"github.com/clawde/clawd/test/clawdtest"
 )
@@ -359,9 +360,9 @@ func TestToolsListSizeCap(t *testing.T) {
 	m, _ := newTestManager(t, Options{MaxFailures: 1})
 	// 47 tools of 1 MiB each, 5 to a page: every page fits in a line.
 	cfg := fake("fat", "-tools", "40", "-page-size", "5", "-desc-bytes", strconv.Itoa(1<<20))
-	cfg.ReadTimeout *= raceSlowdown // a 5 MiB page takes seconds under the race detector
+	cfg.ReadTimeout *= race.Slowdown // a 5 MiB page takes seconds under the race detector
 	m.Apply(context.Background(), []ServerConfig{cfg})
-	st := waitFor(t, m, "fat", 30*time.Second*raceSlowdown, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
+	st := waitFor(t, m, "fat", 30*time.Second*race.Slowdown, "in error", func(s Status) bool { return s.State == StateError || s.State == StateConnected })
 	if st.State != StateError || !strings.Contains(st.LastError, "32 MiB") {
 		t.Errorf("a 47 MiB tool list: state %s, last error %q; want an error naming the 32 MiB cap", st.State, st.LastError)
 	}
@@ -434,7 +435,7 @@ func TestListChanged(t *testing.T) {
 		if n := len(reg.All()); n < 8 {
 			t.Fatalf("%d tools listed while the upstream is stopped", n)
 		}
-		if d := time.Since(begin); d > 2*time.Second*raceSlowdown {
+		if d := time.Since(begin); d > 2*time.Second*race.Slowdown {
 			t.Fatalf("%d listings took %v with the upstream stopped", i+1, d)
 		}
 	}

@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 // Main builds clawd into a temporary directory, stores its path in *bin,
@@ -41,7 +43,7 @@ func Main(m *testing.M, bin *string) int {
 	os.Chmod(dir, 0o755)
 	*bin = filepath.Join(dir, "clawd")
 	args := []string{"build", "-o", *bin}
-	if raceEnabled {
+	if race.Enabled {
 		// Under go test -race, clawd runs with the race detector too and
 		// writes its reports to files (see raceEnv), which fail the run.
 		args = append(args, "-race")

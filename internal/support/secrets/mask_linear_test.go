@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clawde/clawd/internal/support/cputime"
+	"github.com/clawde/clawd/internal/support/race"
 )
 
 // TestMaskTextLinear: inputs built to make the patterns work hard (every
@@ -19,7 +20,7 @@ import (
 // to compare and pass. Under the race detector, which slows large inputs
 // more than small ones, the test does not run.
 func TestMaskTextLinear(t *testing.T) {
-	if raceEnabled {
+	if race.Enabled {
 		t.Skip("time ratios are distorted under the race detector")
 	}
 	const n, scale = 1 << 18, 16
