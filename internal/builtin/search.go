@@ -177,7 +177,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 				}
 			}
 		}
-		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel), depth: strings.Count(rel, "/") + 1})
+		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel, ws.Guard()), depth: strings.Count(rel, "/") + 1})
 		return nil
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)
@@ -235,21 +235,22 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 // ancestorRules loads the ignore files of the directories from the
 // workspace root down to the parent of rel, so that searching a
 // subdirectory honours the same rules as searching the whole workspace.
-// Nothing above the workspace root is read.
-func ancestorRules(root *os.Root, rel string) ignoreRules {
+// Nothing above the workspace root is read, nor an ignore file that is
+// clawd's state (g).
+func ancestorRules(root *os.Root, rel string, g *sandbox.Guard) ignoreRules {
 	var rules ignoreRules
 	parts := strings.Split(rel, "/")
 	dir := ""
 	for _, p := range parts[:len(parts)-1] {
-		rules = extendRules(rules, root, dir)
+		rules = extendRules(rules, root, dir, g)
 		dir = joinRel(dir, p)
 	}
-	return extendRules(rules, root, dir)
+	return extendRules(rules, root, dir, g)
 }
 
 // extendRules adds the ignore files of directory dir (relative to root) to
 // rules; see loadIgnoreFiles.
-func extendRules(rules ignoreRules, root *os.Root, dir string) ignoreRules {
+func extendRules(rules ignoreRules, root *os.Root, dir string, g *sandbox.Guard) ignoreRules {
 	entry := func(name string) (fs.FileMode, bool) {
 		fi, err := root.Lstat(joinRel(dir, name))
 		if err != nil {
@@ -257,7 +258,7 @@ func extendRules(rules ignoreRules, root *os.Root, dir string) ignoreRules {
 		}
 		return fi.Mode(), true
 	}
-	var h ignoreFiles
+	h := ignoreFiles{guard: g}
 	if m, ok := entry(".git"); ok {
 		h.git, h.gitIsDir = true, m.IsDir()
 	}

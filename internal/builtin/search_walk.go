@@ -227,7 +227,7 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return w.guard.NameWhy(d.info, e.name) != "" })
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
-	d.rules = loadIgnoreFiles(d, ents)
+	d.rules = loadIgnoreFiles(d, ents, w.guard)
 
 	var items []workItem
 	var files []string
@@ -288,9 +288,9 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 }
 
 // loadIgnoreFiles returns d's rules extended by the ignore files among its
-// entries.
-func loadIgnoreFiles(d *dirNode, ents []dirEntry) ignoreRules {
-	var h ignoreFiles
+// entries; g keeps clawd's own state from being read as one.
+func loadIgnoreFiles(d *dirNode, ents []dirEntry, g *sandbox.Guard) ignoreRules {
+	h := ignoreFiles{guard: g}
 	for _, e := range ents {
 		switch e.name {
 		case ".git":
@@ -308,6 +308,11 @@ func loadIgnoreFiles(d *dirNode, ents []dirEntry) ignoreRules {
 type ignoreFiles struct {
 	git, gitIsDir     bool // a .git entry (a worktree or submodule has a .git file)
 	gitignore, ignore bool // regular .gitignore / .ignore files
+	// guard, when active, refuses an ignore file that is clawd's own
+	// state (a hard link to it, or a symlink swapped in after the
+	// listing): its lines would become patterns, and which files are
+	// skipped would tell what they say.
+	guard *sandbox.Guard
 }
 
 // apply extends rules by the directory's ignore files, read from r at
@@ -320,14 +325,14 @@ func (h ignoreFiles) apply(rules ignoreRules, r *os.Root, prefix, rel string) ig
 	if h.git {
 		rules.git = nil
 		if h.gitIsDir {
-			rules.git = rules.git.extend(r, prefix+".git/info/exclude", rel)
+			rules.git = rules.git.extend(r, prefix+".git/info/exclude", rel, h.guard)
 		}
 	}
 	if h.gitignore {
-		rules.git = rules.git.extend(r, prefix+".gitignore", rel)
+		rules.git = rules.git.extend(r, prefix+".gitignore", rel, h.guard)
 	}
 	if h.ignore {
-		rules.ignore = rules.ignore.extend(r, prefix+".ignore", rel)
+		rules.ignore = rules.ignore.extend(r, prefix+".ignore", rel, h.guard)
 	}
 	return rules
 }
@@ -347,22 +352,23 @@ const maxIgnoreFile = 1 << 20
 const maxIgnorePatterns = 10000
 
 // extend returns l with the ignore file name of r (of directory base) as
-// its new deepest level, or l itself when the file is missing or empty or
-// the chain is full.
-func (l *ignoreLevel) extend(r *os.Root, name, base string) *ignoreLevel {
+// its new deepest level, or l itself when the file is missing or empty,
+// is clawd's state (g), or the chain is full.
+func (l *ignoreLevel) extend(r *os.Root, name, base string, g *sandbox.Guard) *ignoreLevel {
 	room := maxIgnorePatterns - l.count()
 	if room <= 0 {
 		return l
 	}
-	pats := readIgnoreFile(r, name, room)
+	pats := readIgnoreFile(r, name, room, g)
 	if len(pats) == 0 {
 		return l
 	}
 	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats)}
 }
 
-// readIgnoreFile reads and parses at most limit patterns of an ignore file.
-func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
+// readIgnoreFile reads and parses at most limit patterns of an ignore file,
+// unless g says the file opened is clawd's own state.
+func readIgnoreFile(r *os.Root, name string, limit int, g *sandbox.Guard) []ignorePattern {
 	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil
@@ -370,7 +376,11 @@ func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
 	defer f.Close()
 	// Size 0: a pseudo file (procfs, tracefs) whose read may block, as the
 	// walk's own reads skip; an empty ignore file holds no pattern anyway.
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil
+	}
+	if g.Active() && g.OpenWhy(f, st) != "" {
 		return nil
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
