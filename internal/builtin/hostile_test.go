@@ -122,6 +122,15 @@ func hostileWS(t *testing.T) *Env {
 	if err := os.WriteFile(filepath.Join(dir, "long", "one.txt"), line, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Paths of ~4 KiB made of 250-byte names, and 32 files at the bottom:
+	// a glob's cost per entry grows with the path it is matched against.
+	g := filepath.Join(dir, "g", deepName(strings.Repeat("a", 250), 15))
+	if err := os.MkdirAll(g, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 32 {
+		writeFileT(t, filepath.Join(g, fmt.Sprintf("%s%02d", strings.Repeat("a", 200), i)), "x\n", 0o644)
+	}
 	lim := DefaultLimits()
 	lim.DefaultTimeout = hostileTimeout
 	return testEnv(t, dir, &lim)
@@ -136,6 +145,15 @@ func wantOK(res any, err error) error { return err }
 // the time limit on an idle machine, stopped at it on a loaded one.
 func wantOKOrTimeLimit(res any, err error) error {
 	if err != nil && !strings.Contains(err.Error(), "time limit") {
+		return err
+	}
+	return nil
+}
+
+// wantGlobRefusedOrTimeLimit is for a glob that is costly to match: it may
+// be refused, or the search may end at its time limit or before.
+func wantGlobRefusedOrTimeLimit(res any, err error) error {
+	if err != nil && !isArgError(err) && !strings.Contains(err.Error(), "time limit") {
 		return err
 	}
 	return nil
@@ -229,6 +247,11 @@ func TestHostileInputs(t *testing.T) {
 		{"search", "long case-insensitive literal through the regexp", map[string]any{"query": strings.Repeat("sé", 1300), "path": "long"}, hostileTimeout + second/2, wantOKOrTimeLimit},
 		{"search", "query over the limit", map[string]any{"query": strings.Repeat("q", maxQueryBytes+1)}, second, wantToolError("limit is 4096")},
 		{"search", "exponential glob", map[string]any{"query": "x", "glob": strings.Repeat("{a,aa}", 24) + "c"}, second, wantToolError("alternatives")},
+		// Each of the 256 brace combinations scans the path for the long
+		// literal at every start: about 0.5 s per file name, with no
+		// check of the time limit within one name.
+		{"search", "costly glob per name", map[string]any{"query": "x", "path": "g", "glob": strings.Repeat("{**/,**/}", 8) + "*" + strings.Repeat("a", 199) + "b"}, hostileTimeout + second/2, wantGlobRefusedOrTimeLimit},
+		{"search", "costly glob within the limits", map[string]any{"query": "x", "path": "g", "glob": "{**/,**/}*" + strings.Repeat("a", 190) + "b"}, hostileTimeout + second/2, wantGlobRefusedOrTimeLimit},
 		{"search", "root over PATH_MAX", map[string]any{"query": "x", "path": overLength}, second, wantToolError("PATH_MAX")},
 		// bash
 		{"bash", "working_dir FIFO", map[string]any{"command": "true", "working_dir": "fifo"}, second, wantToolError("not a directory")},

@@ -246,7 +246,10 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	tooDeep := d.depth+1 >= sandbox.MaxDepth
 	// Walk in reverse name order: the stack pops the smallest name first.
 	for i := len(ents) - 1; i >= 0; i-- {
-		if i%16 == 0 && w.ctx.Err() != nil {
+		// Checked at every entry: an entry's ignore and glob checks can
+		// take milliseconds each on a long path, and the check is an
+		// atomic load.
+		if w.ctx.Err() != nil {
 			// Cancelled in a huge directory: drop the items made so far.
 			d.refs.Add(-int32(len(items)))
 			return
