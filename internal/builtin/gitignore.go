@@ -31,10 +31,28 @@ type ignorePattern struct {
 	suffix string
 }
 
+// maxIgnoreStarStars bounds the "**" of one chain's patterns that hold
+// more than one (see memoStars). wildmatch remembers, for such a pattern,
+// its result on every way of splitting the path among them: its time and
+// memory per entry grow with their number times the path's length (a
+// 64 KiB line of "**/*" took 1.8 s and 200 MiB for one 79-byte path, a
+// 1 MiB line tens of seconds and gigabytes), and an entry's check cannot
+// be interrupted. Real patterns have one or two. A pattern that would
+// take the chain past the bound is not applied; the others are.
+const maxIgnoreStarStars = 64
+
 // parseIgnore parses the contents of a .gitignore-style file, up to limit
-// patterns.
+// patterns, with the "**" budget of a whole chain.
 func parseIgnore(data []byte, limit int) []ignorePattern {
+	pats, _ := parseIgnoreBudget(data, limit, maxIgnoreStarStars)
+	return pats
+}
+
+// parseIgnoreBudget is parseIgnore where the patterns' memoStars may add
+// up to at most stars; it also returns how many they used.
+func parseIgnoreBudget(data []byte, limit, stars int) ([]ignorePattern, int) {
 	var out []ignorePattern
+	used := 0
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 BOM, as git skips it
 	for len(data) > 0 && len(out) < limit {
 		var line []byte
@@ -44,10 +62,39 @@ func parseIgnore(data []byte, limit int) []ignorePattern {
 			line, data = data, nil
 		}
 		if p, ok := parseIgnoreLine(string(line)); ok {
+			if n := memoStars(p.pat); n > 0 {
+				if used+n > stars {
+					continue
+				}
+				used += n
+			}
 			out = append(out, p)
 		}
 	}
-	return out
+	return out, used
+}
+
+// memoStars is the number of "**" runs in pat when it has two or more,
+// else 0: wildmatch memoizes only a pattern with a "**" followed by
+// another (a "**" not between slashes counts too, which only errs on the
+// side of the bound).
+func memoStars(pat string) int {
+	n := 0
+	for i := 0; i < len(pat); i++ {
+		switch {
+		case pat[i] == '\\':
+			i++
+		case pat[i] == '*' && i+1 < len(pat) && pat[i+1] == '*':
+			n++
+			for i+1 < len(pat) && pat[i+1] == '*' {
+				i++
+			}
+		}
+	}
+	if n < 2 {
+		return 0
+	}
+	return n
 }
 
 func parseIgnoreLine(s string) (ignorePattern, bool) {
@@ -147,6 +194,7 @@ type ignoreLevel struct {
 	base     string // directory of the file, relative to the workspace root ("" for the root)
 	patterns []ignorePattern
 	total    int // patterns of this level and its ancestors (at most maxIgnorePatterns)
+	stars    int // their memoStars (at most maxIgnoreStarStars)
 }
 
 // count is the number of patterns in the chain ending at l.
@@ -155,6 +203,14 @@ func (l *ignoreLevel) count() int {
 		return 0
 	}
 	return l.total
+}
+
+// starCount is the memoStars of the chain ending at l.
+func (l *ignoreLevel) starCount() int {
+	if l == nil {
+		return 0
+	}
+	return l.stars
 }
 
 // decide returns whether rel (relative to the workspace root) is ignored

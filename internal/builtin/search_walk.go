@@ -362,40 +362,41 @@ func (l *ignoreLevel) extend(r *os.Root, name, base string, g *sandbox.Guard) *i
 	if room <= 0 {
 		return l
 	}
-	pats := readIgnoreFile(r, name, room, g)
+	pats, stars := readIgnoreFile(r, name, room, maxIgnoreStarStars-l.starCount(), g)
 	if len(pats) == 0 {
 		return l
 	}
-	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats)}
+	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats), stars: l.starCount() + stars}
 }
 
-// readIgnoreFile reads and parses at most limit patterns of an ignore file,
+// readIgnoreFile reads and parses at most limit patterns of an ignore file
+// whose memoStars add up to at most stars (and returns how many they use),
 // unless g says the file opened is clawd's own state.
-func readIgnoreFile(r *os.Root, name string, limit int, g *sandbox.Guard) []ignorePattern {
+func readIgnoreFile(r *os.Root, name string, limit, stars int, g *sandbox.Guard) ([]ignorePattern, int) {
 	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	defer f.Close()
 	// Size 0: a pseudo file (procfs, tracefs) whose read may block, as the
 	// walk's own reads skip; an empty ignore file holds no pattern anyway.
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return nil
+		return nil, 0
 	}
 	if g.Active() && g.OpenWhy(f, st) != "" {
-		return nil
+		return nil, 0
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	if len(data) > maxIgnoreFile {
 		// Cut at the last whole line within the cap: a cut line is not
 		// the pattern its file has ("*.log" cut to "*" ignores all).
 		data = data[:bytes.LastIndexByte(data[:maxIgnoreFile], '\n')+1]
 	}
-	return parseIgnore(data, limit)
+	return parseIgnoreBudget(data, limit, stars)
 }
 
 // workerState is one worker's reusable memory: the file buffer and the
