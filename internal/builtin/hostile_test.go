@@ -236,6 +236,10 @@ func TestHostileInputs(t *testing.T) {
 			}
 			return nil
 		}},
+		// The ignore files of every directory above the root are read
+		// first: by path from the workspace root each, that was 1,023
+		// lookups of up to 1,023 components (4 s of CPU).
+		{"search", "root 1,023 deep", map[string]any{"query": "needle", "path": withinDepth}, second, wantOK},
 		{"search", "sparse files", map[string]any{"query": "x", "glob": "sparse*"}, second, wantOK},
 		{"search", "literal over a huge line", map[string]any{"query": "xy", "path": "long"}, second, wantOK},
 		{"search", "dense literal over a huge line", map[string]any{"query": "x", "path": "long"}, hostileTimeout + second/2, wantOKOrTimeLimit},

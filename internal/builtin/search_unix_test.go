@@ -72,3 +72,23 @@ func TestSearchIgnoreFileIsNotProtectedState(t *testing.T) {
 		os.Remove(filepath.Join(dir, link))
 	}
 }
+
+// The ignore files above a search root are read along the path as given,
+// also where a symlink on it climbs above its own directory (a/link ->
+// ../b): that directory cannot be opened from a's handle, and is opened
+// from the workspace root instead.
+func TestSearchAncestorRulesThroughClimbingLink(t *testing.T) {
+	tool, dir := newSearchWS(t, map[string]string{
+		"b/.gitignore":    "skip.txt\n",
+		"b/sub/keep.txt":  "NEEDLE\n",
+		"b/sub/skip.txt":  "NEEDLE\n",
+		"a/placeholder.t": "",
+	})
+	if err := os.Symlink("../b", filepath.Join(dir, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	res := callSearch(t, tool, `{"query":"NEEDLE","path":"a/link/sub"}`)
+	if got := hitsOf(res); len(got) != 1 || got[0].File != "a/link/sub/keep.txt" {
+		t.Errorf("matches %+v; want only a/link/sub/keep.txt (b/.gitignore read through the link)", got)
+	}
+}
