@@ -383,3 +383,41 @@ func TestToolsStopWhenCancelled(t *testing.T) {
 		t.Error("a cancelled write_file wrote")
 	}
 }
+
+// A tree of many deep chains side by side: the walk kept at most 64
+// parent handles, and each directory whose parent's handle was not kept
+// was opened by its whole path from the workspace root, so every chain
+// past the 64th cost n*n/2 lookups for its n levels (130 chains of 600
+// took 37 s of CPU). Listing 100 chains of 120 must cost about what 30
+// chains of 400 cost (as many directories, within 64 chains):
+// the CPU times are compared, so the test holds under load and -race.
+func TestListDirWideDeepTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 24,000 directories")
+	}
+	list := func(chains, depth int) time.Duration {
+		dir := t.TempDir()
+		for i := range chains {
+			mkChain(t, dir, fmt.Sprintf("c%03d", i), 1)
+			mkChain(t, filepath.Join(dir, fmt.Sprintf("c%03d", i)), "d", depth)
+		}
+		env := testEnv(t, dir, nil)
+		cpu := cputime.Process()
+		res, err := callTool(t, NewListDir(env), map[string]any{"recursive": true, "max_depth": 100000})
+		used := cputime.Process() - cpu
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each chain: its top and its f.txt, depth directories, two f.txt.
+		if r, want := res.(*ListDirResult), chains*(1+depth+2+1); r.Total != want || len(r.Entries) != maxListEntries {
+			t.Errorf("%d chains of %d: total %d, %d entries; want %d, %d", chains, depth, r.Total, len(r.Entries), want, maxListEntries)
+		}
+		return used
+	}
+	narrow := list(30, 400)
+	wide := list(100, 120)
+	t.Logf("30 chains of 400: %v of CPU; 100 chains of 120: %v", narrow, wide)
+	if wide > 2*narrow+100*time.Millisecond {
+		t.Errorf("100 chains of 120 used %v of CPU, 30 chains of 400 %v; want about the same (one open per directory)", wide, narrow)
+	}
+}
