@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"bytes"
+	"context"
 	"strings"
 )
 
@@ -217,7 +218,12 @@ func (l *ignoreLevel) starCount() int {
 // (+1), re-included by a negation (-1) or not mentioned (0). As in git, the
 // deepest file that mentions the path decides, and within a file the last
 // matching line wins.
-func (l *ignoreLevel) decide(rel, name string, isDir bool) int {
+//
+// When ctx ends, it stops and returns 0: one entry's check
+// against a chain of costly patterns on a long path can take seconds, and
+// the walk that asked stops at its next check of ctx anyway.
+func (l *ignoreLevel) decide(ctx context.Context, rel, name string, isDir bool) int {
+	n := 0
 	for ; l != nil; l = l.parent {
 		sub := rel
 		if l.base != "" {
@@ -226,6 +232,9 @@ func (l *ignoreLevel) decide(rel, name string, isDir bool) int {
 			sub = rel[len(l.base)+1:]
 		}
 		for i := len(l.patterns) - 1; i >= 0; i-- {
+			if n++; n%ignoreCancelCheck == 0 && ctx.Err() != nil {
+				return 0
+			}
 			p := &l.patterns[i]
 			if p.match(sub, name, isDir) {
 				if p.negate {
@@ -245,12 +254,22 @@ type ignoreRules struct {
 	git    *ignoreLevel // .gitignore files, .git/info/exclude
 }
 
+// ignoreCancelCheck is how many patterns decide tries between checks of
+// its context: a pattern costs up to about a millisecond on a 4 KiB path.
+const ignoreCancelCheck = 32
+
 // ignored reports whether the entry at rel is excluded.
 func (r ignoreRules) ignored(rel, name string, isDir bool) bool {
-	if d := r.ignore.decide(rel, name, isDir); d != 0 {
+	return r.ignoredCtx(context.Background(), rel, name, isDir)
+}
+
+// ignoredCtx is ignored that gives up (not ignored) when ctx ends; see
+// decide.
+func (r ignoreRules) ignoredCtx(ctx context.Context, rel, name string, isDir bool) bool {
+	if d := r.ignore.decide(ctx, rel, name, isDir); d != 0 {
 		return d > 0
 	}
-	return r.git.decide(rel, name, isDir) > 0
+	return r.git.decide(ctx, rel, name, isDir) > 0
 }
 
 // wildmatch results, as in git's wildmatch.c: the abort values let a failed

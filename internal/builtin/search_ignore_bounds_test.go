@@ -110,3 +110,32 @@ func TestIgnoreStarStarLine(t *testing.T) {
 		t.Errorf("%d matches, want 32", res.(*SearchResult).TotalMatches)
 	}
 }
+
+// Ten thousand patterns of "**/*" and a long literal, each tried at every
+// start of every name of a 4 KiB path: one entry's check took 8 s (the
+// search root is that deep, so its first entries are). The walk must stop
+// near its time limit, so the check looks at the call's context between
+// patterns.
+func TestSearchCostlyIgnoreChainStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 2 MiB of ignore patterns")
+	}
+	pat := "**/*" + strings.Repeat("a", 199) + "b\n"
+	half := strings.Repeat(pat, (maxIgnoreFile-1)/len(pat))
+	deep := filepath.Join("g", deepName(strings.Repeat("a", 250), 15))
+	tool, dir := newSearchWS(t, map[string]string{
+		".gitignore":                     half,
+		"g/.gitignore":                   half,
+		filepath.Join(deep, "f.txt"):     "needle\n",
+		filepath.Join(deep, "other.txt"): "needle\n",
+	})
+	env := testEnv(t, dir, &Limits{MaxReadBytes: 1 << 20, DefaultTimeout: 500 * time.Millisecond, MaxListEntries: 100, MaxSearchFileMB: 1})
+	_ = tool
+	start, cpu := time.Now(), cputime.Process()
+	_, err := callTool(t, NewSearch(env), map[string]any{"query": "needle", "path": filepath.ToSlash(deep)})
+	took, used := time.Since(start), cputime.Process()-cpu
+	t.Logf("%v of CPU, %v by the wall clock: %v", used, took, err)
+	if used > 1500*time.Millisecond {
+		t.Errorf("search used %v of CPU (%v by the wall clock) with a 500 ms limit (err %v)", used, took, err)
+	}
+}

@@ -260,14 +260,14 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 		}
 		switch {
 		case t.IsDir():
-			if tooDeep || d.rules.ignored(joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
+			if tooDeep || d.rules.ignoredCtx(w.ctx, joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
 				continue
 			}
 			flush()
 			d.refs.Add(1)
 			items = append(items, workItem{dir: d, sub: name})
 		case t.IsRegular():
-			if d.rules.ignored(joinRel(d.rel, name), name, false) || !w.glob.allowFile(joinRel(d.srel, name), name) {
+			if d.rules.ignoredCtx(w.ctx, joinRel(d.rel, name), name, false) || !w.glob.allowFile(joinRel(d.srel, name), name) {
 				continue
 			}
 			files = append(files, name)
