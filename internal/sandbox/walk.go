@@ -238,7 +238,6 @@ func (r *resolver) enter(name string) (stop bool, err error) {
 		}
 		return false, nil
 	}
-	cur := shownNames(joinNames(r.c.names, name))
 	if r.hops++; r.hops > maxSymlinkHops {
 		return false, r.violation("too many levels of symbolic links")
 	}
@@ -250,6 +249,7 @@ func (r *resolver) enter(name string) (stop bool, err error) {
 		// os.Root never follows an absolute symlink target, even one
 		// that names a path inside the root, so neither does the check:
 		// it must refuse exactly what the operation will refuse.
+		cur := shownNames(joinNames(r.c.names, name))
 		reason := "symlink " + cur + " points outside the workspace root"
 		if _, inside := under(r.w.Dir, filepath.Clean(target)); inside {
 			reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
