@@ -122,6 +122,15 @@ func hostileWS(t *testing.T) *Env {
 	if err := os.WriteFile(filepath.Join(dir, "long", "one.txt"), line, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Paths of ~4 KiB made of 250-byte names, and 32 files at the bottom:
+	// a glob's cost per entry grows with the path it is matched against.
+	g := filepath.Join(dir, "g", deepName(strings.Repeat("a", 250), 15))
+	if err := os.MkdirAll(g, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 32 {
+		writeFileT(t, filepath.Join(g, fmt.Sprintf("%s%02d", strings.Repeat("a", 200), i)), "x\n", 0o644)
+	}
 	lim := DefaultLimits()
 	lim.DefaultTimeout = hostileTimeout
 	return testEnv(t, dir, &lim)
@@ -136,6 +145,15 @@ func wantOK(res any, err error) error { return err }
 // the time limit on an idle machine, stopped at it on a loaded one.
 func wantOKOrTimeLimit(res any, err error) error {
 	if err != nil && !strings.Contains(err.Error(), "time limit") {
+		return err
+	}
+	return nil
+}
+
+// wantGlobRefusedOrTimeLimit is for a glob that is costly to match: it may
+// be refused, or the search may end at its time limit or before.
+func wantGlobRefusedOrTimeLimit(res any, err error) error {
+	if err != nil && !isArgError(err) && !strings.Contains(err.Error(), "time limit") {
 		return err
 	}
 	return nil
@@ -218,6 +236,10 @@ func TestHostileInputs(t *testing.T) {
 			}
 			return nil
 		}},
+		// The ignore files of every directory above the root are read
+		// first: by path from the workspace root each, that was 1,023
+		// lookups of up to 1,023 components (4 s of CPU).
+		{"search", "root 1,023 deep", map[string]any{"query": "needle", "path": withinDepth}, second, wantOK},
 		{"search", "sparse files", map[string]any{"query": "x", "glob": "sparse*"}, second, wantOK},
 		{"search", "literal over a huge line", map[string]any{"query": "xy", "path": "long"}, second, wantOK},
 		{"search", "dense literal over a huge line", map[string]any{"query": "x", "path": "long"}, hostileTimeout + second/2, wantOKOrTimeLimit},
@@ -229,6 +251,11 @@ func TestHostileInputs(t *testing.T) {
 		{"search", "long case-insensitive literal through the regexp", map[string]any{"query": strings.Repeat("sé", 1300), "path": "long"}, hostileTimeout + second/2, wantOKOrTimeLimit},
 		{"search", "query over the limit", map[string]any{"query": strings.Repeat("q", maxQueryBytes+1)}, second, wantToolError("limit is 4096")},
 		{"search", "exponential glob", map[string]any{"query": "x", "glob": strings.Repeat("{a,aa}", 24) + "c"}, second, wantToolError("alternatives")},
+		// Each of the 256 brace combinations scans the path for the long
+		// literal at every start: about 0.5 s per file name, with no
+		// check of the time limit within one name.
+		{"search", "costly glob per name", map[string]any{"query": "x", "path": "g", "glob": strings.Repeat("{**/,**/}", 8) + "*" + strings.Repeat("a", 199) + "b"}, hostileTimeout + second/2, wantGlobRefusedOrTimeLimit},
+		{"search", "costly glob within the limits", map[string]any{"query": "x", "path": "g", "glob": "{**/,**/}*" + strings.Repeat("a", 190) + "b"}, hostileTimeout + second/2, wantGlobRefusedOrTimeLimit},
 		{"search", "root over PATH_MAX", map[string]any{"query": "x", "path": overLength}, second, wantToolError("PATH_MAX")},
 		// bash
 		{"bash", "working_dir FIFO", map[string]any{"command": "true", "working_dir": "fifo"}, second, wantToolError("not a directory")},
@@ -354,5 +381,43 @@ func TestToolsStopWhenCancelled(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(env.WS.Dir, "new.txt")); err == nil {
 		t.Error("a cancelled write_file wrote")
+	}
+}
+
+// A tree of many deep chains side by side: the walk kept at most 64
+// parent handles, and each directory whose parent's handle was not kept
+// was opened by its whole path from the workspace root, so every chain
+// past the 64th cost n*n/2 lookups for its n levels (130 chains of 600
+// took 37 s of CPU). Listing 100 chains of 120 must cost about what 30
+// chains of 400 cost (as many directories, within 64 chains):
+// the CPU times are compared, so the test holds under load and -race.
+func TestListDirWideDeepTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("makes 24,000 directories")
+	}
+	list := func(chains, depth int) time.Duration {
+		dir := t.TempDir()
+		for i := range chains {
+			mkChain(t, dir, fmt.Sprintf("c%03d", i), 1)
+			mkChain(t, filepath.Join(dir, fmt.Sprintf("c%03d", i)), "d", depth)
+		}
+		env := testEnv(t, dir, nil)
+		cpu := cputime.Process()
+		res, err := callTool(t, NewListDir(env), map[string]any{"recursive": true, "max_depth": 100000})
+		used := cputime.Process() - cpu
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each chain: its top and its f.txt, depth directories, two f.txt.
+		if r, want := res.(*ListDirResult), chains*(1+depth+2+1); r.Total != want || len(r.Entries) != maxListEntries {
+			t.Errorf("%d chains of %d: total %d, %d entries; want %d, %d", chains, depth, r.Total, len(r.Entries), want, maxListEntries)
+		}
+		return used
+	}
+	narrow := list(30, 400)
+	wide := list(100, 120)
+	t.Logf("30 chains of 400: %v of CPU; 100 chains of 120: %v", narrow, wide)
+	if wide > 2*narrow+100*time.Millisecond {
+		t.Errorf("100 chains of 120 used %v of CPU, 30 chains of 400 %v; want about the same (one open per directory)", wide, narrow)
 	}
 }

@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"cmp"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -166,8 +168,13 @@ type keptDir struct {
 }
 
 // maxKeptDirs bounds the handles a walk keeps open; past it, directories
-// are opened by path from the workspace root (correct, only slower).
-const maxKeptDirs = 64
+// are opened by path from the workspace root (correct, only slower). The
+// walk is depth-first, so it keeps one handle per level above the
+// directory it reads, and nothing is entered below sandbox.MaxDepth: the
+// bound is never reached. (A breadth-first walk kept one per directory of
+// the level being read, which a wide tree made unbounded; capped at 64,
+// every chain past the 64th cost n*n/2 lookups for its n levels.)
+const maxKeptDirs = sandbox.MaxDepth + 1
 
 func listError(ws *sandbox.Workspace, p, rel string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) {
@@ -178,19 +185,89 @@ func listError(ws *sandbox.Workspace, p, rel string, err error) error {
 	return fileError(p, err)
 }
 
-// dirWalk lists breadth-first: all of depth 1, then depth 2, and so on. When
-// the entry cap is reached the walk goes on counting (so Total stays exact)
-// but keeps no more entries; the kept ones are thus the shallowest, so the
-// top of a large tree is always complete.
+// dirWalk lists depth-first, each directory opened by one name from its
+// parent's handle, and keeps the entries a breadth-first listing would:
+// all of depth 1, then depth 2, and so on, up to the entry cap (levels
+// keeps the smallest by depth, then path). The walk goes on counting past
+// the cap (so Total stays exact); the kept entries are the shallowest, so
+// the top of a large tree is always complete.
 type dirWalk struct {
 	ctx      context.Context // nil: never cancelled
 	ws       *sandbox.Workspace
 	hidden   bool
 	maxDepth int
 	limit    int
-	queue    []pendingDir
-	kept     int // keptDir handles open
+	queue    []pendingDir // a stack: the last one is read next
+	kept     int          // keptDir handles open
+	levels   levelHeap    // the entries kept so far
 	res      *ListDirResult
+}
+
+// levelEntry is what orders a kept entry (res.Entries[idx]) in a
+// breadth-first listing: its depth, then its path compared name by name
+// (key is the real path; the entry's may show U+FFFD for invalid bytes).
+type levelEntry struct {
+	depth int
+	key   string
+	idx   int
+}
+
+func compareLevel(a, b *levelEntry) int {
+	if a.depth != b.depth {
+		return cmp.Compare(a.depth, b.depth)
+	}
+	return compareNames(a.key, b.key)
+}
+
+// compareNames compares two paths with the same number of components
+// name by name ("a/x" before "a-b/y", as "a" sorts before "a-b").
+func compareNames(a, b string) int {
+	for {
+		ia, ib := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		if ia < 0 || ib < 0 {
+			return strings.Compare(a, b)
+		}
+		if c := strings.Compare(a[:ia], b[:ib]); c != 0 {
+			return c
+		}
+		a, b = a[ia+1:], b[ib+1:]
+	}
+}
+
+// levelHeap is a max-heap of the entries kept: its root is the one to
+// drop first when a smaller one comes.
+type levelHeap []levelEntry
+
+func (h levelHeap) Len() int           { return len(h) }
+func (h levelHeap) Less(i, j int) bool { return compareLevel(&h[i], &h[j]) > 0 }
+func (h levelHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *levelHeap) Push(x any)        { *h = append(*h, x.(levelEntry)) }
+func (h *levelHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// keep offers one entry at depth, path p (real name) to the kept set:
+// below the cap it is kept; at the cap it replaces the largest kept one if
+// it is smaller.
+func (w *dirWalk) keep(depth int, p, name string, info fs.FileInfo) {
+	le := levelEntry{depth: depth, key: p, idx: len(w.res.Entries)}
+	if le.idx < w.limit {
+		w.res.Entries = append(w.res.Entries, entryOf(name, p, info))
+		if w.levels = append(w.levels, le); len(w.levels) == w.limit {
+			heap.Init(&w.levels) // a heap only once something may be dropped
+		}
+		return
+	}
+	if w.limit <= 0 || compareLevel(&le, &w.levels[0]) >= 0 {
+		return
+	}
+	le.idx = w.levels[0].idx
+	w.res.Entries[le.idx] = entryOf(name, p, info)
+	w.levels[0] = le
+	heap.Fix(&w.levels, 0)
 }
 
 // release drops a queued directory's reference on its parent's handle.
@@ -223,13 +300,14 @@ func (w *dirWalk) open(d pendingDir) (*os.Root, error) {
 }
 
 func (w *dirWalk) run(ctx context.Context) error {
+	defer w.finish()
 	for len(w.queue) > 0 {
 		if err := ctx.Err(); err != nil {
 			w.drop()
 			return err
 		}
-		d := w.queue[0]
-		w.queue = w.queue[1:]
+		d := w.queue[len(w.queue)-1]
+		w.queue = w.queue[:len(w.queue)-1]
 		r, err := w.open(d)
 		if err != nil {
 			// Removed, replaced or unreadable since it was found: it is
@@ -253,6 +331,12 @@ func (w *dirWalk) run(ctx context.Context) error {
 		_ = w.read(f, r, d) // a subdirectory that fails to read is skipped
 	}
 	return nil
+}
+
+// finish completes the result once the walk is over.
+func (w *dirWalk) finish() {
+	w.levels = nil
+	w.res.Truncated = w.res.Total > len(w.res.Entries)
 }
 
 // read lists one open directory (and closes it). os.File.ReadDir on a file
@@ -282,9 +366,11 @@ func (w *dirWalk) read(f *os.File, r *os.Root, d pendingDir) error {
 			w.queue[i].parent = k
 		}
 	}()
-	// File.ReadDir returns directory order; sort so that a truncated level
-	// keeps a deterministic set.
+	// File.ReadDir returns directory order; sorted, the subdirectories are
+	// pushed in name order and then reversed, so the stack reads the
+	// smallest name next.
 	slices.SortFunc(ents, func(x, y fs.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
+	defer func() { slices.Reverse(w.queue[queued:]) }()
 	for _, e := range ents {
 		name := e.Name()
 		if !w.hidden && strings.HasPrefix(name, ".") {
@@ -304,15 +390,10 @@ func (w *dirWalk) read(f *os.File, r *os.Root, d pendingDir) error {
 			continue
 		}
 		w.res.Total++
-		if len(w.res.Entries) < w.limit {
-			w.res.Entries = append(w.res.Entries, entryOf(name, p, info))
-		} else {
-			w.res.Truncated = true
-		}
+		w.keep(d.depth, p, name, info)
 		// Below sandbox.MaxDepth nothing is entered, however large
 		// max_depth: it bounds the walk of a hostile, arbitrarily deep tree
-		// (each directory is opened from the workspace root, so a chain of
-		// n directories costs n*n/2 lookups).
+		// and the handles the walk keeps (one per level).
 		if info.IsDir() && d.depth < w.maxDepth && d.comps+1 < sandbox.MaxDepth {
 			w.queue = append(w.queue, pendingDir{rel: p, name: name, depth: d.depth + 1, comps: d.comps + 1, info: info})
 		}

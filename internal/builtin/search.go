@@ -177,7 +177,7 @@ func (t *searchTool) searchRoot(w *walker, arg, rel string) error {
 				}
 			}
 		}
-		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel), depth: strings.Count(rel, "/") + 1})
+		w.run(&dirNode{root: r, rel: rel, rules: ancestorRules(ws.Root, rel, ws.Guard()), depth: strings.Count(rel, "/") + 1})
 		return nil
 	case fi.Mode().IsRegular():
 		return t.searchOneFile(w, arg, rel)
@@ -235,29 +235,54 @@ func (t *searchTool) searchOneFile(w *walker, arg, rel string) error {
 // ancestorRules loads the ignore files of the directories from the
 // workspace root down to the parent of rel, so that searching a
 // subdirectory honours the same rules as searching the whole workspace.
-// Nothing above the workspace root is read.
-func ancestorRules(root *os.Root, rel string) ignoreRules {
+// Nothing above the workspace root is read, nor an ignore file that is
+// clawd's state (g).
+//
+// Each directory is opened from its parent's handle by one name, so a root
+// n levels deep costs n opens, not n lookups of up to n components each
+// (4 s for 1,023 levels). A symlink whose target climbs above its own
+// directory cannot be followed from that handle; that directory is opened
+// by its path from the workspace root instead, and if even that fails
+// (gone, or more symlinks than os.Root follows) the ancestors below it are
+// not read: opening the search root itself reports the problem.
+func ancestorRules(root *os.Root, rel string, g *sandbox.Guard) ignoreRules {
 	var rules ignoreRules
 	parts := strings.Split(rel, "/")
 	dir := ""
+	cur := root
+	defer func() {
+		if cur != root {
+			cur.Close()
+		}
+	}()
 	for _, p := range parts[:len(parts)-1] {
-		rules = extendRules(rules, root, dir)
+		rules = extendRules(rules, cur, dir, g)
 		dir = joinRel(dir, p)
+		next, err := sandbox.OpenDir(cur, p)
+		if err != nil {
+			if next, err = sandbox.OpenDir(root, dir); err != nil {
+				return rules
+			}
+		}
+		if cur != root {
+			cur.Close()
+		}
+		cur = next
 	}
-	return extendRules(rules, root, dir)
+	return extendRules(rules, cur, dir, g)
 }
 
-// extendRules adds the ignore files of directory dir (relative to root) to
-// rules; see loadIgnoreFiles.
-func extendRules(rules ignoreRules, root *os.Root, dir string) ignoreRules {
+// extendRules adds the ignore files of the directory open as d (rel, its
+// path from the workspace root) to rules; see loadIgnoreFiles.
+func extendRules(rules ignoreRules, d *os.Root, rel string, g *sandbox.Guard) ignoreRules {
 	entry := func(name string) (fs.FileMode, bool) {
-		fi, err := root.Lstat(joinRel(dir, name))
+		fi, err := d.Lstat(name)
 		if err != nil {
 			return 0, false
 		}
 		return fi.Mode(), true
 	}
-	var h ignoreFiles
+	h := ignoreFiles{guard: g}
 	if m, ok := entry(".git"); ok {
 		h.git, h.gitIsDir = true, m.IsDir()
 	}
@@ -267,9 +292,5 @@ func extendRules(rules ignoreRules, root *os.Root, dir string) ignoreRules {
 	if m, ok := entry(".ignore"); ok {
 		h.ignore = m.IsRegular()
 	}
-	prefix := dir
-	if prefix != "" {
-		prefix += "/"
-	}
-	return h.apply(rules, root, prefix, dir)
+	return h.apply(rules, d, "", rel)
 }

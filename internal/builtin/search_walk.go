@@ -227,7 +227,7 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 		ents = slices.DeleteFunc(ents, func(e dirEntry) bool { return w.guard.NameWhy(d.info, e.name) != "" })
 	}
 	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
-	d.rules = loadIgnoreFiles(d, ents)
+	d.rules = loadIgnoreFiles(d, ents, w.guard)
 
 	var items []workItem
 	var files []string
@@ -246,7 +246,10 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 	tooDeep := d.depth+1 >= sandbox.MaxDepth
 	// Walk in reverse name order: the stack pops the smallest name first.
 	for i := len(ents) - 1; i >= 0; i-- {
-		if i%16 == 0 && w.ctx.Err() != nil {
+		// Checked at every entry: an entry's ignore and glob checks can
+		// take milliseconds each on a long path, and the check is an
+		// atomic load.
+		if w.ctx.Err() != nil {
 			// Cancelled in a huge directory: drop the items made so far.
 			d.refs.Add(-int32(len(items)))
 			return
@@ -257,14 +260,14 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 		}
 		switch {
 		case t.IsDir():
-			if tooDeep || d.rules.ignored(joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
+			if tooDeep || d.rules.ignoredCtx(w.ctx, joinRel(d.rel, name), name, true) || !w.glob.allowDir(joinRel(d.srel, name), name) {
 				continue
 			}
 			flush()
 			d.refs.Add(1)
 			items = append(items, workItem{dir: d, sub: name})
 		case t.IsRegular():
-			if d.rules.ignored(joinRel(d.rel, name), name, false) || !w.glob.allowFile(joinRel(d.srel, name), name) {
+			if d.rules.ignoredCtx(w.ctx, joinRel(d.rel, name), name, false) || !w.glob.allowFile(joinRel(d.srel, name), name) {
 				continue
 			}
 			files = append(files, name)
@@ -288,9 +291,9 @@ func (w *walker) readDir(st *workerState, d *dirNode) {
 }
 
 // loadIgnoreFiles returns d's rules extended by the ignore files among its
-// entries.
-func loadIgnoreFiles(d *dirNode, ents []dirEntry) ignoreRules {
-	var h ignoreFiles
+// entries; g keeps clawd's own state from being read as one.
+func loadIgnoreFiles(d *dirNode, ents []dirEntry, g *sandbox.Guard) ignoreRules {
+	h := ignoreFiles{guard: g}
 	for _, e := range ents {
 		switch e.name {
 		case ".git":
@@ -308,6 +311,11 @@ func loadIgnoreFiles(d *dirNode, ents []dirEntry) ignoreRules {
 type ignoreFiles struct {
 	git, gitIsDir     bool // a .git entry (a worktree or submodule has a .git file)
 	gitignore, ignore bool // regular .gitignore / .ignore files
+	// guard, when active, refuses an ignore file that is clawd's own
+	// state (a hard link to it, or a symlink swapped in after the
+	// listing): its lines would become patterns, and which files are
+	// skipped would tell what they say.
+	guard *sandbox.Guard
 }
 
 // apply extends rules by the directory's ignore files, read from r at
@@ -320,14 +328,14 @@ func (h ignoreFiles) apply(rules ignoreRules, r *os.Root, prefix, rel string) ig
 	if h.git {
 		rules.git = nil
 		if h.gitIsDir {
-			rules.git = rules.git.extend(r, prefix+".git/info/exclude", rel)
+			rules.git = rules.git.extend(r, prefix+".git/info/exclude", rel, h.guard)
 		}
 	}
 	if h.gitignore {
-		rules.git = rules.git.extend(r, prefix+".gitignore", rel)
+		rules.git = rules.git.extend(r, prefix+".gitignore", rel, h.guard)
 	}
 	if h.ignore {
-		rules.ignore = rules.ignore.extend(r, prefix+".ignore", rel)
+		rules.ignore = rules.ignore.extend(r, prefix+".ignore", rel, h.guard)
 	}
 	return rules
 }
@@ -347,42 +355,48 @@ const maxIgnoreFile = 1 << 20
 const maxIgnorePatterns = 10000
 
 // extend returns l with the ignore file name of r (of directory base) as
-// its new deepest level, or l itself when the file is missing or empty or
-// the chain is full.
-func (l *ignoreLevel) extend(r *os.Root, name, base string) *ignoreLevel {
+// its new deepest level, or l itself when the file is missing or empty,
+// is clawd's state (g), or the chain is full.
+func (l *ignoreLevel) extend(r *os.Root, name, base string, g *sandbox.Guard) *ignoreLevel {
 	room := maxIgnorePatterns - l.count()
 	if room <= 0 {
 		return l
 	}
-	pats := readIgnoreFile(r, name, room)
+	pats, stars := readIgnoreFile(r, name, room, maxIgnoreStarStars-l.starCount(), g)
 	if len(pats) == 0 {
 		return l
 	}
-	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats)}
+	return &ignoreLevel{parent: l, base: base, patterns: pats, total: l.count() + len(pats), stars: l.starCount() + stars}
 }
 
-// readIgnoreFile reads and parses at most limit patterns of an ignore file.
-func readIgnoreFile(r *os.Root, name string, limit int) []ignorePattern {
+// readIgnoreFile reads and parses at most limit patterns of an ignore file
+// whose memoStars add up to at most stars (and returns how many they use),
+// unless g says the file opened is clawd's own state.
+func readIgnoreFile(r *os.Root, name string, limit, stars int, g *sandbox.Guard) ([]ignorePattern, int) {
 	f, err := r.OpenFile(name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	defer f.Close()
 	// Size 0: a pseudo file (procfs, tracefs) whose read may block, as the
 	// walk's own reads skip; an empty ignore file holds no pattern anyway.
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
-		return nil
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() == 0 {
+		return nil, 0
+	}
+	if g.Active() && g.OpenWhy(f, st) != "" {
+		return nil, 0
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile+1))
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	if len(data) > maxIgnoreFile {
 		// Cut at the last whole line within the cap: a cut line is not
 		// the pattern its file has ("*.log" cut to "*" ignores all).
 		data = data[:bytes.LastIndexByte(data[:maxIgnoreFile], '\n')+1]
 	}
-	return parseIgnore(data, limit)
+	return parseIgnoreBudget(data, limit, stars)
 }
 
 // workerState is one worker's reusable memory: the file buffer and the

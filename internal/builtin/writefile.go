@@ -99,7 +99,7 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rel == "." || strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) {
+	if rel == "." || strings.HasSuffix(p, "/") || strings.HasSuffix(p, string(filepath.Separator)) || namesDirByDots(p) {
 		return nil, tools.Errorf("%q names a directory; write_file writes a file: give the file's path (e.g. %q)", p, path.Join(rel, "notes.txt"))
 	}
 	dir, base := path.Dir(rel), path.Base(rel)
@@ -124,6 +124,14 @@ func (t *writeFile) Call(ctx context.Context, raw jsontext.Value) (any, error) {
 	// The canonical path may pass through a directory whose name is not
 	// UTF-8 (safetext.ValidUTF8); the file is written either way.
 	return &WriteFileResult{BytesWritten: int64(len(data)), Path: safetext.ValidUTF8(filepath.Join(canon, filepath.FromSlash(base)))}, nil
+}
+
+// namesDirByDots reports whether p's last component is "." or "..": it
+// names a directory, though lexical cleaning drops the component ("new/."
+// becomes "new", "a/b/.." becomes "a") and would write a file there.
+func namesDirByDots(p string) bool {
+	base := p[strings.LastIndexAny(p, "/"+string(filepath.Separator))+1:]
+	return base == "." || base == ".."
 }
 
 // openParent opens the directory that will hold the file as its own Root, so

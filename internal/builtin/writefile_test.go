@@ -121,6 +121,10 @@ func TestWriteFileErrors(t *testing.T) {
 		{name: "root", args: map[string]any{"path": ".", "content": "x"}, msgPart: "names a directory"},
 		{name: "empty path", args: map[string]any{"path": "", "content": "x"}, msgPart: "names a directory"},
 		{name: "trailing slash", args: map[string]any{"path": "newdir/", "content": "x"}, msgPart: "names a directory"},
+		// A last component "." or ".." names a directory too, though the
+		// lexical cleaning drops it ("new/." would become the file "new").
+		{name: "trailing /.", args: map[string]any{"path": "newdir/.", "content": "x"}, msgPart: "names a directory"},
+		{name: "trailing /..", args: map[string]any{"path": "newdir/sub/..", "content": "x", "create_parents": true}, msgPart: "names a directory"},
 		{name: "read-only file", args: map[string]any{"path": "ro.txt", "content": "x"}, msgPart: "read-only"},
 		{name: "parent is a file", args: map[string]any{"path": "run.sh/x.txt", "content": "x"}, msgPart: "not a directory"},
 		{name: "parent is a file, create_parents", args: map[string]any{"path": "run.sh/y/x.txt", "content": "x", "create_parents": true}, msgPart: "not a directory"},

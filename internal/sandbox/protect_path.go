@@ -2,6 +2,9 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -99,6 +102,75 @@ func (w *Workspace) WriteWhy(ctx context.Context, dir, base string) (string, err
 	if dir != "." && dir != "" {
 		parts = strings.Split(dir, "/")
 	}
+	n, fi, err := w.deepestDir(ctx, parts)
+	switch {
+	case err == errNotDir:
+		return "", nil // not writable there at all; the tool says why
+	case err != nil:
+		if cerr := ctx.Err(); cerr != nil {
+			return "", cerr
+		}
+		// Something other than a missing name (dir kept a symlink that
+		// climbs above its own directory, Resolve having failed): by
+		// path from the root, as the tool's MkdirAll will go.
+		return w.writeWhyByPath(parts, base), nil
+	}
+	return g.CreateWhy(fi, append(slices.Clip(parts[n:]), base)), nil
+}
+
+// errNotDir: a component of the path exists and is not a directory.
+var errNotDir = errors.New("not a directory")
+
+// deepestDir walks parts down from the root, one name at a time from the
+// directory handle before it, and returns how many of them name existing
+// directories and the stat of the deepest (the root's for none). A
+// missing name ends the walk; a name that is not a directory is
+// errNotDir. Each step costs one stat and one open, where a Stat of every
+// prefix from the root cost depth*depth/2 lookups.
+func (w *Workspace) deepestDir(ctx context.Context, parts []string) (int, os.FileInfo, error) {
+	cur := w.Root
+	defer func() {
+		if cur != w.Root {
+			cur.Close()
+		}
+	}()
+	fi, err := cur.Stat(".")
+	if err != nil {
+		return 0, nil, err
+	}
+	for n, name := range parts {
+		if n%cancelCheckSteps == cancelCheckSteps-1 {
+			if err := ctx.Err(); err != nil {
+				return 0, nil, err
+			}
+		}
+		st, err := cur.Stat(name) // follows a symlink, as MkdirAll does
+		if errors.Is(err, fs.ErrNotExist) {
+			return n, fi, nil
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		if !st.IsDir() {
+			return 0, nil, errNotDir
+		}
+		next, err := OpenDir(cur, name)
+		if err != nil {
+			return 0, nil, err
+		}
+		if cur != w.Root {
+			cur.Close()
+		}
+		cur, fi = next, st
+	}
+	return len(parts), fi, nil
+}
+
+// writeWhyByPath is WriteWhy's judgement with the deepest existing
+// directory found by a Stat of each prefix of parts from the root, deepest
+// first.
+func (w *Workspace) writeWhyByPath(parts []string, base string) string {
+	g := w.Guard()
 	for i := len(parts); i >= 0; i-- {
 		existing := path.Join(parts[:i]...)
 		if existing == "" {
@@ -109,9 +181,9 @@ func (w *Workspace) WriteWhy(ctx context.Context, dir, base string) (string, err
 			continue
 		}
 		if !fi.IsDir() {
-			return "", nil // not writable there at all; the tool says why
+			return ""
 		}
-		return g.CreateWhy(fi, append(slices.Clip(parts[i:]), base)), nil
+		return g.CreateWhy(fi, append(slices.Clip(parts[i:]), base))
 	}
-	return "", nil
+	return ""
 }

@@ -47,12 +47,14 @@ func (e *InvalidPathError) Error() string {
 // clipPath shortens a path for an error message: an over-long argument is
 // named by its start and end, not echoed back whole.
 func clipPath(p string) string {
-	const keep = 60
-	if len(p) <= 2*keep+3 {
+	if len(p) <= 2*clipKeep+3 {
 		return p
 	}
-	return p[:keep] + "..." + p[len(p)-keep:]
+	return p[:clipKeep] + "..." + p[len(p)-clipKeep:]
 }
+
+// clipKeep is how many bytes of each end clipPath keeps.
+const clipKeep = 60
 
 // Workspace is an open workspace root.
 type Workspace struct {

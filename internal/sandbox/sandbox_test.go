@@ -190,3 +190,39 @@ func TestIsEscape(t *testing.T) {
 		t.Error("IsEscape(nil)")
 	}
 }
+
+// A violation's reason names the symlink that leads out by the directories
+// it was reached through, and those names come from the disk, not from the
+// caller: a directory named with a line break (or a terminal escape) must
+// not put one into the -32005 message or the audit row's reason, and a
+// chain of long names must not make the reason kilobytes long.
+func TestViolationReasonShowsDiskNamesSafely(t *testing.T) {
+	base, w := newWS(t)
+	forged := "d\n[audit] FORGED \x1b[2J"
+	long := strings.Repeat("n", 250)
+	deep := filepath.Join(base, "ws", forged, long, long, long, long, long, long)
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc", filepath.Join(deep, "out")); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(filepath.Join(base, "ws"), filepath.Join(deep, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(rel, filepath.Join(base, "ws", "x")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Check(context.Background(), "x/passwd")
+	var v *Violation
+	if !errors.As(err, &v) {
+		t.Fatalf("err = %v; want a *Violation", err)
+	}
+	if strings.ContainsAny(v.Reason, "\n\x1b") {
+		t.Errorf("reason %q holds a control character from a directory name", v.Reason)
+	}
+	if len(v.Reason) > 512 {
+		t.Errorf("reason is %d bytes long: %.80q...", len(v.Reason), v.Reason)
+	}
+}

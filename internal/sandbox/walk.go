@@ -8,8 +8,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Path limits. Every path argument is checked against them before any file
@@ -234,7 +238,6 @@ func (r *resolver) enter(name string) (stop bool, err error) {
 		}
 		return false, nil
 	}
-	cur := joinNames(r.c.names, name)
 	if r.hops++; r.hops > maxSymlinkHops {
 		return false, r.violation("too many levels of symbolic links")
 	}
@@ -246,6 +249,7 @@ func (r *resolver) enter(name string) (stop bool, err error) {
 		// os.Root never follows an absolute symlink target, even one
 		// that names a path inside the root, so neither does the check:
 		// it must refuse exactly what the operation will refuse.
+		cur := shownNames(joinNames(r.c.names, name))
 		reason := "symlink " + cur + " points outside the workspace root"
 		if _, inside := under(r.w.Dir, filepath.Clean(target)); inside {
 			reason = "symlink " + cur + " has an absolute target; only relative symlinks are followed inside the workspace"
@@ -266,6 +270,28 @@ func morePending(pending []string) bool {
 		}
 	}
 	return false
+}
+
+// shownNames is a path of names read from the disk (a symlink target's
+// directories), as a violation's reason shows it: as it is when short and
+// printable, else quoted with its control characters escaped and clipped,
+// so a directory named with a line break or a terminal escape cannot forge
+// a line of the -32005 message or the audit row, and a chain of long names
+// does not make the reason kilobytes long.
+func shownNames(s string) string {
+	if len(s) <= 2*clipKeep+3 {
+		printable := true
+		for _, r := range s {
+			if r == utf8.RuneError || !strconv.IsPrint(r) || safetext.Forbidden(r) {
+				printable = false
+				break
+			}
+		}
+		if printable {
+			return s
+		}
+	}
+	return strconv.Quote(clipPath(s))
 }
 
 func joinNames(names []string, name string) string {
