@@ -149,3 +149,8 @@ func tempFilesIn(t testing.TB, dir string) []string {
 	})
 	return out
 }
+
+// deepName is name/name/.../name, depth times.
+func deepName(name string, depth int) string {
+	return strings.TrimSuffix(strings.Repeat(name+"/", depth), "/")
+}

@@ -47,10 +47,6 @@ const hostileHang = 10
 // whole-line regexp run takes seconds, small enough to write quickly.
 const hostileLineMB = 16
 
-func deepName(name string, depth int) string {
-	return strings.TrimSuffix(strings.Repeat(name+"/", depth), "/")
-}
-
 // mkChain creates depth nested directories name below dir, one mkdirat at
 // a time (the whole path may exceed PATH_MAX), and a file f.txt in the
 // deepest and in the tenth.
