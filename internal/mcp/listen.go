@@ -99,6 +99,9 @@ func (srv *Server) listen(ctx context.Context, st *Stateless, msg *jsonrpc.Messa
 	l.notify(b)
 	l.mu.Unlock()
 	defer srv.removeListener(l)
+	if st.Listening != nil {
+		st.Listening()
+	}
 	var cancelled bool
 	select {
 	case <-ctx.Done():

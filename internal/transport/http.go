@@ -85,7 +85,8 @@ func (t *timeouts) fill() {
 //
 // At most MaxConns connections are open. At the cap a new connection takes
 // the slot of one that matters less (httpRank: unauthenticated and idle
-// first); it gets 503 only when every slot runs an authenticated request.
+// first, an open subscription last); it gets 503 only when every slot runs
+// an authenticated request that is not a subscription.
 // The first request head is due within the header timeout of the accept.
 //
 // Each Mcp-Session-Id is one mcp.Session, holding pending cancels (a cancel
@@ -156,7 +157,7 @@ func (h *HTTPServer) init() {
 		h.conns.spareTries = httpSpareTries
 		h.connLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: too many open connections or requests too slow: connections refused or closed since the last report",
-			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
+			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout", "shed_subscription")
 		h.authLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: requests refused for a missing or invalid credential since the last report",
 			nil, "missing_bearer_token", "refused_credential")
@@ -229,6 +230,7 @@ const (
 	evShedUnauthed
 	evShedIdleAuthed
 	evHeadTimeout
+	evShedListening
 )
 
 // connState follows net/http's view of a connection into the table: busy
@@ -241,6 +243,7 @@ func (h *HTTPServer) connState(c net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateActive:
 		tc.headDone.Store(true)
+		tc.listening.Store(false) // a new request: not (yet) a subscription
 		tc.busy()
 	case http.StateIdle:
 		tc.idle(monotime())

@@ -151,6 +151,11 @@ func (h *HTTPServer) postStateless(w http.ResponseWriter, r *http.Request, ident
 		ReplyToCancelled: true,
 		Notify:           out.notify,
 	}
+	if tc, _ := r.Context().Value(connKey{}).(*trackedConn); tc != nil {
+		// An open subscription runs until its client ends it: its
+		// connection may give way at the connection cap (httpRank).
+		st.Listening = func() { tc.listening.Store(true) }
+	}
 	if !out.accepts {
 		st.Notify = nil // a JSON-only client gets the answer alone
 	}
