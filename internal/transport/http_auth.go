@@ -81,13 +81,14 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 }
 
 // auditRefusal records a request refused for a per-client credential whose
-// secret matched (revoked, or of another workspace) as a Deny at step
-// auth, durable before the answer, as the chain records such a credential's
-// call on the socket: whoever still presents a revoked credential is on
-// record. The body is not read for it (a refused request's body never
-// is), so the row names the request instead of a tool. Tokens and
-// credentials nobody issued leave no row: they name no one, and anyone who
-// can reach loopback could write rows with them.
+// secret matched (revoked, or of another workspace), or for a valid
+// credential naming a session another credential started, as a Deny at
+// step auth, durable before the answer, as the chain records such a
+// credential's call on the socket: whoever still presents a revoked
+// credential, or someone else's session id, is on record. The row names
+// the request instead of a tool (a refused credential's body is never
+// read). Tokens and credentials nobody issued leave no row: they name no
+// one, and anyone who can reach loopback could write rows with them.
 func (h *HTTPServer) auditRefusal(r *http.Request, ident Identity, reason string) {
 	if h.Audit == nil {
 		return
@@ -140,8 +141,11 @@ func unauthorizedWhy(reason string) string {
 
 // forbidSession refuses a request that names a session started with another
 // credential: a session id routes requests, it does not authenticate them,
-// so a credential may use only the sessions it started.
-func (h *HTTPServer) forbidSession(w http.ResponseWriter) {
+// so a credential may use only the sessions it started. The request passed
+// authentication, so its refusal is audited as the presenting credential's
+// (the sign of a session id that leaked).
+func (h *HTTPServer) forbidSession(w http.ResponseWriter, r *http.Request, ident Identity) {
+	h.auditRefusal(r, ident, "session_of_another_credential")
 	h.reject(w, http.StatusForbidden, chain.CodeUnauthorized,
 		"forbidden: this Mcp-Session-Id was started with another credential; initialize a session of your own")
 }

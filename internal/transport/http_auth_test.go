@@ -67,3 +67,54 @@ func TestRefusedCredentialAudited(t *testing.T) {
 		}
 	}
 }
+
+// twoAuth accepts the test token (the workspace token, kind local) and
+// one per-client credential of kind cc.
+type twoAuth struct{}
+
+func (twoAuth) Authenticate(tok string) (Identity, string, bool) {
+	switch tok {
+	case testToken:
+		return Identity{Kind: "local"}, "", true
+	case "cc-credential":
+		return Identity{Kind: "cc", CredentialID: "00112233445566aa"}, "", true
+	}
+	return Identity{}, "unknown_credential", false
+}
+
+// TestSessionOfAnotherCredentialAudited: a request that names a session
+// started with another credential passed authentication and is refused
+// (403) before the chain sees it. It is a denial like any other, and the
+// likeliest sign of a session id that leaked: a Deny row at step auth
+// names the credential that presented it. Before, it left no row.
+func TestSessionOfAnotherCredentialAudited(t *testing.T) {
+	audit := &chain.MemoryAudit{}
+	f := startHTTP(t, func(h *HTTPServer) {
+		h.Auth = twoAuth{}
+		h.Audit = audit
+	})
+	sid := f.initialize() // the workspace token's session
+	other := map[string]string{"Authorization": "Bearer cc-credential", HeaderSessionID: sid}
+	call := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	if resp, b := f.do(req{body: call, headers: other}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("tools/call on another credential's session: HTTP %d %s, want 403", resp.StatusCode, b)
+	}
+	if resp, b := f.do(req{method: http.MethodDelete, headers: other}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("DELETE of another credential's session: HTTP %d %s, want 403", resp.StatusCode, b)
+	}
+	rows := audit.Rows()
+	if len(rows) != 2 {
+		t.Fatalf("%d audit rows, want 2: %+v", len(rows), rows)
+	}
+	for i, want := range []string{"POST /mcp", "DELETE /mcp"} {
+		r := rows[i]
+		if r.EntityID != "cc:ws-test" || r.CredentialID != "00112233445566aa" || r.Reason != "session_of_another_credential" ||
+			r.RequestID != want || r.Result != chain.ResultDeny || r.Step != chain.StepAuth || r.Transport != "http" {
+			t.Errorf("row %d: %+v, want a Deny at step auth of cc:ws-test for %s", i, r, want)
+		}
+	}
+	// The session is its owner's still.
+	if resp, b := f.do(req{body: call, headers: map[string]string{HeaderSessionID: sid}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the owner's call: HTTP %d %s", resp.StatusCode, b)
+	}
+}
