@@ -118,3 +118,30 @@ func TestSessionOfAnotherCredentialAudited(t *testing.T) {
 		t.Fatalf("the owner's call: HTTP %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestSessionCapEvictsTheFloodersOwn: at the session cap the session that
+// gives way is the least recently used one of the credential holding the
+// most sessions. Before, it was the least recently used of all, so one
+// credential that sent initialize in a loop evicted every other client's
+// session within a cap's worth of requests, again and again: no other
+// client could keep a session.
+func TestSessionCapEvictsTheFloodersOwn(t *testing.T) {
+	f := startHTTP(t, func(h *HTTPServer) {
+		h.Auth = twoAuth{}
+		h.MaxSessions = 4
+	})
+	mine := f.initialize() // the workspace token's, the oldest
+	cc := map[string]string{"Authorization": "Bearer cc-credential"}
+	for i := range 20 {
+		if resp, b := f.do(req{body: initBody, headers: cc}); resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d with the cc credential: HTTP %d %s", i, resp.StatusCode, b)
+		}
+	}
+	resp, b := f.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: map[string]string{HeaderSessionID: mine}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the workspace token's one session after another credential opened 20: HTTP %d %s, want 200", resp.StatusCode, b)
+	}
+	if n := f.h.sessions.len(); n != 4 {
+		t.Errorf("%d sessions, want the cap (4)", n)
+	}
+}
