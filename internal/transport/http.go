@@ -391,7 +391,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 	}
 	defer h.sessions.release(hs)
 	if hs.ident != ident {
-		h.forbidSession(w, r, ident)
+		h.forbidSession(w, r, hs, ident)
 		return
 	}
 	// A legacy call's progress and log messages (only those the client
@@ -503,7 +503,7 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request, ident Identi
 	}
 	h.sessions.release(hs)
 	if hs.ident != ident {
-		h.forbidSession(w, r, ident)
+		h.forbidSession(w, r, hs, ident)
 		return
 	}
 	h.sessions.remove(sid)

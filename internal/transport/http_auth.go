@@ -144,7 +144,19 @@ func unauthorizedWhy(reason string) string {
 // so a credential may use only the sessions it started. The request passed
 // authentication, so its refusal is audited as the presenting credential's
 // (the sign of a session id that leaked).
-func (h *HTTPServer) forbidSession(w http.ResponseWriter, r *http.Request, ident Identity) {
+//
+// The same credential mapping to another kind than when the session began
+// is not someone else: the workspace token's kind is default_client_kind,
+// read live, and a reload changed it. That session ends (404), so its
+// client initializes again under the kind now configured, rather than
+// being refused for good (MCP clients initialize again on 404, not 403).
+func (h *HTTPServer) forbidSession(w http.ResponseWriter, r *http.Request, hs *httpSession, ident Identity) {
+	if hs.ident.CredentialID == ident.CredentialID {
+		h.sessions.remove(hs.id)
+		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest,
+			"session not found: it ended because the entity kind of its credential changed (default_client_kind); send initialize without Mcp-Session-Id to start a new one")
+		return
+	}
 	h.auditRefusal(r, ident, "session_of_another_credential")
 	h.reject(w, http.StatusForbidden, chain.CodeUnauthorized,
 		"forbidden: this Mcp-Session-Id was started with another credential; initialize a session of your own")

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"net/http"
+	"sync/atomic"
 	"testing"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -143,5 +144,49 @@ func TestSessionCapEvictsTheFloodersOwn(t *testing.T) {
 	}
 	if n := f.h.sessions.len(); n != 4 {
 		t.Errorf("%d sessions, want the cap (4)", n)
+	}
+}
+
+// kindAuth maps the test token to whatever kind currently holds, as the
+// daemon maps the workspace token to the live default_client_kind.
+type kindAuth struct{ kind *atomic.Value }
+
+func (a kindAuth) Authenticate(tok string) (Identity, string, bool) {
+	if tok == testToken {
+		return Identity{Kind: a.kind.Load().(string)}, "", true
+	}
+	return Identity{}, "invalid_token", false
+}
+
+// TestSessionEndsWhenItsCredentialsKindChanges: a session of the workspace
+// token opened before default_client_kind changed is not another
+// credential's: it ends (404, no audit row), so its client initializes
+// again under the new kind, instead of 403 on every request for good.
+func TestSessionEndsWhenItsCredentialsKindChanges(t *testing.T) {
+	kind := &atomic.Value{}
+	kind.Store("local")
+	audit := &chain.MemoryAudit{}
+	f := startHTTP(t, func(h *HTTPServer) {
+		h.Auth = kindAuth{kind}
+		h.Audit = audit
+	})
+	sid := f.initialize()
+	kind.Store("oc")
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	if resp, b := f.do(req{body: ping, headers: map[string]string{HeaderSessionID: sid}}); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("after the kind changed: HTTP %d %s, want 404", resp.StatusCode, b)
+	}
+	if n := f.h.sessions.len(); n != 0 {
+		t.Errorf("%d sessions left, want the stale one gone", n)
+	}
+	if rows := audit.Rows(); len(rows) != 0 {
+		t.Errorf("audit rows %+v, want none: the credential is the session's own", rows)
+	}
+	sid = f.initialize()
+	f.h.sessions.mu.Lock()
+	c := f.h.sessions.m[sid].s.Caller()
+	f.h.sessions.mu.Unlock()
+	if c.Kind != "oc" {
+		t.Errorf("the new session's kind is %q, want oc", c.Kind)
 	}
 }

@@ -45,6 +45,10 @@ type UnixServer struct {
 	// Kind is the entity kind of a peer that presents no credential
 	// (default "local", as default_client_kind's default).
 	Kind string
+	// LiveKind, if set, is asked for that kind at each new connection
+	// instead of Kind: default_client_kind applies to connections made
+	// after a config reload, as it does to HTTP requests.
+	LiveKind func() string
 	// Auth checks a credential presented with clawd/authenticate; nil
 	// refuses every one.
 	Auth     Authenticator
@@ -205,6 +209,9 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 	}
 	u.logger().Debug("unix socket: peer connected", "peer_pid", pid)
 	kind := u.Kind
+	if u.LiveKind != nil {
+		kind = u.LiveKind()
+	}
 	if kind == "" {
 		kind = "local"
 	}
