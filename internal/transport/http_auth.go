@@ -97,20 +97,25 @@ func (h *HTTPServer) auditRefusal(r *http.Request, ident Identity, reason string
 	if len(request) > 200 {
 		request = request[:200]
 	}
-	request = strings.ToValidUTF8(request, "\uFFFD")
-	rec := &chain.AuditRecord{
+	if _, err := h.Audit.Record(refusalRecord("http", request, h.Subject, ident, reason)); err != nil {
+		h.Logger.Error("http: writing the audit row of a refused credential failed", "credential", ident.CredentialID, "reason", reason, "err", err)
+	}
+}
+
+// refusalRecord is the audit row of a credential refused at step auth
+// before any tool was named: the credential's entity and id, and the
+// request in place of a tool.
+func refusalRecord(transport, request, subject string, ident Identity, reason string) *chain.AuditRecord {
+	return &chain.AuditRecord{
 		Time:         time.Now(),
-		EntityID:     ident.Kind + ":" + h.Subject,
+		EntityID:     ident.Kind + ":" + subject,
 		TrustLevel:   chain.NoTrustLevel,
 		Result:       chain.ResultDeny,
 		Reason:       reason,
 		Step:         chain.StepAuth,
-		Transport:    "http",
-		RequestID:    request,
+		Transport:    transport,
+		RequestID:    strings.ToValidUTF8(request, "\uFFFD"),
 		CredentialID: ident.CredentialID,
-	}
-	if _, err := h.Audit.Record(rec); err != nil {
-		h.Logger.Error("http: writing the audit row of a refused credential failed", "credential", ident.CredentialID, "reason", reason, "err", err)
 	}
 }
 

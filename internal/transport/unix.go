@@ -51,7 +51,12 @@ type UnixServer struct {
 	LiveKind func() string
 	// Auth checks a credential presented with clawd/authenticate; nil
 	// refuses every one.
-	Auth     Authenticator
+	Auth Authenticator
+	// Audit, if set, records each clawd/authenticate refused for a
+	// per-client credential whose secret matched (revoked, or issued for
+	// another workspace) as a Deny row at step auth, as HTTPServer.Audit
+	// does for such a credential's requests.
+	Audit    chain.AuditLog
 	Logger   *slog.Logger
 	MaxConns int // default DefaultMaxConns
 	// uid is the uid a peer must have; tests leave it zero to mean "ours".
@@ -154,6 +159,14 @@ func (u *UnixServer) authenticate(credential string) (kind, id, reason string, o
 	if !ok {
 		if reason == "" {
 			reason = "invalid_credential"
+		}
+		if ident.CredentialID != "" && u.Audit != nil {
+			// Its secret matched: the refusal is that credential's, on
+			// record as over HTTP. Nobody's credential leaves no row.
+			if _, err := u.Audit.Record(refusalRecord("unix", mcp.MethodAuthenticate, u.Subject, ident, reason)); err != nil {
+				u.logger().Error("unix socket: writing the audit row of a refused credential failed",
+					"credential", ident.CredentialID, "reason", reason, "err", err)
+			}
 		}
 		return "", "", reason, false
 	}
