@@ -100,7 +100,7 @@ type Stateless struct {
 	// (Streamable HTTP answers every POST it can); streams send nothing.
 	ReplyToCancelled bool
 	// Listening, if set, is called once the request has become an open
-	// subscription (subscriptions/listen, after its acknowledgement): a
+	// subscription (subscriptions/listen, just before its acknowledgement): a
 	// request that runs until the client ends it. The HTTP transport lets
 	// such a request's connection give way at its connection cap.
 	Listening func()
