@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,5 +102,30 @@ func TestCancelAfterCommitIsIgnored(t *testing.T) {
 	r.cancel("k2")
 	if r.commit("k2", ctx2) {
 		t.Error("commit after a cancel succeeded")
+	}
+}
+
+// TestCallAfterCloseDoesNotRun: an HTTP request that found its session
+// before a DELETE (or an eviction, or shutdown) ended it, and reached its
+// call only after, ran the tool to its end: Close cancelled the calls
+// running then, and a call registered later was not cancelled at all, so
+// a session answered 204 to DELETE went on running a tool. A call
+// registered on a closed session is now cancelled before it starts.
+func TestCallAfterCloseDoesNotRun(t *testing.T) {
+	var runs atomic.Int32
+	tool := newFuncTool("count", tools.PermRead, func(context.Context, jsontext.Value) (any, error) {
+		runs.Add(1)
+		return map[string]any{"ran": true}, nil
+	})
+	tc := &testChain{}
+	srv := testServer(tc, tool)
+	s := srv.NewSession(&chain.Caller{AuthMethod: "bearer", Kind: "local", Subject: "ws"}, SessionOptions{HoldPendingCancels: true, ReplyToCancelled: true})
+	ctx := context.Background()
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"x","version":"1"}}}`))
+	handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	s.Close()
+	out := string(handleBody(s, ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"count","arguments":{}}}`)))
+	if runs.Load() != 0 || !strings.Contains(out, "cancelled") || strings.Contains(out, "ran") {
+		t.Errorf("a call on a closed session ran %d times and answered %s; want it cancelled before it starts", runs.Load(), out)
 	}
 }
