@@ -328,6 +328,7 @@ func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hl := h.health()
+	setWriteDeadline(w, h.timeouts.write) // a client that stops reading its answers holds nothing for good
 	w.Header().Set("Cache-Control", "no-store")
 	// On HEAD net/http sends the headers, Content-Length included, and
 	// drops the body.
@@ -507,6 +508,7 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request, ident Identi
 		return
 	}
 	h.sessions.remove(sid)
+	setWriteDeadline(w, h.timeouts.write)
 	w.WriteHeader(http.StatusNoContent)
 }
 

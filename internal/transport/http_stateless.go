@@ -286,6 +286,7 @@ func (s *sseWriter) finish(resp []byte, id jsonrpc.ID) {
 	s.done = true
 	if resp == nil {
 		if !s.started {
+			setWriteDeadline(s.w, s.h.timeouts.write)
 			s.w.WriteHeader(http.StatusAccepted)
 		}
 		return
