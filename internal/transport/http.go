@@ -43,7 +43,7 @@ const (
 	shutdownGrace     = 5 * time.Second
 )
 
-type timeouts struct{ readHeader, read, idle, write time.Duration }
+type timeouts struct{ readHeader, read, idle, write, keepAlive time.Duration }
 
 func (t *timeouts) fill() {
 	def := func(d *time.Duration, v time.Duration) {
@@ -55,6 +55,7 @@ func (t *timeouts) fill() {
 	def(&t.read, readTimeout)
 	def(&t.idle, idleTimeout)
 	def(&t.write, writeTimeout)
+	def(&t.keepAlive, sseKeepAlive)
 }
 
 // HTTPServer serves MCP Streamable HTTP and GET /health on a loopback

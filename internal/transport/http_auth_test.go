@@ -2,8 +2,10 @@ package transport
 
 import (
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/clawde/clawd/internal/chain"
 )
@@ -188,5 +190,61 @@ func TestSessionEndsWhenItsCredentialsKindChanges(t *testing.T) {
 	f.h.sessions.mu.Unlock()
 	if c.Kind != "oc" {
 		t.Errorf("the new session's kind is %q, want oc", c.Kind)
+	}
+}
+
+// flipAuth accepts the test token as a cc credential until revoked is set,
+// then refuses it as revoked (its secret still matches).
+type flipAuth struct{ revoked *atomic.Bool }
+
+func (a flipAuth) Authenticate(tok string) (Identity, string, bool) {
+	if tok != testToken {
+		return Identity{}, "unknown_credential", false
+	}
+	id := Identity{Kind: "cc", CredentialID: "c0ffee00c0ffee00"}
+	if a.revoked.Load() {
+		return id, "credential_revoked", false
+	}
+	return id, "", true
+}
+
+// TestSubscriptionEndsWhenItsCredentialDoes: an HTTP subscription is one
+// request that runs until its client ends it, so a credential revoked (or
+// a workspace token rotated) after it was opened went on receiving its
+// notifications for as long as the connection lived: "a leaked credential
+// after clawd token revoke" kept a stream. The credential is checked
+// again at each keep-alive; once refused, the subscription ends, and the
+// refusal is audited as the credential's.
+func TestSubscriptionEndsWhenItsCredentialDoes(t *testing.T) {
+	revoked := &atomic.Bool{}
+	audit := &chain.MemoryAudit{}
+	f := startHTTP(t, func(h *HTTPServer) {
+		h.Auth = flipAuth{revoked}
+		h.Audit = audit
+		h.timeouts.keepAlive = 20 * time.Millisecond
+	})
+	resp := f.post(t, body26(`"L"`, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`), h26("subscriptions/listen"))
+	defer resp.Body.Close()
+	ev := sseEvents(resp.Body)
+	nextEvent(t, ev) // the acknowledgement
+	// While the credential holds, keep-alives pass and notifications come.
+	time.Sleep(100 * time.Millisecond)
+	f.h.Server.NotifyToolsChanged()
+	if e := nextEvent(t, ev); !strings.Contains(e, "notifications/tools/list_changed") {
+		t.Fatalf("notification %s", e)
+	}
+	revoked.Store(true)
+	select {
+	case e, ok := <-ev:
+		if ok {
+			t.Fatalf("after the revocation the subscription got %s; want it ended", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the subscription of a revoked credential is still open")
+	}
+	rows := audit.Rows()
+	if len(rows) != 1 || rows[0].Reason != "credential_revoked" || rows[0].CredentialID != "c0ffee00c0ffee00" ||
+		rows[0].Step != chain.StepAuth || rows[0].Result != chain.ResultDeny {
+		t.Errorf("audit rows %+v, want one Deny at step auth for the revoked credential", rows)
 	}
 }
