@@ -102,7 +102,8 @@ func (d *Daemon) ServeUnix(ctx context.Context, socketOverride string, stderr io
 		path, d.WS.Dir, d.Config().DefaultClientKind, d.WorkspaceID)
 	d.Logger.Info("serving on a unix socket", "socket", path, "workspace", d.WS.Dir)
 	srv := &transport.UnixServer{Server: d.Server, Subject: d.WorkspaceID, Logger: d.Logger,
-		Kind: d.Config().DefaultClientKind, Auth: d.credentials(nil)}
+		Kind: d.Config().DefaultClientKind, Auth: d.credentials(nil), Audit: d.Chain.Audit,
+		LiveKind: func() string { return d.Config().DefaultClientKind }}
 	return srv.Serve(ctx, ln)
 }
 

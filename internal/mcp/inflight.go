@@ -29,6 +29,10 @@ type inflight struct {
 	active  map[string][]*activeCall
 	pending timedSet
 	recent  timedSet
+	// closed: cancelAll ran (the session ended). A call registered after
+	// it (an HTTP request that found its session just before a DELETE) is
+	// cancelled before it starts.
+	closed bool
 }
 
 const (
@@ -66,7 +70,11 @@ func (r *inflight) register(parent context.Context, key string) (context.Context
 	c := &activeCall{cancel: cancel, ctx: ctx}
 	r.mu.Lock()
 	cancelled := false
-	if r.holdPending {
+	if r.closed {
+		cancelled = true
+		cancel()
+	}
+	if r.holdPending && !cancelled {
 		r.recent.remove(key)
 		if r.pending.take(key, r.now()) {
 			cancelled = true
@@ -142,10 +150,12 @@ func (r *inflight) cancel(key string) bool {
 	}
 }
 
-// cancelAll cancels every active call (the session is ending).
+// cancelAll cancels every active call and every call registered later
+// (the session is ending).
 func (r *inflight) cancelAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.closed = true
 	for _, list := range r.active {
 		for _, c := range list {
 			if !c.answered {

@@ -96,6 +96,9 @@ func (srv *Server) listen(ctx context.Context, st *Stateless, msg *jsonrpc.Messa
 		"notifications": ack,
 		"_meta":         map[string]jsontext.Value{MetaSubscriptionID: jsontext.Value(msg.ID.Raw())},
 	})
+	if st.Listening != nil {
+		st.Listening() // before the acknowledgement: a client that has it sees the mark set
+	}
 	l.notify(b)
 	l.mu.Unlock()
 	defer srv.removeListener(l)

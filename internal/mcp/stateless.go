@@ -99,6 +99,11 @@ type Stateless struct {
 	// ReplyToCancelled answers a cancelled call with an isError result
 	// (Streamable HTTP answers every POST it can); streams send nothing.
 	ReplyToCancelled bool
+	// Listening, if set, is called once the request has become an open
+	// subscription (subscriptions/listen, just before its acknowledgement): a
+	// request that runs until the client ends it. The HTTP transport lets
+	// such a request's connection give way at its connection cap.
+	Listening func()
 
 	calls   *inflight
 	session *Session // the stream session, for extensions; nil on HTTP

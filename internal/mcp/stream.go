@@ -230,6 +230,36 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 			return true, false
 		}
 	}
+	if _, ext := s.srv.Extensions[msg.Method]; ext && !msg.IsNotification() && !msg.IsResponse {
+		// An extension may run for minutes (clawd/api: a server's test or
+		// refresh). On the reader it would stop the stream for that long:
+		// no ping, no call, no cancel for it read, and a client gone not
+		// noticed. It runs beside the reader instead, registered and
+		// counted like a call: a cancel (or the session's end) stops it,
+		// and a cancelled one is not answered, as a cancelled call is not.
+		if !st.reserve(1) {
+			return true, false // the session ended while waiting
+		}
+		if !st.enter() {
+			st.release(1)
+			return true, false
+		}
+		cctx, done, cancelled := s.calls.register(st.ctx, msg.ID.Key())
+		st.workers.run(func() {
+			defer st.wg.Done()
+			defer st.release(1)
+			defer done()
+			if cancelled {
+				return
+			}
+			out := s.handleMessage(cctx, msg)
+			if cctx.Err() != nil {
+				return
+			}
+			st.deliver(out)
+		})
+		return true, false
+	}
 	if msg.Method != "tools/call" || msg.IsNotification() || msg.IsResponse {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}

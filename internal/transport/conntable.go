@@ -57,7 +57,11 @@ type trackedConn struct {
 	// token (httpRank). Socket connections leave it unset.
 	authed atomic.Bool
 	// headDone: net/http has read a complete request head (HTTP only).
-	headDone  atomic.Bool
+	headDone atomic.Bool
+	// listening: the request in progress is an open subscription
+	// (subscriptions/listen), which runs until its client ends it (HTTP
+	// only; cleared when the next request begins).
+	listening atomic.Bool
 	closeOnce sync.Once
 }
 
@@ -183,6 +187,7 @@ func (t *connTable) len() int {
 // Shed ranks of HTTP connections (httpRank).
 const (
 	rankKeep         = iota // never shed
+	rankListening           // authenticated, an open subscription in progress
 	rankIdleAuthed          // authenticated, between requests
 	rankBusyUnauthed        // unauthenticated, a request in progress
 	rankIdleUnauthed        // unauthenticated, no request in progress
@@ -199,6 +204,12 @@ const httpSpareTries = 8
 // a token the only requests that get an answer are /health and refusals,
 // which take microseconds unless the client stops reading or trickles a
 // body, so even one "in progress" is shed (after those that are not).
+// An open subscription (subscriptions/listen) is a request in progress
+// that never ends by itself: were it kept like a tool call, one token
+// holder could take every slot with them for as long as it liked (tool
+// calls cannot: max_concurrency refuses them far below the cap). It gives
+// way last of all, the one open the longest first; its client subscribes
+// again.
 func httpRank(c *trackedConn, state int32, _ int64) int {
 	switch {
 	case state == connClosed:
@@ -210,6 +221,8 @@ func httpRank(c *trackedConn, state int32, _ int64) int {
 		return rankBusyUnauthed
 	case state == connIdle:
 		return rankIdleAuthed
+	case c.listening.Load():
+		return rankListening
 	}
 	return rankKeep
 }

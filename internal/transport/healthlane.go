@@ -77,6 +77,8 @@ func (l *healthLane) run() {
 		switch rank {
 		case rankIdleAuthed:
 			l.h.connLog.add(evShedIdleAuthed)
+		case rankListening:
+			l.h.connLog.add(evShedListening)
 		case rankBusyUnauthed, rankIdleUnauthed:
 			l.h.connLog.add(evShedUnauthed)
 		}

@@ -129,6 +129,9 @@ func startHTTPOn(t testing.TB, configure func(h *HTTPServer), wrap func(net.List
 	if wrap != nil {
 		served = wrap(ln)
 	}
+	// Initialized here, not only in Serve's goroutine, so a test may read
+	// the server's tables (conns, sessions) without a data race.
+	h.init()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx, served) }()

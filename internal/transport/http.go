@@ -43,7 +43,7 @@ const (
 	shutdownGrace     = 5 * time.Second
 )
 
-type timeouts struct{ readHeader, read, idle, write time.Duration }
+type timeouts struct{ readHeader, read, idle, write, keepAlive time.Duration }
 
 func (t *timeouts) fill() {
 	def := func(d *time.Duration, v time.Duration) {
@@ -55,6 +55,7 @@ func (t *timeouts) fill() {
 	def(&t.read, readTimeout)
 	def(&t.idle, idleTimeout)
 	def(&t.write, writeTimeout)
+	def(&t.keepAlive, sseKeepAlive)
 }
 
 // HTTPServer serves MCP Streamable HTTP and GET /health on a loopback
@@ -85,7 +86,8 @@ func (t *timeouts) fill() {
 //
 // At most MaxConns connections are open. At the cap a new connection takes
 // the slot of one that matters less (httpRank: unauthenticated and idle
-// first); it gets 503 only when every slot runs an authenticated request.
+// first, an open subscription last); it gets 503 only when every slot runs
+// an authenticated request that is not a subscription.
 // The first request head is due within the header timeout of the accept.
 //
 // Each Mcp-Session-Id is one mcp.Session, holding pending cancels (a cancel
@@ -156,7 +158,7 @@ func (h *HTTPServer) init() {
 		h.conns.spareTries = httpSpareTries
 		h.connLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: too many open connections or requests too slow: connections refused or closed since the last report",
-			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout")
+			[]any{"max_conns", h.MaxConns}, "refused", "shed_unauthenticated", "shed_idle_authenticated", "head_timeout", "shed_subscription")
 		h.authLog = newConnLog(h.Logger, h.connLogEvery,
 			"http: requests refused for a missing or invalid credential since the last report",
 			nil, "missing_bearer_token", "refused_credential")
@@ -229,6 +231,7 @@ const (
 	evShedUnauthed
 	evShedIdleAuthed
 	evHeadTimeout
+	evShedListening
 )
 
 // connState follows net/http's view of a connection into the table: busy
@@ -241,6 +244,7 @@ func (h *HTTPServer) connState(c net.Conn, s http.ConnState) {
 	switch s {
 	case http.StateActive:
 		tc.headDone.Store(true)
+		tc.listening.Store(false) // a new request: not (yet) a subscription
 		tc.busy()
 	case http.StateIdle:
 		tc.idle(monotime())
@@ -325,6 +329,7 @@ func (h *HTTPServer) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hl := h.health()
+	setWriteDeadline(w, h.timeouts.write) // a client that stops reading its answers holds nothing for good
 	w.Header().Set("Cache-Control", "no-store")
 	// On HEAD net/http sends the headers, Content-Length included, and
 	// drops the body.
@@ -388,7 +393,7 @@ func (h *HTTPServer) post(w http.ResponseWriter, r *http.Request, ident Identity
 	}
 	defer h.sessions.release(hs)
 	if hs.ident != ident {
-		h.forbidSession(w)
+		h.forbidSession(w, r, hs, ident)
 		return
 	}
 	// A legacy call's progress and log messages (only those the client
@@ -500,10 +505,11 @@ func (h *HTTPServer) delete(w http.ResponseWriter, r *http.Request, ident Identi
 	}
 	h.sessions.release(hs)
 	if hs.ident != ident {
-		h.forbidSession(w)
+		h.forbidSession(w, r, hs, ident)
 		return
 	}
 	h.sessions.remove(sid)
+	setWriteDeadline(w, h.timeouts.write)
 	w.WriteHeader(http.StatusNoContent)
 }
 

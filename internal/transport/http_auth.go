@@ -81,13 +81,14 @@ func (h *HTTPServer) authenticate(w http.ResponseWriter, r *http.Request) (Ident
 }
 
 // auditRefusal records a request refused for a per-client credential whose
-// secret matched (revoked, or of another workspace) as a Deny at step
-// auth, durable before the answer, as the chain records such a credential's
-// call on the socket: whoever still presents a revoked credential is on
-// record. The body is not read for it (a refused request's body never
-// is), so the row names the request instead of a tool. Tokens and
-// credentials nobody issued leave no row: they name no one, and anyone who
-// can reach loopback could write rows with them.
+// secret matched (revoked, or of another workspace), or for a valid
+// credential naming a session another credential started, as a Deny at
+// step auth, durable before the answer, as the chain records such a
+// credential's call on the socket: whoever still presents a revoked
+// credential, or someone else's session id, is on record. The row names
+// the request instead of a tool (a refused credential's body is never
+// read). Tokens and credentials nobody issued leave no row: they name no
+// one, and anyone who can reach loopback could write rows with them.
 func (h *HTTPServer) auditRefusal(r *http.Request, ident Identity, reason string) {
 	if h.Audit == nil {
 		return
@@ -96,20 +97,25 @@ func (h *HTTPServer) auditRefusal(r *http.Request, ident Identity, reason string
 	if len(request) > 200 {
 		request = request[:200]
 	}
-	request = strings.ToValidUTF8(request, "\uFFFD")
-	rec := &chain.AuditRecord{
+	if _, err := h.Audit.Record(refusalRecord("http", request, h.Subject, ident, reason)); err != nil {
+		h.Logger.Error("http: writing the audit row of a refused credential failed", "credential", ident.CredentialID, "reason", reason, "err", err)
+	}
+}
+
+// refusalRecord is the audit row of a credential refused at step auth
+// before any tool was named: the credential's entity and id, and the
+// request in place of a tool.
+func refusalRecord(transport, request, subject string, ident Identity, reason string) *chain.AuditRecord {
+	return &chain.AuditRecord{
 		Time:         time.Now(),
-		EntityID:     ident.Kind + ":" + h.Subject,
+		EntityID:     ident.Kind + ":" + subject,
 		TrustLevel:   chain.NoTrustLevel,
 		Result:       chain.ResultDeny,
 		Reason:       reason,
 		Step:         chain.StepAuth,
-		Transport:    "http",
-		RequestID:    request,
+		Transport:    transport,
+		RequestID:    strings.ToValidUTF8(request, "\uFFFD"),
 		CredentialID: ident.CredentialID,
-	}
-	if _, err := h.Audit.Record(rec); err != nil {
-		h.Logger.Error("http: writing the audit row of a refused credential failed", "credential", ident.CredentialID, "reason", reason, "err", err)
 	}
 }
 
@@ -140,8 +146,23 @@ func unauthorizedWhy(reason string) string {
 
 // forbidSession refuses a request that names a session started with another
 // credential: a session id routes requests, it does not authenticate them,
-// so a credential may use only the sessions it started.
-func (h *HTTPServer) forbidSession(w http.ResponseWriter) {
+// so a credential may use only the sessions it started. The request passed
+// authentication, so its refusal is audited as the presenting credential's
+// (the sign of a session id that leaked).
+//
+// The same credential mapping to another kind than when the session began
+// is not someone else: the workspace token's kind is default_client_kind,
+// read live, and a reload changed it. That session ends (404), so its
+// client initializes again under the kind now configured, rather than
+// being refused for good (MCP clients initialize again on 404, not 403).
+func (h *HTTPServer) forbidSession(w http.ResponseWriter, r *http.Request, hs *httpSession, ident Identity) {
+	if hs.ident.CredentialID == ident.CredentialID {
+		h.sessions.remove(hs.id)
+		h.reject(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest,
+			"session not found: it ended because the entity kind of its credential changed (default_client_kind); send initialize without Mcp-Session-Id to start a new one")
+		return
+	}
+	h.auditRefusal(r, ident, "session_of_another_credential")
 	h.reject(w, http.StatusForbidden, chain.CodeUnauthorized,
 		"forbidden: this Mcp-Session-Id was started with another credential; initialize a session of your own")
 }

@@ -9,6 +9,7 @@ package transport
 // method itself; mcp.IsStateless says which POSTs take this path.
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -151,11 +153,29 @@ func (h *HTTPServer) postStateless(w http.ResponseWriter, r *http.Request, ident
 		ReplyToCancelled: true,
 		Notify:           out.notify,
 	}
+	// An open subscription runs until its client ends it: its connection
+	// may give way at the connection cap (httpRank), and its credential is
+	// checked again at each keep-alive, so a credential revoked or a token
+	// rotated since it opened ends it (stillValid).
+	var listening atomic.Bool
+	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+	st.Listening = func() {
+		listening.Store(true)
+		if tc != nil {
+			tc.listening.Store(true)
+		}
+	}
 	if !out.accepts {
 		st.Notify = nil // a JSON-only client gets the answer alone
 	}
-	stop := out.keepAlive()
-	resp, err := h.Server.HandleStateless(r.Context(), st, msg)
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := out.keepAlive(func() {
+		if listening.Load() && !h.stillValid(r) {
+			cancel()
+		}
+	})
+	resp, err := h.Server.HandleStateless(ctx, st, msg)
 	stop()
 	var busy *mcp.BusyError
 	if errors.As(err, &busy) {
@@ -164,6 +184,25 @@ func (h *HTTPServer) postStateless(w http.ResponseWriter, r *http.Request, ident
 		return
 	}
 	out.finish(resp, msg.ID)
+}
+
+// stillValid checks the credential of a long-lived request (an open
+// subscription) again. A refused one is logged and, when its secret
+// matched (revoked, of another workspace), audited as on any request.
+func (h *HTTPServer) stillValid(r *http.Request) bool {
+	if h.Auth == nil {
+		return false
+	}
+	tok, _ := bearerToken(r.Header.Values("Authorization"))
+	ident, reason, ok := h.Auth.Authenticate(tok)
+	if ok {
+		return true
+	}
+	h.authLog.addDetail(1, "http: ended a subscription: its credential is refused now", "reason", reason, "peer", r.RemoteAddr)
+	if ident.CredentialID != "" {
+		h.auditRefusal(r, ident, reason)
+	}
+	return false
 }
 
 // acceptsSSE reports whether the client listed text/event-stream in Accept.
@@ -235,21 +274,23 @@ func (s *sseWriter) event(msg []byte) {
 	}
 }
 
-// keepAlive writes an SSE comment every sseKeepAlive while the stream is
-// open; the returned function stops it.
-func (s *sseWriter) keepAlive() (stop func()) {
+// keepAlive writes an SSE comment every keep-alive interval (sseKeepAlive)
+// while the stream is open, after calling tick; the returned function stops
+// it.
+func (s *sseWriter) keepAlive(tick func()) (stop func()) {
 	if !s.accepts {
 		return func() {}
 	}
 	quit := make(chan struct{})
 	go func() {
-		t := time.NewTicker(sseKeepAlive)
+		t := time.NewTicker(s.h.timeouts.keepAlive)
 		defer t.Stop()
 		for {
 			select {
 			case <-quit:
 				return
 			case <-t.C:
+				tick()
 				s.mu.Lock()
 				if s.started && !s.done && !s.failed {
 					setWriteDeadline(s.w, s.h.timeouts.write)
@@ -281,6 +322,7 @@ func (s *sseWriter) finish(resp []byte, id jsonrpc.ID) {
 	s.done = true
 	if resp == nil {
 		if !s.started {
+			setWriteDeadline(s.w, s.h.timeouts.write)
 			s.w.WriteHeader(http.StatusAccepted)
 		}
 		return

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -577,5 +578,63 @@ func TestRefusedRequestsAreSummarized(t *testing.T) {
 	}
 	if lines, max := countLines(log), 2+int(took/every); lines > max {
 		t.Errorf("%d log lines for %d refusals in %v, want at most %d:\n%s", lines, n, took, max, log)
+	}
+}
+
+// TestSubscriptionsDoNotLockOut: a subscriptions/listen stream runs until
+// the client ends it, so a token holder that opened one on every slot held
+// the listener for as long as it liked: every new connection, /health's
+// included, got 503. Tool calls cannot do that (max_concurrency answers
+// 503 beyond its limit, far below the cap), subscriptions could. At the cap
+// a subscription now gives way, after every idle connection, the one open
+// the longest first; its client subscribes again.
+func TestSubscriptionsDoNotLockOut(t *testing.T) {
+	f := startHTTP(t, func(h *HTTPServer) { h.MaxConns = 3; h.connLogEvery = 20 * time.Millisecond })
+	var streams []<-chan string
+	for i := range 3 {
+		resp := f.post(t, body26(fmt.Sprintf(`"L%d"`, i), "subscriptions/listen", `"notifications":{"toolsListChanged":true}`), h26("subscriptions/listen"))
+		t.Cleanup(func() { resp.Body.Close() })
+		ev := sseEvents(resp.Body)
+		if ack := nextEvent(t, ev); !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
+			t.Fatalf("subscription %d: %s", i, ack)
+		}
+		streams = append(streams, ev)
+	}
+	f.waitConns(3)
+
+	c := f.dialRaw()
+	if resp, _ := rawExchange(t, c, bufio.NewReader(c), getHealth); resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /health with every slot holding a subscription: HTTP %d, want 200", resp.StatusCode)
+	}
+	f.waitLog("shed_subscription=1")
+	// The oldest subscription gave way; the others still get their
+	// notifications.
+	select {
+	case e, ok := <-streams[0]:
+		if ok {
+			t.Fatalf("the oldest subscription got %s; want its stream closed", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the oldest subscription's stream is still open")
+	}
+	f.h.Server.NotifyToolsChanged()
+	for i, ev := range streams[1:] {
+		if e := nextEvent(t, ev); !strings.Contains(e, "notifications/tools/list_changed") {
+			t.Errorf("subscription %d: %s", i+1, e)
+		}
+	}
+	// The shed subscription ended in the server too (its request's
+	// context ended with the connection): it holds no goroutine and no
+	// place among the server's subscriptions.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		buf := make([]byte, 1<<20)
+		n := strings.Count(string(buf[:runtime.Stack(buf, true)]), "mcp.(*Server).listen(")
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions still served, want 2", n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -12,8 +12,9 @@ import (
 // Session limits of the HTTP transport.
 const (
 	// DefaultMaxSessions caps the live Mcp-Session-Ids. At the cap, the
-	// least recently used session with no request in flight is evicted; its
-	// client gets 404 on its next request and, per MCP, initializes again.
+	// least recently used session with no request in flight of the
+	// credential holding the most sessions is evicted; its client gets 404
+	// on its next request and, per MCP, initializes again.
 	DefaultMaxSessions = 256
 	// DefaultSessionIdle expires a session no request has used for this
 	// long. It is generous because an agent may sit idle for hours between
@@ -52,7 +53,8 @@ func newSessionID() string {
 
 // create registers s under a fresh id, busy (release it when the request
 // ends). At the cap it first drops expired sessions, then evicts the least
-// recently used idle one; ok is false when every session is busy.
+// recently used idle session of the credential that holds the most; ok is
+// false when every session is busy.
 func (t *sessionTable) create(s *mcp.Session, ident Identity) (hs *httpSession, ok bool) {
 	t.mu.Lock()
 	var closed []*mcp.Session
@@ -67,9 +69,21 @@ func (t *sessionTable) create(s *mcp.Session, ident Identity) (hs *httpSession, 
 		closed = t.expireLocked(now)
 	}
 	if len(t.m) >= t.max {
+		// The credential holding the most sessions (the new one counted
+		// as its credential's) gives way, its least recently used idle
+		// session first: a credential that opens sessions in a loop then
+		// evicts its own, never every other client's.
+		held := map[Identity]int{ident: 1}
+		for _, x := range t.m {
+			held[x.ident]++
+		}
 		var lru *httpSession
 		for _, x := range t.m {
-			if x.busy == 0 && (lru == nil || x.lastUsed.Before(lru.lastUsed)) {
+			if x.busy != 0 {
+				continue
+			}
+			if lru == nil || held[x.ident] > held[lru.ident] ||
+				held[x.ident] == held[lru.ident] && x.lastUsed.Before(lru.lastUsed) {
 				lru = x
 			}
 		}

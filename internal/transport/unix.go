@@ -45,9 +45,18 @@ type UnixServer struct {
 	// Kind is the entity kind of a peer that presents no credential
 	// (default "local", as default_client_kind's default).
 	Kind string
+	// LiveKind, if set, is asked for that kind at each new connection
+	// instead of Kind: default_client_kind applies to connections made
+	// after a config reload, as it does to HTTP requests.
+	LiveKind func() string
 	// Auth checks a credential presented with clawd/authenticate; nil
 	// refuses every one.
-	Auth     Authenticator
+	Auth Authenticator
+	// Audit, if set, records each clawd/authenticate refused for a
+	// per-client credential whose secret matched (revoked, or issued for
+	// another workspace) as a Deny row at step auth, as HTTPServer.Audit
+	// does for such a credential's requests.
+	Audit    chain.AuditLog
 	Logger   *slog.Logger
 	MaxConns int // default DefaultMaxConns
 	// uid is the uid a peer must have; tests leave it zero to mean "ours".
@@ -151,6 +160,14 @@ func (u *UnixServer) authenticate(credential string) (kind, id, reason string, o
 		if reason == "" {
 			reason = "invalid_credential"
 		}
+		if ident.CredentialID != "" && u.Audit != nil {
+			// Its secret matched: the refusal is that credential's, on
+			// record as over HTTP. Nobody's credential leaves no row.
+			if _, err := u.Audit.Record(refusalRecord("unix", mcp.MethodAuthenticate, u.Subject, ident, reason)); err != nil {
+				u.logger().Error("unix socket: writing the audit row of a refused credential failed",
+					"credential", ident.CredentialID, "reason", reason, "err", err)
+			}
+		}
 		return "", "", reason, false
 	}
 	return ident.Kind, ident.CredentialID, "", true
@@ -205,6 +222,9 @@ func (u *UnixServer) serveConn(ctx context.Context, tc *trackedConn, c *net.Unix
 	}
 	u.logger().Debug("unix socket: peer connected", "peer_pid", pid)
 	kind := u.Kind
+	if u.LiveKind != nil {
+		kind = u.LiveKind()
+	}
 	if kind == "" {
 		kind = "local"
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/test/clawdtest"
 )
 
@@ -459,5 +460,46 @@ func TestUnixClientThatStopsReading(t *testing.T) {
 	other.send(t, `{"jsonrpc":"2.0","id":"p2","method":"ping"}`)
 	if got := other.recv(t); !strings.Contains(got, `"id":"p2"`) {
 		t.Fatalf("second ping answered %s", got)
+	}
+}
+
+// TestUnixRefusedCredentialAudited: clawd/authenticate with a per-client
+// credential whose secret matched but that is refused (revoked, of another
+// workspace) is a Deny row at step auth, as the same credential's request
+// over HTTP is; before, the socket left no trace of it. A credential
+// nobody issued leaves no row.
+func TestUnixRefusedCredentialAudited(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s.sock")
+	ln, err := ListenUnix(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := &chain.MemoryAudit{}
+	u := &UnixServer{Server: newTestMCPServer(newBlockTool()), Subject: "ws-test", Auth: revokedAuth{}, Audit: audit}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); u.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, cred := range []string{"revoked", "elsewhere", "nope"} {
+		c := dialLines(t, path)
+		c.send(t, `{"jsonrpc":"2.0","id":1,"method":"clawd/authenticate","params":{"credential":"`+cred+`"}}`)
+		if got := c.recv(t); !strings.Contains(got, `"code":-32001`) {
+			t.Fatalf("%s: %s", cred, got)
+		}
+	}
+	rows := audit.Rows()
+	if len(rows) != 2 {
+		t.Fatalf("%d audit rows, want 2 (the revoked and the other workspace's credential): %+v", len(rows), rows)
+	}
+	want := []chain.AuditRecord{
+		{EntityID: "cc:ws-test", CredentialID: "0123456789abcdef", Reason: "credential_revoked"},
+		{EntityID: "oc:ws-test", CredentialID: "fedcba9876543210", Reason: "credential_for_another_workspace"},
+	}
+	for i, r := range rows {
+		w := want[i]
+		if r.EntityID != w.EntityID || r.CredentialID != w.CredentialID || r.Reason != w.Reason || r.RequestID != "clawd/authenticate" ||
+			r.Result != chain.ResultDeny || r.Step != chain.StepAuth || r.Transport != "unix" || r.TrustLevel != chain.NoTrustLevel {
+			t.Errorf("row %d: %+v, want %+v, Deny at step auth over unix", i, r, w)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 
@@ -353,5 +355,54 @@ func TestCredentialCLI(t *testing.T) {
 	}
 	if _, _, code := e.Run("token", "revoke"); code != 2 {
 		t.Errorf("revoke without id: exit %d", code)
+	}
+}
+
+// TestDefaultClientKindReload: default_client_kind is read live (a reload
+// names no restart for it), and every transport must follow it. HTTP read
+// it per request, but the unix socket kept the kind it started with, so
+// lowering (or raising) what a bare socket peer gets changed nothing there
+// until a restart, without a word in the log. And a workspace token's HTTP
+// session opened before the change got 403 "started with another
+// credential" on every later request (clients do not initialize again on
+// 403); it now ends (404), so its client initializes under the new kind.
+func TestDefaultClientKindReload(t *testing.T) {
+	e := newIdentityEnv(t) // local:* is level 1, oc:* level 2
+	old := e.httpAs(t, "")
+	old.Initialize(initMsg)
+	if _, body := old.Post(toolsListMsg); toolCount(t, body) != visibleAt(1) {
+		t.Fatalf("before the change: tools/list over HTTP %s", body)
+	}
+	e.WriteConfig("default_client_kind = \"oc\"\n")
+	for _, kind := range []string{"unix", "tcp"} {
+		if err := syscall.Kill(e.State(kind).PID, syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(transport string) int {
+		switch transport {
+		case "unix":
+			l := e.socketAs(t, "")
+			defer l.Close()
+			l.Call(initWithClaim("e2e"))
+			return toolCount(t, l.Call(toolsListMsg))
+		default:
+			s := e.httpAs(t, "")
+			s.Initialize(initMsg)
+			_, body := s.Post(toolsListMsg)
+			return toolCount(t, body)
+		}
+	}
+	for _, transport := range []string{"tcp", "unix"} {
+		for deadline := time.Now().Add(10 * time.Second); count(transport) != visibleAt(2); {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: a new connection still sees %d tools after default_client_kind became oc (level 2: %d)",
+					transport, count(transport), visibleAt(2))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if code, body := old.Post(toolsListMsg); code != http.StatusNotFound {
+		t.Errorf("the workspace token's session opened before the change: HTTP %d %s, want 404 (initialize again)", code, body)
 	}
 }
