@@ -544,3 +544,55 @@ func TestModernRequestInBatchRefused(t *testing.T) {
 		t.Errorf("%d subscriptions opened from a batch", n)
 	}
 }
+
+// TestListenThenInputEnd: a subscriptions/listen followed at once by the
+// end of the input (printf '...listen...' | clawd serve, or a socket
+// client that half-closes after subscribing) is ended with its closing
+// result, and the session ends. The input's end is then read while the
+// subscription is still starting on its goroutine, before it has
+// registered: the session's end of its subscriptions must reach it too,
+// or it waits for a change forever and Serve never returns.
+func TestListenThenInputEnd(t *testing.T) {
+	for round := range 20 {
+		srv := testServer(&testChain{})
+		s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}, SessionOptions{})
+		in := strings.NewReader(modernReq("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, "") + "\n")
+		out := &lockedBuffer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.serveStream(ctx, in, out, nil) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: Serve = %v", round, err)
+			}
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+			t.Fatalf("round %d: Serve still running 5 s after a listen and the input's end; wrote %s", round, out.String())
+		}
+		cancel()
+		want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("round %d: wrote %s, want the closing result %s", round, out.String(), want)
+		}
+	}
+}
+
+// lockedBuffer is an io.Writer several goroutines may write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -96,6 +96,9 @@ type Server struct {
 
 	listenMu  sync.Mutex
 	listeners map[*listener]struct{} // open subscriptions/listen (listen.go)
+	// listenEnded: EndSubscriptions ran; a subscription registering later
+	// ends at once (guarded by listenMu).
+	listenEnded bool
 }
 
 func (srv *Server) logger() *slog.Logger {
