@@ -596,3 +596,42 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestModernExtensionSeesItsOwnClaim: an extension serving a request that
+// claims 2026-07-28 on a stream sees that request's identity claim, caller
+// and version, never those initialize set for the connection. clawd/api
+// decides on s.Caller(): a claim ("opencode", lowering to oc) must lower
+// what the request may do, for that request alone, as it does a modern
+// tools/call; and a claim made at initialize must not stick to modern
+// requests that claim something else.
+func TestModernExtensionSeesItsOwnClaim(t *testing.T) {
+	srv := testServer(&testChain{})
+	srv.Extensions["clawd/who"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		c := s.Caller()
+		return map[string]string{"client": s.ClientName(), "claimKind": c.ClaimKind, "kind": c.Kind, "version": s.ProtocolVersion()}, nil
+	}
+	h := newHarness(t, srv)
+	who := func(line string) map[string]any {
+		t.Helper()
+		h.send(line)
+		return resultOf(t, h.recv())
+	}
+	want := func(got map[string]any, client, claimKind, version string) {
+		t.Helper()
+		if got["client"] != client || got["claimKind"] != claimKind || got["kind"] != "local" || got["version"] != version {
+			t.Errorf("extension saw %v, want client %q, claim kind %q, kind local, version %q", got, client, claimKind, version)
+		}
+	}
+	opencode := `"io.modelcontextprotocol/clientInfo":{"name":"opencode","version":"1"}`
+	modern := func(id, client string) string {
+		m := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` + client + `}`
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"clawd/who","params":{"_meta":` + m + `}}`
+	}
+	// Before initialize, and after an initialize claiming something else.
+	want(who(modern("1", opencode)), "opencode", "oc", "2026-07-28")
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"claude-code","version":"1"}}}`)
+	resultOf(t, h.recv())
+	want(who(modern("3", opencode)), "opencode", "oc", "2026-07-28")
+	want(who(`{"jsonrpc":"2.0","id":4,"method":"clawd/who"}`), "claude-code", "cc", "2025-11-25")
+	want(who(modern("5", `"io.modelcontextprotocol/clientInfo":{"name":"someone","version":"1"}`)), "someone", "", "2026-07-28")
+}
