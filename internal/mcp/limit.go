@@ -98,7 +98,8 @@ const minStreamCalls = 32
 // socket) may have in progress beside its reader: running, waiting for a
 // max_concurrency slot, or holding an answer the client has not read yet.
 // A batch counts its messages: they run at once, and its one answer holds
-// all of theirs. At the bound the reader
+// all of theirs; an extension request counts as a call (stream.handle runs
+// it like one). At the bound the reader
 // waits for one to end before it reads on (stream.reserve). Without it, a
 // client that sends calls and never reads the answers makes clawd hold
 // every request and answer in memory, without end. Twice max_concurrency,

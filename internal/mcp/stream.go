@@ -230,9 +230,13 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 			return true, false
 		}
 	}
-	if msg.Method != "tools/call" || msg.IsNotification() || msg.IsResponse {
+	if msg.IsNotification() || msg.IsResponse || (msg.Method != "tools/call" && s.srv.Extensions[msg.Method] == nil) {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
+	// A tools/call, or an extension request, which may take as long
+	// (clawd/api waits for an upstream server's timeouts): it runs like a
+	// call, beside the reader once it outlasts inlineGrace, and a cancel
+	// finds it in the in-flight table.
 	inline := st.running.Load() == 0 && !st.moreInput()
 	if !inline && !st.reserve(1) {
 		return true, false // the session ended while waiting
@@ -254,9 +258,18 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		defer st.wg.Done()
 		defer st.release(1)
 		defer done()
-		st.deliver(s.callTool(cctx, msg, cancelled))
+		st.deliver(st.answer(cctx, msg, cancelled))
 	})
 	return true, false
+}
+
+// answer is the answer to a request run like a call (handle), or nil when
+// it must not be answered.
+func (st *stream) answer(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
+	if msg.Method == "tools/call" {
+		return st.s.callTool(ctx, msg, cancelled)
+	}
+	return st.s.extension(ctx, msg)
 }
 
 // enter counts one more call, batch or subscription that the session's end
@@ -323,7 +336,7 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	st.inline.Store(ic)
 	st.seq.Add(1)
 	st.watch()
-	ok = st.write(st.s.callTool(ctx, msg, cancelled))
+	ok = st.write(st.answer(ctx, msg, cancelled))
 	done()
 	if ic.taken.CompareAndSwap(false, true) {
 		st.inline.CompareAndSwap(ic, nil)

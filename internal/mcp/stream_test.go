@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -464,5 +465,57 @@ func TestNothingEntersAfterWait(t *testing.T) {
 	}
 	if n := st.running.Load(); n != 0 {
 		t.Errorf("%d calls counted as running after wait, want 0", n)
+	}
+}
+
+// An extension request that takes long (clawd/api testing or refreshing
+// an upstream server waits for its connect and read timeouts) does not
+// hold up reading, and notifications/cancelled stops it unanswered, in
+// both eras, as it does a tools/call: a request on the reader goroutine
+// that could not be cancelled left the connection deaf for minutes.
+func TestExtensionOffTheReaderAndCancellable(t *testing.T) {
+	srv := testServer(&testChain{})
+	ended := make(chan string, 4)
+	srv.Extensions["clawd/block"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		var p struct {
+			Tag string `json:"tag"`
+		}
+		json.Unmarshal(params, &p)
+		started <- p.Tag
+		<-ctx.Done()
+		ended <- p.Tag
+		return map[string]bool{"late": true}, nil
+	}
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-06-18")
+	for i, req := range []string{
+		`{"jsonrpc":"2.0","id":"x1","method":"clawd/block","params":{"tag":"x1"}}`,
+		modernReq(`"x2"`, "clawd/block", `"tag":"x2"`, ""),
+	} {
+		tag := []string{"x1", "x2"}[i]
+		h.send(req)
+		waitStarted(t, tag)
+		// Written from a goroutine: the pipe takes nothing while nobody
+		// reads it.
+		go io.WriteString(h.in, `{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+tag+`"}}`+"\n")
+		if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+			t.Fatalf("%s: ping answered %s", tag, r.ID)
+		}
+		select {
+		case got := <-ended:
+			if got != tag {
+				t.Fatalf("ended %s, want %s", got, tag)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the cancel did not reach the extension", tag)
+		}
+		// Once it is no longer running its answer (if any) is written;
+		// the next line must be the next ping's.
+		waitFor(t, func() bool { return st.running.Load() == 0 && !st.inlineRunning() })
+		h.send(`{"jsonrpc":"2.0","id":"q","method":"ping"}`)
+		if r := decode(t, h.recv()); string(r.ID) != `"q"` {
+			t.Fatalf("%s: a cancelled extension request was answered: %s", tag, r.ID)
+		}
 	}
 }
