@@ -189,9 +189,17 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		if refused := s.batchRefusal(msg.Batch); refused != nil {
 			return st.write(refused), false
 		}
-		// Every message counts, not only its calls: they run at once and
-		// the one answer holds all their answers.
-		n := int32(max(len(msg.Batch.Items), 1))
+		// A batch with nothing in it that runs long (pings, cancels and
+		// other notifications) is answered on the reader, as each of its
+		// messages alone would be, without waiting for room: a batch of
+		// cancels must not wait for the very calls it cancels.
+		answers, long := st.batchLoad(msg.Batch)
+		if long == 0 {
+			return st.write(s.handleBatch(st.ctx, msg.Batch)), false
+		}
+		// Otherwise every message answered counts, not only its calls:
+		// they run at once and the one answer holds all their answers.
+		n := int32(answers)
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting
 		}
@@ -230,7 +238,7 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 			return true, false
 		}
 	}
-	if msg.IsNotification() || msg.IsResponse || (msg.Method != "tools/call" && s.srv.Extensions[msg.Method] == nil) {
+	if !st.runsLong(msg) {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
 	// A tools/call, or an extension request, which may take as long
@@ -261,6 +269,34 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		st.deliver(st.answer(cctx, msg, cancelled))
 	})
 	return true, false
+}
+
+// runsLong reports whether handle runs msg like a call, beside the reader
+// once it outlasts inlineGrace: a tools/call or an extension request.
+func (st *stream) runsLong(msg *jsonrpc.Message) bool {
+	if msg.IsNotification() || msg.IsResponse {
+		return false
+	}
+	return msg.Method == "tools/call" || st.s.srv.Extensions[msg.Method] != nil
+}
+
+// batchLoad counts a batch's messages that get an answer (requests, and
+// members that did not parse) and those of them that may run long.
+func (st *stream) batchLoad(b *jsonrpc.Batch) (answers, long int) {
+	for i := range b.Items {
+		it := &b.Items[i]
+		switch {
+		case it.Err != nil:
+			answers++
+		case it.Msg.IsNotification() || it.Msg.IsResponse:
+		default:
+			answers++
+			if st.runsLong(&it.Msg) {
+				long++
+			}
+		}
+	}
+	return answers, long
 }
 
 // answer is the answer to a request run like a call (handle), or nil when

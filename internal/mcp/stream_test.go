@@ -371,11 +371,13 @@ func TestStreamRefusedBatchDoesNotWait(t *testing.T) {
 	}
 }
 
-// TestStreamBatchCountsItsMessages: a batch counts every message it
-// carries against the stream's bound, not only its tools/call requests:
-// its messages run at once and the answer holds all their answers, so a
-// client that sends batches of tools/list and never reads would otherwise
-// have maxStreamCalls batches, each of maxBatchItems answers, in progress.
+// TestStreamBatchCountsItsMessages: a batch of tools/list is not a free
+// pass past the stream's bound: its messages run at once and the answer
+// holds all their answers, so a client that sends such batches and never
+// reads would otherwise have maxStreamCalls batches, each of maxBatchItems
+// answers, in progress. (Without a call in it, such a batch is answered on
+// the reader, which then waits for the client to read it; a batch with a
+// call counts each of its requests against the bound.)
 func TestStreamBatchCountsItsMessages(t *testing.T) {
 	srv := testServer(&testChain{})
 	limit := int(srv.maxStreamCalls())
@@ -518,4 +520,29 @@ func TestExtensionOffTheReaderAndCancellable(t *testing.T) {
 			t.Fatalf("%s: a cancelled extension request was answered: %s", tag, r.ID)
 		}
 	}
+}
+
+// A batch of notifications (cancels) holds no answer and runs nothing
+// long, so it waits for no room: a batch of as many cancels as the bound
+// (or any batch once the calls in progress fill the bound) made the
+// reader wait for every running call to end, the very calls it was
+// cancelling, and read nothing meanwhile, not even a single cancel.
+func TestBatchOfCancelsWaitsForNoRoom(t *testing.T) {
+	tc := &testChain{}
+	h, st := streamHarness(t, testServer(tc))
+	h.initialize("2025-03-26") // batches allowed
+	h.send(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"block","arguments":{"tag":"c1"}}}`)
+	waitStarted(t, "c1")
+	waitFor(t, func() bool { return st.running.Load() == 1 }) // handed over: it runs beside the reader
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range int(st.s.srv.maxStreamCalls()) {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x%d"}},`, i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}]` + "\n")
+	go io.WriteString(h.in, b.String()+`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+	if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+		t.Fatalf("answered %s, want the ping", r.ID)
+	}
+	waitFor(t, func() bool { return tc.lastOutcome().Result == "cancelled" })
 }
