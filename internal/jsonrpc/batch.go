@@ -36,10 +36,12 @@ type BatchItem struct {
 // ParseBatch parses a JSON array of messages (IsBatch reports one). Each
 // member gets the checks Parse makes, when there are at most MaxBatchItems.
 func ParseBatch(data []byte) *Batch {
-	if !jsontext.Value(data).IsValid() {
+	// Duplicate names are left to each member's Parse, which refuses them
+	// with -32600 as it would the member alone.
+	if !jsontext.Value(data).IsValid(jsontext.AllowDuplicateNames(true)) {
 		return &Batch{Err: NewError(CodeParseError, "parse error: the batch is not valid JSON")}
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
 		return &Batch{Err: NewError(CodeInvalidRequest, "invalid request: a batch must be a JSON array")}
 	}

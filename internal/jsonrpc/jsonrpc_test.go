@@ -246,3 +246,25 @@ func BenchmarkParseLarge(b *testing.B) {
 		})
 	}
 }
+
+// A member of a batch holding a name twice is refused as the same member
+// alone is: -32600 naming the name, for that member, and the batch's other
+// members are parsed. (The batch's validity check rejected duplicate names
+// itself, so the whole batch got -32700 "not valid JSON", while a
+// case-variant pair got -32600 per member.) Invalid UTF-8 stays -32700.
+func TestParseBatchDuplicateNames(t *testing.T) {
+	m, perr := ParseAny([]byte(`[{"jsonrpc":"2.0","id":1,"method":"ping","id":2},{"jsonrpc":"2.0","id":3,"method":"ping"}]`))
+	if perr != nil || m.Batch == nil || m.Batch.Err != nil || len(m.Batch.Items) != 2 {
+		t.Fatalf("ParseAny: %v %+v", perr, m.Batch)
+	}
+	if e := m.Batch.Items[0].Err; e == nil || e.Err.Code != CodeInvalidRequest || !strings.Contains(e.Err.Message, `duplicate member name "id"`) || e.ID.Raw() != "1" {
+		t.Errorf("member with a duplicate name: %+v", e)
+	}
+	if e := m.Batch.Items[1].Err; e != nil || m.Batch.Items[1].Msg.ID.Raw() != "3" {
+		t.Errorf("valid member: %+v", e)
+	}
+	m, _ = ParseAny([]byte("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xff\"}]"))
+	if m.Batch == nil || m.Batch.Err == nil || m.Batch.Err.Code != CodeParseError {
+		t.Errorf("batch with invalid UTF-8: %+v", m.Batch)
+	}
+}

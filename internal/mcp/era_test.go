@@ -544,3 +544,94 @@ func TestModernRequestInBatchRefused(t *testing.T) {
 		t.Errorf("%d subscriptions opened from a batch", n)
 	}
 }
+
+// TestListenThenInputEnd: a subscriptions/listen followed at once by the
+// end of the input (printf '...listen...' | clawd serve, or a socket
+// client that half-closes after subscribing) is ended with its closing
+// result, and the session ends. The input's end is then read while the
+// subscription is still starting on its goroutine, before it has
+// registered: the session's end of its subscriptions must reach it too,
+// or it waits for a change forever and Serve never returns.
+func TestListenThenInputEnd(t *testing.T) {
+	for round := range 20 {
+		srv := testServer(&testChain{})
+		s := srv.NewSession(&chain.Caller{Transport: "stdio", AuthMethod: "spawn", Kind: "local", Subject: "ws"}, SessionOptions{})
+		in := strings.NewReader(modernReq("1", "subscriptions/listen", `"notifications":{"toolsListChanged":true}`, "") + "\n")
+		out := &lockedBuffer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.serveStream(ctx, in, out, nil) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("round %d: Serve = %v", round, err)
+			}
+		case <-time.After(5 * time.Second):
+			cancel()
+			<-done
+			t.Fatalf("round %d: Serve still running 5 s after a listen and the input's end; wrote %s", round, out.String())
+		}
+		cancel()
+		want := `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("round %d: wrote %s, want the closing result %s", round, out.String(), want)
+		}
+	}
+}
+
+// lockedBuffer is an io.Writer several goroutines may write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestModernExtensionSeesItsOwnClaim: an extension serving a request that
+// claims 2026-07-28 on a stream sees that request's identity claim, caller
+// and version, never those initialize set for the connection. clawd/api
+// decides on s.Caller(): a claim ("opencode", lowering to oc) must lower
+// what the request may do, for that request alone, as it does a modern
+// tools/call; and a claim made at initialize must not stick to modern
+// requests that claim something else.
+func TestModernExtensionSeesItsOwnClaim(t *testing.T) {
+	srv := testServer(&testChain{})
+	srv.Extensions["clawd/who"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		c := s.Caller()
+		return map[string]string{"client": s.ClientName(), "claimKind": c.ClaimKind, "kind": c.Kind, "version": s.ProtocolVersion()}, nil
+	}
+	h := newHarness(t, srv)
+	who := func(line string) map[string]any {
+		t.Helper()
+		h.send(line)
+		return resultOf(t, h.recv())
+	}
+	want := func(got map[string]any, client, claimKind, version string) {
+		t.Helper()
+		if got["client"] != client || got["claimKind"] != claimKind || got["kind"] != "local" || got["version"] != version {
+			t.Errorf("extension saw %v, want client %q, claim kind %q, kind local, version %q", got, client, claimKind, version)
+		}
+	}
+	opencode := `"io.modelcontextprotocol/clientInfo":{"name":"opencode","version":"1"}`
+	modern := func(id, client string) string {
+		m := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` + client + `}`
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"clawd/who","params":{"_meta":` + m + `}}`
+	}
+	// Before initialize, and after an initialize claiming something else.
+	want(who(modern("1", opencode)), "opencode", "oc", "2026-07-28")
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"claude-code","version":"1"}}}`)
+	resultOf(t, h.recv())
+	want(who(modern("3", opencode)), "opencode", "oc", "2026-07-28")
+	want(who(`{"jsonrpc":"2.0","id":4,"method":"clawd/who"}`), "claude-code", "cc", "2025-11-25")
+	want(who(modern("5", `"io.modelcontextprotocol/clientInfo":{"name":"someone","version":"1"}`)), "someone", "", "2026-07-28")
+}

@@ -97,8 +97,10 @@ const minStreamCalls = 32
 // maxStreamCalls bounds the calls one stream connection (stdio, the unix
 // socket) may have in progress beside its reader: running, waiting for a
 // max_concurrency slot, or holding an answer the client has not read yet.
-// A batch counts its messages: they run at once, and its one answer holds
-// all of theirs. At the bound the reader
+// A batch counts its requests: they run at once, and its one answer holds
+// all of theirs (a batch with no call or extension request in it is
+// answered on the reader and counts nothing); an extension request counts
+// as a call (stream.handle runs it like one). At the bound the reader
 // waits for one to end before it reads on (stream.reserve). Without it, a
 // client that sends calls and never reads the answers makes clawd hold
 // every request and answer in memory, without end. Twice max_concurrency,

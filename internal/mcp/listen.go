@@ -130,6 +130,13 @@ func (srv *Server) addListener(l *listener) bool {
 		srv.listeners = map[*listener]struct{}{}
 	}
 	srv.listeners[l] = struct{}{}
+	if srv.listenEnded || (l.owner != nil && l.owner.listenEnded) {
+		// Its end came while it was starting (a stream's input ended
+		// right after the request was read): ended now, it answers with
+		// its closing result after the acknowledgement instead of
+		// waiting for an end that was already announced.
+		l.stop()
+	}
 	return true
 }
 
@@ -144,10 +151,16 @@ func (srv *Server) removeListener(l *listener) {
 // shutdown; a stream session ends its own when its input ends.
 func (srv *Server) EndSubscriptions() { srv.endListeners(nil, true) }
 
-// endListeners stops the listeners opened on owner (all when all is set).
+// endListeners stops the listeners opened on owner (all when all is set),
+// and those that register later (addListener).
 func (srv *Server) endListeners(owner *Session, all bool) {
 	srv.listenMu.Lock()
 	defer srv.listenMu.Unlock()
+	if all {
+		srv.listenEnded = true
+	} else if owner != nil {
+		owner.listenEnded = true
+	}
 	for l := range srv.listeners {
 		if all || l.owner == owner {
 			l.stop()

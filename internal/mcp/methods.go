@@ -101,6 +101,18 @@ func (s *Session) dispatch(ctx context.Context, msg *jsonrpc.Message) (jsontext.
 	return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+msg.Method)
 }
 
+// extension answers an extension request that a stream runs like a call,
+// registered in the in-flight table under ctx: as for a call, one whose
+// cancel was processed before its answer was committed is not answered
+// (a stream answers a cancelled request with nothing).
+func (s *Session) extension(ctx context.Context, msg *jsonrpc.Message) []byte {
+	out := s.handleMessage(ctx, msg)
+	if !s.calls.commit(msg.ID.Key(), ctx) {
+		return nil
+	}
+	return out
+}
+
 func marshalResult(v any) (jsontext.Value, *jsonrpc.Error) {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -60,8 +60,11 @@ func Instructions(workspace string) string {
 
 // MethodHandler serves an extension method (such as clawd/health). It
 // returns a result that marshals to JSON, or a JSON-RPC error. s is the
-// session the request came on; it is nil for a stateless request on
-// Streamable HTTP, which has none.
+// session the request came on; for a request claiming a protocol version
+// in _meta it is a view of that session carrying the request's own caller,
+// claim and version (the modern path takes only the credential from the
+// connection), and nil for a stateless request on Streamable HTTP, which
+// has no session.
 type MethodHandler func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error)
 
 // Server holds what every session shares.
@@ -96,6 +99,9 @@ type Server struct {
 
 	listenMu  sync.Mutex
 	listeners map[*listener]struct{} // open subscriptions/listen (listen.go)
+	// listenEnded: EndSubscriptions ran; a subscription registering later
+	// ends at once (guarded by listenMu).
+	listenEnded bool
 }
 
 func (srv *Server) logger() *slog.Logger {

@@ -59,6 +59,11 @@ type Session struct {
 	conn   jsonrpc.Connection
 
 	changed coalesced // its list_changed sends (NotifyToolsChanged)
+
+	// listenEnded: the stream's input ended and its subscriptions were
+	// ended; one still starting then ends at once (guarded by
+	// srv.listenMu, listen.go).
+	listenEnded bool
 }
 
 // NewSession starts a session for a caller the transport has authenticated

@@ -176,7 +176,7 @@ func (srv *Server) serveStateless(ctx context.Context, st *Stateless, msg *jsonr
 	case "subscriptions/listen":
 		return srv.listen(ctx, st, msg)
 	}
-	res, rerr := srv.statelessMethod(ctx, st, &caller, msg)
+	res, rerr := srv.statelessMethod(ctx, st, &caller, &mm, msg)
 	if rerr != nil {
 		return jsonrpc.AppendError(nil, msg.ID, rerr)
 	}
@@ -185,7 +185,7 @@ func (srv *Server) serveStateless(ctx context.Context, st *Stateless, msg *jsonr
 
 // statelessMethod is the modern method table (tools/call and
 // subscriptions/listen aside).
-func (srv *Server) statelessMethod(ctx context.Context, st *Stateless, caller *chain.Caller, msg *jsonrpc.Message) (jsontext.Value, *jsonrpc.Error) {
+func (srv *Server) statelessMethod(ctx context.Context, st *Stateless, caller *chain.Caller, mm *modernMeta, msg *jsonrpc.Message) (jsontext.Value, *jsonrpc.Error) {
 	switch msg.Method {
 	case "server/discover":
 		return srv.discover()
@@ -200,7 +200,7 @@ func (srv *Server) statelessMethod(ctx context.Context, st *Stateless, caller *c
 			" is not part of protocol version "+ModernVersions[0]+" (use server/discover; a log level goes in _meta)")
 	}
 	if h, ok := srv.Extensions[msg.Method]; ok {
-		res, rerr := h(ctx, st.session, msg.Params)
+		res, rerr := h(ctx, st.requestSession(caller, mm), msg.Params)
 		if rerr != nil {
 			return nil, rerr
 		}
@@ -287,6 +287,23 @@ func (s *Session) modernCall(ctx context.Context, msg *jsonrpc.Message, p *callP
 	rep := newReporter(mm.progress, mm.logLevel, s.push)
 	x := exchange{caller: &caller, calls: s.calls, replyCancelled: s.opts.ReplyToCancelled, modern: true}
 	return s.srv.runCall(ctx, x, msg, p, rep)
+}
+
+// requestSession is the session an extension serving a stateless request
+// is given: none on Streamable HTTP, else a view of the stream's session
+// carrying this request's own caller (the credential resolved with the
+// request's claim, which can only lower it), claim and version. An
+// extension that decides on s.Caller() (clawd/api) thus decides as a
+// modern tools/call is authorized, never on what initialize claimed for
+// the connection. The view serves Caller, ClientName and ProtocolVersion;
+// it is not a session to serve or close.
+func (st *Stateless) requestSession(caller *chain.Caller, mm *modernMeta) *Session {
+	if st.session == nil {
+		return nil
+	}
+	v := &Session{srv: st.session.srv, caller: caller, opts: st.session.opts, version: mm.version, client: mm.client, calls: newInflight(false)}
+	v.state.Store(stateInitialized)
+	return v
 }
 
 // stateless returns the Stateless of a request read by this session.

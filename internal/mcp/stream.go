@@ -189,9 +189,17 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		if refused := s.batchRefusal(msg.Batch); refused != nil {
 			return st.write(refused), false
 		}
-		// Every message counts, not only its calls: they run at once and
-		// the one answer holds all their answers.
-		n := int32(max(len(msg.Batch.Items), 1))
+		// A batch with nothing in it that runs long (pings, cancels and
+		// other notifications) is answered on the reader, as each of its
+		// messages alone would be, without waiting for room: a batch of
+		// cancels must not wait for the very calls it cancels.
+		answers, long := st.batchLoad(msg.Batch)
+		if long == 0 {
+			return st.write(s.handleBatch(st.ctx, msg.Batch)), false
+		}
+		// Otherwise every message answered counts, not only its calls:
+		// they run at once and the one answer holds all their answers.
+		n := int32(answers)
 		if !st.reserve(n) {
 			return true, false // the session ended while waiting
 		}
@@ -230,39 +238,13 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 			return true, false
 		}
 	}
-	if _, ext := s.srv.Extensions[msg.Method]; ext && !msg.IsNotification() && !msg.IsResponse {
-		// An extension may run for minutes (clawd/api: a server's test or
-		// refresh). On the reader it would stop the stream for that long:
-		// no ping, no call, no cancel for it read, and a client gone not
-		// noticed. It runs beside the reader instead, registered and
-		// counted like a call: a cancel (or the session's end) stops it,
-		// and a cancelled one is not answered, as a cancelled call is not.
-		if !st.reserve(1) {
-			return true, false // the session ended while waiting
-		}
-		if !st.enter() {
-			st.release(1)
-			return true, false
-		}
-		cctx, done, cancelled := s.calls.register(st.ctx, msg.ID.Key())
-		st.workers.run(func() {
-			defer st.wg.Done()
-			defer st.release(1)
-			defer done()
-			if cancelled {
-				return
-			}
-			out := s.handleMessage(cctx, msg)
-			if cctx.Err() != nil {
-				return
-			}
-			st.deliver(out)
-		})
-		return true, false
-	}
-	if msg.Method != "tools/call" || msg.IsNotification() || msg.IsResponse {
+	if !st.runsLong(msg) {
 		return st.write(s.handleMessage(st.ctx, msg)), false
 	}
+	// A tools/call, or an extension request, which may take as long
+	// (clawd/api waits for an upstream server's timeouts): it runs like a
+	// call, beside the reader once it outlasts inlineGrace, and a cancel
+	// finds it in the in-flight table.
 	inline := st.running.Load() == 0 && !st.moreInput()
 	if !inline && !st.reserve(1) {
 		return true, false // the session ended while waiting
@@ -284,9 +266,46 @@ func (st *stream) handle(msg *jsonrpc.Message) (ok, handedOver bool) {
 		defer st.wg.Done()
 		defer st.release(1)
 		defer done()
-		st.deliver(s.callTool(cctx, msg, cancelled))
+		st.deliver(st.answer(cctx, msg, cancelled))
 	})
 	return true, false
+}
+
+// runsLong reports whether handle runs msg like a call, beside the reader
+// once it outlasts inlineGrace: a tools/call or an extension request.
+func (st *stream) runsLong(msg *jsonrpc.Message) bool {
+	if msg.IsNotification() || msg.IsResponse {
+		return false
+	}
+	return msg.Method == "tools/call" || st.s.srv.Extensions[msg.Method] != nil
+}
+
+// batchLoad counts a batch's messages that get an answer (requests, and
+// members that did not parse) and those of them that may run long.
+func (st *stream) batchLoad(b *jsonrpc.Batch) (answers, long int) {
+	for i := range b.Items {
+		it := &b.Items[i]
+		switch {
+		case it.Err != nil:
+			answers++
+		case it.Msg.IsNotification() || it.Msg.IsResponse:
+		default:
+			answers++
+			if st.runsLong(&it.Msg) {
+				long++
+			}
+		}
+	}
+	return answers, long
+}
+
+// answer is the answer to a request run like a call (handle), or nil when
+// it must not be answered.
+func (st *stream) answer(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
+	if msg.Method == "tools/call" {
+		return st.s.callTool(ctx, msg, cancelled)
+	}
+	return st.s.extension(ctx, msg)
 }
 
 // enter counts one more call, batch or subscription that the session's end
@@ -353,7 +372,7 @@ func (st *stream) runInline(ctx context.Context, msg *jsonrpc.Message, cancelled
 	st.inline.Store(ic)
 	st.seq.Add(1)
 	st.watch()
-	ok = st.write(st.s.callTool(ctx, msg, cancelled))
+	ok = st.write(st.answer(ctx, msg, cancelled))
 	done()
 	if ic.taken.CompareAndSwap(false, true) {
 		st.inline.CompareAndSwap(ic, nil)

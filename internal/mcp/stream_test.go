@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/chain"
@@ -370,11 +371,13 @@ func TestStreamRefusedBatchDoesNotWait(t *testing.T) {
 	}
 }
 
-// TestStreamBatchCountsItsMessages: a batch counts every message it
-// carries against the stream's bound, not only its tools/call requests:
-// its messages run at once and the answer holds all their answers, so a
-// client that sends batches of tools/list and never reads would otherwise
-// have maxStreamCalls batches, each of maxBatchItems answers, in progress.
+// TestStreamBatchCountsItsMessages: a batch of tools/list is not a free
+// pass past the stream's bound: its messages run at once and the answer
+// holds all their answers, so a client that sends such batches and never
+// reads would otherwise have maxStreamCalls batches, each of maxBatchItems
+// answers, in progress. (Without a call in it, such a batch is answered on
+// the reader, which then waits for the client to read it; a batch with a
+// call counts each of its requests against the bound.)
 func TestStreamBatchCountsItsMessages(t *testing.T) {
 	srv := testServer(&testChain{})
 	limit := int(srv.maxStreamCalls())
@@ -465,4 +468,81 @@ func TestNothingEntersAfterWait(t *testing.T) {
 	if n := st.running.Load(); n != 0 {
 		t.Errorf("%d calls counted as running after wait, want 0", n)
 	}
+}
+
+// An extension request that takes long (clawd/api testing or refreshing
+// an upstream server waits for its connect and read timeouts) does not
+// hold up reading, and notifications/cancelled stops it unanswered, in
+// both eras, as it does a tools/call: a request on the reader goroutine
+// that could not be cancelled left the connection deaf for minutes.
+func TestExtensionOffTheReaderAndCancellable(t *testing.T) {
+	srv := testServer(&testChain{})
+	ended := make(chan string, 4)
+	srv.Extensions["clawd/block"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		var p struct {
+			Tag string `json:"tag"`
+		}
+		json.Unmarshal(params, &p)
+		started <- p.Tag
+		<-ctx.Done()
+		ended <- p.Tag
+		return map[string]bool{"late": true}, nil
+	}
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-06-18")
+	for i, req := range []string{
+		`{"jsonrpc":"2.0","id":"x1","method":"clawd/block","params":{"tag":"x1"}}`,
+		modernReq(`"x2"`, "clawd/block", `"tag":"x2"`, ""),
+	} {
+		tag := []string{"x1", "x2"}[i]
+		h.send(req)
+		waitStarted(t, tag)
+		// Written from a goroutine: the pipe takes nothing while nobody
+		// reads it.
+		go io.WriteString(h.in, `{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n"+
+			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+tag+`"}}`+"\n")
+		if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+			t.Fatalf("%s: ping answered %s", tag, r.ID)
+		}
+		select {
+		case got := <-ended:
+			if got != tag {
+				t.Fatalf("ended %s, want %s", got, tag)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: the cancel did not reach the extension", tag)
+		}
+		// Once it is no longer running its answer (if any) is written;
+		// the next line must be the next ping's.
+		waitFor(t, func() bool { return st.running.Load() == 0 && !st.inlineRunning() })
+		h.send(`{"jsonrpc":"2.0","id":"q","method":"ping"}`)
+		if r := decode(t, h.recv()); string(r.ID) != `"q"` {
+			t.Fatalf("%s: a cancelled extension request was answered: %s", tag, r.ID)
+		}
+	}
+}
+
+// A batch of notifications (cancels) holds no answer and runs nothing
+// long, so it waits for no room: a batch of as many cancels as the bound
+// (or any batch once the calls in progress fill the bound) made the
+// reader wait for every running call to end, the very calls it was
+// cancelling, and read nothing meanwhile, not even a single cancel.
+func TestBatchOfCancelsWaitsForNoRoom(t *testing.T) {
+	tc := &testChain{}
+	h, st := streamHarness(t, testServer(tc))
+	h.initialize("2025-03-26") // batches allowed
+	h.send(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"block","arguments":{"tag":"c1"}}}`)
+	waitStarted(t, "c1")
+	waitFor(t, func() bool { return st.running.Load() == 1 }) // handed over: it runs beside the reader
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range int(st.s.srv.maxStreamCalls()) {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"x%d"}},`, i)
+	}
+	b.WriteString(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}]` + "\n")
+	go io.WriteString(h.in, b.String()+`{"jsonrpc":"2.0","id":"p","method":"ping"}`+"\n")
+	if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+		t.Fatalf("answered %s, want the ping", r.ID)
+	}
+	waitFor(t, func() bool { return tc.lastOutcome().Result == "cancelled" })
 }
