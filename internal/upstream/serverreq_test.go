@@ -1,0 +1,138 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A server's own requests get answers, never requests of clawd's. The
+// go-sdk client treats completion/complete from the server as a call to
+// make: it sends the same request back to the server and waits for that
+// answer, with no deadline. A Streamable HTTP server that asks it many
+// times and holds every one of those POSTs open made clawd hold a
+// connection and goroutines per request, without bound (the bound on
+// clawd's answers does not see a request), and the session could not
+// close while one waited. clawd refuses every request of the server's but
+// ping and roots/list (an empty list) as a method it does not have.
+func TestServerRequestsGetAnswersNotRequests(t *testing.T) {
+	t.Parallel()
+	methods := []string{"completion/complete", "sampling/createMessage", "elicitation/create", "resources/list", "ping", "roots/list"}
+	asks := len(methods) // at most 8: clawd drops answers past 8 in flight (maxAnswersInFlight)
+	var mu sync.Mutex
+	answered := map[string]string{} // the server's request id -> what clawd sent for it
+	got := make(chan struct{}, 4*asks)
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		json.Unmarshal(body, &msg)
+		answer := func(result string) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+result+`}`)
+		}
+		switch {
+		case len(msg.ID) == 0:
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "":
+			// An answer of clawd's to one of the server's requests.
+			kind := "result " + string(msg.Result)
+			if len(msg.Error) > 0 {
+				kind = "error"
+			}
+			mu.Lock()
+			answered[string(msg.ID)] = kind
+			mu.Unlock()
+			got <- struct{}{}
+			w.WriteHeader(http.StatusAccepted)
+		case msg.Method == "initialize":
+			answer(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"asker","version":"1"}}`)
+		case msg.Method == "tools/list":
+			answer(`{"tools":[{"name":"get","inputSchema":{"type":"object"}}]}`)
+		case msg.Method == "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for i := range asks {
+				m := methods[i%len(methods)]
+				params := `{}`
+				if m == "completion/complete" {
+					params = `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`
+				}
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"s%d\",\"method\":%q,\"params\":%s}\n\n", i, m, params)
+			}
+			w.(http.Flusher).Flush()
+			// Wait until clawd has sent something for every request (or
+			// give up: the assertions below say what is missing).
+			deadline := time.After(8 * time.Second) // within the read timeout (httpCfg)
+			for n := 0; n < asks; n++ {
+				select {
+				case <-got:
+				case <-deadline:
+					n = asks
+				}
+			}
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[{"type":"text","text":"fine"}]}}`)
+		case msg.Method == "completion/complete":
+			// clawd asking the server: held open, as an abusive server would.
+			mu.Lock()
+			answered["request "+string(msg.ID)] = msg.Method
+			mu.Unlock()
+			got <- struct{}{}
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"error":{"code":-32601,"message":"no"}}`)
+		}
+	}))
+	t.Cleanup(ts.Close) // after the manager's Close (cleanups run last first)
+	m, reg := newTestManager(t, Options{})
+	// Before the manager's Close (cleanups run last first): the requests
+	// clawd should never have sent are let go, so a failure ends.
+	t.Cleanup(func() { close(release) })
+	m.Apply(context.Background(), []ServerConfig{httpCfg("asker", ts.URL)})
+	connected(t, m, "asker")
+	if got := callText(t, reg, "asker__get", `{}`); !strings.Contains(got, "fine") {
+		t.Fatalf("call: %s", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for k, v := range answered {
+		if strings.HasPrefix(k, "request ") {
+			t.Errorf("clawd sent the server a request of its own (%s) when asked one", v)
+		}
+	}
+	for i := range asks {
+		want := "error"
+		switch methods[i%len(methods)] {
+		case "ping":
+			want = "result {}"
+		case "roots/list":
+			want = `result {"roots":[]}` // clawd shares no roots
+		}
+		if kind := answered[fmt.Sprintf(`"s%d"`, i)]; kind != want {
+			t.Errorf("the server's %s (s%d): clawd answered %q, want %q", methods[i%len(methods)], i, kind, want)
+		}
+	}
+}
