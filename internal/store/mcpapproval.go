@@ -70,7 +70,8 @@ type DefinitionChange struct {
 }
 
 // RecordToolDefinitions records what server listed now (every other known
-// tool of it is marked absent) and returns each listed tool's state, and
+// tool of it is marked absent, or forgotten when it was never approved)
+// and returns each listed tool's state, and
 // the tools whose definition has just become unapproved. It writes only
 // when something changed.
 func (db *DB) RecordToolDefinitions(ctx context.Context, server string, defs []SeenDefinition, at time.Time) (map[string]string, []DefinitionChange, error) {
@@ -134,7 +135,12 @@ func (db *DB) RecordToolDefinitions(ctx context.Context, server string, defs []S
 				return fmt.Errorf("tool %q: %w", printable(d.Tool, 80), err)
 			}
 		}
-		return nil
+		// A tool that is gone and was never approved leaves nothing to
+		// keep. Kept, a server that lists new names at every listing
+		// would grow the table (and the read of it above, at every
+		// listing) without end.
+		_, err = tx.ExecContext(ctx, `DELETE FROM cd_mcp_tool_approval WHERE server_id = ? AND present = 0 AND approved_sha256 IS NULL`, srv.ID)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,40 @@ func TestConsentConfirmRollsBack(t *testing.T) {
 	}
 	if calls != 0 {
 		t.Errorf("%d confirms ran for changes that changed nothing", calls)
+	}
+}
+
+// A server that lists new tool names at every listing (list_changed lets
+// it list about once a second) must not grow the table without end, nor
+// the read of it every listing makes: a tool that is gone and was never
+// approved leaves nothing worth keeping. An approved one stays (it is
+// offered again when it comes back identical).
+func TestUnapprovedToolsThatGoAwayAreForgotten(t *testing.T) {
+	db := openTest(t, "")
+	srv := mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	keep := seen("keep", "up__keep", "1", `{"name":"keep"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{keep}, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", By: "local:cli"}, at); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		name := fmt.Sprintf("t%d", i)
+		if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{seen(name, "up__"+name, "2", `{"name":"`+name+`"}`)}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := db.ToolApprovals(ctx, srv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range list {
+		names = append(names, a.Tool)
+	}
+	if len(list) != 2 || list[0].Tool != "keep" || list[0].Present || list[1].Tool != "t49" || !list[1].Present {
+		t.Fatalf("after 50 listings of one new tool each: rows %v, want the approved keep (absent) and t49", names)
 	}
 }
