@@ -136,3 +136,41 @@ func TestServerRequestsGetAnswersNotRequests(t *testing.T) {
 		}
 	}
 }
+
+// The same on stdio: the server's completion/complete is answered with
+// an error, not sent back to it (where it waited for an answer the server
+// never gives, holding one of the 16 places of its requests for good);
+// ping and roots/list are still answered.
+func TestStdioServerRequestsGetAnswersNotRequests(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ method, want string }{
+		{"completion/complete", "ask-1: error"},
+		{"sampling/createMessage", "ask-1: error"},
+		{"roots/list", "ask-1: result"},
+		{"ping", "ask-1: result"},
+	} {
+		t.Run(strings.ReplaceAll(tc.method, "/", "_"), func(t *testing.T) {
+			t.Parallel()
+			m, _ := newTestManager(t, Options{})
+			m.Apply(context.Background(), []ServerConfig{fake("asker", "-ask", tc.method)})
+			connected(t, m, "asker")
+			deadline := time.Now().Add(20 * time.Second) // a hang guard, not a timing bound
+			for {
+				logs := string(m.Logs("asker"))
+				if strings.Contains(logs, "reflected: ") {
+					t.Fatalf("clawd sent the server its own %s back:\n%s", tc.method, logs)
+				}
+				if strings.Contains(logs, "ask-1: ") {
+					if !strings.Contains(logs, tc.want) {
+						t.Errorf("%s: got\n%s\nwant %q", tc.method, logs, tc.want)
+					}
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: no answer within 20 s:\n%s", tc.method, logs)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
