@@ -174,3 +174,44 @@ func TestStdioServerRequestsGetAnswersNotRequests(t *testing.T) {
 		})
 	}
 }
+
+// clawd speaks 2025-11-25 to upstreams, where a tool result asks for
+// nothing. A Streamable HTTP server that answers tools/call with the
+// 2026-07-28 shape of a request for input (resultType input_required,
+// inputRequests) does not get the call sent again: the go-sdk client's
+// multi-round-trip middleware would fulfil the requests and send the same
+// tools/call (arguments, identity token) up to ten times, once per audited
+// call. The answer is a tool error; the tool ran once.
+func TestHTTPInputRequiredResultIsNotRetried(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	calls := 0
+	ts := abuseServer(t, func(w http.ResponseWriter, r *http.Request, method string, id json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		result := `{"resultType":"input_required","inputRequests":{"r1":{"method":"roots/list","params":{}}},"requestState":"s"}`
+		if n > 1 {
+			result = `{"content":[{"type":"text","text":"ran again"}]}`
+		}
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+result+`}`)
+		return true
+	})
+	m, reg := newTestManager(t, Options{})
+	m.Apply(context.Background(), []ServerConfig{httpCfg("mrtr", ts.URL)})
+	connected(t, m, "mrtr")
+	res, err := call(t, reg, "mrtr__get", `{}`)
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("the server got tools/call %d times for one call, want 1", calls)
+	}
+	if err == nil {
+		t.Errorf("a result that asks for input was taken as the tool's: %v", res)
+	}
+}

@@ -83,6 +83,12 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	client := mcp.NewClient(&mcp.Implementation{Name: "clawd", Version: "1"}, &mcp.ClientOptions{
 		Logger:       m.opts.Logger,
 		Capabilities: &mcp.ClientCapabilities{},
+		// clawd speaks 2025-11-25 to upstreams and declares no capability:
+		// a result asking for input (2026-07-28's input_required) is not
+		// answered and the call sent again, up to ten times per call (same
+		// arguments, same identity token), as the SDK would by default. It
+		// stays the result, which carries no content: a tool error.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if hooks.listChanged != nil {
 				hooks.listChanged()
