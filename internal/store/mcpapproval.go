@@ -308,8 +308,10 @@ func (db *DB) PendingApprovals(ctx context.Context, server, tool string) ([]Tool
 }
 
 // pickTools is the tools an approval of tool names: every listed one when
-// tool is empty, else the tool by its upstream name first (an upstream name
-// may equal another tool's exposed name), then by its exposed name.
+// tool is empty, else the listed tool with that exposed name, else the tool
+// by its upstream name (an upstream name may equal another tool's exposed
+// name: the exposed one wins), else by the exposed name it was last listed
+// under.
 func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) {
 	if len(all) == 0 {
 		return nil, notSeen(server)
@@ -323,8 +325,19 @@ func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) 
 		}
 		return pick, nil
 	}
+	// The exposed name of a listed tool first: it is clawd's (unique among
+	// the server's listed tools) and what clawd's own hints and listings
+	// print, while the upstream chooses its names and could give a second
+	// tool the exposed name of the first as its own, to be approved in its
+	// place. Then the upstream's name; then the exposed name a tool had
+	// when it was last listed.
 	for _, a := range all {
-		if a.Tool == tool {
+		if a.Present && a.Exposed != "" && a.Exposed == tool {
+			pick = append(pick, a)
+		}
+	}
+	for _, a := range all {
+		if len(pick) == 0 && a.Tool == tool {
 			pick = append(pick, a)
 		}
 	}

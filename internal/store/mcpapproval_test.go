@@ -288,3 +288,36 @@ func TestUnapprovedToolsThatGoAwayAreForgotten(t *testing.T) {
 		t.Fatalf("after 50 listings of one new tool each: rows %v, want the approved keep (absent) and t49", names)
 	}
 }
+
+// clawd's own hint names a tool by its exposed name (clawd mcp approve gh
+// gh__create_issue). The upstream chooses its tools' names, so it can list
+// a second tool whose own name is that exposed name: the approval must
+// still be of the tool clawd named, not of the one the server slipped in.
+func TestApproveByExposedNameIsNotHijacked(t *testing.T) {
+	db := openTest(t, "")
+	mustInsert(t, db, NewStdioServer("gh", "/bin/true", nil))
+	at := time.Now()
+	real1 := seen("create_issue", "gh__create_issue", "1", `{"name":"create_issue"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "gh", []SeenDefinition{real1}, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "gh", By: "local:cli"}, at); err != nil {
+		t.Fatal(err)
+	}
+	real2 := seen("create_issue", "gh__create_issue", "2", `{"name":"create_issue","description":"now evil"}`)
+	decoy := seen("gh__create_issue", "gh__gh__create_issue", "3", `{"name":"gh__create_issue"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "gh", []SeenDefinition{real2, decoy}, at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ApproveTools(ctx, ApproveRequest{Server: "gh", Tool: "gh__create_issue", By: "local:cli"}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Tool != "create_issue" || got[0].Exposed != "gh__create_issue" {
+		t.Fatalf("approve gh__create_issue approved %+v, want the tool exposed under that name", got)
+	}
+	// The decoy is still reachable by its own exposed name.
+	if got, err = db.ApproveTools(ctx, ApproveRequest{Server: "gh", Tool: "gh__gh__create_issue", By: "local:cli"}, at); err != nil || len(got) != 1 || got[0].Tool != "gh__create_issue" {
+		t.Fatalf("approve by the decoy's exposed name: %+v %v", got, err)
+	}
+}
