@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -243,6 +245,24 @@ func callTool(cmd *cobra.Command, f *clientFlags, t *runstate.Target, tool strin
 		}
 		return runtimeError("%s: %v", tool, err)
 	}
+	return printCallResult(cmd.OutOrStdout(), tool, res, f.json)
+}
+
+// printCallResult prints a tools/call result: the whole result with
+// --json, else its structuredContent or its content's text items; a tool
+// error is returned as the command's error (stderr, exit 1, escaped as
+// every error is). An upstream server's result comes as the server wrote
+// it, so on a terminal what could drive the terminal is shown escaped
+// (terminalSafe; in JSON as JSON escapes, so it stays the same JSON);
+// written to a pipe or a file, the result is left as it came.
+func printCallResult(out io.Writer, tool string, res jsontext.Value, asJSON bool) error {
+	term := outputIsTerminal(out)
+	printJSON := func(w io.Writer, v jsontext.Value) error {
+		if term {
+			w = jsonEscaper{w}
+		}
+		return printJSON(w, v)
+	}
 	var r struct {
 		Content []struct {
 			Type string `json:"type"`
@@ -254,8 +274,8 @@ func callTool(cmd *cobra.Command, f *clientFlags, t *runstate.Target, tool strin
 	if err := json.Unmarshal(res, &r, json.RejectUnknownMembers(false)); err != nil {
 		return runtimeError("%s: unexpected result: %v", tool, err)
 	}
-	if f.json {
-		if err := printJSON(cmd.OutOrStdout(), res); err != nil {
+	if asJSON {
+		if err := printJSON(out, res); err != nil {
 			return err
 		}
 		if r.IsError {
@@ -273,16 +293,45 @@ func callTool(cmd *cobra.Command, f *clientFlags, t *runstate.Target, tool strin
 		return runtimeError("%s: %s", tool, strings.Join(msgs, "\n"))
 	}
 	if len(r.Structured) > 0 {
-		return printJSON(cmd.OutOrStdout(), r.Structured)
+		return printJSON(out, r.Structured)
 	}
 	for _, c := range r.Content {
-		if c.Type == "text" {
-			fmt.Fprintln(cmd.OutOrStdout(), c.Text)
-		} else {
-			fmt.Fprintf(cmd.OutOrStdout(), "[%s content]\n", c.Type)
+		switch {
+		case c.Type != "text":
+			fmt.Fprintf(out, "[%s content]\n", oneLine(c.Type, 40))
+		case term:
+			fmt.Fprintln(out, terminalSafe(c.Text))
+		default:
+			fmt.Fprintln(out, c.Text)
 		}
 	}
 	return nil
+}
+
+// jsonEscaper writes JSON text (one whole write, as printJSON makes it)
+// with every character terminalSafe would escape written as a JSON escape
+// instead: in valid JSON such characters occur only inside strings, where
+// \uXXXX (a surrogate pair past U+FFFF) is the same character, so the
+// JSON's values do not change.
+type jsonEscaper struct{ w io.Writer }
+
+func (e jsonEscaper) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, r := range string(p) {
+		if r == '\n' || r == ' ' || terminalSafe(string(r)) == string(r) {
+			b.WriteRune(r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	if _, err := io.WriteString(e.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func newHealthCmd() *cobra.Command {
@@ -365,4 +414,10 @@ func noToolsError(f *clientFlags) error {
 		return runtimeError("the daemon lists no tool that entity %s may call; see 'clawd trust list' and 'clawd doctor'", entity)
 	}
 	return runtimeError("no tool is callable: %s\nfix: %s", st.Problem, st.Fix)
+}
+
+// outputIsTerminal reports whether w is a terminal (tests replace it).
+var outputIsTerminal = func(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
 }

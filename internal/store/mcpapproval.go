@@ -70,7 +70,8 @@ type DefinitionChange struct {
 }
 
 // RecordToolDefinitions records what server listed now (every other known
-// tool of it is marked absent) and returns each listed tool's state, and
+// tool of it is marked absent, or forgotten when it was never approved)
+// and returns each listed tool's state, and
 // the tools whose definition has just become unapproved. It writes only
 // when something changed.
 func (db *DB) RecordToolDefinitions(ctx context.Context, server string, defs []SeenDefinition, at time.Time) (map[string]string, []DefinitionChange, error) {
@@ -134,7 +135,12 @@ func (db *DB) RecordToolDefinitions(ctx context.Context, server string, defs []S
 				return fmt.Errorf("tool %q: %w", printable(d.Tool, 80), err)
 			}
 		}
-		return nil
+		// A tool that is gone and was never approved leaves nothing to
+		// keep. Kept, a server that lists new names at every listing
+		// would grow the table (and the read of it above, at every
+		// listing) without end.
+		_, err = tx.ExecContext(ctx, `DELETE FROM cd_mcp_tool_approval WHERE server_id = ? AND present = 0 AND approved_sha256 IS NULL`, srv.ID)
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
@@ -302,8 +308,10 @@ func (db *DB) PendingApprovals(ctx context.Context, server, tool string) ([]Tool
 }
 
 // pickTools is the tools an approval of tool names: every listed one when
-// tool is empty, else the tool by its upstream name first (an upstream name
-// may equal another tool's exposed name), then by its exposed name.
+// tool is empty, else the listed tool with that exposed name, else the tool
+// by its upstream name (an upstream name may equal another tool's exposed
+// name: the exposed one wins), else by the exposed name it was last listed
+// under.
 func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) {
 	if len(all) == 0 {
 		return nil, notSeen(server)
@@ -317,8 +325,19 @@ func pickTools(all []ToolApproval, tool, server string) ([]ToolApproval, error) 
 		}
 		return pick, nil
 	}
+	// The exposed name of a listed tool first: it is clawd's (unique among
+	// the server's listed tools) and what clawd's own hints and listings
+	// print, while the upstream chooses its names and could give a second
+	// tool the exposed name of the first as its own, to be approved in its
+	// place. Then the upstream's name; then the exposed name a tool had
+	// when it was last listed.
 	for _, a := range all {
-		if a.Tool == tool {
+		if a.Present && a.Exposed != "" && a.Exposed == tool {
+			pick = append(pick, a)
+		}
+	}
+	for _, a := range all {
+		if len(pick) == 0 && a.Tool == tool {
 			pick = append(pick, a)
 		}
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,73 @@ func TestConsentConfirmRollsBack(t *testing.T) {
 	}
 	if calls != 0 {
 		t.Errorf("%d confirms ran for changes that changed nothing", calls)
+	}
+}
+
+// A server that lists new tool names at every listing (list_changed lets
+// it list about once a second) must not grow the table without end, nor
+// the read of it every listing makes: a tool that is gone and was never
+// approved leaves nothing worth keeping. An approved one stays (it is
+// offered again when it comes back identical).
+func TestUnapprovedToolsThatGoAwayAreForgotten(t *testing.T) {
+	db := openTest(t, "")
+	srv := mustInsert(t, db, NewStdioServer("up", "/bin/true", nil))
+	at := time.Now()
+	keep := seen("keep", "up__keep", "1", `{"name":"keep"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{keep}, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "up", By: "local:cli"}, at); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		name := fmt.Sprintf("t%d", i)
+		if _, _, err := db.RecordToolDefinitions(ctx, "up", []SeenDefinition{seen(name, "up__"+name, "2", `{"name":"`+name+`"}`)}, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := db.ToolApprovals(ctx, srv.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range list {
+		names = append(names, a.Tool)
+	}
+	if len(list) != 2 || list[0].Tool != "keep" || list[0].Present || list[1].Tool != "t49" || !list[1].Present {
+		t.Fatalf("after 50 listings of one new tool each: rows %v, want the approved keep (absent) and t49", names)
+	}
+}
+
+// clawd's own hint names a tool by its exposed name (clawd mcp approve gh
+// gh__create_issue). The upstream chooses its tools' names, so it can list
+// a second tool whose own name is that exposed name: the approval must
+// still be of the tool clawd named, not of the one the server slipped in.
+func TestApproveByExposedNameIsNotHijacked(t *testing.T) {
+	db := openTest(t, "")
+	mustInsert(t, db, NewStdioServer("gh", "/bin/true", nil))
+	at := time.Now()
+	real1 := seen("create_issue", "gh__create_issue", "1", `{"name":"create_issue"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "gh", []SeenDefinition{real1}, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ApproveTools(ctx, ApproveRequest{Server: "gh", By: "local:cli"}, at); err != nil {
+		t.Fatal(err)
+	}
+	real2 := seen("create_issue", "gh__create_issue", "2", `{"name":"create_issue","description":"now evil"}`)
+	decoy := seen("gh__create_issue", "gh__gh__create_issue", "3", `{"name":"gh__create_issue"}`)
+	if _, _, err := db.RecordToolDefinitions(ctx, "gh", []SeenDefinition{real2, decoy}, at); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.ApproveTools(ctx, ApproveRequest{Server: "gh", Tool: "gh__create_issue", By: "local:cli"}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Tool != "create_issue" || got[0].Exposed != "gh__create_issue" {
+		t.Fatalf("approve gh__create_issue approved %+v, want the tool exposed under that name", got)
+	}
+	// The decoy is still reachable by its own exposed name.
+	if got, err = db.ApproveTools(ctx, ApproveRequest{Server: "gh", Tool: "gh__gh__create_issue", By: "local:cli"}, at); err != nil || len(got) != 1 || got[0].Tool != "gh__create_issue" {
+		t.Fatalf("approve by the decoy's exposed name: %+v %v", got, err)
 	}
 }

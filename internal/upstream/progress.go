@@ -127,11 +127,13 @@ func (r *progressRoutes) deliver(p *mcp.ProgressNotificationParams) {
 	if rt == nil {
 		return
 	}
-	msg := p.Message
+	// The upstream's text reaches a client, maybe a terminal. Cleaned
+	// before the secret is masked: cleaning drops invisible characters, so
+	// a token split by one would otherwise come out whole.
+	msg := safetext.Line(p.Message)
 	if rt.secret != "" {
 		msg = strings.ReplaceAll(msg, rt.secret, secrets.Masked) // before the cut, which could split it
 	}
-	msg = safetext.Line(msg) // the upstream's text reaches a client, maybe a terminal
 	if len(msg) > maxProgressMessage {
 		msg = strings.ToValidUTF8(msg[:maxProgressMessage], "") + "…"
 	}

@@ -12,6 +12,7 @@ import (
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/support/netguard"
@@ -82,6 +83,12 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	client := mcp.NewClient(&mcp.Implementation{Name: "clawd", Version: "1"}, &mcp.ClientOptions{
 		Logger:       m.opts.Logger,
 		Capabilities: &mcp.ClientCapabilities{},
+		// clawd speaks 2025-11-25 to upstreams and declares no capability:
+		// a result asking for input (2026-07-28's input_required) is not
+		// answered and the call sent again, up to ten times per call (same
+		// arguments, same identity token), as the SDK would by default. It
+		// stays the result, which carries no content: a tool error.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			if hooks.listChanged != nil {
 				hooks.listChanged()
@@ -91,6 +98,7 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 			sess.progress.deliver(req.Params)
 		},
 	})
+	client.AddReceivingMiddleware(answerOnly)
 	cctx, ccancel := context.WithTimeout(ctx, cfg.connectTimeout())
 	defer ccancel()
 	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: clientProtocol})
@@ -123,6 +131,26 @@ func (m *Manager) dial(ctx context.Context, cfg ServerConfig, stderr *proc.Ring,
 	}
 	go func() { cs.Wait(); close(sess.done) }()
 	return sess, nil
+}
+
+// answerOnly lets through the requests of the server's that clawd answers
+// itself, ping and roots/list (an empty list: clawd shares no roots), and
+// every notification; any other request is refused as a method clawd does
+// not have. The go-sdk client answers sampling and elicitation with an
+// error already, but it takes completion/complete from a server as a call
+// to make: it sends the same request back to the server and waits for the
+// answer without a deadline. A server that asked again and again, and held
+// clawd's requests open, held a goroutine (and over HTTP a connection) of
+// clawd's per request, unbounded (the bounds on clawd's answers count
+// answers, not requests), and kept the session from closing.
+func answerOnly(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "ping" || method == "roots/list" || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		// method is one the SDK knows (it refused any other before this).
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "clawd does not answer " + method + " from upstream servers"}
+	}
 }
 
 // transport builds cfg's transport: clawd's stdio transport (wrapped to

@@ -52,6 +52,7 @@ var (
 	pingFlood    = flag.Int("ping-flood", 0, "after the first tools/list answer, send this many pings and never read stdin again")
 	bannerEnv    = flag.String("banner-env", "", "print the value of this variable alone on stdout at start, a non-JSON line (secret-leak tests)")
 	dumpEnv      = flag.Bool("dump-env", false, "write the whole environment to stderr at start and offer a tool `environ` that returns it (secret-leak tests)")
+	ask          = flag.String("ask", "", "after the first tools/list answer, send clawd a request of this method (id \"ask-1\") and write to stderr how it was answered (`ask-1: result` or `ask-1: error`), and `reflected: METHOD` for a request of that method clawd sends back (never answered)")
 )
 
 // sleeperCmd is a grandchild: this binary, sleeping.
@@ -205,6 +206,20 @@ func main() {
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
 			continue
 		}
+		if *ask != "" && req.Method == "" && string(req.ID) == `"ask-1"` {
+			var resp struct{ Error json.RawMessage }
+			json.Unmarshal(sc.Bytes(), &resp)
+			how := "result"
+			if len(resp.Error) > 0 {
+				how = "error"
+			}
+			fmt.Fprintf(os.Stderr, "ask-1: %s\n", how)
+			continue
+		}
+		if *ask != "" && req.Method == *ask && len(req.ID) > 0 {
+			fmt.Fprintf(os.Stderr, "reflected: %s\n", req.Method)
+			continue
+		}
 		handle(req.ID, req.Method, req.Params)
 	}
 	if *linger {
@@ -307,10 +322,20 @@ func listTools(id, params json.RawMessage) {
 		}
 		time.Sleep(time.Hour) // stdin is never read again: clawd's answers fill the pipe
 	}
+	if *ask != "" && !asked {
+		asked = true
+		params := map[string]any{}
+		if *ask == "completion/complete" {
+			params = map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": "v"}}
+		}
+		send(map[string]any{"jsonrpc": "2.0", "id": "ask-1", "method": *ask, "params": params})
+	}
 	if *relist {
 		send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 	}
 }
+
+var asked bool // -ask: the request went out
 
 // imageResult is returned byte for byte: an image, an item of a type no SDK
 // knows, structuredContent, isError and _meta.
