@@ -30,7 +30,7 @@ import (
 // result into typed content and clawd then parses the raw copy again
 // (docs/benchmarks.md, "Upstream servers"). So clawd writes tools/call
 // itself, with an id of its own on the connection it already owns, and the
-// reader hands the answer's raw line straight to the waiting call. The
+// call reads the answer's raw line itself (stdioread.go). The
 // session's other traffic (initialize, tools/list, pings, the server's own
 // requests and notifications) still goes through the SDK.
 //
