@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,7 +21,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/clawde/clawd/internal/support/lines"
 	"github.com/clawde/clawd/internal/support/proc"
 	"github.com/clawde/clawd/internal/support/secrets"
 )
@@ -120,6 +118,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if f, ok := p.Stdin().(*os.File); ok {
 		c.stdinRaw, _ = f.SyscallConn() // nil: every write takes the bounded path
 	}
+	c.out = newStdoutReader(p.Stdout())
 	go c.readLoop()
 	go c.watchExit()
 	return c, nil
@@ -159,9 +158,10 @@ type stdioConn struct {
 	calls    directCalls
 	progress *progressRoutes
 
+	out         *stdoutReader // reading stdout (stdioread.go)
 	incoming    chan jsonrpc.Message
 	serverCalls atomic.Int32 // the server's requests handed to the SDK and not yet answered
-	readErr     error        // set before readDone closes
+	readErr     error        // set before readDone closes (readOne)
 	readDone    chan struct{}
 
 	closeOnce sync.Once
@@ -184,38 +184,15 @@ func (c *stdioConn) watchExit() {
 	select {
 	case <-c.readDone:
 	case <-t.C:
-		if f, ok := c.p.Stdout().(*os.File); ok {
-			f.SetReadDeadline(time.Now())
-		}
+		c.out.cutForEver()
 	}
 }
 
-// readLoop reads stdout line by line. A line that is not a JSON object or
-// array (a banner, a log line a server printed to the wrong stream) is
-// logged and skipped, as is a line too long or not JSON-RPC: a server's
-// noise must not end its session. Only EOF or a read error does.
-func (c *stdioConn) readLoop() {
-	defer close(c.readDone)
-	r := bufio.NewReaderSize(c.p.Stdout(), 64<<10)
-	for {
-		line, tooLong, ends, err := lines.ReadEnds(r, maxLine, nil, 256) // a fresh buffer: handleLine may keep it
-		if tooLong {
-			c.noise("a stdout line over 16 MiB was discarded")
-			c.discarded(ends)
-		} else if len(line) > 0 {
-			c.handleLine(line)
-		}
-		if err != nil {
-			if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
-				err = io.EOF
-			}
-			c.readErr = err
-			return
-		}
-	}
-}
-
-func (c *stdioConn) handleLine(line []byte) {
+// handleLine routes one line of stdout (stdioread.go has who reads it).
+// When abort closes while a message waits for the SDK to take it, the
+// message is handed over by a goroutine of its own instead: a call reading
+// its own answer must not wait on the SDK past its own end.
+func (c *stdioConn) handleLine(line []byte, abort <-chan struct{}) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return
@@ -274,6 +251,13 @@ func (c *stdioConn) handleLine(line []byte) {
 		case c.incoming <- m:
 		case <-c.closed:
 			return
+		case <-abort:
+			go func() {
+				select {
+				case c.incoming <- m:
+				case <-c.closed:
+				}
+			}()
 		}
 	}
 }
@@ -340,6 +324,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encoding a message for the upstream: %w", err)
+	}
+	if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+		c.sdkRequest() // its answer is read at once
 	}
 	return c.writeLine(ctx, append(data, '\n'))
 }

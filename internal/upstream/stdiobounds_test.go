@@ -20,11 +20,11 @@ func TestStdioLineNestedTooDeepIsSkipped(t *testing.T) {
 		incoming: make(chan jsonrpc.Message, 4), closed: make(chan struct{})}
 	deep := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":` +
 		strings.Repeat("[", maxJSONDepth+1) + strings.Repeat("]", maxJSONDepth+1) + `}}`
-	c.handleLine([]byte(deep))
-	c.handleLine([]byte("[" + deep + "]"))
+	c.handleLine([]byte(deep), nil)
+	c.handleLine([]byte("["+deep+"]"), nil)
 	many := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[` +
 		strings.Repeat("0,", maxJSONValues) + `0]}}`
-	c.handleLine([]byte(many))
+	c.handleLine([]byte(many), nil)
 	if n := len(c.incoming); n != 0 {
 		t.Errorf("%d message(s) over the bounds reached the SDK", n)
 	}
@@ -32,7 +32,7 @@ func TestStdioLineNestedTooDeepIsSkipped(t *testing.T) {
 		t.Errorf("want 3 noise lines saying why, got:\n%s", stderr.String())
 	}
 	shallow := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":[[1]]}}`
-	c.handleLine([]byte(shallow))
+	c.handleLine([]byte(shallow), nil)
 	if n := len(c.incoming); n != 1 {
 		t.Errorf("a message within the bounds: %d delivered, want 1", n)
 	}

@@ -30,7 +30,7 @@ import (
 // result into typed content and clawd then parses the raw copy again
 // (docs/benchmarks.md, "Upstream servers"). So clawd writes tools/call
 // itself, with an id of its own on the connection it already owns, and the
-// reader hands the answer's raw line straight to the waiting call. The
+// call reads the answer's raw line itself (stdioread.go). The
 // session's other traffic (initialize, tools/list, pings, the server's own
 // requests and notifications) still goes through the SDK.
 //
@@ -217,23 +217,8 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args jsontext.Val
 		c.calls.forget(id)
 		return nil, err
 	}
-	select {
-	case <-call.done:
-		return call.answer()
-	case <-ctx.Done():
-		c.calls.forget(id)
-		go c.cancelled(id, context.Cause(ctx))
-		return nil, ctx.Err()
-	case <-c.readDone:
-	case <-c.closed:
-	}
-	c.calls.forget(id)
-	select {
-	case <-call.done: // answered just before the end
-		return call.answer()
-	default:
-		return nil, errConnectionGone
-	}
+	c.callStarted()
+	return c.await(ctx, id, call)
 }
 
 // toolsCallLine builds the whole tools/call request line for id (a

@@ -96,6 +96,9 @@ func benchFloor(o options) []result {
 	for i := 0; i < o.n; i++ {
 		for j := range sides {
 			s := sides[(i+j)%len(sides)]
+			if o.pause > 0 {
+				time.Sleep(o.pause)
+			}
 			start := time.Now()
 			if err := s.p.call(s.tool, args); err != nil {
 				fatalf("%v", err)

@@ -22,7 +22,8 @@
 //     With -clawd-b, a second clawd build joins the rotation instead of the
 //     go-sdk proxy: two builds compared call by call in one run, so drift
 //     of the machine (which moves a whole run by tens of microseconds on a
-//     shared VM) falls on both alike.
+//     shared VM) falls on both alike. With -pause, every call comes after
+//     that long with nothing to do, as an agent's calls do.
 //
 // It speaks raw NDJSON (2025-11-25 initialize) so the client adds as little
 // as it can. bench/upstream.sh builds everything and runs them all.
@@ -52,6 +53,7 @@ type options struct {
 	n, warmup, runs         int
 	servers, tools, hang    int
 	block                   int
+	pause                   time.Duration // mode floor: idle time before each call
 }
 
 func main() {
@@ -67,6 +69,7 @@ func main() {
 	flag.IntVar(&o.n, "n", 5000, "timed requests (modes overhead, list, floor)")
 	flag.IntVar(&o.warmup, "warmup", 500, "untimed requests first")
 	flag.IntVar(&o.block, "block", 1, "mode overhead: calls in a row to one side before switching (1: alternate call by call, so each process sleeps between its calls; more: each side's calls come back to back)")
+	flag.DurationVar(&o.pause, "pause", 0, "mode floor: sleep this long before each call, so every process has been idle that long when its call comes (as when an agent's calls are seconds apart)")
 	flag.IntVar(&o.runs, "runs", 10, "daemon starts to time (mode spawn)")
 	flag.IntVar(&o.servers, "servers", 30, "upstream servers (modes list, spawn)")
 	flag.IntVar(&o.tools, "tools", 10, "extra tools per fake server (it has 7 of its own)")

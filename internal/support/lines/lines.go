@@ -5,7 +5,10 @@
 // way, without holding it.
 package lines
 
-import "bufio"
+import (
+	"bufio"
+	"io"
+)
 
 // Read reads one line from br without its newline (and a trailing CR),
 // appending it to buf (pass buf[:0] to reuse a buffer, nil for a fresh
@@ -27,48 +30,94 @@ type Ends struct{ Head, Tail []byte }
 // and last n bytes (without the newline) in ends; they may overlap, and
 // hold nothing of the line otherwise. At most 2n more bytes are held.
 func ReadEnds(br *bufio.Reader, max int, buf []byte, n int) (line []byte, tooLong bool, ends Ends, err error) {
+	p := Pending{buf: buf}
+	line, tooLong, ends, err = p.Next(br, max, n)
+	if err != nil && err != io.EOF {
+		line, tooLong, ends = p.Flush(max, n)
+	}
+	return line, tooLong, ends, err
+}
+
+// Pending is a line read in part: what ReadEnds holds between two
+// fragments, kept in a value so that a read cut short by an error (a
+// deadline: the goroutine reading gave up its turn) can be continued by a
+// later call, on any goroutine, with nothing of the line lost or split.
+// The zero value starts a new line. Its max and n must stay the same from
+// one call to the next.
+type Pending struct {
+	buf     []byte
+	tooLong bool
+	ends    Ends
+}
+
+// Next reads on from br to the end of the line and returns the line as
+// ReadEnds does (with io.EOF after a last line without a newline); the
+// next call starts a new line in a fresh buffer, so the line returned is
+// the caller's to keep. When br fails before the line's end with any other
+// error, Next returns that error alone and keeps what it has read: the
+// next call continues the line, or Flush ends it there.
+func (p *Pending) Next(br *bufio.Reader, max, n int) (line []byte, tooLong bool, ends Ends, err error) {
 	for {
 		frag, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(frag) > max+2 { // +2: room for "\r\n"
-				tooLong = true
+		if !p.tooLong {
+			if len(p.buf)+len(frag) > max+2 { // +2: room for "\r\n"
+				p.tooLong = true
 				if n > 0 {
 					// Two bytes more than n: the newline is trimmed at the end.
-					ends.Head = append(ends.Head, buf[:min(n+2, len(buf))]...)
-					if len(ends.Head) < n+2 {
-						ends.Head = append(ends.Head, frag[:min(n+2-len(ends.Head), len(frag))]...)
+					p.ends.Head = append(p.ends.Head, p.buf[:min(n+2, len(p.buf))]...)
+					if len(p.ends.Head) < n+2 {
+						p.ends.Head = append(p.ends.Head, frag[:min(n+2-len(p.ends.Head), len(frag))]...)
 					}
-					ends.Tail = keepLast(ends.Tail, buf, n+2)
+					p.ends.Tail = keepLast(p.ends.Tail, p.buf, n+2)
 				}
-				buf = buf[:0]
+				p.buf = p.buf[:0]
 			} else {
-				buf = append(buf, frag...)
+				p.buf = append(p.buf, frag...)
 			}
 		}
-		if tooLong && n > 0 {
-			ends.Tail = keepLast(ends.Tail, frag, n+2)
+		if p.tooLong && n > 0 {
+			p.ends.Tail = keepLast(p.ends.Tail, frag, n+2)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if tooLong {
-			ends.Head, ends.Tail = trimNewline(ends.Head), trimNewline(ends.Tail)
-			ends.Head = ends.Head[:min(n, len(ends.Head))]
-			if d := len(ends.Tail) - n; d > 0 {
-				ends.Tail = ends.Tail[d:]
-			}
-			return buf[:0], true, ends, err
+		if err != nil && err != io.EOF {
+			return nil, false, Ends{}, err
 		}
-		k := len(trimNewline(buf))
-		if k > max { // the +2 above let a line end in LF alone through
-			if n > 0 {
-				ends.Head = append(ends.Head, buf[:min(n, k)]...)
-				ends.Tail = keepLast(ends.Tail, buf[:k], n)
-			}
-			return buf[:0], true, ends, err
-		}
-		return buf[:k], false, ends, err
+		line, tooLong, ends = p.finish(max, n)
+		return line, tooLong, ends, err
 	}
+}
+
+// Flush ends the line where its input stopped (the input failed for good)
+// and returns what was read of it as ReadEnds does; the next call starts
+// a new line.
+func (p *Pending) Flush(max, n int) (line []byte, tooLong bool, ends Ends) {
+	return p.finish(max, n)
+}
+
+// finish returns the line read so far and resets p for the next one.
+func (p *Pending) finish(max, n int) (line []byte, tooLong bool, ends Ends) {
+	buf, ends := p.buf, p.ends
+	tooLong = p.tooLong
+	*p = Pending{}
+	if tooLong {
+		ends.Head, ends.Tail = trimNewline(ends.Head), trimNewline(ends.Tail)
+		ends.Head = ends.Head[:min(n, len(ends.Head))]
+		if d := len(ends.Tail) - n; d > 0 {
+			ends.Tail = ends.Tail[d:]
+		}
+		return buf[:0], true, ends
+	}
+	k := len(trimNewline(buf))
+	if k > max { // the +2 above let a line end in LF alone through
+		if n > 0 {
+			ends.Head = append(ends.Head, buf[:min(n, k)]...)
+			ends.Tail = keepLast(ends.Tail, buf[:k], n)
+		}
+		return buf[:0], true, ends
+	}
+	return buf[:k], false, ends
 }
 
 // keepLast appends the last n bytes of b to tail and keeps tail's last n.

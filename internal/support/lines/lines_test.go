@@ -2,9 +2,13 @@ package lines
 
 import (
 	"bufio"
+	"bytes"
+	"errors"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // TestRead: CRLF and LF end a line; a line over max is consumed without
@@ -53,5 +57,119 @@ func TestReadEnds(t *testing.T) {
 				t.Fatalf("size %d, length %d: next line %q", size, length, line)
 			}
 		}
+	}
+}
+
+// cutReader hands out its input in small pieces and, between them, fails
+// with errCut as a read whose deadline passed does, holding nothing back.
+type cutReader struct {
+	in  []byte
+	rnd *rand.Rand
+}
+
+var errCut = errors.New("cut")
+
+func (r *cutReader) Read(p []byte) (int, error) {
+	if r.rnd.IntN(3) == 0 {
+		return 0, errCut
+	}
+	if len(r.in) == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), len(r.in), 1+r.rnd.IntN(40))
+	copy(p, r.in[:k])
+	r.in = r.in[k:]
+	return k, nil
+}
+
+// TestPendingSurvivesCuts: lines read with Pending.Next through a reader
+// cut at random points, each cut retried, come out exactly as ReadEnds
+// reads them from the whole input: no byte lost or doubled, a line too
+// long still reported with the same ends, whatever the bufio buffer's size.
+func TestPendingSurvivesCuts(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	const max, n = 24, 5
+	for round := range 300 {
+		var in []byte
+		for range rnd.IntN(12) {
+			k := rnd.IntN(3 * max)
+			for range k {
+				in = append(in, "abcdefghij{}\":\r"[rnd.IntN(15)])
+			}
+			if rnd.IntN(2) == 0 {
+				in = append(in, '\r')
+			}
+			in = append(in, '\n')
+		}
+		if rnd.IntN(2) == 0 {
+			in = append(in, "tail"...)
+		}
+		size := 16 + rnd.IntN(64)
+		type got struct {
+			line    string
+			tooLong bool
+			ends    Ends
+		}
+		var want, have []got
+		clean := bufio.NewReaderSize(bytes.NewReader(in), size)
+		for {
+			line, tooLong, ends, err := ReadEnds(clean, max, nil, n)
+			want = append(want, got{string(line), tooLong, ends})
+			if err != nil {
+				break
+			}
+		}
+		cut := bufio.NewReaderSize(&cutReader{in: in, rnd: rnd}, size)
+		var p Pending
+		for cuts := 0; ; {
+			line, tooLong, ends, err := p.Next(cut, max, n)
+			if err == errCut {
+				if cuts++; cuts > 100000 {
+					t.Fatal("no progress")
+				}
+				continue
+			}
+			have = append(have, got{string(line), tooLong, ends})
+			if err != nil {
+				break
+			}
+		}
+		if len(have) != len(want) {
+			t.Fatalf("round %d: %d lines through cuts, %d without\n%v\n%v", round, len(have), len(want), have, want)
+		}
+		for i := range want {
+			w, h := want[i], have[i]
+			if w.line != h.line || w.tooLong != h.tooLong || !bytes.Equal(w.ends.Head, h.ends.Head) || !bytes.Equal(w.ends.Tail, h.ends.Tail) {
+				t.Fatalf("round %d line %d: through cuts %+v, without %+v (input %q)", round, i, h, w, in)
+			}
+		}
+	}
+}
+
+// TestPendingFlush: Flush ends a line where its input stopped, as ReadEnds
+// does at an error, and the next Next starts a new line.
+func TestPendingFlush(t *testing.T) {
+	br := bufio.NewReaderSize(&cutReader{in: []byte("partial"), rnd: rand.New(rand.NewPCG(3, 3))}, 16)
+	var p Pending
+	for {
+		line, _, _, err := p.Next(br, 100, 0)
+		if err == errCut {
+			continue
+		}
+		if string(line) != "partial" || err != io.EOF {
+			t.Fatalf("got %q, %v; want the partial line with io.EOF", line, err)
+		}
+		break
+	}
+	p = Pending{}
+	br = bufio.NewReaderSize(iotest.TimeoutReader(strings.NewReader("abc")), 16)
+	if line, _, _, err := p.Next(br, 100, 0); line != nil || err == nil {
+		t.Fatalf("Next = %q, %v; want nothing and the reader's error", line, err)
+	}
+	if line, tooLong, _ := p.Flush(100, 0); string(line) != "abc" || tooLong {
+		t.Fatalf("Flush = %q (tooLong %v), want the line read so far", line, tooLong)
+	}
+	if line, tooLong, _ := p.Flush(100, 0); len(line) != 0 || tooLong {
+		t.Fatalf("a second Flush = %q, want a new, empty line", line)
 	}
 }

@@ -1,0 +1,137 @@
+//go:build unix
+
+package upstream
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// connectScript connects to `sh -c script`, a child that speaks whatever
+// the script writes; what clawd notes of its output (noise) goes to
+// stderr.
+func connectScript(t *testing.T, script string, stderr *syncBuffer) *stdioConn {
+	t.Helper()
+	tr := &stdioTransport{path: "/bin/sh", args: []string{"-c", script}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	if stderr != nil {
+		tr.stderr = stderr
+	}
+	mc, err := tr.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mc.(*stdioConn)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A call that reads its own answer and is cancelled while half of a line
+// is in the pipe gives its turn up without losing that half: the next
+// reader reads the line whole (here the cancelled call's late answer,
+// dropped), and the call after it gets its own answer. Cut at the wrong
+// place, the rest of the line would be read as a line of its own (noise
+// here; a message, had the server meant it) and the framing lost.
+func TestCancelledReaderKeepsHalfALine(t *testing.T) {
+	t.Parallel()
+	var noise syncBuffer
+	c := connectScript(t, `read -r first
+printf '%s' '{"jsonrpc":"2.0","id":"clawd-call-1","result":{"content":[{"type":"text","text":"'
+sleep 1
+printf '%s\n' 'late"}]}}'
+while read -r line; do
+  case "$line" in
+  *'"clawd-call-2"'*) printf '%s\n' '{"jsonrpc":"2.0","id":"clawd-call-2","result":{"content":[{"type":"text","text":"second"}]}}' ;;
+  esac
+done`, &noise)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel) // the first half is in the pipe by then
+	start := time.Now()
+	_, err := c.callTool(ctx, "t", nil, nil, "", nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("first call: %v, want context.Canceled", err)
+	}
+	if took := time.Since(start); took > 900*time.Millisecond {
+		t.Errorf("the cancelled call returned after %v, with the rest of the line (1 s)", took)
+	}
+	res, err := c.callTool(context.Background(), "t", nil, nil, "", nil)
+	if err != nil {
+		t.Fatalf("second call: %v", err)
+	}
+	if !strings.Contains(string(res), `"second"`) {
+		t.Fatalf("second call answered %s", res)
+	}
+	select {
+	case <-c.readDone:
+		t.Fatalf("the connection ended: %v", c.readErr)
+	default:
+	}
+	if n := noise.String(); n != "" {
+		t.Errorf("the child's output was not read as whole lines:\n%s", n)
+	}
+}
+
+// An idle reader blocked on a child that says nothing gives its turn up to
+// a call, which then reads its own answer; once the connection is idle
+// again, the idle reader reads what the child sends unasked (a
+// notification), and a call after that still gets its answer.
+func TestIdleReaderGivesWay(t *testing.T) {
+	t.Parallel()
+	c := connectScript(t, `while read -r line; do
+  case "$line" in
+  *'"clawd-call-'*) id=${line#*'"id":"'}; id=${id%%'"'*}
+     printf '%s\n' '{"jsonrpc":"2.0","id":"'"$id"'","result":{"content":[]}}'
+     sleep 0.2
+     printf '%s\n' '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"'"$id"'"}}' ;;
+  esac
+done`, nil)
+	time.Sleep(50 * time.Millisecond) // the idle reader waits in a read by now
+	for i := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := c.callTool(ctx, "t", nil, nil, "", nil); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		// The notification comes 200 ms after the answer, with no call
+		// waiting: only the idle reader can read it.
+		m, err := c.Read(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("the notification after call %d: %v", i, err)
+		}
+		if r, ok := m.(*jsonrpc.Request); !ok || r.Method != "notifications/message" {
+			t.Fatalf("after call %d the SDK got %#v", i, m)
+		}
+	}
+}
+
+// A reader whose call has ended does not wait for the SDK to take a
+// message it read (a notification read on the way to its answer): the
+// message is handed over by a goroutine of its own, in time.
+func TestHandleLineAbortHandsOver(t *testing.T) {
+	c := &stdioConn{logger: slog.New(slog.DiscardHandler), incoming: make(chan jsonrpc.Message), closed: make(chan struct{})}
+	abort := make(chan struct{})
+	close(abort)
+	done := make(chan struct{})
+	go func() {
+		c.handleLine([]byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`), abort)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handleLine waited for the SDK after its reader's call ended")
+	}
+	select {
+	case m := <-c.incoming:
+		if r, ok := m.(*jsonrpc.Request); !ok || r.Method != "notifications/message" {
+			t.Fatalf("the SDK got %#v", m)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the message was lost")
+	}
+}
