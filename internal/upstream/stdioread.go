@@ -34,8 +34,9 @@ import (
 // stays in the connection's lines.Pending for the next reader.
 //
 // Reading by turn needs a stdout whose reads can be cut (an *os.File
-// pipe, as proc gives); with any other, the idle reader reads everything
-// and calls wait for it to hand them their answers.
+// pipe the runtime polls, as proc gives on Unix); with any other (Windows'
+// anonymous pipes), the idle reader reads everything and calls wait for it
+// to hand them their answers.
 
 // idleAfter is how long after the latest direct call started the idle
 // reader takes the turn again. Calls closer together than this read their
@@ -76,7 +77,9 @@ type stdoutReader struct {
 func newStdoutReader(stdout io.Reader) *stdoutReader {
 	r := &stdoutReader{turn: make(chan struct{}, 1), br: bufio.NewReaderSize(stdout, 64<<10),
 		sdkWrote: make(chan struct{}, 1), start: time.Now()}
-	r.file, _ = stdout.(*os.File)
+	if f, ok := stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		r.file = f // a pipe the runtime polls (not Windows' anonymous pipes)
+	}
 	r.turn <- struct{}{}
 	return r
 }

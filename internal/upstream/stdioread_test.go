@@ -5,8 +5,11 @@ package upstream
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -133,5 +136,56 @@ func TestHandleLineAbortHandsOver(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the message was lost")
+	}
+}
+
+// A stdout whose reads cannot be cut (an io.Pipe here; Windows' anonymous
+// pipes) is read by the idle reader alone, and a call gets its answer from
+// it; a call cancelled meanwhile returns at once, having never been stuck
+// in a read it could not leave.
+func TestUncuttableStdoutReadByIdleReader(t *testing.T) {
+	// A pipe of blocking descriptors: an *os.File the runtime does not poll,
+	// as Windows' anonymous pipes are; its reads cannot be cut either.
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	blocking := os.NewFile(uintptr(fds[0]), "blocking")
+	defer blocking.Close()
+	defer syscall.Close(fds[1])
+	if newStdoutReader(blocking).file != nil {
+		t.Fatal("a pipe whose reads cannot be cut was taken for one that can be")
+	}
+
+	pr, pw := io.Pipe()
+	c := &stdioConn{logger: slog.New(slog.DiscardHandler), incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
+	c.out = newStdoutReader(pr)
+	if c.out.file != nil {
+		t.Fatal("an io.Pipe was taken for a file whose reads can be cut")
+	}
+	go c.readLoop()
+	t.Cleanup(func() { pw.Close() })
+
+	id, call := c.calls.register(nil)
+	c.callStarted()
+	go pw.Write([]byte(`{"jsonrpc":"2.0","id":"` + id + `","result":{"content":[]}}` + "\n"))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if res, err := c.await(ctx, id, call); err != nil || !strings.Contains(string(res), "content") {
+		t.Fatalf("await = %s, %v; want the answer the idle reader read", res, err)
+	}
+
+	id, call = c.calls.register(nil)
+	cctx, ccancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, ccancel)
+	done := make(chan error, 1)
+	go func() { _, err := c.await(cctx, id, call); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled await: %v, want context.Canceled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled call stayed waiting")
 	}
 }
