@@ -40,10 +40,6 @@ var (
 	secretPass = regexp.MustCompile(`(?i)\b(pass:)[^\s"';&|]+`)
 	// Bearer xyz, Basic xyz, token xyz (GitHub's scheme).
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
-	// user:password@ in URLs, also without a user (redis://:password@).
-	// The password runs to the last "@" before the host (Python's and
-	// libpq's reading of an unencoded "@" in a password).
-	secretURL = regexp.MustCompile(`(://[^/\s:@]*:)([^\s/]*[^@\s/])@`)
 	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
 	// URL (-u redis://...), whose password secretURL masks.
 	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
@@ -111,7 +107,7 @@ var maskRules = []struct {
 	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
-	{re: secretURL, start: 4, end: 5, hints: []string{"://"}, and: "@"},
+	{fn: urlPasswordSpans, hints: []string{"://"}, and: "@"},
 	{re: secretPrefixed, hints: []string{"glpat-", "gldt-", "glrt-", "glptt-", "akia", "asia", "sg.", "eyj"}},
 	{re: secretPEM, start: 2, end: 3, hints: []string{"private key"}},
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
@@ -199,8 +195,9 @@ func toLower(c byte) byte {
 //     "token";
 //   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, up to the
-//     last "@" before the host, and of -u/--user user:password (curl's
-//     form); an Azure SAS token's sig=;
+//     last "@" before the host (it may hold '/', '?', '#'; userinfoEnd),
+//     and of -u/--user user:password (curl's form); an Azure SAS token's
+//     sig=;
 //   - tokens named by their prefix that are too short or too regular to
 //     look random: GitLab's glpat-/gldt-/glrt-/glptt-, AWS access key
 //     ids (AKIA/ASIA), SendGrid's SG.id.secret, JWTs (eyJ.eyJ.); and a
@@ -334,7 +331,7 @@ func MaskSpans(s string, spans [][2]int, mask string) string {
 // follows the name after whitespace alone and starts with "-": that is the
 // next flag (--password-stdin -u bob), not a value; it stays, and the
 // search goes on from it (--no-auth --password x). A value's last word is
-// read as a name too.
+// read as a name too. A name that is a URL's user or host is no name.
 func assignSpans(s string, spans [][2]int) [][2]int {
 	pos, lastWord := 0, -1
 	for pos < len(s) {
@@ -344,6 +341,12 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		}
 		start, val, end := pos+m[2], pos+m[4], pos+m[5]
 		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
+			pos = val
+			continue
+		}
+		// A URL's user or host (https://oauth2:TOKEN@host, https://auth:8443/):
+		// the URL rule masks a password there, and the host stays shown.
+		if s[val-1] == ':' && strings.HasSuffix(s[:start], "://") {
 			pos = val
 			continue
 		}
@@ -463,4 +466,106 @@ func looksRandom(w string) bool {
 		return true
 	}
 	return lowerRuns >= 4 && 2*lower <= 5*lowerRuns
+}
+
+// urlPasswordSpans adds to spans the password of each URL's userinfo
+// (user:password@, :password@), up to the '@' userinfoEnd finds, so the
+// user and the host stay shown. A URL runs from its "://" to the next
+// "://", a blank, or the quote that opens it (", ' or `, before its
+// scheme; a quote escaped with '\\' in a "..." does not end it): a JSON
+// string's email after the URL is not read as its userinfo. Each stretch
+// of text is read by one URL only, so the cost stays linear.
+func urlPasswordSpans(s string, spans [][2]int) [][2]int {
+	for p := strings.Index(s, "://"); p >= 0; {
+		start := p + 3
+		end := len(s)
+		next := strings.Index(s[start:], "://")
+		if next >= 0 {
+			end = start + next
+		}
+		var quote byte
+		i := p
+		for i > 0 && isSchemeByte(s[i-1]) {
+			i--
+		}
+		if i > 0 && (s[i-1] == '"' || s[i-1] == '\'' || s[i-1] == '`') {
+			quote = s[i-1]
+		}
+		for j := start; j < end; j++ {
+			if c := s[j]; isBlank(c) || c == quote && (quote != '"' || s[j-1] != '\\') {
+				end = j
+				break
+			}
+		}
+		t := s[start:end]
+		if at := userinfoEnd(t); at >= 0 {
+			if colon := strings.IndexByte(t[:at], ':'); colon >= 0 && colon+1 < at {
+				spans = append(spans, [2]int{start + colon + 1, start + at})
+			}
+		}
+		if next < 0 {
+			break
+		}
+		p = start + next
+	}
+	return spans
+}
+
+// userinfoEnd is the index in t (a URL after its "://", or a URL without
+// one) of the '@' that ends its userinfo, or -1 when it has none. A
+// password may hold an unencoded '@', '/', '?' or '#' (Python's and
+// libpq's reading run to the last '@'):
+//
+//   - when no ':' comes before the first '/', '?' or '#' (outside an IPv6
+//     host's brackets), there is no password, and an '@' after them is
+//     the path's (https://h/@owner/mcp): the last '@' before them ends
+//     the userinfo (a token given as the user);
+//   - otherwise the last '@' does, except after a host and a port (digits
+//     after the last ':'), where the path has begun when its first '/' is
+//     followed by '@' (https://h:8443/@owner) or a later '?' or '#' comes
+//     before an '@' (https://h:8443/mcp?to=a@b): only an '@' before those
+//     counts. A password that reads as a port and a path
+//     (https://u:12/ss@h) is still masked.
+func userinfoEnd(t string) int {
+	delim := strings.IndexAny(t, "/?#")
+	if delim < 0 {
+		delim = len(t)
+	}
+	hostport := t[:delim]
+	hp := hostport
+	if strings.HasPrefix(hp, "[") {
+		if i := strings.IndexByte(hp, ']'); i >= 0 {
+			hp = hp[i+1:]
+		}
+	}
+	if !strings.Contains(hp, ":") {
+		return strings.LastIndexByte(hostport, '@')
+	}
+	limit := len(t)
+	if delim < len(t) && t[delim] == '/' && isPort(hp[strings.LastIndexByte(hp, ':')+1:]) {
+		if strings.HasPrefix(t[delim:], "/@") {
+			limit = delim
+		} else if i := strings.IndexAny(t[delim:], "?#"); i >= 0 {
+			limit = delim + i
+		}
+		if i := strings.Index(t[delim:limit], "/@"); i >= 0 {
+			limit = delim + i
+		}
+	}
+	return strings.LastIndexByte(t[:limit], '@')
+}
+
+// isPort: p is digits only (an empty port too, as in h:/path).
+func isPort(p string) bool {
+	return strings.Trim(p, "0123456789") == ""
+}
+
+// isSchemeByte: c may be part of a URL's scheme (git+ssh, coap+tcp).
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '.' || c == '-'
+}
+
+// isBlank: c is ASCII white space.
+func isBlank(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }

@@ -226,3 +226,32 @@ func leak(out, secret string) string {
 	}
 	return best
 }
+
+// TestMaskTextURLPasswords: a URL's password is masked whatever it holds
+// ('#', '?', '/', an encoded '@'), whatever the scheme or the host (an
+// IPv6 one), and the host stays shown: after a token given as a
+// "oauth2:" user, and when an '@' starts a path segment.
+func TestMaskTextURLPasswords(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://u:pa#ss@h/mcp", "https://u:***@h/mcp"},
+		{"https://u:pa?ss@h/mcp", "https://u:***@h/mcp"},
+		{"https://u:12/ss@h/mcp", "https://u:***@h/mcp"},
+		{"git clone https://u:pa/ss#x@h/r.git", "git clone https://u:***@h/r.git"},
+		{"https://u:pa%40ss@h/mcp", "https://u:***@h/mcp"},
+		{"https://u:p@ss@h/mcp", "https://u:***@h/mcp"},
+		{"http://u:pw@[::1]:8080/mcp", "http://u:***@[::1]:8080/mcp"},
+		{"git+ssh://u:pwsecret@h/repo", "git+ssh://u:***@h/repo"},
+		{"redis://:pass@host", "redis://:***@host"},
+		{"git clone https://oauth2:TOKEN@host/x", "git clone https://oauth2:***@host/x"},
+		{"https://h:8443/@owner/mcp", "https://h:8443/@owner/mcp"},
+		{"https://h/@owner/mcp", "https://h/@owner/mcp"},
+		{`{"url":"https://u:pw@h/x","to":"bob@example.com"}`, `{"url":"https://u:***@h/x","to":"bob@example.com"}`},
+		{`curl 'https://u:pa"ss@h/x'`, `curl 'https://u:***@h/x'`},
+		{"open https://h/r?next=https://v:pw2@g/x", "open https://h/r?next=https://v:***@g/x"},
+		{"ssh://git@github.com/o/r.git", "ssh://git@github.com/o/r.git"},
+	} {
+		if got := MaskText(tt.in); got != tt.want {
+			t.Errorf("MaskText(%q)\n = %q\nwant %q", tt.in, got, tt.want)
+		}
+	}
+}
