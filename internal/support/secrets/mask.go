@@ -42,7 +42,11 @@ var (
 	secretScheme = regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]+)`)
 	// -u USER:PASSWORD, --user USER:PASSWORD (curl, wget, httpie); not a
 	// URL (-u redis://...), whose password secretURL masks.
-	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
+	// Also --proxy-user USER:PASSWORD (curl's proxy credentials).
+	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--(?:proxy-)?user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
+	//   - curl's -U USER:PASSWORD (--proxy-user; another tool's -U is
+	//     a user name).
+	secretCurlProxyUser = regexp.MustCompile(`(\bcurl\b[^;&|\r\n]*?\s-U\s*["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
 	// Tokens whose prefix names them, too short or too regular to look
 	// random: GitLab's glpat-/gldt-/glrt-/glptt- (20 characters after
 	// the prefix), AWS access key ids (AKIA/ASIA and 16 more), SendGrid's
@@ -71,7 +75,8 @@ var (
 
 // maskRules each find, in a text that contains (in any case) one of their
 // hints, words without which their pattern cannot match (and their and,
-// as written, when set), the spans to mask: from
+// as written, when set; a rule without hints needs its and only), the
+// spans to mask: from
 // submatch index start of a match (3: the end of its first group, 4: the
 // start of its second) to submatch index end (the match's end when 0).
 // Most texts (a path, `go test ./...`) contain no hint, and skip the
@@ -106,8 +111,12 @@ var maskRules = []struct {
 	{re: secretSSHPassFlag, start: 3, hints: []string{"sshpass"}},
 	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
+	{re: secretCurlProxyUser, start: 3, hints: []string{"curl"}},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
 	{fn: urlPasswordSpans, hints: []string{"://"}, and: "@"},
+	// No hint: an '@' is enough (and), and the scan is cheaper than a
+	// regular expression.
+	{fn: barePasswordSpans, and: "@"},
 	{re: secretPrefixed, hints: []string{"glpat-", "gldt-", "glrt-", "glptt-", "akia", "asia", "sg.", "eyj"}},
 	{re: secretPEM, start: 2, end: 3, hints: []string{"private key"}},
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
@@ -151,6 +160,28 @@ func init() {
 	if len(hintWords) > 64 {
 		panic("secrets: more than 64 hint words")
 	}
+	for _, r := range maskRules {
+		if r.set == 0 {
+			if r.and == "" {
+				panic("secrets: a rule without hints needs an and")
+			}
+			hintless = append(hintless, r.and)
+		}
+	}
+}
+
+// hintless are the and strings of the rules without hints: a text that
+// holds one of them is read by those rules even when it holds no hint.
+var hintless []string
+
+// anyHintless: s holds one of hintless.
+func anyHintless(s string) bool {
+	for _, h := range hintless {
+		if strings.Contains(s, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits;
@@ -225,11 +256,11 @@ func toLower(c byte) byte {
 // expressions do not backtrack); callers that only keep a prefix should
 // cut first (chain.ArgsSummary does).
 func MaskText(s string) string {
-	if hints := hintsIn(s); hints != 0 {
+	if hints := hintsIn(s); hints != 0 || anyHintless(s) {
 		var spans [][2]int
 		for _, r := range maskRules {
 			switch {
-			case hints&r.set == 0 || r.and != "" && !strings.Contains(s, r.and):
+			case r.set != 0 && hints&r.set == 0 || r.and != "" && !strings.Contains(s, r.and):
 			case r.fn != nil:
 				spans = r.fn(s, spans)
 			default:
@@ -568,4 +599,66 @@ func isSchemeByte(c byte) bool {
 // isBlank: c is ASCII white space.
 func isBlank(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// barePasswordSpans adds to spans the password of each USER:PASSWORD@HOST
+// written without a scheme (git clone user:pass@host:repo, curl -x
+// user:pass@proxy:3128, https_proxy=user:pass@proxy:3128): a word (from a
+// blank, a quote or the text's start) holding a ':' after a user without
+// '/', then '@' and a host (letters, digits, '.', '-', '_', or an IPv6
+// [...]) followed by ':' or '/'. Not a URL's ("//" after the ':': the URL
+// rule's), not a path segment that starts with '@' (h:8443/@owner), not
+// an image digest (name:tag@sha256:...), not an address
+// (mailto:bob@example.com has nothing after its host). The password may
+// hold '/' and ':'; it ends at the '@'. Each '@' looks back no further
+// than the '@' before it, and forward no further than the one after it:
+// linear; a user that is an address (bob@example.com:pw@proxy:8080) is
+// read from its '@' on.
+func barePasswordSpans(s string, spans [][2]int) [][2]int {
+	prev := -1
+	for off := 0; ; {
+		i := strings.IndexByte(s[off:], '@')
+		if i < 0 {
+			return spans
+		}
+		at := off + i
+		off = at + 1
+		j := at
+		for j > prev+1 && !isBlank(s[j-1]) && s[j-1] != '@' && s[j-1] != '"' && s[j-1] != '\'' && s[j-1] != '`' {
+			j--
+		}
+		prev = at
+		if !hostThenPath(s[at+1:]) {
+			continue
+		}
+		w := s[j:at]
+		colon := strings.IndexByte(w, ':')
+		if colon <= 0 || colon+1 == len(w) || strings.Contains(w[:colon], "/") || strings.HasPrefix(w[colon+1:], "//") || w[len(w)-1] == '/' {
+			continue
+		}
+		spans = append(spans, [2]int{j + colon + 1, at})
+	}
+}
+
+// hostThenPath: h starts with a host followed by ':' or '/', and the host
+// is not a digest's algorithm (sha256, sha512, blake3).
+func hostThenPath(h string) bool {
+	n := 0
+	if strings.HasPrefix(h, "[") {
+		n = strings.IndexByte(h, ']') + 1
+	} else {
+		for n < len(h) && (isNameByte(h[n]) || h[n] == '.') {
+			n++
+		}
+	}
+	if n <= 0 || n == len(h) || h[n] != ':' && h[n] != '/' {
+		return false
+	}
+	host := strings.ToLower(h[:n])
+	for _, alg := range []string{"sha", "blake"} {
+		if strings.HasPrefix(host, alg) && isPort(host[len(alg):]) {
+			return false
+		}
+	}
+	return true
 }

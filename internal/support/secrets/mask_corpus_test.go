@@ -102,6 +102,12 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"env api", "SENDGRID_API_KEY=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", "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc"},
 	// Command lines.
 	{"git clone token", "git clone https://bob:ghp_R7d2Kq9XbN4mZ1vT8wY3pL6sJ0hF5cG2aE4u@github.com/o/r.git", "R7d2Kq9XbN4mZ1vT8wY3pL6sJ0hF5cG2aE4u"},
+	{"git clone no scheme", "git clone user:passw0rd1@host:repo", "passw0rd1"},
+	{"curl -x no scheme", "curl -x bob:Tr0ub4dor3x@proxy.internal:3128 https://x", "Tr0ub4dor3x"},
+	{"proxy env no scheme", "export https_proxy=bob:Tr0ub4dor3x@proxy.internal:3128", "Tr0ub4dor3x"},
+	{"curl -x email user", "curl -x bob@corp.example:Tr0ub4dor3x@proxy:8080 https://x", "Tr0ub4dor3x"},
+	{"curl -U", "curl -U bob:Tr0ub4dor3x -x proxy:3128 https://x", "Tr0ub4dor3x"},
+	{"curl --proxy-user", "curl --proxy-user=bob:Tr0ub4dor3x -x proxy:3128 https://x", "Tr0ub4dor3x"},
 	{"git insteadOf", `git config --global url."https://oauth2:Tr0ub4dor3x@github.com/".insteadOf "https://github.com/"`, "Tr0ub4dor3x"},
 	{"curl bearer", "curl -H 'Authorization: Bearer Tr0ub4dor3x' https://api.x", "Tr0ub4dor3x"},
 	{"curl -u", "curl -u bob:Tr0ub4dor3x https://x", "Tr0ub4dor3x"},
@@ -203,6 +209,11 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"aws sts get-caller-identity --profile dev",
 		"ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519 -C me@example.com",
 		"func parseJWT(tok string) (*Claims, error) { parts := strings.Split(tok, \".\")",
+		"docker pull nginx:1.25@sha256:" + strings.Repeat("ab", 32),
+		"mailto:bob@example.com and sip:alice@example.com",
+		"implementation 'com.example:lib:1.0@aar'",
+		"npm i alias@npm:other@1.0 && git push origin HEAD@{1}:main",
+		"ssh -p 2222 git@github.com:owner/repo.git; rsync -a bob@host:/src/ dst/",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)

@@ -30,7 +30,7 @@ func TestMaskTextLinear(t *testing.T) {
 		`pwd="api_key": `, "password=", "token DB_PASSWORD:",
 		"-----BEGIN RSA PRIVATE KEY-----\n", "-----BEGIN X PRIVATE KEY-----", "vault login -x ", "vault login ",
 		"sqlcmd -x ", "bcp -P", "eyJa.eyJb.", "eyJ.", "?sig=", "&sig=a", "glpat-", "AKIA", "SG.a.", "://a:b@@",
-		"MNEMONIC=",
+		"MNEMONIC=", "a:b@c:", "a:b@", "@c:", "curl -U a:", "://h:1/@", "://h:1/a?@",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
