@@ -117,6 +117,9 @@ var maskRules = []struct {
 	// No hint: an '@' is enough (and), and the scan is cheaper than a
 	// regular expression.
 	{fn: barePasswordSpans, and: "@"},
+	// No hint either: its fixed part is a '.' (and), which the scan
+	// looks at alone.
+	{fn: discordSpans, and: "."},
 	{re: secretPrefixed, hints: []string{"glpat-", "gldt-", "glrt-", "glptt-", "akia", "asia", "sg.", "eyj"}},
 	{re: secretPEM, start: 2, end: 3, hints: []string{"private key"}},
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
@@ -233,6 +236,7 @@ func toLower(c byte) byte {
 //     look random: GitLab's glpat-/gldt-/glrt-/glptt-, AWS access key
 //     ids (AKIA/ASIA), SendGrid's SG.id.secret, JWTs (eyJ.eyJ.); and a
 //     PEM private key's body, up to its END line;
+//   - a Discord bot token (discordSpans), by its shape;
 //   - a wallet's MNEMONIC= or SEED_PHRASE= (upper case, as in a .env);
 //   - a password given to a flag that is a password flag only for its
 //     tool, the first one after the tool's name in the same command:
@@ -661,4 +665,47 @@ func hostThenPath(h string) bool {
 		}
 	}
 	return true
+}
+
+// discordSpans adds to spans each Discord bot token: the base64 of a
+// numeric user id (24 to 26 characters, starting M, N or O and then D, T,
+// j or z, as the base64 of ASCII digits does), '.', 6 characters (a
+// timestamp), '.', and 27 or more (an HMAC), each of [A-Za-z0-9_-]. Its
+// three words are too short for the random-word rule. Each '.' looks back
+// at most 27 bytes, and forward over a run no later '.' reads again:
+// linear.
+func discordSpans(s string, spans [][2]int) [][2]int {
+	for off := 0; ; {
+		i := strings.IndexByte(s[off:], '.')
+		if i < 0 {
+			return spans
+		}
+		dot := off + i
+		off = dot + 1
+		if dot+8 > len(s) || s[dot+7] != '.' || tokenRun(s[dot+1:dot+7]) != 6 {
+			continue
+		}
+		n := 0
+		for n < 27 && dot-n > 0 && isNameByte(s[dot-n-1]) {
+			n++
+		}
+		if n < 24 || n > 26 || !strings.ContainsRune("MNO", rune(s[dot-n])) || !strings.ContainsRune("DTjz", rune(s[dot-n+1])) {
+			continue
+		}
+		m := tokenRun(s[dot+8:])
+		if m < 27 {
+			continue
+		}
+		spans = append(spans, [2]int{dot - n, dot + 8 + m})
+		off = dot + 8 + m
+	}
+}
+
+// tokenRun is the length of the run of [A-Za-z0-9_-] s starts with.
+func tokenRun(s string) int {
+	n := 0
+	for n < len(s) && isNameByte(s[n]) {
+		n++
+	}
+	return n
 }

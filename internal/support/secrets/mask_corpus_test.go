@@ -58,6 +58,10 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"hf", "huggingface-cli login --token hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIj", "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGhIj"},
 	{"hf bare random", "echo 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", "qWeRtYuIoPaSdFgHjKlZxCvBnMqWeRtYuI"},
 	{"hf bare", "from_pretrained(m, use_auth=True) # 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", "kZbQmXwRtPvNcLsYhGdJfAeUiOyTqWrEbN"},
+	// Discord: base64 of a numeric id, a timestamp, an HMAC.
+	{"discord bot", "echo MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "ZnCjm1XVW7vRze4b7Cq4se7kKWs"},
+	{"discord bot env", "DISCORD=Nzk5MjgxNDk0NDc2NDU1OTg3.YABS5g.2lmzECVlZv3vv6miVnUaKPQi2wI python bot.py", "2lmzECVlZv3vv6miVnUaKPQi2wI"},
+	{"discord bot new", `client.run("MTIzNDU2Nzg5MDEyMzQ1Njc4OQ.GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab")`, "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab"},
 	// npm, PyPI.
 	{"npm token", "echo npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"},
 	{"npmrc", "//registry.npmjs.org/:_authToken=npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"},
@@ -157,11 +161,9 @@ var secretCorpus = []struct{ name, in, secret string }{
 //
 //   - a lower-case name_pass= (first_pass=, num_pass= in code);
 //   - a positional password (htpasswd's last word);
-//   - short base64 under a key that names no secret (a Secret's data:);
-//   - a Discord bot token: three short dotted words, no hint word.
+//   - short base64 under a key that names no secret (a Secret's data:).
 var secretCorpusGaps = []struct{ name, in, secret string }{
 	// GAPS
-	{"discord bot", "echo MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "ZnCjm1XVW7vRze4b7Cq4se7kKWs"},
 	{"kubectl yaml other", "  stripe: c2tfbGl2ZV80ZUMzOUhxTHlq", "c2tfbGl2ZV80ZUMzOUhxTHlq"},
 	{"htpasswd", "htpasswd -bc .htpasswd bob Tr0ub4dor3x", "Tr0ub4dor3x"},
 	{"env lowercase", "db_pass=Tr0ub4dor3", "Tr0ub4dor3"},
@@ -214,6 +216,8 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"implementation 'com.example:lib:1.0@aar'",
 		"npm i alias@npm:other@1.0 && git push origin HEAD@{1}:main",
 		"ssh -p 2222 git@github.com:owner/repo.git; rsync -a bob@host:/src/ dst/",
+		"java -cp build/classes com.example.MyApplicationServiceMain.runner.AbstractSingletonProxyFactoryBean",
+		"MDN7c2VydmljZS1uYW1lLWxvbmc.config.DefaultConfigurationLoaderImpl",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)
