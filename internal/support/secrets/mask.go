@@ -12,11 +12,18 @@ var (
 	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
 	// its quote).
 	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// Environment-style NAME_KEY=value and NAME_PASS=value (OPENAI_KEY,
-	// SMTP_PASS), and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
+	// Environment-style NAME_KEY=value, NAME_PASS=value and NAME_PW=value
+	// (OPENAI_KEY, SMTP_PASS, DB_PW), and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
-	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS)|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS|PW)|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// A lower-case name_pass, name-pass or name_pw, a camelCase namePass,
+	// or pass alone, then = or : (not pass alone: "tests pass: 3") and
+	// a value; passSpans leaves values that are code (first_pass=0,
+	// db_pass=$DB_PASS, pass = compute()).
+	secretPassAssign = regexp.MustCompile(`(?:\b[A-Za-z0-9_-]*(?:[_-]p(ass|w)|[a-z0-9]P(ass))|\bp(ass))["']?(\s*=\s*|:[ \t]*)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// --name-pass VALUE, --pass VALUE.
+	secretPassFlag = regexp.MustCompile(`(?:^|\s)--(?:[a-z0-9-]*-)?pass\s+("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	// A credential header's whole value, up to a quote or the line's end:
 	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
 	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
@@ -100,7 +107,8 @@ var maskRules = []struct {
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
 	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
-	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "mnemonic=", "seed_phrase="}},
+	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "_pw=", "mnemonic=", "seed_phrase="}},
+	{fn: passSpans, hints: []string{"pass", "_pw", "-pw"}},
 	// A header's whole value: a scheme the others do not know, and its
 	// credential. Its names hold auth (authorization), cookie, or key,
 	// token, secret or auth after "x-": "x-" alone is in too many texts
@@ -221,8 +229,11 @@ func toLower(c byte) byte {
 //     --name value, where the name contains token, secret, password,
 //     passwd, passphrase, pwd, api_key, access_key, private_key,
 //     credential or auth (any case; the name may be quoted, as a JSON key
-//     is; a quoted value is masked up to its closing quote), and
-//     environment-style NAME_KEY=value and NAME_PASS=value (upper case);
+//     is; a quoted value is masked up to its closing quote),
+//     environment-style NAME_KEY=value, NAME_PASS=value and NAME_PW=value
+//     (upper case), and name_pass, name-pass, name_pw, namePass or pass
+//     (lower case) with = or : and a value that is not code (passSpans),
+//     --name-pass VALUE and --pass VALUE;
 //   - the whole value of an Authorization, Proxy-Authorization, Cookie,
 //     Set-Cookie or X-...-Key/Token/Secret/Auth header (X-Api-Key,
 //     X-Auth-Token), and the credentials after "Bearer", "Basic" or
@@ -708,4 +719,67 @@ func tokenRun(s string) int {
 		n++
 	}
 	return n
+}
+
+// passSpans adds secretPassAssign's and secretPassFlag's values to spans,
+// except where the name or the value reads as code or prose:
+//
+//   - pass alone before ':' ("tests pass: 3"; openssl's pass:X is the
+//     pass: rule's), and a camelCase namePass with a value that is not
+//     quoted, unless after a bare '=' (a type, renderPass:
+//     GPURenderPassEncoder, or code, shadowPass = new ShadowPass());
+//   - a value that is a reference ($DB_PASS, "${DB_PASS}", %PASS%,
+//     {{ .pass }}), a call or an index (make_pass(cfg), a[i]), a number
+//     (first_pass=0), a literal (true, None, null), a type after ':'
+//     (int, str), or a dotted name (self.config.x_pass).
+func passSpans(s string, spans [][2]int) [][2]int {
+	for _, m := range secretPassAssign.FindAllStringSubmatchIndex(s, -1) {
+		bare, camel := m[6] >= 0, m[4] >= 0
+		sep := s[m[8]:m[9]]
+		colon := strings.Contains(sep, ":")
+		v := s[m[10]:m[11]]
+		quoted := v[0] == '"' || v[0] == '\''
+		if colon && bare || camel && !quoted && sep != "=" || codeValue(v, colon) {
+			continue
+		}
+		spans = append(spans, [2]int{m[10], m[11]})
+	}
+	for _, m := range secretPassFlag.FindAllStringSubmatchIndex(s, -1) {
+		if !codeValue(s[m[2]:m[3]], false) {
+			spans = append(spans, [2]int{m[2], m[3]})
+		}
+	}
+	return spans
+}
+
+// codeValue: v, a value after a name_pass, is code rather than a
+// password (passSpans); typed: it came after ':', where a type may be.
+func codeValue(v string, typed bool) bool {
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+		v = v[1 : len(v)-1]
+		return v == "" || v[0] == '$' || v[0] == '%' && strings.HasSuffix(v, "%") || strings.HasPrefix(v, "{{")
+	}
+	switch {
+	case v == "", strings.ContainsAny(v[:1], "$%{([<"), strings.ContainsAny(v, "()[]"),
+		strings.Trim(v, "0123456789.:+-/") == "":
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "none", "null", "nil", "undefined", "yes", "no", "on", "off":
+		return true
+	case "int", "str", "bool", "float", "string", "number", "boolean", "bytes", "any", "object":
+		return typed
+	}
+	// A dotted name: words of letters, digits and '_' that start with a
+	// letter or '_', two or more.
+	words := strings.Split(v, ".")
+	if len(words) < 2 {
+		return false
+	}
+	for _, w := range words {
+		if w == "" || w[0] >= '0' && w[0] <= '9' || tokenRun(w) != len(w) || strings.Contains(w, "-") {
+			return false
+		}
+	}
+	return true
 }

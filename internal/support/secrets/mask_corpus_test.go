@@ -103,6 +103,15 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"env private key hex", "PRIVATE_KEY=0x4c0883a69102937d6231471b5dbb6204fe512961708279f2e3e8a5d4b8e3e2b", "4c0883a69102937d6231471b5dbb6204fe5"},
 	{"env mnemonic", `MNEMONIC="test test test test test test test test test test test junk"`, "test junk"},
 	{"env creds", "SMTP_PASSWORD=Tr0ub4dor3", "Tr0ub4dor3"},
+	{"env lowercase", "db_pass=Tr0ub4dor3", "Tr0ub4dor3"},
+	{"env lowercase quoted", "admin_pass='Tr0ub 4dor3x' ./run", "Tr0ub 4dor3x"},
+	{"yaml pass", "  smtp_pass: Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"js camel pass", "const cfg = { dbPass: 'Tr0ub4dor3x' }", "Tr0ub4dor3x"},
+	{"properties camel pass", "smtpPass=Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"pass flag", "mytool --db-pass Tr0ub4dor3x --host db", "Tr0ub4dor3x"},
+	{"pass query", "curl 'https://h/login?user=bob&pass=Tr0ub4dor3x'", "Tr0ub4dor3x"},
+	{"env pw", "DB_PW=Tr0ub4dor3x ADMIN_PW=Tr0ub4dor3y ./start", "Tr0ub4dor3"},
+	{"env pw lower", "export admin_pw=Tr0ub4dor3x", "Tr0ub4dor3x"},
 	{"env api", "SENDGRID_API_KEY=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", "TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc"},
 	// Command lines.
 	{"git clone token", "git clone https://bob:ghp_R7d2Kq9XbN4mZ1vT8wY3pL6sJ0hF5cG2aE4u@github.com/o/r.git", "R7d2Kq9XbN4mZ1vT8wY3pL6sJ0hF5cG2aE4u"},
@@ -159,14 +168,12 @@ var secretCorpus = []struct{ name, in, secret string }{
 // secretCorpusGaps are secrets MaskText still shows: no pattern tells
 // them from ordinary text without mangling it.
 //
-//   - a lower-case name_pass= (first_pass=, num_pass= in code);
 //   - a positional password (htpasswd's last word);
 //   - short base64 under a key that names no secret (a Secret's data:).
 var secretCorpusGaps = []struct{ name, in, secret string }{
 	// GAPS
 	{"kubectl yaml other", "  stripe: c2tfbGl2ZV80ZUMzOUhxTHlq", "c2tfbGl2ZV80ZUMzOUhxTHlq"},
 	{"htpasswd", "htpasswd -bc .htpasswd bob Tr0ub4dor3x", "Tr0ub4dor3x"},
-	{"env lowercase", "db_pass=Tr0ub4dor3", "Tr0ub4dor3"},
 }
 
 func TestMaskTextCorpus(t *testing.T) {
@@ -218,6 +225,14 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"ssh -p 2222 git@github.com:owner/repo.git; rsync -a bob@host:/src/ dst/",
 		"java -cp build/classes com.example.MyApplicationServiceMain.runner.AbstractSingletonProxyFactoryBean",
 		"MDN7c2VydmljZS1uYW1lLWxvbmc.config.DefaultConfigurationLoaderImpl",
+		"first_pass=0 num_pass=3 two_pass = False; skip_pass: true",
+		"render_pass = make_pass(cfg); x_pass = self.config.x_pass",
+		`db_pass=$DB_PASS admin_pass="${ADMIN_PASS}" pass=%PASS%`,
+		"--- PASS: TestX (0.00s)\nall tests pass: 12 of 12",
+		"bypass=1 compass=north --bypass-cache",
+		"let renderPass: GPURenderPassEncoder; shadowPass = new ShadowPass()",
+		"if ok { pass = true }; first_pass: int = 0",
+		"make -j4 pass=2 && echo 'pass' >> log",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)

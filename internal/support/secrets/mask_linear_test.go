@@ -31,7 +31,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"-----BEGIN RSA PRIVATE KEY-----\n", "-----BEGIN X PRIVATE KEY-----", "vault login -x ", "vault login ",
 		"sqlcmd -x ", "bcp -P", "eyJa.eyJb.", "eyJ.", "?sig=", "&sig=a", "glpat-", "AKIA", "SG.a.", "://a:b@@",
 		"MNEMONIC=", "a:b@c:", "a:b@", "@c:", "curl -U a:", "://h:1/@", "://h:1/a?@",
-		"MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", ".abcdef.",
+		"MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", ".abcdef.", "a_pass=", "--x-pass ", "xPass: '", "pass=a.b",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
