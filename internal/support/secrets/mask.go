@@ -76,6 +76,15 @@ var (
 	//   - vault login TOKEN (after its flags; a key=value word is a
 	//     method's parameter).
 	secretVaultLogin = regexp.MustCompile(`(\bvault\s+login\s+(?:-\S+\s+)*)("[^"]*"|'[^']*'|[^\s"'=;&|-][^\s"'=;&|]*)(?:[\s;&|]|\z)`)
+	// A command that takes a password as a positional argument (its
+	// name at a command's start or after a path's '/'), read word by
+	// word by positionalSpans.
+	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?)(?:\s|\z)`)
+	// A password echoed into a command that reads it from its input:
+	// sudo -S, passwd --stdin, a login's --password-stdin, kinit, and
+	// chpasswd's user:password (also from a here-string).
+	secretEchoed   = regexp.MustCompile(`\becho\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[ \t]*(?:sudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S|passwd\b|kinit\b|[^;&|\r\n]*--password-stdin)`)
+	secretChpasswd = regexp.MustCompile(`(?:\becho\s+(?:-[neE]+\s+)*["']?[^\s:"';&|]+:([^\s"';&|]+)["']?[ \t]*\|[ \t]*(?:sudo\s+)?chpasswd\b|\bchpasswd[ \t]*<<<[ \t]*["']?[^\s:"';&|]+:([^\s"';&|]+))`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -133,6 +142,9 @@ var maskRules = []struct {
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
 	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
 	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
+	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "passwd", "poetry", "net use"}},
+	{fn: echoedSpans, hints: []string{"echo"}, and: "|"},
+	{fn: chpasswdSpans, hints: []string{"chpasswd"}},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
@@ -256,6 +268,11 @@ func toLower(c byte) byte {
 //     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
 //     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
 //     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
+//   - a password given as a positional argument (positionalSpans):
+//     htpasswd -b's, openssl passwd's, mkpasswd's, wpa_passphrase's,
+//     poetry config http-basic.X's, rabbitmqctl add_user's, net user's
+//     and net use's, dscl -passwd's; and one echoed into sudo -S, passwd
+//     --stdin, kinit, a --password-stdin or chpasswd (user:password);
 //   - a run of 32 or more of [A-Za-z0-9_+/=-] that looks random
 //     (looksRandom: hex digests, base64 keys and tokens of any length,
 //     with or without slashes), after the path words that lead it
@@ -782,4 +799,158 @@ func codeValue(v string, typed bool) bool {
 		}
 	}
 	return true
+}
+
+// positionalSpans adds to spans the passwords secretPositionalCmd's
+// commands take as positional arguments, reading each command's words
+// (cmdWords: at most 16, up to ; & | or a line's end; a redirection and
+// its file are no argument):
+//
+//   - htpasswd with -b (batch): FILE USER PASSWORD, or USER PASSWORD
+//     with -n (-C and -r take a value);
+//   - openssl passwd: every positional word (-salt and -in take a value);
+//   - mkpasswd: the first positional word (-m, -S, -R, -P and their long
+//     forms take a value);
+//   - wpa_passphrase SSID PASSWORD;
+//   - poetry config http-basic.NAME USER PASSWORD;
+//   - rabbitmqctl add_user, change_password or authenticate_user USER
+//     PASSWORD;
+//   - net user USER PASSWORD, net use [DEVICE] \\SERVER\SHARE PASSWORD
+//     (a word that starts with '/' is an option, "*" prompts);
+//   - dscl NODE -passwd PATH [OLD] NEW: the words after PATH.
+//
+// The search goes on after the words read: linear.
+func positionalSpans(s string, spans [][2]int) [][2]int {
+	for pos := 0; pos < len(s); {
+		m := secretPositionalCmd.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		cmd := strings.Join(strings.Fields(s[pos+m[2]:pos+m[3]]), " ")
+		words, end := cmdWords(s, pos+m[3], 16)
+		pos = max(end, pos+m[3])
+		var flags string
+		var args [][2]int
+		word := func(i int) string { return s[args[i][0]:args[i][1]] }
+		takesValue := map[string]string{
+			"htpasswd": " -C -r ", "openssl passwd": " -salt -in ",
+			"mkpasswd": " -m -S -R -P --method --salt --rounds --password-fd ",
+		}[cmd]
+		for i := 0; i < len(words); i++ {
+			w := s[words[i][0]:words[i][1]]
+			// A redirection (< f, >f, 2> f) and its file.
+			if r := strings.TrimLeft(w, "0123456789"); r != "" && (r[0] == '<' || r[0] == '>') {
+				if strings.Trim(r, "<>&") == "" {
+					i++
+				}
+				continue
+			}
+			if len(w) > 1 && w[0] == '-' && cmd != "dscl" {
+				flags += w[1:]
+				if strings.Contains(takesValue, " "+w+" ") {
+					i++
+				}
+				continue
+			}
+			args = append(args, words[i])
+		}
+		var mask [][2]int
+		switch cmd {
+		case "htpasswd":
+			if n := 3 - strings.Count(flags, "n"); strings.Contains(flags, "b") && len(args) >= n && n > 0 {
+				mask = args[n-1 : n]
+			}
+		case "openssl passwd":
+			mask = args
+		case "mkpasswd", "wpa_passphrase":
+			if n := map[string]int{"mkpasswd": 1, "wpa_passphrase": 2}[cmd]; len(args) >= n {
+				mask = args[n-1 : n]
+			}
+		case "poetry config":
+			if len(args) >= 3 && strings.HasPrefix(word(0), "http-basic.") {
+				mask = args[2:3]
+			}
+		case "rabbitmqctl":
+			for i := range args {
+				switch word(i) {
+				case "add_user", "change_password", "authenticate_user":
+					if i+2 < len(args) {
+						mask = args[i+2 : i+3]
+					}
+				}
+			}
+		case "net user", "net use":
+			i := 1
+			if cmd == "net use" {
+				for i = 0; i < len(args) && !strings.HasPrefix(word(i), `\\`); i++ {
+				}
+				i++
+			}
+			if i < len(args) && word(i) != "*" && !strings.HasPrefix(word(i), "/") {
+				mask = args[i : i+1]
+			}
+		case "dscl":
+			for i := range args {
+				if word(i) == "-passwd" && i+2 < len(args) {
+					mask = args[i+2:]
+					break
+				}
+			}
+		}
+		spans = append(spans, mask...)
+	}
+	return spans
+}
+
+// cmdWords is the words of the command at s[from:] (each word's start
+// and end, its quotes included: 'a b' is one word), at most n of them, up
+// to ; & | a line break or the text's end, and where the reading
+// stopped.
+func cmdWords(s string, from, n int) ([][2]int, int) {
+	var words [][2]int
+	i := from
+	for len(words) < n {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i == len(s) || strings.IndexByte(";&|\r\n", s[i]) >= 0 {
+			break
+		}
+		start := i
+		for i < len(s) && !isBlank(s[i]) && strings.IndexByte(";&|", s[i]) < 0 {
+			if q := s[i]; q == '"' || q == '\'' {
+				if j := strings.IndexByte(s[i+1:], q); j >= 0 {
+					i += j + 2
+					continue
+				}
+			}
+			i++
+		}
+		words = append(words, [2]int{start, i})
+	}
+	return words, i
+}
+
+// echoedSpans adds secretEchoed's password to spans, unless it is a
+// variable's value ($P, "${P}"): that is no secret as written.
+func echoedSpans(s string, spans [][2]int) [][2]int {
+	for _, m := range secretEchoed.FindAllStringSubmatchIndex(s, -1) {
+		if v := strings.Trim(s[m[2]:m[3]], `"'`); !strings.HasPrefix(v, "$") {
+			spans = append(spans, [2]int{m[2], m[3]})
+		}
+	}
+	return spans
+}
+
+// chpasswdSpans adds secretChpasswd's password (its first or second
+// group) to spans.
+func chpasswdSpans(s string, spans [][2]int) [][2]int {
+	for _, m := range secretChpasswd.FindAllStringSubmatchIndex(s, -1) {
+		for g := 2; g <= 4; g += 2 {
+			if m[g] >= 0 {
+				spans = append(spans, [2]int{m[g], m[g+1]})
+			}
+		}
+	}
+	return spans
 }

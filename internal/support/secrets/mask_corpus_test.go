@@ -141,6 +141,23 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"dockerconfigjson", `  .dockerconfigjson: eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZbTlpT21kb2NGOVNOMlF5In19fQ==`, "eyJhdXRocyI6eyJnaGNyLmlvIjp7ImF1dGgiOiJZbTlp"},
 	{"docker config auth", `"auths": {"ghcr.io": {"auth": "Ym9iOmdocF9SN2QySw=="}}`, "Ym9iOmdocF9SN2QySw=="},
 	{"netrc", "machine api.heroku.com login me@example.com password 01234567-89ab-cdef-0123-456789abcdef", "01234567-89ab-cdef-0123-456789abcdef"},
+	// A password as a positional argument.
+	{"htpasswd", "htpasswd -bc .htpasswd bob Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"htpasswd -n", "htpasswd -nbB bob Tr0ub4dor3x > users", "Tr0ub4dor3x"},
+	{"htpasswd cost", "sudo /usr/bin/htpasswd -B -C 12 -b /etc/nginx/.htpasswd 'bob' 'Tr0ub 4dor3x'", "Tr0ub 4dor3x"},
+	{"openssl passwd", "openssl passwd -6 -salt xyz Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"mkpasswd", "mkpasswd -m sha-512 Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"wpa_passphrase", "wpa_passphrase HomeNet Tr0ub4dor3x >> /etc/wpa_supplicant.conf", "Tr0ub4dor3x"},
+	{"poetry http-basic", "poetry config http-basic.private bob Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"rabbitmqctl", "rabbitmqctl add_user bob Tr0ub4dor3x && rabbitmqctl set_user_tags bob admin", "Tr0ub4dor3x"},
+	{"net user", "net user bob Tr0ub4dor3x /add", "Tr0ub4dor3x"},
+	{"net use", `net use Z: \\srv\share Tr0ub4dor3x /user:CORP\bob`, "Tr0ub4dor3x"},
+	{"dscl", "sudo dscl . -passwd /Users/bob Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"chpasswd", "echo 'bob:Tr0ub4dor3x' | chpasswd", "Tr0ub4dor3x"},
+	{"chpasswd here", "chpasswd <<< \"bob:Tr0ub4dor3x\"", "Tr0ub4dor3x"},
+	{"sudo -S", "echo Tr0ub4dor3x | sudo -S apt-get update", "Tr0ub4dor3x"},
+	{"password-stdin", "echo -n 'Tr0ub4dor3x' | docker login -u bob --password-stdin ghcr.io", "Tr0ub4dor3x"},
+	{"passwd stdin", "echo Tr0ub4dor3x | passwd --stdin bob", "Tr0ub4dor3x"},
 	// Other services.
 	{"twilio sid token", "curl -u AC5ef8732a3c49700934481addd5ce1659:9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e https://api.twilio.com", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
 	{"twilio key bare", "echo SK2f9c1a7e5b2d4f6a8c0e1b3d5f7a9c2e 9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
@@ -168,12 +185,10 @@ var secretCorpus = []struct{ name, in, secret string }{
 // secretCorpusGaps are secrets MaskText still shows: no pattern tells
 // them from ordinary text without mangling it.
 //
-//   - a positional password (htpasswd's last word);
 //   - short base64 under a key that names no secret (a Secret's data:).
 var secretCorpusGaps = []struct{ name, in, secret string }{
 	// GAPS
 	{"kubectl yaml other", "  stripe: c2tfbGl2ZV80ZUMzOUhxTHlq", "c2tfbGl2ZV80ZUMzOUhxTHlq"},
-	{"htpasswd", "htpasswd -bc .htpasswd bob Tr0ub4dor3x", "Tr0ub4dor3x"},
 }
 
 func TestMaskTextCorpus(t *testing.T) {
@@ -233,6 +248,12 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"let renderPass: GPURenderPassEncoder; shadowPass = new ShadowPass()",
 		"if ok { pass = true }; first_pass: int = 0",
 		"make -j4 pass=2 && echo 'pass' >> log",
+		"cat .htpasswd; htpasswd -D users bob; htpasswd -c users bob",
+		"openssl passwd -6 -stdin < pw.txt; mkpasswd -s < pw.txt",
+		"net user bob /delete; net user; net use Z: \\\\srv\\share /user:bob",
+		"poetry config --list; poetry config virtualenvs.in-project true",
+		"rabbitmqctl list_users; echo $PASSWORD | sudo -S true",
+		"echo done | tee log; echo 'bob:x' > users.txt",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)

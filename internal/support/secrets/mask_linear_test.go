@@ -32,6 +32,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"sqlcmd -x ", "bcp -P", "eyJa.eyJb.", "eyJ.", "?sig=", "&sig=a", "glpat-", "AKIA", "SG.a.", "://a:b@@",
 		"MNEMONIC=", "a:b@c:", "a:b@", "@c:", "curl -U a:", "://h:1/@", "://h:1/a?@",
 		"MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", ".abcdef.", "a_pass=", "--x-pass ", "xPass: '", "pass=a.b",
+		"htpasswd -b ", "htpasswd ", "openssl passwd a ", "echo a | sudo -S ", "echo a:b | chpasswd ", "chpasswd <<< a:b", "net use \\\\a ", "dscl . -passwd ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
