@@ -11,12 +11,13 @@ var (
 	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
 	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
 	// its quote).
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// Environment-style NAME_KEY=value, NAME_PASS=value and NAME_PW=value
-	// (OPENAI_KEY, SMTP_PASS, DB_PW), and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|psk|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|subscription[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// Environment-style NAME_KEY=value, NAME_PASS=value, NAME_PW=value and
+	// NAME_SALT=value (OPENAI_KEY, SMTP_PASS, DB_PW, WordPress's
+	// AUTH_SALT), sshpass's SSHPASS=, and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
-	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS|PW)|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS|PW|SALT)|SSHPASS|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
 	// A lower-case name_pass, name-pass or name_pw, a camelCase namePass,
 	// or pass alone, then = or : (not pass alone: "tests pass: 3") and
 	// a value; passSpans leaves values that are code (first_pass=0,
@@ -34,8 +35,9 @@ var (
 	//   - mysql's (mysqldump's, mariadb's, ...) -pPASSWORD, attached: -p
 	//     alone prompts, and the next word is a database;
 	secretMySQLFlag = regexp.MustCompile(`(\b(?:mysql[a-z]*|mariadb(?:-[a-z]+)?)\b[^;&|\r\n]*?\s-p)("[^"]*"|'[^']*'|[^\s"';&|][^\s;&|]*)`)
-	//   - a registry login's -p PASSWORD (docker, podman, helm, oras, ...);
-	secretLoginFlag = regexp.MustCompile(`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl)\b[^;&|\r\n]*?\blogin\b[^;&|\r\n]*?\s-p\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
+	//   - a login's -p PASSWORD (docker, podman, helm, oras, ..., and the
+	//     Azure, OpenShift and Cloud Foundry CLIs);
+	secretLoginFlag = regexp.MustCompile(`(\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|oc|cf)\b[^;&|\r\n]*?\blogin\b[^;&|\r\n]*?\s-p\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	//   - sshpass -p PASSWORD;
 	secretSSHPassFlag = regexp.MustCompile(`(\bsshpass\b[^;&|\r\n]*?\s-p\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	//   - redis-cli -a PASSWORD or --pass PASSWORD;
@@ -79,12 +81,18 @@ var (
 	// A command that takes a password as a positional argument (its
 	// name at a command's start or after a path's '/'), read word by
 	// word by positionalSpans.
-	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?)(?:\s|\z)`)
+	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?|cargo\s+login|vault\s+operator\s+unseal|consul\s+acl\s+set-agent-token)(?:\s|\z)`)
 	// A password echoed into a command that reads it from its input:
 	// sudo -S, passwd --stdin, a login's --password-stdin, kinit, and
 	// chpasswd's user:password (also from a here-string).
 	secretEchoed   = regexp.MustCompile(`\becho\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[ \t]*(?:sudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S|passwd\b|kinit\b|[^;&|\r\n]*--password-stdin)`)
 	secretChpasswd = regexp.MustCompile(`(?:\becho\s+(?:-[neE]+\s+)*["']?[^\s:"';&|]+:([^\s"';&|]+)["']?[ \t]*\|[ \t]*(?:sudo\s+)?chpasswd\b|\bchpasswd[ \t]*<<<[ \t]*["']?[^\s:"';&|]+:([^\s"';&|]+))`)
+	// Oracle's USER/PASSWORD[@DB] after sqlplus (sqlldr, expdp, impdp,
+	// rman, dgmgrl), the first one after the tool's name, and in a JDBC
+	// thin URL (jdbc:oracle:thin:USER/PASSWORD@host).
+	secretOracle = regexp.MustCompile(`(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b[^;&|\r\n]*?[\s=]["']?[A-Za-z0-9_$#.]+/|(?i:\bthin:)[A-Za-z0-9_$#.]+/)("[^"]*"|[^\s@/"';&|]+)`)
+	// PowerShell's ConvertTo-SecureString [-String] PASSWORD.
+	secretSecureString = regexp.MustCompile(`(?i:\bConvertTo-SecureString\s+(?:-String\s+)?)("[^"]*"|'[^']*'|[^\s"'();|-][^\s"'();|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
@@ -111,12 +119,12 @@ var maskRules = []struct {
 	fn         func(string, [][2]int) [][2]int // when set, finds the spans in place of re
 	hints      []string
 	and        string
-	set        uint64 // the hints' bits in hintWords
+	set        hintSet // the hints' bits in hintWords
 }{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
-	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
-	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "_pw=", "mnemonic=", "seed_phrase="}},
+	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "psk", "key", "credential", "auth"}},
+	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "_pw", "_salt=", "sshpass", "mnemonic=", "seed_phrase="}},
 	{fn: passSpans, hints: []string{"pass", "_pw", "-pw"}},
 	// A header's whole value: a scheme the others do not know, and its
 	// credential. Its names hold auth (authorization), cookie, or key,
@@ -142,21 +150,33 @@ var maskRules = []struct {
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
 	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
 	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
-	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "passwd", "poetry", "net use"}},
+	{fn: positionalSpans, hints: []string{"passw", "passp", "rabbitmqctl", "poetry", "net use", "cargo", "unseal", "set-agent-token"}},
+	{fn: toolFlagSpans, hints: toolFlagHints},
+	{re: secretOracle, start: 2, end: 3, hints: []string{"sql", "pdp", "rman", "dgmgrl", "thin:"}},
+	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
 	{fn: echoedSpans, hints: []string{"echo"}, and: "|"},
-	{fn: chpasswdSpans, hints: []string{"chpasswd"}},
+	{fn: chpasswdSpans, hints: []string{"passw"}},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
 // for each byte, the hints that start with it in either case, so one pass
 // over a text finds them all (hintsIn). init panics on a hint table it
-// cannot index (an upper-case or one-byte hint, more hints than a rule's
-// 64-bit set holds): that is a mistake in maskRules, seen by every test of
+// cannot index (an upper-case or one-byte hint, more hints than a
+// hintSet holds): that is a mistake in maskRules, seen by every test of
 // the package at once, never a condition of input.
 var (
 	hintWords []string
 	byFirst   [256][]uint8
+	allHints  hintSet
 )
+
+// hintSet is a set of hintWords, by their index, as bits.
+type hintSet [2]uint64
+
+func (h *hintSet) add(n int) { h[n/64] |= 1 << (n % 64) }
+
+// meets: h and o have a hint in common.
+func (h hintSet) meets(o hintSet) bool { return h[0]&o[0] != 0 || h[1]&o[1] != 0 }
 
 func init() {
 	index := map[string]int{}
@@ -172,7 +192,7 @@ func init() {
 					byFirst[c-'a'+'A'] = append(byFirst[c-'a'+'A'], uint8(n))
 				}
 			}
-			maskRules[i].set |= 1 << n
+			maskRules[i].set.add(n)
 		}
 	}
 	for _, h := range hintWords {
@@ -180,11 +200,14 @@ func init() {
 			panic("secrets: a hint word must be lower case, of two bytes or more: " + h)
 		}
 	}
-	if len(hintWords) > 64 {
-		panic("secrets: more than 64 hint words")
+	if len(hintWords) > 128 {
+		panic("secrets: more than 128 hint words")
+	}
+	for n := range hintWords {
+		allHints.add(n)
 	}
 	for _, r := range maskRules {
-		if r.set == 0 {
+		if r.set == (hintSet{}) {
 			if r.and == "" {
 				panic("secrets: a rule without hints needs an and")
 			}
@@ -210,17 +233,17 @@ func anyHintless(s string) bool {
 // hintsIn is the set of hintWords s contains, in any (ASCII) case, as bits;
 // all of them when s holds K (U+212A) or ſ (U+017F), which the patterns
 // read as k and s.
-func hintsIn(s string) uint64 {
-	var set uint64
+func hintsIn(s string) hintSet {
+	var set hintSet
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == 0xe2 && strings.HasPrefix(s[i:], "\u212a") || c == 0xc5 && strings.HasPrefix(s[i:], "\u017f") {
-			return 1<<len(hintWords) - 1
+			return allHints
 		}
 		for _, n := range byFirst[s[i]] {
 			// The second byte first: most first-letter hits end there,
 			// without a call (every hint has two bytes or more).
 			if h := hintWords[n]; len(s)-i >= len(h) && toLower(s[i+1]) == h[1] && strings.EqualFold(s[i:i+len(h)], h) {
-				set |= 1 << n
+				set.add(int(n))
 			}
 		}
 	}
@@ -239,8 +262,8 @@ func toLower(c byte) byte {
 //
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
-//     passwd, passphrase, pwd, api_key, access_key, private_key,
-//     credential or auth (any case; the name may be quoted, as a JSON key
+//     passwd, passphrase, pwd, psk, api_key, access_key, private_key,
+//     account_key, subscription_key, credential or auth (any case; the name may be quoted, as a JSON key
 //     is; a quoted value is masked up to its closing quote),
 //     environment-style NAME_KEY=value, NAME_PASS=value and NAME_PW=value
 //     (upper case), and name_pass, name-pass, name_pw, namePass or pass
@@ -268,6 +291,11 @@ func toLower(c byte) byte {
 //     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
 //     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
 //     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
+//   - the password flags of tools where a flag means password
+//     (toolFlags: mongo's and twine's -p, ldap tools' -w, keytool's
+//     -storepass, zip's -P, 7z's -pPASSWORD, smbclient's -U user%PASSWORD,
+//     ssh-keygen's -N and -P, ...), Oracle's USER/PASSWORD, PowerShell's
+//     ConvertTo-SecureString PASSWORD;
 //   - a password given as a positional argument (positionalSpans):
 //     htpasswd -b's, openssl passwd's, mkpasswd's, wpa_passphrase's,
 //     poetry config http-basic.X's, rabbitmqctl add_user's, net user's
@@ -288,11 +316,11 @@ func toLower(c byte) byte {
 // expressions do not backtrack); callers that only keep a prefix should
 // cut first (chain.ArgsSummary does).
 func MaskText(s string) string {
-	if hints := hintsIn(s); hints != 0 || anyHintless(s) {
+	if hints := hintsIn(s); hints != (hintSet{}) || anyHintless(s) {
 		var spans [][2]int
 		for _, r := range maskRules {
 			switch {
-			case r.set != 0 && hints&r.set == 0 || r.and != "" && !strings.Contains(s, r.and):
+			case r.set != (hintSet{}) && !hints.meets(r.set) || r.and != "" && !strings.Contains(s, r.and):
 			case r.fn != nil:
 				spans = r.fn(s, spans)
 			default:
@@ -812,7 +840,10 @@ func codeValue(v string, typed bool) bool {
 //   - mkpasswd: the first positional word (-m, -S, -R, -P and their long
 //     forms take a value);
 //   - wpa_passphrase SSID PASSWORD;
-//   - poetry config http-basic.NAME USER PASSWORD;
+//   - poetry config http-basic.NAME USER PASSWORD, poetry config
+//     pypi-token.NAME TOKEN;
+//   - cargo login TOKEN, vault operator unseal KEY, consul acl
+//     set-agent-token TYPE TOKEN;
 //   - rabbitmqctl add_user, change_password or authenticate_user USER
 //     PASSWORD;
 //   - net user USER PASSWORD, net use [DEVICE] \\SERVER\SHARE PASSWORD
@@ -834,7 +865,8 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 		word := func(i int) string { return s[args[i][0]:args[i][1]] }
 		takesValue := map[string]string{
 			"htpasswd": " -C -r ", "openssl passwd": " -salt -in ",
-			"mkpasswd": " -m -S -R -P --method --salt --rounds --password-fd ",
+			"mkpasswd":    " -m -S -R -P --method --salt --rounds --password-fd ",
+			"cargo login": " --registry --config -Z ",
 		}[cmd]
 		for i := 0; i < len(words); i++ {
 			w := s[words[i][0]:words[i][1]]
@@ -867,8 +899,17 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 				mask = args[n-1 : n]
 			}
 		case "poetry config":
-			if len(args) >= 3 && strings.HasPrefix(word(0), "http-basic.") {
+			switch {
+			case len(args) >= 3 && strings.HasPrefix(word(0), "http-basic."):
 				mask = args[2:3]
+			case len(args) >= 2 && strings.HasPrefix(word(0), "pypi-token."):
+				mask = args[1:2]
+			}
+		case "cargo login", "vault operator unseal":
+			mask = args[:min(1, len(args))]
+		case "consul acl set-agent-token":
+			if len(args) >= 2 {
+				mask = args[1:2]
 			}
 		case "rabbitmqctl":
 			for i := range args {
@@ -953,4 +994,124 @@ func chpasswdSpans(s string, spans [][2]int) [][2]int {
 		}
 	}
 	return spans
+}
+
+// toolFlags are the tools whose flags (flags) take a password, masked in
+// every command that starts with one of tools (at a command's start when
+// start is set: http is a word of too many texts), when its first
+// argument is sub (if set). A flag is matched as a whole word (-p VALUE),
+// or with its value attached when it ends in "+" (7z's -pVALUE; -p
+// alone prompts) or ":" (xfreerdp's /p:VALUE), or as --flag=VALUE. With
+// split set, the value is USER<split>PASSWORD and only what follows the
+// first split is masked (nothing when there is none).
+var toolFlags = []struct {
+	tools, flags []string
+	split        byte
+	start        bool
+	sub          string
+}{
+	{tools: []string{"mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "mongofiles"}, flags: []string{"-p"}},
+	{tools: []string{"twine", "rdesktop", "psexec", "psexec64", "nuget"}, flags: []string{"-p"}},
+	{tools: []string{"ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop", "ldapurl"}, flags: []string{"-w"}},
+	{tools: []string{"ldappasswd"}, flags: []string{"-w", "-a", "-s"}},
+	{tools: []string{"keytool", "jarsigner"}, flags: []string{"-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass", "-new"}},
+	{tools: []string{"zip", "unzip", "zipcloak"}, flags: []string{"-P"}},
+	{tools: []string{"7z", "7za", "7zr", "7zz", "rar", "unrar"}, flags: []string{"-p+"}},
+	{tools: []string{"smbclient", "rpcclient", "smbcacls", "smbget", "smbmap", "mount.cifs"}, flags: []string{"-U", "--user"}, split: '%'},
+	{tools: []string{"lftp"}, flags: []string{"-u"}, split: ','},
+	{tools: []string{"openssl"}, flags: []string{"-k"}},
+	{tools: []string{"ssh-keygen"}, flags: []string{"-N", "-P"}},
+	{tools: []string{"xfreerdp", "xfreerdp3", "wfreerdp", "sdl-freerdp"}, flags: []string{"/p:", "/password:"}},
+	{tools: []string{"gh"}, flags: []string{"--body", "-b"}, sub: "secret"},
+	{tools: []string{"doctl"}, flags: []string{"-t"}},
+	{tools: []string{"http", "https", "xh", "xhs"}, flags: []string{"-a"}, split: ':', start: true},
+}
+
+// toolFlagHints are toolFlags' tools as hints; toolFlagCmd finds any of
+// them as a command's name (at a text's start, after a blank, one of ;
+// & | ( or a quote, or after a path's '/').
+var toolFlagHints, toolFlagCmd = func() ([]string, *regexp.Regexp) {
+	var names []string
+	for _, t := range toolFlags {
+		for _, n := range t.tools {
+			names = append(names, regexp.QuoteMeta(n))
+		}
+	}
+	// Each name holds one of these.
+	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
+		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",
+		"gh", "doctl", "http", "xh"}
+	for _, n := range names {
+		if !slices.ContainsFunc(hints, func(h string) bool { return strings.Contains(n, h) }) {
+			panic("secrets: no hint for the tool " + n)
+		}
+	}
+	return hints, regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(` + strings.Join(names, "|") + `)(?:\s|\z)`)
+}()
+
+// toolFlagSpans adds to spans the values of toolFlags' password flags,
+// reading each command's words (cmdWords, at most 64); the search goes on
+// after them: linear.
+func toolFlagSpans(s string, spans [][2]int) [][2]int {
+	for pos := 0; pos < len(s); {
+		m := toolFlagCmd.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		name, at := s[pos+m[2]:pos+m[3]], pos+m[2]
+		words, end := cmdWords(s, pos+m[3], 64)
+		pos = max(end, pos+m[3])
+		for _, t := range toolFlags {
+			if !slices.Contains(t.tools, name) || t.start && !commandStart(s[:at]) ||
+				t.sub != "" && (len(words) == 0 || s[words[0][0]:words[0][1]] != t.sub) {
+				continue
+			}
+			for i, w := range words {
+				word := s[w[0]:w[1]]
+				val := [2]int{-1, -1}
+				for _, f := range t.flags {
+					switch {
+					case strings.HasSuffix(f, "+") || strings.HasSuffix(f, ":"):
+						f = strings.TrimSuffix(f, "+")
+						if len(word) > len(f) && strings.HasPrefix(word, f) {
+							val = [2]int{w[0] + len(f), w[1]}
+						}
+					case word == f && i+1 < len(words):
+						val = words[i+1]
+					case strings.HasPrefix(f, "--") && strings.HasPrefix(word, f+"="):
+						val = [2]int{w[0] + len(f) + 1, w[1]}
+					}
+				}
+				if val[0] < 0 {
+					continue
+				}
+				// Inside the value's quotes, if it has them.
+				if v := s[val[0]:val[1]]; len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+					val = [2]int{val[0] + 1, val[1] - 1}
+				}
+				if t.split != 0 {
+					j := strings.IndexByte(s[val[0]:val[1]], t.split)
+					if j < 0 {
+						continue
+					}
+					val[0] += j + 1
+				}
+				if val[0] < val[1] {
+					spans = append(spans, val)
+				}
+			}
+		}
+	}
+	return spans
+}
+
+// commandStart: before, the text before a word, ends where a command
+// starts: the text's start, a line break, ; & | or (, then blanks, or
+// sudo and blanks.
+func commandStart(before string) bool {
+	before = strings.TrimRight(before, " \t")
+	if b, ok := strings.CutSuffix(before, "sudo"); ok && (b == "" || isBlank(b[len(b)-1])) {
+		before = strings.TrimRight(b, " \t")
+	}
+	return before == "" || strings.IndexByte("\n\r;&|(", before[len(before)-1]) >= 0
 }
