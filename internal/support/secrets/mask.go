@@ -18,13 +18,6 @@ var (
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
 	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS|PW|SALT)|SSHPASS|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// A lower-case name_pass, name-pass or name_pw, a camelCase namePass,
-	// or pass alone, then = or : (not pass alone: "tests pass: 3") and
-	// a value; passSpans leaves values that are code (first_pass=0,
-	// db_pass=$DB_PASS, pass = compute()).
-	secretPassAssign = regexp.MustCompile(`(?:\b[A-Za-z0-9_-]*(?:[_-]p(ass|w)|[a-z0-9]P(ass))|\bp(ass))["']?(\s*=\s*|:[ \t]*)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// --name-pass VALUE, --pass VALUE.
-	secretPassFlag = regexp.MustCompile(`(?:^|\s)--(?:[a-z0-9-]*-)?pass\s+("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	// A credential header's whole value, up to a quote or the line's end:
 	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
 	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
@@ -97,6 +90,16 @@ var (
 	secretWord = regexp.MustCompile(`[A-Za-z0-9_+/=-]{32,}`)
 )
 
+// maskRule is one of maskRules.
+type maskRule struct {
+	re         *regexp.Regexp
+	start, end int
+	fn         func(string, [][2]int) [][2]int // when set, finds the spans in place of re
+	hints      []string
+	and        string
+	set        hintSet // the hints' bits in hintWords
+}
+
 // maskRules each find, in a text that contains (in any case) one of their
 // hints, words without which their pattern cannot match (and their and,
 // as written, when set; a rule without hints needs its and only), the
@@ -113,14 +116,7 @@ var (
 // that ignore case also match the two non-ASCII letters that fold to
 // ASCII ones, K (U+212A, k) and ſ (U+017F, s), which the hints are not
 // compared with: a text that holds either runs every rule (hintsIn).
-var maskRules = []struct {
-	re         *regexp.Regexp
-	start, end int
-	fn         func(string, [][2]int) [][2]int // when set, finds the spans in place of re
-	hints      []string
-	and        string
-	set        hintSet // the hints' bits in hintWords
-}{
+var maskRules = []maskRule{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
 	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "psk", "key", "credential", "auth"}},
@@ -136,7 +132,7 @@ var maskRules = []struct {
 	{re: secretSSHPassFlag, start: 3, hints: []string{"sshpass"}},
 	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
-	{re: secretCurlProxyUser, start: 3, hints: []string{"curl"}},
+	{re: secretCurlProxyUser, start: 3, hints: []string{"curl"}, and: "-U"},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
 	{fn: urlPasswordSpans, hints: []string{"://"}, and: "@"},
 	// No hint: an '@' is enough (and), and the scan is cheaper than a
@@ -150,12 +146,12 @@ var maskRules = []struct {
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
 	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
 	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
-	{fn: positionalSpans, hints: []string{"passw", "passp", "rabbitmqctl", "poetry", "net use", "cargo", "unseal", "set-agent-token"}},
+	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "openssl", "poetry", "net use", "cargo", "unseal", "set-agent-token"}},
 	{fn: toolFlagSpans, hints: toolFlagHints},
-	{re: secretOracle, start: 2, end: 3, hints: []string{"sql", "pdp", "rman", "dgmgrl", "thin:"}},
+	{re: secretOracle, start: 2, end: 3, hints: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "thin:"}},
 	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
 	{fn: echoedSpans, hints: []string{"echo"}, and: "|"},
-	{fn: chpasswdSpans, hints: []string{"passw"}},
+	{fn: chpasswdSpans, hints: []string{"chpasswd"}},
 }
 
 // hintWords are the rules' hints, each once (lower case); byFirst lists,
@@ -168,6 +164,10 @@ var (
 	hintWords []string
 	byFirst   [256][]uint8
 	allHints  hintSet
+	// second[c] has, as bits, the second bytes of the hints that start
+	// with c: most bytes of a text start no hint, and this tells so
+	// without going through byFirst.
+	second [256][4]uint64
 )
 
 // hintSet is a set of hintWords, by their index, as bits.
@@ -182,22 +182,22 @@ func init() {
 	index := map[string]int{}
 	for i := range maskRules {
 		for _, h := range maskRules[i].hints {
+			if len(h) < 2 || h != strings.ToLower(h) {
+				panic("secrets: a hint word must be lower case, of two bytes or more: " + h)
+			}
 			n, ok := index[h]
 			if !ok {
 				n = len(hintWords)
 				index[h] = n
 				hintWords = append(hintWords, h)
 				byFirst[h[0]] = append(byFirst[h[0]], uint8(n))
+				second[h[0]][h[1]>>6] |= 1 << (h[1] & 63)
 				if c := h[0]; c >= 'a' && c <= 'z' {
 					byFirst[c-'a'+'A'] = append(byFirst[c-'a'+'A'], uint8(n))
+					second[c-'a'+'A'][h[1]>>6] |= 1 << (h[1] & 63)
 				}
 			}
 			maskRules[i].set.add(n)
-		}
-	}
-	for _, h := range hintWords {
-		if len(h) < 2 || h != strings.ToLower(h) {
-			panic("secrets: a hint word must be lower case, of two bytes or more: " + h)
 		}
 	}
 	if len(hintWords) > 128 {
@@ -212,13 +212,18 @@ func init() {
 				panic("secrets: a rule without hints needs an and")
 			}
 			hintless = append(hintless, r.and)
+			hintlessRules = append(hintlessRules, r)
 		}
 	}
 }
 
-// hintless are the and strings of the rules without hints: a text that
-// holds one of them is read by those rules even when it holds no hint.
-var hintless []string
+// hintless are the and strings of the rules without hints
+// (hintlessRules): a text that holds one of them is read by those rules
+// even when it holds no hint.
+var (
+	hintless      []string
+	hintlessRules []maskRule
+)
 
 // anyHintless: s holds one of hintless.
 func anyHintless(s string) bool {
@@ -239,9 +244,14 @@ func hintsIn(s string) hintSet {
 		if c := s[i]; c == 0xe2 && strings.HasPrefix(s[i:], "\u212a") || c == 0xc5 && strings.HasPrefix(s[i:], "\u017f") {
 			return allHints
 		}
+		// Every hint has two bytes or more: the second byte first.
+		if i+1 == len(s) {
+			break
+		}
+		if b := toLower(s[i+1]); second[s[i]][b>>6]&(1<<(b&63)) == 0 {
+			continue
+		}
 		for _, n := range byFirst[s[i]] {
-			// The second byte first: most first-letter hits end there,
-			// without a call (every hint has two bytes or more).
 			if h := hintWords[n]; len(s)-i >= len(h) && toLower(s[i+1]) == h[1] && strings.EqualFold(s[i:i+len(h)], h) {
 				set.add(int(n))
 			}
@@ -318,7 +328,11 @@ func toLower(c byte) byte {
 func MaskText(s string) string {
 	if hints := hintsIn(s); hints != (hintSet{}) || anyHintless(s) {
 		var spans [][2]int
-		for _, r := range maskRules {
+		rules := maskRules
+		if hints == (hintSet{}) {
+			rules = hintlessRules
+		}
+		for _, r := range rules {
 			switch {
 			case r.set != (hintSet{}) && !hints.meets(r.set) || r.and != "" && !strings.Contains(s, r.and):
 			case r.fn != nil:
@@ -766,35 +780,162 @@ func tokenRun(s string) int {
 	return n
 }
 
-// passSpans adds secretPassAssign's and secretPassFlag's values to spans,
-// except where the name or the value reads as code or prose:
+// passSpans adds to spans the value after a lower-case name_pass,
+// name-pass or name_pw, a camelCase namePass, or pass alone, then an
+// optional quote (a JSON or YAML key), then = or : (name_pass="x",
+// smtp_pass: x, dbPass: 'x', ?pass=x), and after --pass or --name-pass
+// and a blank (--db-pass x), except where the name or the value reads as
+// code or prose:
 //
-//   - pass alone before ':' ("tests pass: 3"; openssl's pass:X is the
-//     pass: rule's), and a camelCase namePass with a value that is not
-//     quoted, unless after a bare '=' (a type, renderPass:
+//   - pass alone, not quoted, before ':' ("tests pass: 3"; openssl's
+//     pass:X is the pass: rule's), and a camelCase namePass with a value
+//     that is not quoted, unless after a bare '=' (a type, renderPass:
 //     GPURenderPassEncoder, or code, shadowPass = new ShadowPass());
 //   - a value that is a reference ($DB_PASS, "${DB_PASS}", %PASS%,
 //     {{ .pass }}), a call or an index (make_pass(cfg), a[i]), a number
 //     (first_pass=0), a literal (true, None, null), a type after ':'
 //     (int, str), or a dotted name (self.config.x_pass).
+//
+// It looks at each "ass" and "pw" in s, a few bytes around it and the
+// value after it (no regular expression: this runs on every text that
+// holds "pass") and goes on after the value; a flag's name is looked back
+// at over 64 bytes at most: linear.
 func passSpans(s string, spans [][2]int) [][2]int {
-	for _, m := range secretPassAssign.FindAllStringSubmatchIndex(s, -1) {
-		bare, camel := m[6] >= 0, m[4] >= 0
-		sep := s[m[8]:m[9]]
-		colon := strings.Contains(sep, ":")
-		v := s[m[10]:m[11]]
-		quoted := v[0] == '"' || v[0] == '\''
-		if colon && bare || camel && !quoted && sep != "=" || codeValue(v, colon) {
-			continue
-		}
-		spans = append(spans, [2]int{m[10], m[11]})
-	}
-	for _, m := range secretPassFlag.FindAllStringSubmatchIndex(s, -1) {
-		if !codeValue(s[m[2]:m[3]], false) {
-			spans = append(spans, [2]int{m[2], m[3]})
+	for _, suffix := range []string{"ass", "pw"} {
+		for off := 0; ; {
+			i := strings.Index(s[off:], suffix)
+			if i < 0 {
+				break
+			}
+			p := off + i // the name's 'p' or 'P'
+			if suffix == "ass" {
+				p--
+			}
+			end := off + i + len(suffix)
+			off = end
+			if p < 0 {
+				continue
+			}
+			var prev byte
+			if p > 0 {
+				prev = s[p-1]
+			}
+			var bare, camel, snake bool
+			switch {
+			case s[p] == 'P' && suffix == "ass":
+				camel = prev >= 'a' && prev <= 'z' || prev >= '0' && prev <= '9'
+			case s[p] == 'p':
+				snake = prev == '_' || prev == '-'
+				bare = suffix == "ass" && !isNameByte(prev)
+			}
+			if !bare && !camel && !snake {
+				continue
+			}
+			if v, ok := flagValue(s, p, end); ok && suffix == "ass" {
+				if !codeValue(s[v[0]:v[1]], false) {
+					spans = append(spans, v)
+				}
+				off = v[1]
+				continue
+			}
+			j := end
+			quotedName := j < len(s) && (s[j] == '"' || s[j] == '\'')
+			if quotedName {
+				j++
+			}
+			k := j
+			for k < len(s) && isBlank(s[k]) {
+				k++
+			}
+			var sep string
+			switch {
+			case k < len(s) && s[k] == '=':
+				k++
+				for k < len(s) && isBlank(s[k]) {
+					k++
+				}
+				sep = s[j:k]
+			case j < len(s) && s[j] == ':':
+				k = j + 1
+				for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+					k++
+				}
+				sep = ":"
+			default:
+				continue
+			}
+			v, ok := assignedValue(s, k)
+			if !ok {
+				continue
+			}
+			// The search goes on after the value, read once.
+			off = v[1]
+			val := s[v[0]:v[1]]
+			colon := sep == ":"
+			quoted := val[0] == '"' || val[0] == '\''
+			if colon && bare && !quotedName || camel && !quoted && sep != "=" || codeValue(val, colon) {
+				continue
+			}
+			spans = append(spans, v)
 		}
 	}
 	return spans
+}
+
+// flagValue is the value after --pass or --name-pass (its name runs from
+// p, back to "--" at the text's start or after a blank, to end) and a
+// blank: a quoted string, or a word that does not start with '-'.
+func flagValue(s string, p, end int) ([2]int, bool) {
+	b := p
+	for b > 0 && p-b < 64 && (s[b-1] >= 'a' && s[b-1] <= 'z' || s[b-1] >= '0' && s[b-1] <= '9' || s[b-1] == '-') {
+		b--
+	}
+	if !strings.HasPrefix(s[b:], "--") || b > 0 && !isBlank(s[b-1]) || strings.HasPrefix(s[b+2:], "-") || b+2 < p && s[p-1] != '-' {
+		return [2]int{}, false
+	}
+	k := end
+	for k < len(s) && isBlank(s[k]) {
+		k++
+	}
+	if k == end || k == len(s) {
+		return [2]int{}, false
+	}
+	if q := s[k]; q == '"' || q == '\'' {
+		if c := strings.IndexByte(s[k+1:], q); c >= 0 {
+			return [2]int{k, k + c + 2}, true
+		}
+		return [2]int{}, false
+	}
+	if strings.IndexByte("-;&|", s[k]) >= 0 {
+		return [2]int{}, false
+	}
+	e := k
+	for e < len(s) && !isBlank(s[e]) && strings.IndexByte(";&|", s[e]) < 0 {
+		e++
+	}
+	return [2]int{k, e}, true
+}
+
+// assignedValue is the value at s[k:] after a name and its = or :, as
+// secretAssign reads one: a quoted string to its closing quote, or a run
+// up to a blank, ; & or |, without the quotes it ends with.
+func assignedValue(s string, k int) ([2]int, bool) {
+	if k == len(s) {
+		return [2]int{}, false
+	}
+	if q := s[k]; q == '"' || q == '\'' {
+		if c := strings.IndexByte(s[k+1:], q); c >= 0 {
+			return [2]int{k, k + c + 2}, true
+		}
+	}
+	e := k
+	for e < len(s) && !isBlank(s[e]) && strings.IndexByte(";&|", s[e]) < 0 {
+		e++
+	}
+	for e > k && (s[e-1] == '"' || s[e-1] == '\'') {
+		e--
+	}
+	return [2]int{k, e}, e > k
 }
 
 // codeValue: v, a value after a name_pass, is code rather than a
@@ -1027,42 +1168,57 @@ var toolFlags = []struct {
 	{tools: []string{"http", "https", "xh", "xhs"}, flags: []string{"-a"}, split: ':', start: true},
 }
 
-// toolFlagHints are toolFlags' tools as hints; toolFlagCmd finds any of
-// them as a command's name (at a text's start, after a blank, one of ;
-// & | ( or a quote, or after a path's '/').
-var toolFlagHints, toolFlagCmd = func() ([]string, *regexp.Regexp) {
-	var names []string
-	for _, t := range toolFlags {
-		for _, n := range t.tools {
-			names = append(names, regexp.QuoteMeta(n))
-		}
-	}
-	// Each name holds one of these.
+// toolFlagHints are hints for toolFlags' tools (each name holds one);
+// toolByName is the entries of toolFlags by tool name.
+var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
 		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",
 		"gh", "doctl", "http", "xh"}
-	for _, n := range names {
-		if !slices.ContainsFunc(hints, func(h string) bool { return strings.Contains(n, h) }) {
-			panic("secrets: no hint for the tool " + n)
+	byName := map[string]int{}
+	for i, t := range toolFlags {
+		for _, n := range t.tools {
+			if !slices.ContainsFunc(hints, func(h string) bool { return strings.Contains(n, h) }) {
+				panic("secrets: no hint for the tool " + n)
+			}
+			if _, dup := byName[n]; dup || len(n) > maxToolName {
+				panic("secrets: a tool twice in toolFlags, or a long name: " + n)
+			}
+			byName[n] = i
 		}
 	}
-	return hints, regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(` + strings.Join(names, "|") + `)(?:\s|\z)`)
+	return hints, byName
 }()
 
+// maxToolName is the longest name in toolFlags.
+const maxToolName = 12
+
 // toolFlagSpans adds to spans the values of toolFlags' password flags,
-// reading each command's words (cmdWords, at most 64); the search goes on
-// after them: linear.
+// in each command named by one of their tools (a word at a text's start,
+// after a blank, one of ; & | ( or a quote, or after a path's '/', and
+// before a blank or the text's end), reading the command's words
+// (cmdWords, at most 64); the search goes on after them: linear. Words
+// are looked up by name: no regular expression over the whole text.
 func toolFlagSpans(s string, spans [][2]int) [][2]int {
-	for pos := 0; pos < len(s); {
-		m := toolFlagCmd.FindStringSubmatchIndex(s[pos:])
-		if m == nil {
-			break
+	for pos := 0; pos < len(s); pos++ {
+		if pos > 0 && !isBlank(s[pos-1]) && strings.IndexByte(";&|(/\"'`", s[pos-1]) < 0 {
+			continue
 		}
-		name, at := s[pos+m[2]:pos+m[3]], pos+m[2]
-		words, end := cmdWords(s, pos+m[3], 64)
-		pos = max(end, pos+m[3])
-		for _, t := range toolFlags {
-			if !slices.Contains(t.tools, name) || t.start && !commandStart(s[:at]) ||
+		n := 0
+		for n < maxToolName && pos+n < len(s) && !isBlank(s[pos+n]) {
+			n++
+		}
+		if pos+n < len(s) && !isBlank(s[pos+n]) {
+			continue
+		}
+		ti, ok := toolByName[s[pos:pos+n]]
+		if !ok {
+			continue
+		}
+		at := pos
+		words, end := cmdWords(s, pos+n, 64)
+		pos = max(end, pos+n) - 1
+		for _, t := range toolFlags[ti : ti+1] {
+			if t.start && !commandStart(s[:at]) ||
 				t.sub != "" && (len(words) == 0 || s[words[0][0]:words[0][1]] != t.sub) {
 				continue
 			}
