@@ -12,12 +12,13 @@ var (
 	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
 	// its quote).
 	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|psk|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|subscription[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// Environment-style NAME_KEY=value, NAME_PASS=value, NAME_PW=value and
-	// NAME_SALT=value (OPENAI_KEY, SMTP_PASS, DB_PW, WordPress's
-	// AUTH_SALT), sshpass's SSHPASS=, and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
+	// Environment-style NAME_KEY=value, NAME_PASS=value, NAME_PW=value,
+	// NAME_SALT=value and NAME_COOKIE=value (OPENAI_KEY, SMTP_PASS, DB_PW,
+	// WordPress's AUTH_SALT, Erlang's RABBITMQ_ERLANG_COOKIE), PASS= and
+	// PW= alone, sshpass's SSHPASS=, and a wallet's MNEMONIC= or SEED_PHRASE= (a .env of
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
-	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS|PW|SALT)|SSHPASS|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|SALT|COOKIE)|SSHPASS|(?:[A-Z][A-Z0-9_]*_)?(?:PASS|PW|MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
 	// A credential header's whole value, up to a quote or the line's end:
 	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
 	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
@@ -46,9 +47,6 @@ var (
 	// URL (-u redis://...), whose password secretURL masks.
 	// Also --proxy-user USER:PASSWORD (curl's proxy credentials).
 	secretUserFlag = regexp.MustCompile(`(^|\s)(-u\s*|--(?:proxy-)?user(?:\s+|=))(["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
-	//   - curl's -U USER:PASSWORD (--proxy-user; another tool's -U is
-	//     a user name).
-	secretCurlProxyUser = regexp.MustCompile(`(\bcurl\b[^;&|\r\n]*?\s-U\s*["']?[^\s:"']*:)([^\s"';&|/][^\s"';&|]*)`)
 	// Tokens whose prefix names them, too short or too regular to look
 	// random: GitLab's glpat-/gldt-/glrt-/glptt- (20 characters after
 	// the prefix), AWS access key ids (AKIA/ASIA and 16 more), SendGrid's
@@ -65,7 +63,10 @@ var (
 	secretPEM = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----(?:\r?\n|(?:\\r)?\\n)((?s:.*?))(?:-----END |\z)`)
 	// An Azure SAS token's signature, sig=..., percent-encoded into short
 	// words.
-	secretSig = regexp.MustCompile(`[?&;]sig=([^&\s"'#;]+)`)
+	// Also the values of query parameters that carry a credential by
+	// their name: a signature (AWS's, Google's), a key (Google's ?key=),
+	// an OAuth code, a session id.
+	secretSig = regexp.MustCompile(`[?&;](?:sig|(?i:signature|key|code|session|sessionid|sid|x-amz-signature|x-goog-signature|x-amz-security-token))=([^&\s"'#;]+)`)
 	//   - sqlcmd's and bcp's -P PASSWORD;
 	secretSQLCmdFlag = regexp.MustCompile(`(\b(?:sqlcmd|bcp)\b[^;&|\r\n]*?\s-P\s*)("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	//   - vault login TOKEN (after its flags; a key=value word is a
@@ -74,12 +75,16 @@ var (
 	// A command that takes a password as a positional argument (its
 	// name at a command's start or after a path's '/'), read word by
 	// word by positionalSpans.
-	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?|cargo\s+login|vault\s+operator\s+unseal|consul\s+acl\s+set-agent-token)(?:\s|\z)`)
-	// A password echoed into a command that reads it from its input:
-	// sudo -S, passwd --stdin, a login's --password-stdin, kinit, and
+	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?|cargo\s+login|vault\s+operator\s+unseal|consul\s+acl\s+set-agent-token|isql|mc\s+alias\s+set|mc\s+config\s+host\s+add)(?:\s|\z)`)
+	// A password echoed (echo, printf, yes) into a command that reads it
+	// from its input: sudo -S, passwd, smbpasswd, kinit, cryptsetup,
+	// docker or podman secret create, a --password-stdin or --stdin, and
 	// chpasswd's user:password (also from a here-string).
-	secretEchoed   = regexp.MustCompile(`\becho\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[ \t]*(?:sudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S|passwd\b|kinit\b|[^;&|\r\n]*--password-stdin)`)
-	secretChpasswd = regexp.MustCompile(`(?:\becho\s+(?:-[neE]+\s+)*["']?[^\s:"';&|]+:([^\s"';&|]+)["']?[ \t]*\|[ \t]*(?:sudo\s+)?chpasswd\b|\bchpasswd[ \t]*<<<[ \t]*["']?[^\s:"';&|]+:([^\s"';&|]+))`)
+	secretEchoed = regexp.MustCompile(`\b(?:echo|printf|yes)\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[^;&|\r\n]*?(?:\bsudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecret\s+create\b|-stdin\b)`)
+	// A here-string (<<< WORD) given to a command that reads a password
+	// from its input, as secretEchoed's do (and a login).
+	secretHereString = regexp.MustCompile(`(?:\bsudo\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecret\s+create\b|-stdin\b|\blogin\b)[^;&|\r\n]*?<<<[ \t]*("[^"]*"|\$?'[^']*'|[^\s"';&|]+)`)
+	secretChpasswd   = regexp.MustCompile(`(?:\becho\s+(?:-[neE]+\s+)*["']?[^\s:"';&|]+:([^\s"';&|]+)["']?[ \t]*\|[ \t]*(?:sudo\s+)?chpasswd\b|\bchpasswd[ \t]*<<<[ \t]*["']?[^\s:"';&|]+:([^\s"';&|]+))`)
 	// Oracle's USER/PASSWORD[@DB] after sqlplus (sqlldr, expdp, impdp,
 	// rman, dgmgrl), the first one after the tool's name, and in a JDBC
 	// thin URL (jdbc:oracle:thin:USER/PASSWORD@host).
@@ -120,7 +125,7 @@ var maskRules = []maskRule{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
 	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "psk", "key", "credential", "auth"}},
-	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "_pass=", "_pw", "_salt=", "sshpass", "mnemonic=", "seed_phrase="}},
+	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "pass=", "pw=", "_salt=", "_cookie=", "mnemonic=", "seed_phrase="}},
 	{fn: passSpans, hints: []string{"pass", "_pw", "-pw"}},
 	// A header's whole value: a scheme the others do not know, and its
 	// credential. Its names hold auth (authorization), cookie, or key,
@@ -132,7 +137,6 @@ var maskRules = []maskRule{
 	{re: secretSSHPassFlag, start: 3, hints: []string{"sshpass"}},
 	{re: secretRedisFlag, start: 3, hints: []string{"redis-cli"}},
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
-	{re: secretCurlProxyUser, start: 3, hints: []string{"curl"}, and: "-U"},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
 	{fn: urlPasswordSpans, hints: []string{"://"}, and: "@"},
 	// No hint: an '@' is enough (and), and the scan is cheaper than a
@@ -143,14 +147,15 @@ var maskRules = []maskRule{
 	{fn: discordSpans, and: "."},
 	{re: secretPrefixed, hints: []string{"glpat-", "gldt-", "glrt-", "glptt-", "akia", "asia", "sg.", "eyj"}},
 	{re: secretPEM, start: 2, end: 3, hints: []string{"private key"}},
-	{re: secretSig, start: 2, end: 3, hints: []string{"sig="}},
+	{re: secretSig, start: 2, end: 3, hints: []string{"sig=", "signature=", "key=", "code=", "session", "sid=", "security-token="}},
 	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
 	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
-	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "openssl", "poetry", "net use", "cargo", "unseal", "set-agent-token"}},
+	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "openssl", "poetry", "net use", "cargo", "unseal", "set-agent-token", "isql", "mc alias", "mc config"}},
 	{fn: toolFlagSpans, hints: toolFlagHints},
 	{re: secretOracle, start: 2, end: 3, hints: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "thin:"}},
 	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
-	{fn: echoedSpans, hints: []string{"echo"}, and: "|"},
+	{fn: echoedSpans, hints: []string{"echo", "printf", "yes"}, and: "|"},
+	{re: secretHereString, start: 2, end: 3, hints: []string{"<<<"}},
 	{fn: chpasswdSpans, hints: []string{"chpasswd"}},
 }
 
@@ -985,6 +990,8 @@ func codeValue(v string, typed bool) bool {
 //     pypi-token.NAME TOKEN;
 //   - cargo login TOKEN, vault operator unseal KEY, consul acl
 //     set-agent-token TYPE TOKEN;
+//   - unixODBC's isql DSN USER PASSWORD, MinIO's mc alias set (mc config
+//     host add) ALIAS URL ACCESS_KEY SECRET_KEY;
 //   - rabbitmqctl add_user, change_password or authenticate_user USER
 //     PASSWORD;
 //   - net user USER PASSWORD, net use [DEVICE] \\SERVER\SHARE PASSWORD
@@ -1051,6 +1058,14 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 		case "consul acl set-agent-token":
 			if len(args) >= 2 {
 				mask = args[1:2]
+			}
+		case "isql":
+			if len(args) >= 3 {
+				mask = args[2:3]
+			}
+		case "mc alias set", "mc config host add":
+			if len(args) >= 4 {
+				mask = args[3:4]
 			}
 		case "rabbitmqctl":
 			for i := range args {
@@ -1139,10 +1154,12 @@ func chpasswdSpans(s string, spans [][2]int) [][2]int {
 
 // toolFlags are the tools whose flags (flags) take a password, masked in
 // every command that starts with one of tools (at a command's start when
-// start is set: http is a word of too many texts), when its first
-// argument is sub (if set). A flag is matched as a whole word (-p VALUE),
+// start is set: http is a word of too many texts), when one of its first
+// three arguments is sub (if set). A flag is matched as a whole word (-p VALUE),
 // or with its value attached when it ends in "+" (7z's -pVALUE; -p
-// alone prompts) or ":" (xfreerdp's /p:VALUE), or as --flag=VALUE. With
+// alone prompts) or ":" (xfreerdp's /p:VALUE), or both and as the last of
+// short flags written together when it ends in "*" (curl's -u VALUE,
+// -uVALUE, -sSfu VALUE), or as --flag=VALUE. With
 // split set, the value is USER<split>PASSWORD and only what follows the
 // first split is masked (nothing when there is none).
 var toolFlags = []struct {
@@ -1152,7 +1169,9 @@ var toolFlags = []struct {
 	sub          string
 }{
 	{tools: []string{"mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "mongofiles"}, flags: []string{"-p"}},
-	{tools: []string{"twine", "rdesktop", "psexec", "psexec64", "nuget"}, flags: []string{"-p"}},
+	{tools: []string{"twine", "rdesktop", "psexec", "psexec64", "nuget", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin"}, flags: []string{"-p"}},
+	{tools: []string{"curl"}, flags: []string{"-u*", "-U*", "--proxy-user", "-E", "--cert", "--proxy-cert"}, split: ':'},
+	{tools: []string{"kubectl", "oc"}, flags: []string{"--from-literal"}, split: '=', sub: "secret"},
 	{tools: []string{"ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop", "ldapurl"}, flags: []string{"-w"}},
 	{tools: []string{"ldappasswd"}, flags: []string{"-w", "-a", "-s"}},
 	{tools: []string{"keytool", "jarsigner"}, flags: []string{"-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass", "-new"}},
@@ -1173,7 +1192,7 @@ var toolFlags = []struct {
 var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
 		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",
-		"gh", "doctl", "http", "xh"}
+		"gh", "doctl", "http", "xh", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin", "curl", "kubectl", "oc"}
 	byName := map[string]int{}
 	for i, t := range toolFlags {
 		for _, n := range t.tools {
@@ -1190,7 +1209,7 @@ var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 }()
 
 // maxToolName is the longest name in toolFlags.
-const maxToolName = 12
+const maxToolName = 13
 
 // toolFlagSpans adds to spans the values of toolFlags' password flags,
 // in each command named by one of their tools (a word at a text's start,
@@ -1218,8 +1237,7 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 		words, end := cmdWords(s, pos+n, 64)
 		pos = max(end, pos+n) - 1
 		for _, t := range toolFlags[ti : ti+1] {
-			if t.start && !commandStart(s[:at]) ||
-				t.sub != "" && (len(words) == 0 || s[words[0][0]:words[0][1]] != t.sub) {
+			if t.start && !commandStart(s[:at]) || t.sub != "" && !subcommand(s, words, t.sub) {
 				continue
 			}
 			for i, w := range words {
@@ -1227,6 +1245,18 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 				val := [2]int{-1, -1}
 				for _, f := range t.flags {
 					switch {
+					case strings.HasSuffix(f, "*"):
+						// -u VALUE, -uVALUE, -sSfu VALUE.
+						f = strings.TrimSuffix(f, "*")
+						switch {
+						case word == f && i+1 < len(words):
+							val = words[i+1]
+						case len(word) > len(f) && strings.HasPrefix(word, f):
+							val = [2]int{w[0] + len(f), w[1]}
+						case len(word) > 2 && word[0] == '-' && word[len(word)-1] == f[1] && tokenRun(word[1:]) == len(word)-1 &&
+							!strings.Contains(word[1:], "-") && i+1 < len(words):
+							val = words[i+1]
+						}
 					case strings.HasSuffix(f, "+") || strings.HasSuffix(f, ":"):
 						f = strings.TrimSuffix(f, "+")
 						if len(word) > len(f) && strings.HasPrefix(word, f) {
@@ -1259,6 +1289,17 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 		}
 	}
 	return spans
+}
+
+// subcommand: sub is one of the first three of words (kubectl create
+// secret, gh secret set).
+func subcommand(s string, words [][2]int, sub string) bool {
+	for _, w := range words[:min(3, len(words))] {
+		if s[w[0]:w[1]] == sub {
+			return true
+		}
+	}
+	return false
 }
 
 // commandStart: before, the text before a word, ends where a command

@@ -34,6 +34,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", ".abcdef.", "a_pass=", "--x-pass ", "xPass: '", "pass=a.b",
 		"htpasswd -b ", "htpasswd ", "openssl passwd a ", "echo a | sudo -S ", "echo a:b | chpasswd ", "chpasswd <<< a:b", "net use \\\\a ", "dscl . -passwd ",
 		"ldapsearch -w ", "7z -p", "smbclient -U a%", "http -a a:", "gh secret ", "sqlplus a/", "thin:a/", "ConvertTo-SecureString ",
+		"sudo <<< ", "<<< a", "yes a | passwd ", "curl -sSfu ", "kubectl secret --from-literal=a=", "?key=", "isql a b ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
