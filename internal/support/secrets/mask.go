@@ -89,6 +89,11 @@ var (
 	// rman, dgmgrl), the first one after the tool's name, and in a JDBC
 	// thin URL (jdbc:oracle:thin:USER/PASSWORD@host).
 	secretOracle = regexp.MustCompile(`(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl)\b[^;&|\r\n]*?[\s=]["']?[A-Za-z0-9_$#.]+/|(?i:\bthin:)[A-Za-z0-9_$#.]+/)("[^"]*"|[^\s@/"';&|]+)`)
+	// SQL's IDENTIFIED BY PASSWORD (MySQL's and Oracle's CREATE/ALTER
+	// USER), DB2's CONNECT TO DB USER U USING PASSWORD.
+	secretIdentifiedBy = regexp.MustCompile(`(?i:\bidentified\s+(?:with\s+\S+\s+)?by\s+(?:password\s+)?|\buser\s+\S+\s+using\s+)("[^"]*"|'[^']*'|[^\s"';&|]+)`)
+	// A .pgpass line, HOST:PORT:DB:USER:PASSWORD (PORT digits or *).
+	secretPgpass = regexp.MustCompile(`(?:^|[\s"'])[^\s:"']+:(?:[0-9]+|\*):[^\s:"']+:[^\s:"']+:([^\s"']+)`)
 	// PowerShell's ConvertTo-SecureString [-String] PASSWORD.
 	secretSecureString = regexp.MustCompile(`(?i:\bConvertTo-SecureString\s+(?:-String\s+)?)("[^"]*"|'[^']*'|[^\s"'();|-][^\s"'();|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
@@ -154,6 +159,8 @@ var maskRules = []maskRule{
 	{fn: toolFlagSpans, hints: toolFlagHints},
 	{re: secretOracle, start: 2, end: 3, hints: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "thin:"}},
 	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
+	{re: secretIdentifiedBy, start: 2, end: 3, hints: []string{"identified", "using"}},
+	{re: secretPgpass, start: 2, end: 3, hints: []string{"pgpass", ":*:", "5432:", "5433:", "6432:"}},
 	{fn: echoedSpans, hints: []string{"echo", "printf", "yes"}, and: "|"},
 	{re: secretHereString, start: 2, end: 3, hints: []string{"<<<"}},
 	{fn: chpasswdSpans, hints: []string{"chpasswd"}},
@@ -310,7 +317,8 @@ func toLower(c byte) byte {
 //     (toolFlags: mongo's and twine's -p, ldap tools' -w, keytool's
 //     -storepass, zip's -P, 7z's -pPASSWORD, smbclient's -U user%PASSWORD,
 //     ssh-keygen's -N and -P, ...), Oracle's USER/PASSWORD, PowerShell's
-//     ConvertTo-SecureString PASSWORD;
+//     ConvertTo-SecureString PASSWORD, SQL's IDENTIFIED BY PASSWORD,
+//     DB2's USING PASSWORD, a .pgpass line's PASSWORD;
 //   - a password given as a positional argument (positionalSpans):
 //     htpasswd -b's, openssl passwd's, mkpasswd's, wpa_passphrase's,
 //     poetry config http-basic.X's, rabbitmqctl add_user's, net user's
@@ -1182,6 +1190,8 @@ var toolFlags = []struct {
 	{tools: []string{"openssl"}, flags: []string{"-k"}},
 	{tools: []string{"ssh-keygen"}, flags: []string{"-N", "-P"}},
 	{tools: []string{"xfreerdp", "xfreerdp3", "wfreerdp", "sdl-freerdp"}, flags: []string{"/p:", "/password:"}},
+	{tools: []string{"plink", "pscp", "psftp"}, flags: []string{"-pw"}},
+	{tools: []string{"schtasks", "schtasks.exe"}, flags: []string{"/RP", "/rp"}},
 	{tools: []string{"gh"}, flags: []string{"--body", "-b"}, sub: "secret"},
 	{tools: []string{"doctl"}, flags: []string{"-t"}},
 	{tools: []string{"http", "https", "xh", "xhs"}, flags: []string{"-a"}, split: ':', start: true},
@@ -1192,7 +1202,7 @@ var toolFlags = []struct {
 var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
 		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",
-		"gh", "doctl", "http", "xh", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin", "curl", "kubectl", "oc"}
+		"gh", "doctl", "http", "xh", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin", "curl", "kubectl", "oc", "plink", "pscp", "psftp", "schtasks"}
 	byName := map[string]int{}
 	for i, t := range toolFlags {
 		for _, n := range t.tools {

@@ -231,6 +231,15 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"printf sudo", `printf 'Tr0ub4dor3x\n' | sudo -S whoami`, "Tr0ub4dor3x"},
 	{"yes passwd", "yes Tr0ub4dor3x | passwd bob", "Tr0ub4dor3x"},
 	{"echo smbpasswd", "echo Tr0ub4dor3x | smbpasswd -s -a bob", "Tr0ub4dor3x"},
+	// SQL and other client shapes.
+	{"mysql identified by", `mysql -e "CREATE USER 'bob'@'%' IDENTIFIED BY 'Tr0ub4dor3x'"`, "Tr0ub4dor3x"},
+	{"oracle identified by", "ALTER USER scott IDENTIFIED BY Tr0ub4dor3x;", "Tr0ub4dor3x"},
+	{"db2 using", "db2 connect to sample user db2inst1 using Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"pgpass", "echo 'db.internal:5432:app:bob:Tr0ub4dor3x' >> ~/.pgpass", "Tr0ub4dor3x"},
+	{"pgpass wildcard", "*:*:*:postgres:Tr0ub4dor3x", "Tr0ub4dor3x"},
+	{"plink -pw", "plink -ssh bob@host -pw Tr0ub4dor3x uptime", "Tr0ub4dor3x"},
+	{"pscp -pw", "pscp -pw Tr0ub4dor3x file bob@host:/tmp", "Tr0ub4dor3x"},
+	{"schtasks /RP", `schtasks /create /tn t /tr x.exe /sc daily /RU CORP\bob /RP Tr0ub4dor3x`, "Tr0ub4dor3x"},
 	// Other services.
 	{"twilio sid token", "curl -u AC5ef8732a3c49700934481addd5ce1659:9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e https://api.twilio.com", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
 	{"twilio key bare", "echo SK2f9c1a7e5b2d4f6a8c0e1b3d5f7a9c2e 9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
@@ -336,6 +345,9 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"kubectl create configmap c --from-literal=level=debug; cat <<< hello; grep x <<< \"$out\"",
 		"https://example.com/search?q=go&page=2&sort=key; yes | apt-get install x",
 		"DECOMPRESS=1 COMPASS=north PASSES=3 BYPASS=1",
+		"SELECT * FROM t WHERE user = 'bob' ORDER BY id; git log --since 10:30:00",
+		"ssh bob@host -p 2222; schtasks /query /tn t; plink -load session",
+		"time 12:30:45; ffmpeg -ss 00:01:02.5 -t 00:00:10 -i in.mp4 out.mp4",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)
