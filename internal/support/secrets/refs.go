@@ -212,7 +212,8 @@ func harmlessLiteral(s string) bool {
 //     and show the password's beginning); an '@' that starts a path
 //     segment (https://h/@owner/mcp, https://h:8443/@owner/mcp) is the
 //     path's, and the host stays shown; a URL without a scheme
-//     (//u:pw@h, u:pw@host:repo) has its userinfo hidden too;
+//     (//u:pw@h, u:pw@host:repo), or in the path, has its userinfo
+//     hidden too;
 //   - every query value is masked as a configured secret (MaskRefValue:
 //     "sup****0123", "****" under 20 characters, a ${VAR} reference as
 //     written), and a query piece without '=' (?TOKEN) is "****"; a query
@@ -224,15 +225,34 @@ func harmlessLiteral(s string) bool {
 // Scheme, host, port and path are otherwise shown as given.
 func MaskURL(raw string) string {
 	authority := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
-		authority = i + 3
+	first := strings.Index(raw, "://")
+	if first >= 0 {
+		authority = first + 3
 	} else if strings.HasPrefix(raw, "//") {
 		authority = 2
 	}
-	s := raw
+	var spans [][2]int
 	if at := userinfoEnd(raw[authority:]); at >= 0 {
-		s = raw[:authority] + "***" + raw[authority+at:]
+		spans = append(spans, [2]int{authority, authority + at})
 	}
+	// A URL in the path (https://h/go/https://tok@h2) has its userinfo
+	// hidden too; each reads up to the next "://".
+	for p := first; p >= 0; {
+		start := p + 3
+		next := strings.Index(raw[start:], "://")
+		end := len(raw)
+		if next >= 0 {
+			end = start + next
+		}
+		if at := userinfoEnd(raw[start:end]); p != first && at >= 0 {
+			spans = append(spans, [2]int{start, start + at})
+		}
+		if next < 0 {
+			break
+		}
+		p = end
+	}
+	s := MaskSpans(raw, spans, "***")
 	s, frag, hasFrag := strings.Cut(s, "#")
 	s, query, hasQuery := strings.Cut(s, "?")
 	s = MaskText(s)

@@ -115,6 +115,8 @@ func TestMaskURL(t *testing.T) {
 		{"http://[::1]/@owner/mcp", "http://[::1]/@owner/mcp", ""},
 		{"https://h:8443/mcp?to=a@b", "https://h:8443/mcp?to=****", ""},
 		{"https://tok@h:8443/@owner/mcp", "https://***@h:8443/@owner/mcp", "tok"},
+		{"https://h/go/https://hunter2xyz@h2/x", "https://h/go/https://***@h2/x", "hunter2xyz"},
+		{":///://hunter2Zq9@00", ":///://***@00", "hunter2Zq9"},
 		{"", "", ""},
 	} {
 		got := MaskURL(tt.in)
