@@ -11,7 +11,7 @@ var (
 	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
 	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
 	// its quote).
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|psk|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|subscription[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|psk|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|subscription[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*(?:[:?+]?=|:)\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
 	// Environment-style NAME_KEY=value, NAME_PASS=value, NAME_PW=value,
 	// NAME_SALT=value and NAME_COOKIE=value (OPENAI_KEY, SMTP_PASS, DB_PW,
 	// WordPress's AUTH_SALT, Erlang's RABBITMQ_ERLANG_COOKIE), PASS= and
@@ -94,6 +94,9 @@ var (
 	secretIdentifiedBy = regexp.MustCompile(`(?i:\bidentified\s+(?:with\s+\S+\s+)?by\s+(?:password\s+)?|\buser\s+\S+\s+using\s+)("[^"]*"|'[^']*'|[^\s"';&|]+)`)
 	// A .pgpass line, HOST:PORT:DB:USER:PASSWORD (PORT digits or *).
 	secretPgpass = regexp.MustCompile(`(?:^|[\s"'])[^\s:"']+:(?:[0-9]+|\*):[^\s:"']+:[^\s:"']+:([^\s"']+)`)
+	// An XML element whose name ends in a secret's: <password>X</password>
+	// (Maven's settings.xml, a .NET config), <apiKey>, <client_secret>.
+	secretXMLElement = regexp.MustCompile(`(?i)<([a-z0-9_.:-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|private[_-]?key|credentials?))>([^<]*)</`)
 	// PowerShell's ConvertTo-SecureString [-String] PASSWORD.
 	secretSecureString = regexp.MustCompile(`(?i:\bConvertTo-SecureString\s+(?:-String\s+)?)("[^"]*"|'[^']*'|[^\s"'();|-][^\s"'();|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
@@ -144,6 +147,7 @@ var maskRules = []maskRule{
 	{re: secretCookieFlag, start: 3, hints: []string{"curl"}},
 	{re: secretUserFlag, start: 8, hints: []string{"-u"}},
 	{fn: urlPasswordSpans, hints: []string{"://"}, and: "@"},
+	{fn: jsonURLPasswordSpans, hints: []string{`:\/\/`}, and: "@"},
 	// No hint: an '@' is enough (and), and the scan is cheaper than a
 	// regular expression.
 	{fn: barePasswordSpans, and: "@"},
@@ -159,6 +163,7 @@ var maskRules = []maskRule{
 	{fn: toolFlagSpans, hints: toolFlagHints},
 	{re: secretOracle, start: 2, end: 3, hints: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "thin:"}},
 	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
+	{re: secretXMLElement, start: 4, end: 5, hints: []string{"token", "secret", "passw", "passp", "key", "credential"}, and: "</"},
 	{re: secretIdentifiedBy, start: 2, end: 3, hints: []string{"identified", "using"}},
 	{re: secretPgpass, start: 2, end: 3, hints: []string{"pgpass", ":*:", "5432:", "5433:", "6432:"}},
 	{fn: echoedSpans, hints: []string{"echo", "printf", "yes"}, and: "|"},
@@ -589,15 +594,26 @@ func looksRandom(w string) bool {
 // urlPasswordSpans adds to spans the password of each URL's userinfo
 // (user:password@, :password@), up to the '@' userinfoEnd finds, so the
 // user and the host stay shown. A URL runs from its "://" to the next
-// "://", a blank, or the quote that opens it (", ' or `, before its
-// scheme; a quote escaped with '\\' in a "..." does not end it): a JSON
-// string's email after the URL is not read as its userinfo. Each stretch
+// "://", a blank (in a quoted URL, only after its path has begun: a
+// password may hold a blank), or the quote that opens it (", ' or `,
+// before its scheme; a quote escaped with '\\' in a "..." does not end it):
+// a JSON string's email after the URL is not read as its userinfo. Each stretch
 // of text is read by one URL only, so the cost stays linear.
 func urlPasswordSpans(s string, spans [][2]int) [][2]int {
-	for p := strings.Index(s, "://"); p >= 0; {
-		start := p + 3
+	return urlPasswordSpansAfter(s, spans, "://")
+}
+
+// jsonURLPasswordSpans is urlPasswordSpans for URLs whose slashes a JSON
+// encoder escaped (https:\/\/u:pw@h\/x, as PHP writes them).
+func jsonURLPasswordSpans(s string, spans [][2]int) [][2]int {
+	return urlPasswordSpansAfter(s, spans, `:\/\/`)
+}
+
+func urlPasswordSpansAfter(s string, spans [][2]int, sep string) [][2]int {
+	for p := strings.Index(s, sep); p >= 0; {
+		start := p + len(sep)
 		end := len(s)
-		next := strings.Index(s[start:], "://")
+		next := strings.Index(s[start:], sep)
 		if next >= 0 {
 			end = start + next
 		}
@@ -609,11 +625,16 @@ func urlPasswordSpans(s string, spans [][2]int) [][2]int {
 		if i > 0 && (s[i-1] == '"' || s[i-1] == '\'' || s[i-1] == '`') {
 			quote = s[i-1]
 		}
+		// A blank ends the URL, except in a quoted one before its path,
+		// query or fragment: a password may hold a blank there.
+		inPath := false
 		for j := start; j < end; j++ {
-			if c := s[j]; isBlank(c) || c == quote && (quote != '"' || s[j-1] != '\\') {
+			c := s[j]
+			if c == quote && (quote != '"' || s[j-1] != '\\') || isBlank(c) && (quote == 0 || inPath) {
 				end = j
 				break
 			}
+			inPath = inPath || c == '/' || c == '?' || c == '#'
 		}
 		t := s[start:end]
 		if at := userinfoEnd(t); at >= 0 {
@@ -660,7 +681,7 @@ func userinfoEnd(t string) int {
 		return strings.LastIndexByte(hostport, '@')
 	}
 	limit := len(t)
-	if delim < len(t) && t[delim] == '/' && isPort(hp[strings.LastIndexByte(hp, ':')+1:]) {
+	if delim < len(t) && t[delim] == '/' && isPort(strings.TrimSuffix(hp[strings.LastIndexByte(hp, ':')+1:], `\`)) {
 		if strings.HasPrefix(t[delim:], "/@") {
 			limit = delim
 		} else if i := strings.IndexAny(t[delim:], "?#"); i >= 0 {

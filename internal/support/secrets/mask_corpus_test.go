@@ -240,6 +240,13 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"plink -pw", "plink -ssh bob@host -pw Tr0ub4dor3x uptime", "Tr0ub4dor3x"},
 	{"pscp -pw", "pscp -pw Tr0ub4dor3x file bob@host:/tmp", "Tr0ub4dor3x"},
 	{"schtasks /RP", `schtasks /create /tn t /tr x.exe /sc daily /RU CORP\bob /RP Tr0ub4dor3x`, "Tr0ub4dor3x"},
+	// More URL and config shapes.
+	{"url json escaped", `{"url":"https:\/\/u:Hunter2xyz@h\/x"}`, "Hunter2xyz"},
+	{"url quoted blank", `curl "https://u:Hunter2 xyz@h/x"`, "Hunter2 xyz"},
+	{"maven settings", "<server><id>x</id><username>bob</username><password>Hunter2xyz</password></server>", "Hunter2xyz"},
+	{"xml api key", "<ApiKey>Hunter2xyz</ApiKey>", "Hunter2xyz"},
+	{"makefile :=", "PASSWORD := Hunter2xyz", "Hunter2xyz"},
+	{"makefile ?=", "db_password ?= Hunter2xyz", "Hunter2xyz"},
 	// Other services.
 	{"twilio sid token", "curl -u AC5ef8732a3c49700934481addd5ce1659:9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e https://api.twilio.com", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
 	{"twilio key bare", "echo SK2f9c1a7e5b2d4f6a8c0e1b3d5f7a9c2e 9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
@@ -348,6 +355,8 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"SELECT * FROM t WHERE user = 'bob' ORDER BY id; git log --since 10:30:00",
 		"ssh bob@host -p 2222; schtasks /query /tn t; plink -load session",
 		"time 12:30:45; ffmpeg -ss 00:01:02.5 -t 00:00:10 -i in.mp4 out.mp4",
+		`{"text": "see https://h:8443/x and write to bob@example.com"}`,
+		"<keyword>go</keyword><tokenizer>x</tokenizer>",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)

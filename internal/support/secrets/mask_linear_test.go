@@ -36,6 +36,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"ldapsearch -w ", "7z -p", "smbclient -U a%", "http -a a:", "gh secret ", "sqlplus a/", "thin:a/", "ConvertTo-SecureString ",
 		"sudo <<< ", "<<< a", "yes a | passwd ", "curl -sSfu ", "kubectl secret --from-literal=a=", "?key=", "isql a b ",
 		"identified by ", "user a using ", "a:5432:b:c:", "*:*:", "plink -pw ",
+		`:\/\/a:b@`, `"https://a b `, "<password>a</", "<password>", "password := ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
