@@ -11,7 +11,12 @@ var (
 	// name may be quoted ("password": "x" in JSON, 'key': 'x' in Python).
 	// An unquoted value ends before a closing quote ('X-Api-Key: v' keeps
 	// its quote).
-	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|psk|api[_-]?key|access[_-]?key|private[_-]?key|account[_-]?key|subscription[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*(?:[:?+]?=|:)\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	secretAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth)[a-z0-9_-]*)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
+	// More names whose value is a secret, kept out of secretAssign, which
+	// runs on many texts: a Wi-Fi pre-shared key (psk="x", wifi-sec.psk x,
+	// wpa-psk x), an Azure account or subscription key (--account-key x,
+	// Ocp-Apim-Subscription-Key: x).
+	secretOtherAssign = regexp.MustCompile(`(?i)((?:[a-z0-9_-]*psk|(?:account|subscription)[_-]?key)["']?(?:\s*[=:]\s*|\s+))("[^"]*"|'[^']*'|[^\s"';&|-][^\s;&|]*)`)
 	// Environment-style NAME_KEY=value, NAME_PASS=value, NAME_PW=value,
 	// NAME_SALT=value and NAME_COOKIE=value (OPENAI_KEY, SMTP_PASS, DB_PW,
 	// WordPress's AUTH_SALT, Erlang's RABBITMQ_ERLANG_COOKIE), PASS= and
@@ -132,7 +137,8 @@ type maskRule struct {
 var maskRules = []maskRule{
 	{re: secretPass, start: 3, hints: []string{"pass:"}},
 	{re: secretScheme, start: 4, hints: []string{"bearer", "basic", "token"}},
-	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "psk", "key", "credential", "auth"}},
+	{fn: assignSpans, hints: []string{"token", "secret", "passw", "passp", "pwd", "key", "credential", "auth"}},
+	{re: secretOtherAssign, start: 3, hints: []string{"psk", "accountkey", "account-key", "account_key", "subscription"}},
 	{re: secretEnvAssign, start: 3, hints: []string{"_key=", "pass=", "pw=", "_salt=", "_cookie=", "mnemonic=", "seed_phrase="}},
 	{fn: passSpans, hints: []string{"pass", "_pw", "-pw"}},
 	// A header's whole value: a scheme the others do not know, and its
@@ -289,22 +295,27 @@ func toLower(c byte) byte {
 //
 //   - the value after a secret-looking name: NAME=value, NAME: value,
 //     --name value, where the name contains token, secret, password,
-//     passwd, passphrase, pwd, psk, api_key, access_key, private_key,
-//     account_key, subscription_key, credential or auth (any case; the name may be quoted, as a JSON key
-//     is; a quoted value is masked up to its closing quote),
-//     environment-style NAME_KEY=value, NAME_PASS=value and NAME_PW=value
-//     (upper case), and name_pass, name-pass, name_pw, namePass or pass
-//     (lower case) with = or : and a value that is not code (passSpans),
-//     --name-pass VALUE and --pass VALUE;
+//     passwd, passphrase, pwd, api_key, access_key, private_key,
+//     credential or auth, or ends in psk, account_key or
+//     subscription_key (any case; the name may be quoted, as a JSON key
+//     is; a quoted value is masked up to its closing quote; make's :=
+//     and ?= are read as =), and <NAME>value</NAME> for such a name,
+//     environment-style NAME_KEY=, NAME_PASS=, NAME_PW=, NAME_SALT=,
+//     NAME_COOKIE=, PASS=, PW= and SSHPASS= (upper case), and name_pass,
+//     name-pass, name_pw, namePass or pass (lower case) with = or : and a
+//     value that is not code (passSpans), --name-pass VALUE and --pass
+//     VALUE;
 //   - the whole value of an Authorization, Proxy-Authorization, Cookie,
 //     Set-Cookie or X-...-Key/Token/Secret/Auth header (X-Api-Key,
 //     X-Auth-Token), and the credentials after "Bearer", "Basic" or
 //     "token";
 //   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, up to the
-//     last "@" before the host (it may hold '/', '?', '#'; userinfoEnd),
-//     and of -u/--user user:password (curl's form); an Azure SAS token's
-//     sig=;
+//     last "@" before the host (it may hold '/', '?', '#'; userinfoEnd;
+//     also after a JSON-escaped https:\/\/), of USER:PASSWORD@HOST
+//     without a scheme (barePasswordSpans), and of -u/--user
+//     user:password (curl's form); a query value named sig (an Azure SAS
+//     token's), signature, key, code, session, sessionid or sid;
 //   - tokens named by their prefix that are too short or too regular to
 //     look random: GitLab's glpat-/gldt-/glrt-/glptt-, AWS access key
 //     ids (AKIA/ASIA), SendGrid's SG.id.secret, JWTs (eyJ.eyJ.); and a
@@ -463,6 +474,17 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 			break
 		}
 		start, val, end := pos+m[2], pos+m[4], pos+m[5]
+		// make's and a shell's := ?= += (PASSWORD := x): the value is
+		// the word after the operator the pattern read as one.
+		if op := s[val:end]; op == "=" || op == "?=" || op == "+=" || op == ":=" {
+			k := end
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			if v, ok := assignedValue(s, k); ok && k > end {
+				val, end = v[0], v[1]
+			}
+		}
 		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
 			pos = val
 			continue
@@ -1035,7 +1057,8 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 			break
 		}
 		cmd := strings.Join(strings.Fields(s[pos+m[2]:pos+m[3]]), " ")
-		words, end := cmdWords(s, pos+m[3], 16)
+		var buf [16][2]int
+		words, end := cmdWords(s, pos+m[3], buf[:0])
 		pos = max(end, pos+m[3])
 		var flags string
 		var args [][2]int
@@ -1128,14 +1151,14 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 	return spans
 }
 
-// cmdWords is the words of the command at s[from:] (each word's start
-// and end, its quotes included: 'a b' is one word), at most n of them, up
-// to ; & | a line break or the text's end, and where the reading
-// stopped.
-func cmdWords(s string, from, n int) ([][2]int, int) {
-	var words [][2]int
+// cmdWords appends to words (empty, its capacity the most words read:
+// a caller's array, so no allocation) the words of the command at
+// s[from:] (each word's start and end, its quotes included: 'a b' is one
+// word), up to ; & | a line break or the text's end, and returns them and
+// where the reading stopped.
+func cmdWords(s string, from int, words [][2]int) ([][2]int, int) {
 	i := from
-	for len(words) < n {
+	for len(words) < cap(words) {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
 		}
@@ -1265,7 +1288,8 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 			continue
 		}
 		at := pos
-		words, end := cmdWords(s, pos+n, 64)
+		var buf [64][2]int
+		words, end := cmdWords(s, pos+n, buf[:0])
 		pos = max(end, pos+n) - 1
 		for _, t := range toolFlags[ti : ti+1] {
 			if t.start && !commandStart(s[:at]) || t.sub != "" && !subcommand(s, words, t.sub) {
