@@ -80,15 +80,15 @@ var (
 	// A command that takes a password as a positional argument (its
 	// name at a command's start or after a path's '/'), read word by
 	// word by positionalSpans.
-	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?|cargo\s+login|vault\s+operator\s+unseal|consul\s+acl\s+set-agent-token|isql|mc\s+alias\s+set|mc\s+config\s+host\s+add)(?:\s|\z)`)
+	secretPositionalCmd = regexp.MustCompile(`(?:^|[\s;&|(/"'` + "`" + `])(htpasswd|mkpasswd|wpa_passphrase|rabbitmqctl|dscl|openssl\s+passwd|poetry\s+config|net\s+use(?:r)?|cargo\s+login|vault\s+operator\s+unseal|consul\s+acl\s+set-agent-token|isql|mc\s+alias\s+set|mc\s+config\s+host\s+add|vault\s+kv\s+(?:put|patch))(?:\s|\z)`)
 	// A password echoed (echo, printf, yes) into a command that reads it
 	// from its input: sudo -S, passwd, smbpasswd, kinit, cryptsetup,
 	// docker or podman secret create, a --password-stdin or --stdin, and
 	// chpasswd's user:password (also from a here-string).
-	secretEchoed = regexp.MustCompile(`\b(?:echo|printf|yes)\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[^;&|\r\n]*?(?:\bsudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecret\s+create\b|-stdin\b)`)
+	secretEchoed = regexp.MustCompile(`\b(?:echo|printf|yes)\s+(?:-[neE]+\s+)*("[^"]*"|'[^']*'|[^\s"';&|]+)[ \t]*\|[^;&|\r\n]*?(?:\bsudo\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*S\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecrets?\s+(?:create|versions\s+add)\b|\bsecret-tool\s+store\b|-stdin\b)`)
 	// A here-string (<<< WORD) given to a command that reads a password
 	// from its input, as secretEchoed's do (and a login).
-	secretHereString = regexp.MustCompile(`(?:\bsudo\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecret\s+create\b|-stdin\b|\blogin\b)[^;&|\r\n]*?<<<[ \t]*("[^"]*"|\$?'[^']*'|[^\s"';&|]+)`)
+	secretHereString = regexp.MustCompile(`(?:\bsudo\b|passwd\b|\bkinit\b|\bcryptsetup\b|\bsecrets?\s+(?:create|versions\s+add)\b|\bsecret-tool\s+store\b|-stdin\b|\blogin\b)[^;&|\r\n]*?<<<[ \t]*("[^"]*"|\$?'[^']*'|[^\s"';&|]+)`)
 	secretChpasswd   = regexp.MustCompile(`(?:\becho\s+(?:-[neE]+\s+)*["']?[^\s:"';&|]+:([^\s"';&|]+)["']?[ \t]*\|[ \t]*(?:sudo\s+)?chpasswd\b|\bchpasswd[ \t]*<<<[ \t]*["']?[^\s:"';&|]+:([^\s"';&|]+))`)
 	// Oracle's USER/PASSWORD[@DB] after sqlplus (sqlldr, expdp, impdp,
 	// rman, dgmgrl), the first one after the tool's name, and in a JDBC
@@ -102,6 +102,10 @@ var (
 	// An XML element whose name ends in a secret's: <password>X</password>
 	// (Maven's settings.xml, a .NET config), <apiKey>, <client_secret>.
 	secretXMLElement = regexp.MustCompile(`(?i)<([a-z0-9_.:-]*(?:token|secret|passw(?:or)?d|passphrase|api[_-]?key|access[_-]?key|private[_-]?key|credentials?))>([^<]*)</`)
+	// An environment list's entry whose name is a secret's, as
+	// Kubernetes (YAML or JSON) and ECS list them: name: DB_PASS, then
+	// value: X on the next line, or {"name": "DB_PASS", "value": "X"}.
+	secretEnvEntry = regexp.MustCompile(`(?i)\bname["']?:\s*["']?[a-z0-9_.-]*(?:token|secret|passw(?:or)?d|passphrase|pwd|pass|_pw|key|credentials?|auth)["']?\s*(?:,|\r?\n|\\n)\s*["']?value["']?:\s*("[^"]*"|'[^']*'|[^\s"',}]+)`)
 	// PowerShell's ConvertTo-SecureString [-String] PASSWORD.
 	secretSecureString = regexp.MustCompile(`(?i:\bConvertTo-SecureString\s+(?:-String\s+)?)("[^"]*"|'[^']*'|[^\s"'();|-][^\s"'();|]*)`)
 	// Long runs of letters and digits that look random (keys, tokens).
@@ -165,11 +169,12 @@ var maskRules = []maskRule{
 	{re: secretSig, start: 2, end: 3, hints: []string{"sig=", "signature=", "key=", "code=", "session", "sid=", "security-token="}},
 	{re: secretSQLCmdFlag, start: 3, hints: []string{"sqlcmd", "bcp"}},
 	{re: secretVaultLogin, start: 4, end: 5, hints: []string{"vault"}},
-	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "openssl", "poetry", "net use", "cargo", "unseal", "set-agent-token", "isql", "mc alias", "mc config"}},
+	{fn: positionalSpans, hints: []string{"htpasswd", "mkpasswd", "wpa_passphrase", "rabbitmqctl", "dscl", "openssl", "poetry", "net use", "cargo", "unseal", "set-agent-token", "isql", "mc alias", "mc config", "vault"}},
 	{fn: toolFlagSpans, hints: toolFlagHints},
 	{re: secretOracle, start: 2, end: 3, hints: []string{"sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "thin:"}},
 	{re: secretSecureString, start: 2, end: 3, hints: []string{"convertto-securestring"}},
 	{re: secretXMLElement, start: 4, end: 5, hints: []string{"token", "secret", "passw", "passp", "key", "credential"}, and: "</"},
+	{re: secretEnvEntry, start: 2, end: 3, hints: []string{"value"}, and: "name"},
 	{re: secretIdentifiedBy, start: 2, end: 3, hints: []string{"identified", "using"}},
 	{re: secretPgpass, start: 2, end: 3, hints: []string{"pgpass", ":*:", "5432:", "5433:", "6432:"}},
 	{fn: echoedSpans, hints: []string{"echo", "printf", "yes"}, and: "|"},
@@ -1043,6 +1048,7 @@ func codeValue(v string, typed bool) bool {
 //     set-agent-token TYPE TOKEN;
 //   - unixODBC's isql DSN USER PASSWORD, MinIO's mc alias set (mc config
 //     host add) ALIAS URL ACCESS_KEY SECRET_KEY;
+//   - vault kv put (patch) PATH KEY=VALUE...: each VALUE;
 //   - rabbitmqctl add_user, change_password or authenticate_user USER
 //     PASSWORD;
 //   - net user USER PASSWORD, net use [DEVICE] \\SERVER\SHARE PASSWORD
@@ -1118,6 +1124,14 @@ func positionalSpans(s string, spans [][2]int) [][2]int {
 		case "mc alias set", "mc config host add":
 			if len(args) >= 4 {
 				mask = args[3:4]
+			}
+		case "vault kv put", "vault kv patch":
+			// PATH KEY=VALUE...: every value is the secret's (not
+			// KEY=@file, KEY=- from the input).
+			for _, a := range args[min(1, len(args)):] {
+				if k := strings.IndexByte(s[a[0]:a[1]], '='); k > 0 && a[0]+k+1 < a[1] && strings.IndexByte("@-", s[a[0]+k+1]) < 0 {
+					mask = append(mask, [2]int{a[0] + k + 1, a[1]})
+				}
 			}
 		case "rabbitmqctl":
 			for i := range args {
@@ -1207,7 +1221,7 @@ func chpasswdSpans(s string, spans [][2]int) [][2]int {
 // toolFlags are the tools whose flags (flags) take a password, masked in
 // every command that starts with one of tools (at a command's start when
 // start is set: http is a word of too many texts), when one of its first
-// three arguments is sub (if set). A flag is matched as a whole word (-p VALUE),
+// three arguments is one of sub (if set). A flag is matched as a whole word (-p VALUE),
 // or with its value attached when it ends in "+" (7z's -pVALUE; -p
 // alone prompts) or ":" (xfreerdp's /p:VALUE), or both and as the last of
 // short flags written together when it ends in "*" (curl's -u VALUE,
@@ -1218,12 +1232,12 @@ var toolFlags = []struct {
 	tools, flags []string
 	split        byte
 	start        bool
-	sub          string
+	sub          []string
 }{
 	{tools: []string{"mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat", "mongotop", "mongofiles"}, flags: []string{"-p"}},
 	{tools: []string{"twine", "rdesktop", "psexec", "psexec64", "nuget", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin"}, flags: []string{"-p"}},
 	{tools: []string{"curl"}, flags: []string{"-u*", "-U*", "--proxy-user", "-E", "--cert", "--proxy-cert"}, split: ':'},
-	{tools: []string{"kubectl", "oc"}, flags: []string{"--from-literal"}, split: '=', sub: "secret"},
+	{tools: []string{"kubectl", "oc"}, flags: []string{"--from-literal"}, split: '=', sub: []string{"secret"}},
 	{tools: []string{"ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapwhoami", "ldapcompare", "ldapmodrdn", "ldapexop", "ldapurl"}, flags: []string{"-w"}},
 	{tools: []string{"ldappasswd"}, flags: []string{"-w", "-a", "-s"}},
 	{tools: []string{"keytool", "jarsigner"}, flags: []string{"-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass", "-new"}},
@@ -1236,7 +1250,10 @@ var toolFlags = []struct {
 	{tools: []string{"xfreerdp", "xfreerdp3", "wfreerdp", "sdl-freerdp"}, flags: []string{"/p:", "/password:"}},
 	{tools: []string{"plink", "pscp", "psftp"}, flags: []string{"-pw"}},
 	{tools: []string{"schtasks", "schtasks.exe"}, flags: []string{"/RP", "/rp"}},
-	{tools: []string{"gh"}, flags: []string{"--body", "-b"}, sub: "secret"},
+	{tools: []string{"gh"}, flags: []string{"--body", "-b"}, sub: []string{"secret"}},
+	{tools: []string{"az"}, flags: []string{"--value"}, sub: []string{"secret"}},
+	{tools: []string{"aws"}, flags: []string{"--value"}, sub: []string{"put-parameter"}},
+	{tools: []string{"security"}, flags: []string{"-w"}, sub: []string{"add-generic-password", "add-internet-password"}},
 	{tools: []string{"doctl"}, flags: []string{"-t"}},
 	{tools: []string{"http", "https", "xh", "xhs"}, flags: []string{"-a"}, split: ':', start: true},
 }
@@ -1246,7 +1263,7 @@ var toolFlags = []struct {
 var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
 		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",
-		"gh", "doctl", "http", "xh", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin", "curl", "kubectl", "oc", "plink", "pscp", "psftp", "schtasks"}
+		"gh", "doctl", "http", "xh", "cqlsh", "snowsql", "cypher-shell", "rabbitmqadmin", "curl", "kubectl", "oc", "plink", "pscp", "psftp", "schtasks", "az", "aws", "security"}
 	byName := map[string]int{}
 	for i, t := range toolFlags {
 		for _, n := range t.tools {
@@ -1292,7 +1309,7 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 		words, end := cmdWords(s, pos+n, buf[:0])
 		pos = max(end, pos+n) - 1
 		for _, t := range toolFlags[ti : ti+1] {
-			if t.start && !commandStart(s[:at]) || t.sub != "" && !subcommand(s, words, t.sub) {
+			if t.start && !commandStart(s[:at]) || t.sub != nil && !subcommand(s, words, t.sub) {
 				continue
 			}
 			for i, w := range words {
@@ -1346,11 +1363,11 @@ func toolFlagSpans(s string, spans [][2]int) [][2]int {
 	return spans
 }
 
-// subcommand: sub is one of the first three of words (kubectl create
-// secret, gh secret set).
-func subcommand(s string, words [][2]int, sub string) bool {
+// subcommand: one of sub is one of the first three of words (kubectl
+// create secret, gh secret set, aws ssm put-parameter).
+func subcommand(s string, words [][2]int, sub []string) bool {
 	for _, w := range words[:min(3, len(words))] {
-		if s[w[0]:w[1]] == sub {
+		if slices.Contains(sub, s[w[0]:w[1]]) {
 			return true
 		}
 	}

@@ -247,6 +247,17 @@ var secretCorpus = []struct{ name, in, secret string }{
 	{"xml api key", "<ApiKey>Hunter2xyz</ApiKey>", "Hunter2xyz"},
 	{"makefile :=", "PASSWORD := Hunter2xyz", "Hunter2xyz"},
 	{"makefile ?=", "db_password ?= Hunter2xyz", "Hunter2xyz"},
+	// Commands that store a secret, and environment lists.
+	{"az keyvault", "az keyvault secret set --vault-name v --name db --value Hunter2xyz", "Hunter2xyz"},
+	{"aws ssm", "aws ssm put-parameter --name /db/pw --type SecureString --value Hunter2xyz", "Hunter2xyz"},
+	{"macos keychain", "security add-generic-password -a bob -s svc -w Hunter2xyz", "Hunter2xyz"},
+	{"vault kv put", "vault kv put secret/app db=Hunter2xyz user=Hunter3xyz", "Hunter2xyz"},
+	{"gcloud secrets", "gcloud secrets create db --data-file=- <<< Hunter2xyz", "Hunter2xyz"},
+	{"gcloud secrets echo", "echo -n Hunter2xyz | gcloud secrets versions add db --data-file=-", "Hunter2xyz"},
+	{"secret-tool", "secret-tool store --label=x svc y <<< Hunter2xyz", "Hunter2xyz"},
+	{"k8s env yaml", "- name: DB_PASS\n  value: Hunter2xyz", "Hunter2xyz"},
+	{"k8s env yaml quoted", "- name: POSTGRES_PASSWORD\n  value: \"Hunter2xyz\"", "Hunter2xyz"},
+	{"k8s env json", `"env":[{"name":"API_KEY","value":"Hunter2xyz"}]`, "Hunter2xyz"},
 	// Other services.
 	{"twilio sid token", "curl -u AC5ef8732a3c49700934481addd5ce1659:9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e https://api.twilio.com", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
 	{"twilio key bare", "echo SK2f9c1a7e5b2d4f6a8c0e1b3d5f7a9c2e 9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e", "9f3c1a7e5b2d4f6a8c0e1b3d5f7a9c2e"},
@@ -357,6 +368,8 @@ func TestMaskTextCorpusKeepsOrdinaryText(t *testing.T) {
 		"time 12:30:45; ffmpeg -ss 00:01:02.5 -t 00:00:10 -i in.mp4 out.mp4",
 		`{"text": "see https://h:8443/x and write to bob@example.com"}`,
 		"<keyword>go</keyword><tokenizer>x</tokenizer>",
+		"- name: LOG_LEVEL\n  value: debug; vault kv get secret/app; vault kv put secret/app @data.json",
+		"security find-generic-password -s svc; aws ssm get-parameter --name x; az keyvault list",
 	} {
 		if got := MaskText(s); got != s {
 			t.Errorf("MaskText(%q) = %q, want it unchanged", s, got)

@@ -37,6 +37,7 @@ func TestMaskTextLinear(t *testing.T) {
 		"sudo <<< ", "<<< a", "yes a | passwd ", "curl -sSfu ", "kubectl secret --from-literal=a=", "?key=", "isql a b ",
 		"identified by ", "user a using ", "a:5432:b:c:", "*:*:", "plink -pw ",
 		`:\/\/a:b@`, `"https://a b `, "<password>a</", "<password>", "password := ",
+		"name: a_key\nvalue: ", `"name":"a_pass","value":`, "vault kv put a b=c ", "security add-generic-password -w ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {
