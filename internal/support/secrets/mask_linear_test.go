@@ -31,7 +31,14 @@ func TestMaskTextLinear(t *testing.T) {
 		`pwd="api_key": `, "password=", "token DB_PASSWORD:",
 		"-----BEGIN RSA PRIVATE KEY-----\n", "-----BEGIN X PRIVATE KEY-----", "vault login -x ", "vault login ",
 		"sqlcmd -x ", "bcp -P", "eyJa.eyJb.", "eyJ.", "?sig=", "&sig=a", "glpat-", "AKIA", "SG.a.", "://a:b@@",
-		"MNEMONIC=",
+		"MNEMONIC=", "a:b@c:", "a:b@", "@c:", "curl -U a:", "://h:1/@", "://h:1/a?@",
+		"MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", ".abcdef.", "a_pass=", "--x-pass ", "xPass: '", "pass=a.b",
+		"htpasswd -b ", "htpasswd ", "openssl passwd a ", "echo a | sudo -S ", "echo a:b | chpasswd ", "chpasswd <<< a:b", "net use \\\\a ", "dscl . -passwd ",
+		"ldapsearch -w ", "7z -p", "smbclient -U a%", "http -a a:", "gh secret ", "sqlplus a/", "thin:a/", "ConvertTo-SecureString ",
+		"sudo <<< ", "<<< a", "yes a | passwd ", "curl -sSfu ", "kubectl secret --from-literal=a=", "?key=", "isql a b ",
+		"identified by ", "user a using ", "a:5432:b:c:", "*:*:", "plink -pw ",
+		`:\/\/a:b@`, `"https://a b `, "<password>a</", "<password>", "password := ",
+		"name: a_key\nvalue: ", `"name":"a_pass","value":`, "vault kv put a b=c ", "security add-generic-password -w ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {

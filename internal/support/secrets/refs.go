@@ -205,12 +205,15 @@ func harmlessLiteral(s string) bool {
 // (a refused one included) and the text an upstream's errors quote it in.
 // Whether or not raw parses:
 //
-//   - anything before the authority's last '@' (user, password, a token
-//     given as the user) is "***", up to the first '?' or '#': a password
-//     may hold a '/' a parser would read as the path's start, so when a
-//     ':' comes before the first '/', an '@' after it counts too (an '@'
-//     in the path of a URL with a port hides its host); without a ':'
-//     an '@' in the path is the path's (https://h/@owner/mcp);
+//   - the userinfo (user, password, a token given as the user) is "***":
+//     everything before the '@' userinfoEnd finds, which reads a password
+//     holding an unencoded '@', '/', '?' or '#' to its end (a parser
+//     would read them as the path's, the query's or the fragment's start
+//     and show the password's beginning); an '@' that starts a path
+//     segment (https://h/@owner/mcp, https://h:8443/@owner/mcp) is the
+//     path's, and the host stays shown; a URL without a scheme
+//     (//u:pw@h, u:pw@host:repo), or in the path, has its userinfo
+//     hidden too;
 //   - every query value is masked as a configured secret (MaskRefValue:
 //     "sup****0123", "****" under 20 characters, a ${VAR} reference as
 //     written), and a query piece without '=' (?TOKEN) is "****"; a query
@@ -221,22 +224,37 @@ func harmlessLiteral(s string) bool {
 //
 // Scheme, host, port and path are otherwise shown as given.
 func MaskURL(raw string) string {
-	s, frag, hasFrag := strings.Cut(raw, "#")
-	s, query, hasQuery := strings.Cut(s, "?")
 	authority := 0
-	if i := strings.Index(s, "://"); i >= 0 {
-		authority = i + 3
+	first := strings.Index(raw, "://")
+	if first >= 0 {
+		authority = first + 3
+	} else if strings.HasPrefix(raw, "//") {
+		authority = 2
 	}
-	// Userinfo may run past the first '/' only when a ':' comes before
-	// it (a password holding a '/'); otherwise an '@' after that '/' is
-	// the path's (https://h/@owner/mcp), and the host stays shown.
-	rest := s[authority:]
-	if slash := strings.IndexByte(rest, '/'); slash >= 0 && !strings.Contains(rest[:slash], ":") {
-		rest = rest[:slash]
+	var spans [][2]int
+	if at := userinfoEnd(raw[authority:]); at >= 0 {
+		spans = append(spans, [2]int{authority, authority + at})
 	}
-	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
-		s = s[:authority] + "***" + s[authority+at:]
+	// A URL in the path (https://h/go/https://tok@h2) has its userinfo
+	// hidden too; each reads up to the next "://".
+	for p := first; p >= 0; {
+		start := p + 3
+		next := strings.Index(raw[start:], "://")
+		end := len(raw)
+		if next >= 0 {
+			end = start + next
+		}
+		if at := userinfoEnd(raw[start:end]); p != first && at >= 0 {
+			spans = append(spans, [2]int{start, start + at})
+		}
+		if next < 0 {
+			break
+		}
+		p = end
 	}
+	s := MaskSpans(raw, spans, "***")
+	s, frag, hasFrag := strings.Cut(s, "#")
+	s, query, hasQuery := strings.Cut(s, "?")
 	s = MaskText(s)
 	if hasQuery {
 		s += "?" + maskQuery(query)

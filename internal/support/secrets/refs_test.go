@@ -91,6 +91,32 @@ func TestMaskURL(t *testing.T) {
 		{"https://h/mcp#access=hunter2xyz", "https://h/mcp#****", "hunter2xyz"},
 		// A token-like path segment (a webhook's) is MaskText's.
 		{"https://hooks.example.com/services/T0A1B2C3D4/Xk9fQ2mZ7vB1nR8tY3wL6pJ0hD5cGabc", "https://hooks.example.com/services/***", "Xk9fQ2mZ7vB1nR8tY3wL6pJ0hD5cGabc"},
+		// A password holding '#', '?' or '/' that would start the
+		// fragment, the query or the path: userinfo runs to the last '@'
+		// all the same when a ':' comes before them.
+		{"https://u:pa#ss@h/mcp", "https://***@h/mcp", "pa#ss"},
+		{"https://u:pa?ss@h/mcp?key=1", "https://***@h/mcp?key=****", "pa?ss"},
+		{"https://u:pa/ss#x@h/mcp", "https://***@h/mcp", "pa/ss#x"},
+		{"https://u:12#ab@h", "https://***@h", "12#ab"},
+		// A password that reads as a port and a path.
+		{"https://u:12/ss@h/mcp", "https://***@h/mcp", "12/ss"},
+		{"https://u:pa%40ss@h/mcp", "https://***@h/mcp", "pa%40ss"},
+		{"http://u:hunter2xyz@[::1]:8080/mcp", "http://***@[::1]:8080/mcp", "hunter2xyz"},
+		{"git+ssh://u:hunter2xyz@h/repo", "git+ssh://***@h/repo", "hunter2xyz"},
+		{"redis://:hunter2xyz@cache:6379", "redis://***@cache:6379", "hunter2xyz"},
+		{"//u:hunter2xyz@h/mcp", "//***@h/mcp", "hunter2xyz"},
+		{"u:hunter2xyz@host:repo", "***@host:repo", "hunter2xyz"},
+		// An '@' that starts a path segment after a host and its port is
+		// the path's, as is one in the query or fragment after a path:
+		// the host stays shown.
+		{"https://h:8443/@owner/mcp", "https://h:8443/@owner/mcp", ""},
+		{"https://h:8443/@owner/x@y/mcp", "https://h:8443/@owner/x@y/mcp", ""},
+		{"http://[::1]:8080/@owner/mcp", "http://[::1]:8080/@owner/mcp", ""},
+		{"http://[::1]/@owner/mcp", "http://[::1]/@owner/mcp", ""},
+		{"https://h:8443/mcp?to=a@b", "https://h:8443/mcp?to=****", ""},
+		{"https://tok@h:8443/@owner/mcp", "https://***@h:8443/@owner/mcp", "tok"},
+		{"https://h/go/https://hunter2xyz@h2/x", "https://h/go/https://***@h2/x", "hunter2xyz"},
+		{":///://hunter2Zq9@00", ":///://***@00", "hunter2Zq9"},
 		{"", "", ""},
 	} {
 		got := MaskURL(tt.in)
