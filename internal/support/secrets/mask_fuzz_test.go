@@ -79,7 +79,13 @@ func checkMaskText(t *testing.T, in string) {
 	start := time.Now()
 	out := MaskText(in)
 	if d := time.Since(start); len(in) <= 64<<10 && d > 100*time.Millisecond {
-		t.Errorf("MaskText of %d bytes took %v", len(in), d)
+		// A stall of the machine (another fuzz worker, a loaded CI
+		// runner) passes; slow code is slow again.
+		start = time.Now()
+		MaskText(in)
+		if again := time.Since(start); again > 100*time.Millisecond {
+			t.Errorf("MaskText of %d bytes took %v, and %v again", len(in), d, again)
+		}
 	}
 	if utf8.ValidString(in) && !utf8.ValidString(out) {
 		t.Errorf("MaskText(%q) = %q: not valid UTF-8", in, out)
