@@ -225,6 +225,32 @@ func TestBashDefaultTimeoutFromLimits(t *testing.T) {
 	}
 }
 
+// A child that moved to a process group of its own (job control: `set -m`,
+// setpgid) but stayed in the call's session dies at the timeout and on
+// cancel with the rest: the shell leads a session of its own, and the
+// kill reaches every member of it.
+func TestBashTimeoutAndCancelKillSession(t *testing.T) {
+	dir, tool := newBashWS(t, nil)
+	cmd := "set -m; sleep 100 & echo $! > job.pid; set +m; sleep 100"
+	start := time.Now()
+	r := runBash(t, tool, map[string]any{"command": cmd, "timeout_ms": 300})
+	if el := time.Since(start); el > slowCall || !r.TimedOut || r.ExitCode != 124 {
+		t.Errorf("got %+v after %v, want a timeout", *r, el)
+	}
+	waitGone(t, readPid(t, filepath.Join(dir, "job.pid")), "job-control child at the timeout")
+
+	os.Remove(filepath.Join(dir, "job.pid"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPid(t, filepath.Join(dir, "job.pid"))
+		cancel()
+	}()
+	if _, err := callToolCtx(ctx, t, tool, map[string]any{"command": cmd, "timeout_ms": 60000}); err != context.Canceled {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	waitGone(t, readPid(t, filepath.Join(dir, "job.pid")), "job-control child on cancel")
+}
+
 // A background child still running when bash exits is killed, and the call
 // neither waits for it nor hangs on the output pipe it inherited.
 func TestBashBackgroundChildDoesNotOutliveCall(t *testing.T) {
