@@ -43,12 +43,9 @@ func Start(c *Cmd) (*Process, error) {
 			c.cleanupExec()
 		}
 	}()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if c.NewSession {
-		// setsid makes the child its group's leader too; setpgid after it
-		// would fail (EPERM).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	}
+	// setsid makes the child its group's leader too; setpgid after it
+	// would fail (EPERM).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !c.NewSession, Setsid: c.NewSession}
 	if c.ParentDeathKill {
 		setParentDeathKill(cmd.SysProcAttr)
 	}
