@@ -17,9 +17,11 @@ import (
 // session. Each process is checked and signalled through a pidfd, so a
 // member whose pid is reused between the check and the signal is never
 // mistaken for another process. A member may fork while this runs; the
-// scan is repeated until a round finds no one left to kill (a killed
-// process forks no more), at most a bounded number of times.
+// scan is repeated until a round finds no member it has not signalled
+// already (a process with SIGKILL pending forks no more, so a child that
+// a round missed is found by the next), at most a bounded number of times.
 func killSession(sid int) {
+	signalled := map[int]uint64{} // pid: start time
 	for round := 0; round < 16; round++ {
 		d, err := os.Open("/proc")
 		if err != nil {
@@ -33,9 +35,14 @@ func killSession(sid int) {
 			if err != nil || pid <= 1 {
 				continue
 			}
-			if st, err := ReadStat(pid); err != nil || st.Sid != sid || st.State == 'Z' || st.State == 'X' {
+			st, err := ReadStat(pid)
+			if err != nil || st.Sid != sid || st.State == 'Z' || st.State == 'X' {
 				continue
 			}
+			if start, ok := signalled[pid]; ok && start == st.Start {
+				continue // dying already
+			}
+			signalled[pid] = st.Start
 			found = true
 			fd, err := unix.PidfdOpen(pid, 0)
 			if err != nil {
