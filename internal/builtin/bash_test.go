@@ -251,6 +251,20 @@ func TestBashTimeoutAndCancelKillSession(t *testing.T) {
 	waitGone(t, readPid(t, filepath.Join(dir, "job.pid")), "job-control child on cancel")
 }
 
+// The shell leads its session (and its group): no controlling terminal,
+// and the session the timeout's kill reaches is the call's alone.
+func TestBashLeadsItsSession(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	_, tool := newBashWS(t, nil)
+	r := runBash(t, tool, map[string]any{"command": `read -r _ _ pgid sid tty _ < <(sed 's/.*) //' /proc/$$/stat); echo "$$ $pgid $sid $tty"`})
+	f := strings.Fields(r.Stdout)
+	if len(f) != 4 || f[0] != f[1] || f[0] != f[2] || f[3] != "0" {
+		t.Errorf("pid, group, session, tty = %q; want the shell's pid three times and no terminal (0)", r.Stdout)
+	}
+}
+
 // A background child still running when bash exits is killed, and the call
 // neither waits for it nor hangs on the output pipe it inherited.
 func TestBashBackgroundChildDoesNotOutliveCall(t *testing.T) {
