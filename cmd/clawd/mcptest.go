@@ -25,6 +25,12 @@ func newMCPTestCmd() *cobra.Command {
 		Short: "Connect to an MCP server once: print how long it took and the tools it offers",
 		Args:  exactArgs(1, "the server's NAME", "clawd mcp test NAME [--json]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The server is a process of the same user and can read our
+			// /proc/<pid>/environ: take clawd's own variables out of the
+			// kernel's copy first, as serve does (a re-exec, same pid).
+			if err := daemon.HideEnvSecrets(); err != nil {
+				return runtimeError("%v", err)
+			}
 			db, s, err := lookupServer(args[0])
 			if err != nil {
 				return err

@@ -50,7 +50,8 @@ func NewBash(env *Env) tools.Tool {
 		Description: "Run a command with `bash -c` in the workspace root or working_dir (a directory inside the " +
 			"workspace). stdin is empty. stdout and stderr are returned separately, each capped (truncated=true " +
 			"when cut); invalid UTF-8 is replaced by U+FFFD. A non-zero exit is a normal result. At timeout_ms " +
-			"(default from the server config) the whole process group is killed: exit_code 124, timed_out true. " +
+			"(default from the server config) the whole process group is killed, and on Linux the rest of the command's " +
+			"session too (jobs moved to another group by set -m): exit_code 124, timed_out true. " +
 			"A command killed by a signal reports 128+signal. When the command exits its process group is killed, " +
 			"so background jobs (cmd &) end with it, but a process that leaves the group (setsid, set -m) is not " +
 			"killed and can outlive the call. The command is not confined to the workspace: it runs with the " +
@@ -187,6 +188,10 @@ func runIn(ctx context.Context, shell, command string, dir *workDir, timeout tim
 		// What it forked is beyond this signal; the group's record
 		// (groups) is what ends that at the next start (docs/security.md).
 		ParentDeathKill: true,
+		// A session of its own: the timeout and a cancel also end what
+		// moved to another process group of it (`set -m`), and no
+		// command can reach the terminal clawd may have.
+		NewSession: true,
 	}
 	state, timedOut, err := runCmd(ctx, c, timeout, groups)
 	if err != nil {

@@ -225,6 +225,46 @@ func TestBashDefaultTimeoutFromLimits(t *testing.T) {
 	}
 }
 
+// A child that moved to a process group of its own (job control: `set -m`,
+// setpgid) but stayed in the call's session dies at the timeout and on
+// cancel with the rest: the shell leads a session of its own, and the
+// kill reaches every member of it.
+func TestBashTimeoutAndCancelKillSession(t *testing.T) {
+	dir, tool := newBashWS(t, nil)
+	cmd := "set -m; sleep 100 & echo $! > job.pid; set +m; sleep 100"
+	start := time.Now()
+	r := runBash(t, tool, map[string]any{"command": cmd, "timeout_ms": 300})
+	if el := time.Since(start); el > slowCall || !r.TimedOut || r.ExitCode != 124 {
+		t.Errorf("got %+v after %v, want a timeout", *r, el)
+	}
+	waitGone(t, readPid(t, filepath.Join(dir, "job.pid")), "job-control child at the timeout")
+
+	os.Remove(filepath.Join(dir, "job.pid"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPid(t, filepath.Join(dir, "job.pid"))
+		cancel()
+	}()
+	if _, err := callToolCtx(ctx, t, tool, map[string]any{"command": cmd, "timeout_ms": 60000}); err != context.Canceled {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	waitGone(t, readPid(t, filepath.Join(dir, "job.pid")), "job-control child on cancel")
+}
+
+// The shell leads its session (and its group): no controlling terminal,
+// and the session the timeout's kill reaches is the call's alone.
+func TestBashLeadsItsSession(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	_, tool := newBashWS(t, nil)
+	r := runBash(t, tool, map[string]any{"command": `read -r _ _ pgid sid tty _ < <(sed 's/.*) //' /proc/$$/stat); echo "$$ $pgid $sid $tty"`})
+	f := strings.Fields(r.Stdout)
+	if len(f) != 4 || f[0] != f[1] || f[0] != f[2] || f[3] != "0" {
+		t.Errorf("pid, group, session, tty = %q; want the shell's pid three times and no terminal (0)", r.Stdout)
+	}
+}
+
 // A background child still running when bash exits is killed, and the call
 // neither waits for it nor hangs on the output pipe it inherited.
 func TestBashBackgroundChildDoesNotOutliveCall(t *testing.T) {

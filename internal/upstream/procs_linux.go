@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -143,9 +144,9 @@ func SweepRecorded(dir string) ([]int, error) {
 		}
 		if f.BootID == boot && boot != "" {
 			for _, r := range f.Procs {
-				pids, leaderGone := endRecorded(r, f.Clawd.Start, spare)
+				pids, scanMembers := endRecorded(r, f.Clawd.Start, spare)
 				ended = append(ended, pids...)
-				if leaderGone {
+				if scanMembers {
 					leaderless = append(leaderless, headlessGroup{r, f.Clawd.Start})
 				}
 			}
@@ -164,9 +165,11 @@ func namedLive(name string) bool {
 }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
-// pid still names the process started at r.Start; leaderGone reports that
-// it does not, and that r's group is one whose members endMembers is to
-// end (r led it, and its session is known). A record is only a claim, so
+// pid still names the process started at r.Start. scanMembers reports that
+// r's group is one whose members endMembers is to end: r led it, its
+// session is known, and r's process is gone, or was ended here while it
+// led its session too (the group signal does not reach the session's
+// other groups). A record is only a claim, so
 // it also spares what no server of a daemon started at daemonStart can
 // be: a process started before the daemon, and the sweeping process, its
 // ancestors and the members of its group (spare). It returns the pids it
@@ -180,7 +183,7 @@ func namedLive(name string) bool {
 // is left: if the leader and every member of its group died and were
 // reaped between the check and the kill, and the pids wrapped around to
 // give the number to a new group leader, that group would be signalled.
-func endRecorded(r procRecord, daemonStart uint64, spare sweeper) (ended []int, leaderGone bool) {
+func endRecorded(r procRecord, daemonStart uint64, spare sweeper) (ended []int, scanMembers bool) {
 	if r.Pid <= 1 || r.Start == 0 || r.Start < daemonStart || spare.pids[r.Pid] {
 		return nil, false
 	}
@@ -200,7 +203,7 @@ func endRecorded(r procRecord, daemonStart uint64, spare sweeper) (ended []int, 
 	}
 	switch killVerified(r.Pid, ok, signal) {
 	case killed:
-		return []int{r.Pid}, false
+		return []int{r.Pid}, leads && r.Sid != nil && *r.Sid == r.Pid
 	case pidGone:
 		return nil, r.Pgid == r.Pid && r.Sid != nil
 	}
@@ -295,11 +298,21 @@ type headlessGroup struct {
 	daemonStart uint64
 }
 
-// member reports whether st, a process of g's group, is one to end.
+// member reports whether st, a process of g's group, or of its session if
+// g's leader led one (a bash call's shell does), is one to end.
 func (g headlessGroup) member(st proc.Stat, spare sweeper) bool {
-	return st.Pgid == g.r.Pgid && st.Sid == *g.r.Sid && st.Start >= g.r.Start && st.Start >= g.daemonStart &&
+	in := st.Pgid == g.r.Pgid && st.Sid == *g.r.Sid
+	if g.ledSession() {
+		in = st.Sid == g.r.Pid
+	}
+	return in && st.Start >= g.r.Start && st.Start >= g.daemonStart &&
 		st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
 }
+
+// ledSession reports whether g's leader led its session too: then its
+// group's number is also the session's, and a process that moved to
+// another group of the session (`set -m` job control) is a member as well.
+func (g headlessGroup) ledSession() bool { return *g.r.Sid == g.r.Pid && g.r.Pgid == g.r.Pid }
 
 // endMembers ends the members of the groups whose leader died: the bash
 // tool's shell dies with clawd (parent-death signal) and leaves what it
@@ -309,7 +322,10 @@ func (g headlessGroup) member(st proc.Stat, spare sweeper) bool {
 // another group whose leader got the number later and has died too. To
 // tell the two apart a member must also be of the recorded session, have
 // started no earlier than the recorded leader and daemon, and be none of
-// spare. The one case left: a process of that same session (a job of the
+// spare. When the leader led its session (the bash tool's shell does), the
+// members are those of the session, whatever their group: a job moved to a
+// group of its own by `set -m` is ended too, and the same reasoning holds
+// for the session's number. The one case left: a process of that same session (a job of the
 // login shell clawd was started from, say) that got the recorded number
 // after the pids wrapped around, made it its group and exited, leaving
 // members.
@@ -320,16 +336,26 @@ func (g headlessGroup) member(st proc.Stat, spare sweeper) bool {
 func endMembers(groups []headlessGroup, spare sweeper) []int {
 	byPgid := map[int][]headlessGroup{}
 	for _, g := range groups {
-		if g.r.Pgid != spare.pgid && !spare.pids[g.r.Pgid] {
+		if g.r.Pgid != spare.pgid && g.r.Pgid != spare.sid && !spare.pids[g.r.Pgid] {
 			byPgid[g.r.Pgid] = append(byPgid[g.r.Pgid], g)
 		}
 	}
 	var ended []int
 	done := map[int]uint64{}
 	for round := 0; round < 10 && len(byPgid) > 0; round++ {
-		for pgid := range byPgid {
-			if _, err := proc.ReadStat(pgid); err == nil {
-				delete(byPgid, pgid) // the number names a process again: not the recorded group any more
+		for pgid, gs := range byPgid {
+			st, err := proc.ReadStat(pgid)
+			if err != nil {
+				continue
+			}
+			// The number names a process again: not the recorded group
+			// any more, unless that process is the recorded leader itself
+			// (ended by endRecorded, or a zombie nobody reaps).
+			kept := slices.DeleteFunc(gs, func(g headlessGroup) bool { return st.Start != g.r.Start })
+			if len(kept) == 0 {
+				delete(byPgid, pgid)
+			} else {
+				byPgid[pgid] = kept
 			}
 		}
 		if len(byPgid) == 0 {
@@ -349,7 +375,13 @@ func endMembers(groups []headlessGroup, spare sweeper) []int {
 			if err != nil || done[pid] == st.Start {
 				continue
 			}
-			for _, g := range byPgid[st.Pgid] {
+			// The records of its group, then (in another group of a
+			// session a record's leader led) those of its session.
+			candidates := [2][]headlessGroup{byPgid[st.Pgid], nil}
+			if st.Sid != st.Pgid {
+				candidates[1] = byPgid[st.Sid]
+			}
+			for _, g := range slices.Concat(candidates[0], candidates[1]) {
 				if !g.member(st, spare) {
 					continue
 				}
@@ -369,14 +401,17 @@ func endMembers(groups []headlessGroup, spare sweeper) []int {
 }
 
 // sweeper is what SweepRecorded never signals: the sweeping process and its
-// ancestors (pids), and its process group (pgid).
+// ancestors (pids), its process group (pgid), and (as the number of a
+// recorded group, which may be a session's) its session (sid).
 type sweeper struct {
 	pids map[int]bool
 	pgid int
+	sid  int
 }
 
 func sweeperLine(self int) sweeper {
-	s := sweeper{pids: map[int]bool{}, pgid: syscall.Getpgrp()}
+	sid, _ := unix.Getsid(0)
+	s := sweeper{pids: map[int]bool{}, pgid: syscall.Getpgrp(), sid: sid}
 	for pid := self; pid > 1 && !s.pids[pid]; {
 		s.pids[pid] = true
 		st, err := proc.ReadStat(pid)

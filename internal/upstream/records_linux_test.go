@@ -91,6 +91,74 @@ func TestSweepRecordedEndsLeaderlessGroup(t *testing.T) {
 	}
 }
 
+// A bash call's shell leads a session of its own: a job it moved to
+// another process group of that session (`set -m`) is left behind by a
+// killed clawd as well, and the sweep ends it with the group's members. A
+// member of the recorded group number in another session is still spared
+// (TestSweepRecordedEndsLeaderlessGroup).
+func TestSweepRecordedEndsLeaderlessSession(t *testing.T) {
+	t.Parallel()
+	t.Run("leader reaped", func(t *testing.T) { t.Parallel(); sweepSession(t, true) })
+	// A leader nobody reaps (its parent, clawd, is gone, and PID 1 in a
+	// container may not reap) still has its pid: the session is the
+	// recorded one all the same.
+	t.Run("leader a zombie", func(t *testing.T) { t.Parallel(); sweepSession(t, false) })
+}
+
+func sweepSession(t *testing.T, reap bool) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash not installed")
+	}
+	dead := deadDaemon(t)
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	cmd := exec.Command(bash, "-c", "sleep 1000 & echo $!; set -m; sleep 1000 & echo $!; read x")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var member, job int
+	if _, err := fmt.Fscan(out, &member, &job); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(member, syscall.SIGKILL); syscall.Kill(job, syscall.SIGKILL) })
+	rec := leaderRecord("", cmd.Process.Pid)
+	in.Close()
+	if reap {
+		cmd.Wait()
+	} else {
+		t.Cleanup(func() { cmd.Wait() })
+		var info unix.Siginfo
+		if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := proc.ReadStat(job); err != nil || st.Pgid == rec.Pgid || st.Sid != rec.Pgid {
+		t.Fatalf("the job %d: %+v %v; want it in session %d, out of its group", job, st, err, rec.Pgid)
+	}
+	dir := t.TempDir()
+	writeRecord(t, filepath.Join(dir, "1-1-bash-0.json"), procFile{BootID: proc.BootID(), Clawd: dead, Procs: []procRecord{rec}})
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The member may be ended by the signal to the group of a leader still
+	// there (a zombie), which counts the leader only.
+	if !slices.Contains(ended, job) || (reap && !slices.Contains(ended, member)) {
+		t.Errorf("the sweep ended %v, want the member %d and the job %d", ended, member, job)
+	}
+	gone(t, member, "the member of the recorded group")
+	gone(t, job, "the job in another group of the recorded session")
+}
+
 // The record of a bash call's group: written while the call runs, with the
 // shell's pid, group, start time and session, and cleared once dropped.
 // The file is kept for the next call (a write, not a create and an

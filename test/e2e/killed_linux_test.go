@@ -16,22 +16,24 @@ import (
 // a running bash call's timeout: the shell, and a program it replaced
 // itself with (exec), die with clawd (the parent-death signal) instead of
 // running on unbounded. What the shell forked (a background job, a nohup'd
-// one, a pipeline's members) is beyond that signal and outlives clawd, but
-// each call's process group is recorded while it runs, and the next start
-// of clawd in the workspace ends the group's survivors. Linux only: the
+// one, a pipeline's members, a job control moved to a group of its own) is
+// beyond that signal and outlives clawd, but each call's process group and
+// session are recorded while it runs, and the next start of clawd in the
+// workspace ends their survivors. Linux only: the
 // parent-death signal and the record sweep are Linux's.
 func TestBashDiesWithKilledClawd(t *testing.T) {
 	e := newEnv(t)
 	r := e.Stdio()
 	r.Initialize("claude-code")
-	r.SendLine(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; nohup sleep 62 >/dev/null 2>&1 & echo $! > nohup.pid; sleep 63 | sleep 64 & echo $$ > sh.pid; wait","timeout_ms":60000}}}`)
+	r.SendLine(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bash","arguments":{"command":"sleep 60 & echo $! > bg.pid; nohup sleep 62 >/dev/null 2>&1 & echo $! > nohup.pid; sleep 63 | sleep 64 & set -m; sleep 65 & echo $! > job.pid; set +m; echo $$ > sh.pid; wait","timeout_ms":60000}}}`)
 	r.SendLine(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bash","arguments":{"command":"echo $$ > ex.pid; exec sleep 61","timeout_ms":60000}}}`)
 	sh := waitPid(t, filepath.Join(e.WS, "sh.pid"))
 	ex := waitPid(t, filepath.Join(e.WS, "ex.pid"))
 	bg := waitPid(t, filepath.Join(e.WS, "bg.pid"))
 	nh := waitPid(t, filepath.Join(e.WS, "nohup.pid"))
+	job := waitPid(t, filepath.Join(e.WS, "job.pid"))
 	pipe := waitGroup(t, sh, 4) // the two sleeps, the nohup'd one, the pipeline's two
-	survivors := append([]int{bg, nh}, pipe...)
+	survivors := append([]int{bg, nh, job}, pipe...)
 	for _, pid := range survivors {
 		defer syscall.Kill(pid, syscall.SIGKILL)
 	}

@@ -105,6 +105,16 @@ type Cmd struct {
 	StdoutPipe bool
 	// PipeGrace overrides DefaultPipeGrace.
 	PipeGrace time.Duration
+	// NewSession makes the child lead a session of its own (setsid; on
+	// unix only), of which its process group is the first: it has no
+	// controlling terminal, and Kill (the timeout, a cancel) also ends the
+	// processes that moved to another process group of that session
+	// (setpgid, `set -m` job control), which a group kill misses. Linux
+	// only finds them, by a scan of /proc; elsewhere Kill reaches the
+	// group alone. Wait after a normal exit kills the group, not the
+	// session. A process that starts a session of its own (setsid)
+	// escapes either way.
+	NewSession bool
 	// ParentDeathKill asks the kernel to SIGKILL the child when clawd dies,
 	// even by kill -9 (Linux: PR_SET_PDEATHSIG; ignored elsewhere). Limits:
 	// it reaches the child only, not its group (a grandchild survives a

@@ -24,6 +24,7 @@ type osProc struct {
 	waited  bool
 	reaped  bool  // the exit goroutine reaped already (no waitid WNOWAIT)
 	reapErr error // its cmd.Wait error
+	session bool  // Cmd.NewSession: kill reaches the whole session
 
 	outR, errR *os.File // pipes proc reads, nil when not used
 	readers    sync.WaitGroup
@@ -42,13 +43,15 @@ func Start(c *Cmd) (*Process, error) {
 			c.cleanupExec()
 		}
 	}()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// setsid makes the child its group's leader too; setpgid after it
+	// would fail (EPERM).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: !c.NewSession, Setsid: c.NewSession}
 	if c.ParentDeathKill {
 		setParentDeathKill(cmd.SysProcAttr)
 	}
 
 	p := &Process{c: c}
-	o := &osProc{cmd: cmd, done: make(chan struct{})}
+	o := &osProc{cmd: cmd, done: make(chan struct{}), session: c.NewSession}
 	p.sys = o
 	// childEnds are the child's copies, closed here once it has them (or
 	// on failure); ours are closed on failure only.
@@ -135,7 +138,21 @@ func Start(c *Cmd) (*Process, error) {
 func (o *osProc) pid() int                { return o.cmd.Process.Pid }
 func (o *osProc) exited() <-chan struct{} { return o.done }
 
-func (o *osProc) kill() { o.signalGroup(syscall.SIGKILL) }
+// kill ends the group and, for a Cmd.NewSession child, the rest of its
+// session: only while the child is not reaped (its pid, the session's id,
+// cannot name another session then).
+func (o *osProc) kill() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.waited {
+		return
+	}
+	pid := o.cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if o.session && !o.reaped {
+		killSession(pid)
+	}
+}
 
 func (o *osProc) terminate() bool {
 	o.signalGroup(syscall.SIGTERM)
