@@ -17,10 +17,14 @@ var (
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
 	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|PASS)|(?:[A-Z][A-Z0-9_]*_)?(?:MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// A credential header's whole value, up to a quote or the line's end:
-	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
-	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
-	secretHeader = regexp.MustCompile(`(?i)\b((?:(?:proxy-)?authorization|(?:set-)?cookie|x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*)\s*:\s*)[^"'\r\n]+`)
+	// A credential header's whole value, up to a quote, the line's end or
+	// a shell's ; & or | (a header written unquoted into a command ends
+	// there, and the commands after it are no secret: masking them would
+	// hide what a command line runs), then any further NAME=VALUE pairs
+	// after a ";" (a cookie's): Authorization and Proxy-Authorization in
+	// any scheme (ApiKey, SSWS, ...), Cookie and Set-Cookie,
+	// X-...-Key/Token/Secret/Auth headers.
+	secretHeader = regexp.MustCompile(`(?i)\b((?:(?:proxy-)?authorization|(?:set-)?cookie|x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*)\s*:\s*)[^"'\r\n;&|]*[^\s"';&|](?:;[ \t]*[^\s=;"'&|]+=[^\s;"'&|]*)*`)
 	// A password given to a flag that means "password" only for the tool
 	// that precedes it in the same command (up to ; & | or a line's end);
 	// the first such flag after the tool is masked:
@@ -195,8 +199,9 @@ func toLower(c byte) byte {
 //     environment-style NAME_KEY=value and NAME_PASS=value (upper case);
 //   - the whole value of an Authorization, Proxy-Authorization, Cookie,
 //     Set-Cookie or X-...-Key/Token/Secret/Auth header (X-Api-Key,
-//     X-Auth-Token), and the credentials after "Bearer", "Basic" or
-//     "token";
+//     X-Auth-Token), up to a quote, the line's end or a shell's ; & or |
+//     (a cookie's further NAME=VALUE pairs too), and the credentials
+//     after "Bearer", "Basic" or "token";
 //   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, up to the
 //     last "@" before the host, and of -u/--user user:password (curl's
