@@ -224,6 +224,10 @@ func toLower(c byte) byte {
 //     (owner/repo/commit/), except a SHA-256 digest the text names as
 //     one ("sha256 <64 hex>", namedDigest).
 //
+// A mask ends before a command substitution, $(, in the value: that is
+// code that fetches the secret, not the secret, and masking it would hide
+// what a command runs (cutCode).
+//
 // It is best effort, not a proof that nothing secret remains: a short
 // secret with an innocent name (`mytool -k hunter2`), a password after a
 // flag of a tool not listed, a secret split across lines or quoted in
@@ -252,7 +256,7 @@ func MaskText(s string) string {
 				}
 			}
 		}
-		s = MaskSpans(s, spans, "***")
+		s = MaskSpans(s, cutCode(s, spans), "***")
 	}
 	// The random-looking words are looked for in what the rules left: no
 	// rule's span ends inside a word, so none hides part of one, and a
@@ -280,6 +284,27 @@ func MaskText(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// cutCode ends each of spans before a shell command substitution, $(, in
+// it: a value such as --token "$(curl ... | sh)" or KEY=$(cat f) is a
+// command the shell runs to get the secret, not the secret, and masking it
+// would hide what a command line runs. What comes before the $( stays
+// masked (password=hunter2$(x) still hides hunter2). Limits: a secret
+// written after the substitution in the same value is shown with it, and
+// a backquoted substitution is masked like any value (backquotes are
+// markdown's code marks in prose as often as a shell's).
+func cutCode(s string, spans [][2]int) [][2]int {
+	keep := spans[:0]
+	for _, sp := range spans {
+		if i := strings.Index(s[sp[0]:sp[1]], "$("); i >= 0 {
+			sp[1] = sp[0] + i
+		}
+		if sp[0] < sp[1] {
+			keep = append(keep, sp)
+		}
+	}
+	return keep
 }
 
 // namedDigest: w is a SHA-256 digest (64 lowercase hex digits) that the
