@@ -168,7 +168,15 @@ func newAuditPruneCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			n, err := db.PruneAudit(context.Background(), before)
+			// The prune is on record: a row (local:cli, tool audit:prune)
+			// written before the deletion commits, or nothing is deleted.
+			row := auditCLI(db, "audit:prune", chain.ResultAllow, "")
+			row.step = "audit"
+			n, err := db.PruneAudit(context.Background(), before, func(deleted int64) error {
+				row.reason = fmt.Sprintf("prune: deleted %d rows written before %s", deleted, before.UTC().Format(time.RFC3339))
+				return row.confirm()
+			})
+			row.done(err)
 			if err != nil {
 				return runtimeError("%v", err)
 			}

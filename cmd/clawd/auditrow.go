@@ -23,6 +23,7 @@ type cliRow struct {
 	toolID string
 	result string
 	reason string
+	step   string           // "" for store.ChangeRecord's (upstream)
 	row    *store.ChangeRow // over the audit log, opened before the change's transaction
 	logErr error            // why the log could not be opened: confirm fails with it
 }
@@ -48,7 +49,11 @@ func cliOutcomeDetail(err error) string { return oneLine(secrets.MaskText(err.Er
 func (r *cliRow) confirm() error {
 	err := r.logErr
 	if err == nil {
-		if err = r.row.Write(store.ChangeRecord(cliActor, r.row.Start(), r.toolID, r.result, r.reason)); err == nil {
+		rec := store.ChangeRecord(cliActor, r.row.Start(), r.toolID, r.result, r.reason)
+		if r.step != "" {
+			rec.Step = r.step
+		}
+		if err = r.row.Write(rec); err == nil {
 			return nil
 		}
 	}
@@ -67,3 +72,34 @@ func (r *cliRow) server(describe func(before, after store.MCPServer) string) sto
 
 // done records how the change ended on the row, if it was written.
 func (r *cliRow) done(err error) { r.row.Done(err) }
+
+// trustAudit is the audit row of a change to the trust registry by the
+// command line (set, rm, bind, unbind): entity local:cli, tool
+// "trust:ENTITY", step trust, reason "configure: " and the row after the
+// change, with the one before ("(was ...)", "(new row)"); a removal is a
+// Deny, "configure: removed (was ...)". Its confirm, passed to the change,
+// writes the row before the change commits, and fails it when the row
+// cannot be written: who may call what changes only on record.
+func trustAudit(db *store.DB, entity string) (*cliRow, store.TrustConfirm) {
+	r := auditCLI(db, "trust:"+entity, chain.ResultAllow, "")
+	r.step = chain.StepTrust
+	return r, func(before, after chain.TrustEntry) error {
+		was := "(new row)"
+		if before.Entity != "" {
+			was = "(was " + describeTrust(before) + ")"
+		}
+		if after.Entity == "" {
+			r.result, r.reason = chain.ResultDeny, "configure: removed "+was
+		} else {
+			r.reason = "configure: " + describeTrust(after) + " " + was
+		}
+		r.reason = oneLine(r.reason, 2000)
+		return r.confirm()
+	}
+}
+
+// describeTrust is a trust row in one line: level, allow, deny, bound.
+func describeTrust(e chain.TrustEntry) string {
+	allow, deny := permLists(e.Perms)
+	return fmt.Sprintf("level %d; allow %s; deny %s; bound %s", e.Level, orDash(allow), orDash(deny), orDash(boundTools(e.Perms)))
+}

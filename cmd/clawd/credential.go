@@ -7,11 +7,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
 	"github.com/clawde/clawd/internal/store"
@@ -142,7 +144,12 @@ func newTokenRevokeCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			c, err := db.RevokeCredential(context.Background(), args[0])
+			row := credentialAudit(db, args[0], chain.ResultDeny)
+			c, err := db.RevokeCredential(context.Background(), args[0], func(c store.Credential) error {
+				row.reason = "configure: revoked the " + c.Kind + " credential of workspace " + c.WorkspaceID + labelNote(c.Label)
+				return row.confirm()
+			})
+			row.done(err)
 			if errors.Is(err, store.ErrNoCredential) {
 				return runtimeError("no credential %q; clawd token list --all shows them", args[0])
 			}
@@ -180,7 +187,11 @@ func issueCredential(ws *runstate.Workspace, kind, label string, save bool) (id,
 	defer db.Close()
 	id, digest, text := token.NewClientCredential()
 	c := store.Credential{ID: id, WorkspaceID: ws.ID, Kind: kind, Label: label}
-	if err := db.AddCredential(context.Background(), c, digest); store.IsValidation(err) {
+	row := credentialAudit(db, id, chain.ResultAllow)
+	row.reason = "configure: issued a " + kind + " credential for workspace " + ws.ID + labelNote(label)
+	err = db.AddCredential(context.Background(), c, digest, row.confirm)
+	row.done(err)
+	if store.IsValidation(err) {
 		return "", "", "", usageError("%v", err)
 	} else if err != nil {
 		return "", "", "", runtimeError("storing the credential: %v", err)
@@ -212,4 +223,23 @@ func readCredentialFile(ws *runstate.Workspace, kind string) (string, error) {
 		return "", fmt.Errorf("%s does not hold a clawd credential; issue a new one with clawd token issue --client %s", shellWord(path), kind)
 	}
 	return text, nil
+}
+
+// credentialAudit is the audit row of issuing or revoking a per-client
+// credential: entity local:cli, tool "credential:ID", step auth, written
+// inside the change's transaction (no row, no change). A credential is who
+// a client is, at its kind's trust level: an agent that issues itself a
+// cc credential through bash is on record with the id its calls carry.
+func credentialAudit(db *store.DB, id, result string) *cliRow {
+	r := auditCLI(db, "credential:"+id, result, "")
+	r.step = chain.StepAuth
+	return r
+}
+
+// labelNote is a credential's label for its audit row ("" for none).
+func labelNote(label string) string {
+	if label == "" {
+		return ""
+	}
+	return " (label " + strconv.Quote(label) + ")"
 }

@@ -60,9 +60,12 @@ func explainTrust(db *store.DB, entity string, cfg *config.Config) trustState {
 	return st
 }
 
+// anyAllowed reports whether perms grant a tool whatever the level: an
+// allow, or a binding (chain.Evaluate allows a bound upstream tool at any
+// level).
 func anyAllowed(perms map[string]string) bool {
 	for _, p := range perms {
-		if p == chain.PermAllow {
+		if p == chain.PermAllow || p == chain.PermBind {
 			return true
 		}
 	}

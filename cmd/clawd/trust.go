@@ -156,6 +156,7 @@ func newTrustSetCmd() *cobra.Command {
 			defer db.Close()
 			// The bindings of the entity's own row are kept, unless the
 			// tool is given --allow or --deny now.
+			row, confirm := trustAudit(db, e.Entity)
 			err = db.UpdateTrust(context.Background(), e.Entity, func(cur chain.TrustEntry, from string) (chain.TrustEntry, error) {
 				if from == e.Entity {
 					for t, p := range cur.Perms {
@@ -165,7 +166,8 @@ func newTrustSetCmd() *cobra.Command {
 					}
 				}
 				return e, nil
-			})
+			}, confirm)
+			row.done(err)
 			if store.IsValidation(err) {
 				return usageError("%v", err)
 			}
@@ -250,7 +252,9 @@ func newTrustRmCmd() *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			ok, err := db.RemoveTrust(context.Background(), args[0])
+			row, confirm := trustAudit(db, args[0])
+			ok, err := db.RemoveTrust(context.Background(), args[0], confirm)
+			row.done(err)
 			if err != nil {
 				return runtimeError("writing the trust registry: %v", err)
 			}

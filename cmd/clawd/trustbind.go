@@ -117,6 +117,8 @@ func checkBindings(db *store.DB, tools []string) ([]store.BindingStatus, error) 
 // row that applies (from) when entity has none of its own. replaced are
 // the tools whose --allow or --deny a binding took the place of.
 func bindTools(db *store.DB, entity string, tools []string) (from string, replaced []string, err error) {
+	row, confirm := trustAudit(db, entity)
+	defer func() { row.done(err) }()
 	err = db.UpdateTrust(context.Background(), entity, func(cur chain.TrustEntry, f string) (chain.TrustEntry, error) {
 		if f == "" {
 			return cur, fmt.Errorf("%w for %s", store.ErrNoTrustRow, entity)
@@ -133,7 +135,7 @@ func bindTools(db *store.DB, entity string, tools []string) (from string, replac
 			next.Perms[t] = chain.PermBind
 		}
 		return next, nil
-	})
+	}, confirm)
 	if errors.Is(err, store.ErrNoTrustRow) {
 		return "", nil, runtimeError("%s has no trust registry row, so it may call nothing; add one first (clawd trust set %s LEVEL), then bind", entity, entity)
 	}
@@ -190,6 +192,7 @@ func newTrustUnbindCmd() *cobra.Command {
 			defer db.Close()
 			var removed, left []string
 			errNotBound := errors.New("not bound")
+			row, confirm := trustAudit(db, entity)
 			err = db.UpdateTrust(context.Background(), entity, func(cur chain.TrustEntry, from string) (chain.TrustEntry, error) {
 				if from != entity {
 					return cur, errNotBound
@@ -217,7 +220,8 @@ func newTrustUnbindCmd() *cobra.Command {
 				}
 				left = boundTools(next.Perms)
 				return next, nil
-			})
+			}, confirm)
+			row.done(err)
 			var mb *missingBindings
 			switch {
 			case errors.Is(err, errNotBound):

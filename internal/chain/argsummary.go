@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -66,17 +67,44 @@ func argsSummary(args jsontext.Value, known []string) string {
 	// to look further than a few times that: a one-line command or a path
 	// of megabytes costs no more than a short one. A secret that starts
 	// within the kept part and runs past the cut is still long enough here
-	// to be recognised.
+	// to be recognised. The masks can shrink what is kept (a long token
+	// becomes ***) below maxSummary runes, so a cut at the window is marked
+	// on its own: `echo <a long token>; rm -rf ~` must not read as the
+	// whole command "echo ***".
+	cut := false
 	if len(known) > 0 {
-		s = maskKnown(s, known, maskWindow)
+		s, cut = maskKnown(s, known, maskWindow)
 	} else if len(s) > maskWindow {
-		s = s[:maskWindow]
+		s, cut = s[:runeStart(s, maskWindow)], true
 	}
 	s = secrets.MaskText(s)
-	if r := []rune(s); len(r) > maxSummary {
-		s = string(r[:maxSummary-1]) + "…"
+	if n := utf8.RuneCountInString(s); n > maxSummary || cut && n == maxSummary {
+		s = s[:runeIndex(s, maxSummary-1)] + "…"
+	} else if cut {
+		s += "…"
 	}
 	return s
+}
+
+// runeStart is the largest i <= n at which a rune of s starts (n <=
+// len(s)), so s[:i] splits no rune.
+func runeStart(s string, n int) int {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// runeIndex is the byte offset of s's rune number n (len(s) if s has no
+// more runes).
+func runeIndex(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
 }
 
 // summarised are the members ArgsSummary shows, when they are strings.
@@ -128,15 +156,16 @@ func summaryArgs(args jsontext.Value) (a summarised, ok bool) {
 // cut.
 const maskWindow = 8 * maxSummary
 
-// maskKnown is s's first limit bytes with every occurrence of a known
-// value replaced by secrets.Masked (overlapping occurrences as one). A
+// maskKnown is s's first limit bytes (fewer, so as not to split a rune)
+// with every occurrence of a known value replaced by secrets.Masked
+// (overlapping occurrences as one); cut says part of s was left out. A
 // value that starts before limit and runs past it is replaced whole, so no
 // first part of it is left at the cut. Each value is looked for with
 // strings.Index, so the cost is the number of values times the window, at
 // memory speed, and nothing is allocated when none occurs.
-func maskKnown(s string, known []string, limit int) string {
+func maskKnown(s string, known []string, limit int) (masked string, cut bool) {
 	var spans [][2]int
-	cut := min(len(s), limit)
+	end := runeStart(s, min(len(s), limit))
 	for _, v := range known {
 		if v == "" {
 			continue
@@ -150,9 +179,9 @@ func maskKnown(s string, known []string, limit int) string {
 			}
 			i += from
 			spans = append(spans, [2]int{i, i + len(v)})
-			cut = max(cut, i+len(v))
+			end = max(end, i+len(v))
 			from = i + 1
 		}
 	}
-	return secrets.MaskSpans(s[:cut], spans, secrets.Masked)
+	return secrets.MaskSpans(s[:end], spans, secrets.Masked), end < len(s)
 }

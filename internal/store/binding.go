@@ -143,12 +143,21 @@ func (db *DB) cachedToolNames(ctx context.Context) (map[string][]string, error) 
 // ErrNoTrustRow: neither the entity's own row nor its KIND:* row exists.
 var ErrNoTrustRow = errors.New("no trust registry row")
 
+// TrustConfirm is called inside a trust registry change's transaction once
+// the change is written and before it commits, with the entity's own row
+// before and after (Entity "" for none: a new row, a removal). Its error
+// rolls the change back and is what the change returns: the caller puts
+// the change's audit row on record there, so the registry does not change
+// without its row (as Confirm for server rows).
+type TrustConfirm func(before, after chain.TrustEntry) error
+
 // UpdateTrust changes an entity's row in one write transaction: fn gets the
 // row that applies to the entity now (its own, else its KIND:* row; from
 // says which, "" if neither) and returns the entity's new row, which is
-// validated and written under the entity's own id. Reading and writing in
-// one transaction means a concurrent change is not lost.
-func (db *DB) UpdateTrust(ctx context.Context, entity string, fn func(cur chain.TrustEntry, from string) (chain.TrustEntry, error)) error {
+// validated and written under the entity's own id, then confirmed.
+// Reading and writing in one transaction means a concurrent change is not
+// lost.
+func (db *DB) UpdateTrust(ctx context.Context, entity string, fn func(cur chain.TrustEntry, from string) (chain.TrustEntry, error), confirm ...TrustConfirm) error {
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		cur, from, err := applyingRow(ctx, tx, entity)
 		if err != nil {
@@ -175,7 +184,15 @@ func (db *DB) UpdateTrust(ctx context.Context, entity string, fn func(cur chain.
 			ON CONFLICT (entity_id) DO UPDATE SET trust_level = excluded.trust_level,
 				permissions = excluded.permissions, updated_at = excluded.updated_at`,
 			entity, next.Level, string(b), now())
-		return err
+		if err != nil {
+			return err
+		}
+		var before chain.TrustEntry
+		if from == entity {
+			before = cur
+		}
+		next.Perms = perms
+		return runConfirms(confirm, func(c TrustConfirm) error { return c(before, next) })
 	})
 }
 

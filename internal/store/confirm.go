@@ -32,7 +32,7 @@ func RunConfirms(confirm []func() error) error {
 // a server change's Confirm, ApproveTools'): in order, nil ones skipped,
 // each through call (which passes it what the change made); the first
 // error stops it and is returned, for the change to roll back.
-func runConfirms[F ~func() error | ~func([]ToolApproval) error | Confirm](confirm []F, call func(F) error) error {
+func runConfirms[F ~func() error | ~func([]ToolApproval) error | Confirm | TrustConfirm](confirm []F, call func(F) error) error {
 	for _, c := range confirm {
 		if c == nil {
 			continue

@@ -34,7 +34,9 @@ type credEntry struct {
 const maxLabel = 128
 
 // AddCredential stores a new credential with the digest of its secret.
-func (db *DB) AddCredential(ctx context.Context, c Credential, digest string) error {
+// Each confirm runs inside the transaction before it commits; its error
+// undoes the change (the caller puts it on record there).
+func (db *DB) AddCredential(ctx context.Context, c Credential, digest string, confirm ...func() error) error {
 	if !config.IsClientKind(c.Kind) {
 		return fmt.Errorf("client kind %q: use one of %s", c.Kind, strings.Join(config.ClientKinds, ", "))
 	}
@@ -48,7 +50,10 @@ func (db *DB) AddCredential(ctx context.Context, c Credential, digest string) er
 	return db.writeTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO cd_client_credential (id, workspace_id, kind, label, secret_sha256, created_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, c.ID, c.WorkspaceID, c.Kind, c.Label, digest, now())
-		return err
+		if err != nil {
+			return err
+		}
+		return RunConfirms(confirm)
 	})
 }
 
@@ -84,23 +89,41 @@ var ErrNoCredential = errors.New("no such credential")
 
 // RevokeCredential marks a credential revoked; every daemon refuses it
 // from its next check on (FreshFor after the commit). It returns the
-// credential; revoking one twice keeps the first time.
-func (db *DB) RevokeCredential(ctx context.Context, id string) (Credential, error) {
+// credential; revoking one twice keeps the first time. Each confirm runs
+// inside the transaction, with the credential, when this call revoked it,
+// before it commits; its error undoes the change.
+func (db *DB) RevokeCredential(ctx context.Context, id string, confirm ...func(Credential) error) (Credential, error) {
 	var c Credential
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE cd_client_credential SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now(), id); err != nil {
+		res, err := tx.ExecContext(ctx, `UPDATE cd_client_credential SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, now(), id)
+		if err != nil {
+			return err
+		}
+		changed, err := res.RowsAffected()
+		if err != nil {
 			return err
 		}
 		var revoked sql.NullString
-		err := tx.QueryRowContext(ctx, `SELECT id, workspace_id, kind, label, created_at, revoked_at FROM cd_client_credential WHERE id = ?`, id).
+		err = tx.QueryRowContext(ctx, `SELECT id, workspace_id, kind, label, created_at, revoked_at FROM cd_client_credential WHERE id = ?`, id).
 			Scan(&c.ID, &c.WorkspaceID, &c.Kind, &c.Label, &c.CreatedAt, &revoked)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNoCredential
 		}
+		if err != nil {
+			return err
+		}
 		if revoked.Valid {
 			c.RevokedAt = &revoked.String
 		}
-		return err
+		if changed == 0 {
+			return nil
+		}
+		for _, f := range confirm {
+			if err := f(c); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return c, err
 }

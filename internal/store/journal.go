@@ -52,6 +52,13 @@ const (
 	// newJournalAge is how long an empty journal may be a new one whose
 	// owner has yet to lock it: recovery leaves it that long.
 	newJournalAge = time.Minute
+	// maxJournalFile is more than any journal holds: a file takes lines
+	// until it reaches rotateAt, the last one at most maxJournalLine long.
+	// Recovery does not read a larger file (anything with a journal's name
+	// in the directory, which a program running as the user can put
+	// there: a sparse file of terabytes would be read, holding the
+	// database's write lock, for as long as that takes).
+	maxJournalFile = rotateAt + maxJournalLine
 )
 
 // syncDir makes the entries of dir durable (tests replace it).
@@ -220,17 +227,20 @@ func isJournalName(name string) bool {
 	return err == nil
 }
 
-// journalReader reads complete lines from a journal, from a given offset.
+// journalReader reads complete lines from a journal, from a given offset
+// up to a given end.
 type journalReader struct {
 	r   *bufio.Reader
 	off int64 // offset of the next line
 }
 
-func newJournalReader(f *os.File, off int64) (*journalReader, error) {
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil, err
-	}
-	return &journalReader{r: bufio.NewReaderSize(f, 64<<10), off: off}, nil
+// newJournalReader reads f's lines from off; a line that runs past end
+// counts as cut (io.EOF), as at the file's end. Recovery reads up to the
+// size the file had once it held the lock: a dead owner writes nothing
+// more, and whatever another program appends meanwhile cannot keep the
+// read, and the transaction it runs in, going.
+func newJournalReader(f io.ReaderAt, off, end int64) *journalReader {
+	return &journalReader{r: bufio.NewReaderSize(io.NewSectionReader(f, off, max(end-off, 0)), 64<<10), off: off}
 }
 
 // next returns the next complete line; jr.off is then its end. A line longer
@@ -407,6 +417,15 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 	if ok, err := fileutil.TryLock(f); !ok {
 		return err // its owner lives (nil), or the lock failed
 	}
+	// Its size now is its final one: its owner is gone.
+	if fi, err = f.Stat(); err != nil {
+		return err
+	}
+	if fi.Size() > maxJournalFile {
+		w.log.Warn("a file with an audit journal's name is larger than any journal; it is left unread (remove it if no clawd wrote it)",
+			"file", name, "bytes", fi.Size(), "max", maxJournalFile)
+		return nil
+	}
 	folded, bad := 0, 0
 	for {
 		done, n, b, err := w.foldOrphanBatch(root, name, f, fi)
@@ -436,8 +455,8 @@ func (w *Writer) foldOrphan(root *os.Root, name string) error {
 var errJournalMoved = errors.New("audit journal is no longer at its name")
 
 // foldOrphanBatch folds up to maxFoldRows lines of f (journal name) from
-// where it was folded to, in one transaction; done says the file's end
-// was reached. errJournalMoved says f is not (or no longer) the file at
+// where it was folded to, up to fi.Size(), in one transaction; done says
+// that end was reached. errJournalMoved says f is not (or no longer) the file at
 // name, so nothing may be folded under that name, nor the name removed.
 func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.FileInfo) (done bool, n, bad int, err error) {
 	if _, err := exec(w.conn.begin, nil); err != nil {
@@ -459,10 +478,7 @@ func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.F
 	if err != nil {
 		return fail(err)
 	}
-	jr, err := newJournalReader(f, off)
-	if err != nil {
-		return fail(err)
-	}
+	jr := newJournalReader(f, off, fi.Size())
 	// Unreadable lines count toward the batch too: a file of nothing else
 	// is still read a batch per transaction, not in one.
 	for n+bad < maxFoldRows {
@@ -499,6 +515,21 @@ func (w *Writer) foldOrphanBatch(root *os.Root, name string, f *os.File, fi os.F
 	return done, n, bad, nil
 }
 
+// awaited is, of the journal names in root, the files a live process may
+// be folding, with their sizes. Only a regular file of a journal's size
+// can be a live process's journal: a directory or symlink with a
+// journal's name, or a file larger than any journal (which recovery
+// leaves), would cost every read syncWait.
+func awaited(root *os.Root, names []string) map[string]int64 {
+	want := map[string]int64{}
+	for _, name := range names {
+		if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 && fi.Size() <= maxJournalFile {
+			want[name] = fi.Size()
+		}
+	}
+	return want
+}
+
 // waitLive waits until every other live process's journal is folded as
 // far as it was written when waitLive began: until ctx ends or syncWait
 // passes, checking each millisecond.
@@ -508,15 +539,7 @@ func (w *Writer) waitLive(ctx context.Context) {
 		return
 	}
 	defer root.Close()
-	want := map[string]int64{}
-	for _, name := range names {
-		// Only a regular file can be a live process's journal: a
-		// directory or symlink with a journal's name would cost every read
-		// syncWait.
-		if fi, err := root.Lstat(name); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
-			want[name] = fi.Size()
-		}
-	}
+	want := awaited(root, names)
 	deadline := time.NewTimer(syncWait)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Millisecond)

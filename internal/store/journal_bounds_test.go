@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // While folds fail, the decisions waiting for one are bounded: past the
@@ -97,5 +99,94 @@ func TestAuditOrphanBatchCountsUnreadableLines(t *testing.T) {
 	}
 	if rows != 1 || bad != 2*maxFoldRows+3 || batches < 3 {
 		t.Fatalf("folded %d rows and %d unreadable lines in %d batches, want 1, %d and at least 3", rows, bad, batches, 2*maxFoldRows+3)
+	}
+}
+
+// A file with a journal's name that is larger than any journal (a sparse
+// file of terabytes costs its creator nothing, and reading it would hold
+// the database's write lock for as long as that takes) is left unread;
+// the real journals beside it are folded.
+func TestAuditRecoveryLeavesAFileLargerThanAnyJournal(t *testing.T) {
+	const big, real = "4242-1700000000000000000-0badc0de.journal", "4243-1700000000000000000-0badc0de.journal"
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	openTest(t, path).Close()
+	dir := journalDir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for name, body := range map[string]string{big: line(t, 1, 4242), real: line(t, 2, 4243)} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if name == big {
+			if err := os.Truncate(p, rotateAt+maxJournalLine+1); err != nil { // sparse where it can be
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := openTest(t, path)
+	if got := requestIDs(t, db); got != "2" {
+		t.Errorf("rows = %q, want only the real journal's", got)
+	}
+	if f := journalFiles(t, path); !slices.Equal(f, []string{big}) {
+		t.Errorf("files = %v, want the oversized one left in place", f)
+	}
+	// Nor does a read wait for it to be folded: no process will.
+	w := pausedWriter(t, db)
+	root, names := w.listJournals()
+	if root == nil {
+		t.Fatal("no journal directory")
+	}
+	defer root.Close()
+	if want := awaited(root, names); len(want) != 0 {
+		t.Errorf("a read waits for %v", want)
+	}
+}
+
+// An ended process's journal is read up to the size it had when the lock
+// was taken: what another program appends meanwhile cannot keep the read,
+// and its transaction, going.
+func TestAuditOrphanIsReadToItsSizeAtTheLock(t *testing.T) {
+	const name = "4242-1700000000000000000-0badc0de.journal"
+	path := filepath.Join(t.TempDir(), "clawd.db")
+	db := openTest(t, path)
+	w := pausedWriter(t, db)
+	p := filepath.Join(journalDir(path), name)
+	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(line(t, 1, 4242)+line(t, 2, 4242)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(journalDir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WriteString(line(t, 3, 4242))
+	a.Close()
+	w.foldMu.Lock()
+	done, n, bad, err := w.foldOrphanBatch(root, name, f, fi)
+	w.foldMu.Unlock()
+	if err != nil || !done || n != 2 || bad != 0 {
+		t.Errorf("foldOrphanBatch = done %v, %d rows, %d unreadable, %v; want done, 2 rows", done, n, bad, err)
 	}
 }

@@ -490,7 +490,7 @@ func TestAuditRecordRefusesALineRecoveryCannotRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		jr, _ := newJournalReader(f, 0)
+		jr := newJournalReader(f, 0, 2*maxJournalLine)
 		if l, bad, err := jr.next(); err != nil || bad || l.RequestID != r.RequestID {
 			t.Errorf("Record accepted a decision recovery cannot read back (bad %v, err %v)", bad, err)
 		}

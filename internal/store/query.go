@@ -197,14 +197,17 @@ func serverFilter(name string) (string, []any) {
 
 // PruneAudit deletes the audit rows older than before, except the newest
 // row, and returns how many went. Rows are only ever removed this way, on
-// the user's command: the daemon never prunes on its own.
+// the user's command: the daemon never prunes on its own. Each confirm is
+// called inside the transaction, with the count, before it commits: its
+// error undoes the prune (the caller puts the prune itself on record
+// there, so no row goes without a row that says so).
 //
 // The newest row stays because SQLite gives a new row the largest id plus
 // one: without it the next rows would get ids given before, and an outcome
 // still to come for a pruned row (a call running during the prune) would be
 // written onto another call's row, and `clawd audit --follow`, which reads
 // the rows after the last id it showed, would miss them.
-func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
+func (db *DB) PruneAudit(ctx context.Context, before time.Time, confirm ...func(deleted int64) error) (int64, error) {
 	db.syncJournals(ctx) // a journaled row older than before is pruned too
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
@@ -213,8 +216,15 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time) (int64, error) {
 		if err != nil {
 			return fmt.Errorf("pruning the audit log: %w", err)
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		for _, c := range confirm {
+			if err := c(n); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return n, err
 }

@@ -230,16 +230,24 @@ func ValidateTrust(e chain.TrustEntry) error {
 	return nil
 }
 
-// RemoveTrust deletes an entity's row; it reports whether one existed.
-func (db *DB) RemoveTrust(ctx context.Context, entity string) (bool, error) {
+// RemoveTrust deletes an entity's row, confirmed (TrustConfirm, with the
+// row before) when there was one; it reports whether one existed.
+func (db *DB) RemoveTrust(ctx context.Context, entity string, confirm ...TrustConfirm) (bool, error) {
 	var n int64
 	err := db.writeTx(ctx, func(tx *sql.Tx) error {
+		n = 0
+		before, from, err := applyingRow(ctx, tx, entity)
+		if err != nil || from != entity {
+			return err // no row of its own: nothing to remove
+		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM cd_trust_registry WHERE entity_id = ?`, entity)
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		return runConfirms(confirm, func(c TrustConfirm) error { return c(before, chain.TrustEntry{}) })
 	})
 	return n > 0, err
 }

@@ -13,6 +13,7 @@ type auditRow struct {
 	ID            int64   `json:"id"`
 	Timestamp     string  `json:"timestamp"`
 	ToolID        string  `json:"tool_id"`
+	Reason        string  `json:"reason"`
 	Outcome       *string `json:"outcome"`
 	OutcomeDetail *string `json:"outcome_detail"`
 	ArgsSHA256    *string `json:"args_sha256"`
@@ -159,11 +160,16 @@ func TestAuditSummaryOutcomeAndTimes(t *testing.T) {
 		t.Errorf("prune without --older-than: exit %d %q", code, stderr)
 	}
 	out2, _, code := e.Run("audit", "prune", "--older-than", time.Now().Add(time.Minute).Format("2006-01-02T15:04:05"))
-	// The newest row stays, so row ids are never given twice.
-	if code != 0 || !strings.Contains(out2, "deleted 3 audit rows") {
+	// The newest row stays, so row ids are never given twice: here the
+	// first prune's own row. The calls' four rows go.
+	if code != 0 || !strings.Contains(out2, "deleted 4 audit rows") {
 		t.Errorf("prune everything: exit %d %q", code, out2)
 	}
-	if n := len(e.audit("--limit", "0")); n != 1 {
-		t.Errorf("%d rows after pruning everything, want the newest", n)
+	// Each prune is on record: the newest row (the first prune's) and the
+	// second prune's, which says how many went.
+	rows = e.audit("--limit", "0")
+	if len(rows) != 2 || rows[0].ToolID != "audit:prune" || rows[1].ToolID != "audit:prune" ||
+		!strings.HasPrefix(rows[1].Reason, "prune: deleted 4 rows written before ") {
+		t.Errorf("rows after pruning everything: %+v, want the newest and the prune's own", rows)
 	}
 }

@@ -24,10 +24,14 @@ var (
 	// Hardhat or Foundry): upper case only, so a lower-case sort_key=name
 	// stays.
 	secretEnvAssign = regexp.MustCompile(`\b((?:[A-Z][A-Z0-9_]*_(?:KEY|SALT|COOKIE)|SSHPASS|(?:[A-Z][A-Z0-9_]*_)?(?:PASS|PW|MNEMONIC|SEED_PHRASE))=)("[^"]*"|'[^']*'|[^\s;&|]*[^\s"';&|])`)
-	// A credential header's whole value, up to a quote or the line's end:
-	// Authorization and Proxy-Authorization in any scheme (ApiKey, SSWS,
-	// ...), Cookie and Set-Cookie, X-...-Key/Token/Secret/Auth headers.
-	secretHeader = regexp.MustCompile(`(?i)\b((?:(?:proxy-)?authorization|(?:set-)?cookie|x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*)\s*:\s*)[^"'\r\n]+`)
+	// A credential header's whole value, up to a quote, the line's end or
+	// a shell's ; & or | (a header written unquoted into a command ends
+	// there, and the commands after it are no secret: masking them would
+	// hide what a command line runs), then any further NAME=VALUE pairs
+	// after a ";" (a cookie's): Authorization and Proxy-Authorization in
+	// any scheme (ApiKey, SSWS, ...), Cookie and Set-Cookie,
+	// X-...-Key/Token/Secret/Auth headers.
+	secretHeader = regexp.MustCompile(`(?i)\b((?:(?:proxy-)?authorization|(?:set-)?cookie|x-[a-z0-9-]*(?:key|token|secret|auth)[a-z0-9-]*)\s*:\s*)[^"'\r\n;&|]*[^\s"';&|](?:;[ \t]*[^\s=;"'&|]+=[^\s;"'&|]*)*`)
 	// A password given to a flag that means "password" only for the tool
 	// that precedes it in the same command (up to ; & | or a line's end);
 	// the first such flag after the tool is masked:
@@ -312,8 +316,9 @@ func toLower(c byte) byte {
 //     VALUE;
 //   - the whole value of an Authorization, Proxy-Authorization, Cookie,
 //     Set-Cookie or X-...-Key/Token/Secret/Auth header (X-Api-Key,
-//     X-Auth-Token), and the credentials after "Bearer", "Basic" or
-//     "token";
+//     X-Auth-Token), up to a quote, the line's end or a shell's ; & or |
+//     (a cookie's further NAME=VALUE pairs too), and the credentials
+//     after "Bearer", "Basic" or "token";
 //   - openssl's pass:PASSWORD;
 //   - the password of user:password@ (or :password@) in a URL, up to the
 //     last "@" before the host (it may hold '/', '?', '#'; userinfoEnd;
@@ -351,6 +356,10 @@ func toLower(c byte) byte {
 //     (owner/repo/commit/), except a SHA-256 digest the text names as
 //     one ("sha256 <64 hex>", namedDigest).
 //
+// A mask ends before a command substitution, $(, in the value: that is
+// code that fetches the secret, not the secret, and masking it would hide
+// what a command runs (cutCode).
+//
 // It is best effort, not a proof that nothing secret remains: a short
 // secret with an innocent name (`mytool -k hunter2`), a password after a
 // flag of a tool not listed, a secret split across lines or quoted in
@@ -383,7 +392,7 @@ func MaskText(s string) string {
 				}
 			}
 		}
-		s = MaskSpans(s, spans, "***")
+		s = MaskSpans(s, cutCode(s, spans), "***")
 	}
 	// The random-looking words are looked for in what the rules left: no
 	// rule's span ends inside a word, so none hides part of one, and a
@@ -411,6 +420,27 @@ func MaskText(s string) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// cutCode ends each of spans before a shell command substitution, $(, in
+// it: a value such as --token "$(curl ... | sh)" or KEY=$(cat f) is a
+// command the shell runs to get the secret, not the secret, and masking it
+// would hide what a command line runs. What comes before the $( stays
+// masked (password=hunter2$(x) still hides hunter2). Limits: a secret
+// written after the substitution in the same value is shown with it, and
+// a backquoted substitution is masked like any value (backquotes are
+// markdown's code marks in prose as often as a shell's).
+func cutCode(s string, spans [][2]int) [][2]int {
+	keep := spans[:0]
+	for _, sp := range spans {
+		if i := strings.Index(s[sp[0]:sp[1]], "$("); i >= 0 {
+			sp[1] = sp[0] + i
+		}
+		if sp[0] < sp[1] {
+			keep = append(keep, sp)
+		}
+	}
+	return keep
 }
 
 // namedDigest: w is a SHA-256 digest (64 lowercase hex digits) that the
