@@ -262,7 +262,18 @@ func TestToolsCallLine(t *testing.T) {
 // (sleep), so writes fill the pipe and block.
 func connectNonReader(t *testing.T) *stdioConn {
 	t.Helper()
-	tr := &stdioTransport{path: "/bin/sleep", args: []string{"100"}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	return connectCommand(t, nil, "/bin/sleep", "100")
+}
+
+// connectCommand connects to the child path args...; what clawd notes of
+// its output goes to stderr (nil: nowhere). The connection is closed
+// when the test ends.
+func connectCommand(t *testing.T, stderr *syncBuffer, path string, args ...string) *stdioConn {
+	t.Helper()
+	tr := &stdioTransport{path: path, args: args, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
+	if stderr != nil {
+		tr.stderr = stderr
+	}
 	mc, err := tr.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -21,17 +21,7 @@ import (
 // stderr.
 func connectScript(t *testing.T, script string, stderr *syncBuffer) *stdioConn {
 	t.Helper()
-	tr := &stdioTransport{path: "/bin/sh", args: []string{"-c", script}, grace: time.Second, logger: slog.New(slog.DiscardHandler)}
-	if stderr != nil {
-		tr.stderr = stderr
-	}
-	mc, err := tr.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mc.(*stdioConn)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return connectCommand(t, stderr, "/bin/sh", "-c", script)
 }
 
 // A call that reads its own answer and is cancelled while half of a line
