@@ -3,7 +3,6 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -214,9 +214,9 @@ func (c *stdioConn) handleLine(line []byte, abort <-chan struct{}) {
 		}
 		msgs = append(msgs, m)
 	case '[':
-		var batch []json.RawMessage
-		if err := json.Unmarshal(line, &batch); err != nil {
-			c.noise("a stdout line is not a JSON-RPC batch: " + err.Error())
+		batch, err := batchMembers(line)
+		if err != nil {
+			c.noise("a stdout line was skipped: " + err.Error())
 			return
 		}
 		for _, raw := range batch {
@@ -260,6 +260,40 @@ func (c *stdioConn) handleLine(line []byte, abort <-chan struct{}) {
 			}()
 		}
 	}
+}
+
+// maxUpstreamBatch bounds the messages of one JSON-RPC batch a stdio
+// server writes, as clawd bounds its own clients' batches: each message
+// the SDK decodes costs about 10 us and 30 KB however small it is, so one
+// 16 MiB line of a million empty members took over a minute of CPU.
+const maxUpstreamBatch = 64
+
+// batchMembers splits a batch line into its members (each still to be
+// checked alone), refusing one that is not a JSON array or holds more than
+// maxUpstreamBatch members: it stops reading at the first one too many.
+func batchMembers(line []byte) ([]jsontext.Value, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, errors.New("it is not a JSON-RPC batch")
+	}
+	var members []jsontext.Value
+	for dec.PeekKind() != ']' {
+		if len(members) == maxUpstreamBatch {
+			return nil, fmt.Errorf("a batch of more than %d messages (clawd reads at most %d in one line)", maxUpstreamBatch, maxUpstreamBatch)
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("it is not a JSON-RPC batch: %w", err)
+		}
+		members = append(members, v.Clone())
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, fmt.Errorf("it is not a JSON-RPC batch: %w", err)
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, errors.New("it is not a JSON-RPC batch: something follows the array")
+	}
+	return members, nil
 }
 
 // maxServerCalls bounds the server's own requests (ping, roots/list...)
