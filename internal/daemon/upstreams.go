@@ -133,6 +133,7 @@ func UpstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
 		}
 		out = append(out, upstream.ServerConfig{
 			Name:           r.Name,
+			ID:             r.ID,
 			Transport:      upstream.Transport(r.Transport),
 			Command:        r.Command,
 			Args:           r.Args,

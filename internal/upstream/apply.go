@@ -51,26 +51,61 @@ func (m *Manager) cancelReplaceLocked(name string) chan struct{} {
 	return r.done
 }
 
-// retireLocked makes done, closed once the stopped server of name is, what
-// name's next server waits for. The entry goes once done is closed, so
-// names removed and never added again (mcp add and rm of ever new names)
-// leave nothing behind. m.mu is held.
-func (m *Manager) retireLocked(name string, done chan struct{}) {
+// retireLocked makes done, closed once the stopped server cfg is, what the
+// next server of its name, and of its row id (a rename: the same server
+// under another name, also one that only changes case), waits for. The
+// entries go once done is closed, so names removed and never added again
+// (mcp add and rm of ever new names) leave nothing behind. m.mu is held.
+func (m *Manager) retireLocked(cfg ServerConfig, done chan struct{}) {
+	name, id := cfg.Name, cfg.ID
 	select {
 	case <-done:
 		delete(m.retiring, name) // nothing to wait for
+		if id != 0 {
+			delete(m.retiringID, id)
+		}
 		return
 	default:
 	}
 	m.retiring[name] = done
+	if id != 0 {
+		m.retiringID[id] = done
+	}
 	go func() {
 		<-done
 		m.mu.Lock()
 		if m.retiring[name] == done {
 			delete(m.retiring, name)
 		}
+		if id != 0 && m.retiringID[id] == done {
+			delete(m.retiringID, id)
+		}
 		m.mu.Unlock()
 	}()
+}
+
+// retiredLocked returns what a new server of cfg waits for before it
+// starts a process: the done of the stopped server of its name and of its
+// row id still ending (retireLocked), or nil. m.mu is held.
+func (m *Manager) retiredLocked(cfg ServerConfig) chan struct{} {
+	var wait []chan struct{}
+	for _, prev := range []chan struct{}{m.retiring[cfg.Name], m.retiringID[cfg.ID]} {
+		if prev == nil || (len(wait) == 1 && wait[0] == prev) {
+			continue
+		}
+		select {
+		case <-prev:
+		default:
+			wait = append(wait, prev)
+		}
+	}
+	switch len(wait) {
+	case 0:
+		return nil
+	case 1:
+		return wait[0]
+	}
+	return bothDone(wait[0], wait[1])
 }
 
 // bothDone is closed once a and b (if not nil) are.
@@ -139,7 +174,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
 			pl.stopping = append(pl.stopping, s)
-			m.retireLocked(name, bothDone(s.done, m.cancelReplaceLocked(name)))
+			m.retireLocked(s.cfg, bothDone(s.done, m.cancelReplaceLocked(name)))
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
@@ -176,7 +211,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		delete(m.pending, name)
 		if ok {
 			pl.stopping = append(pl.stopping, old)
-			m.retireLocked(name, bothDone(old.done, m.cancelReplaceLocked(name)))
+			m.retireLocked(old.cfg, bothDone(old.done, m.cancelReplaceLocked(name)))
 		}
 		s := m.newServerLocked(cfg)
 		m.servers[name] = s
@@ -219,14 +254,7 @@ func (m *Manager) newServerLocked(cfg ServerConfig) *server {
 		ring = old
 	}
 	s := newServer(m, cfg, nil)
-	if prev, ok := m.retiring[cfg.Name]; ok {
-		select {
-		case <-prev:
-			delete(m.retiring, cfg.Name)
-		default:
-			s.after = prev
-		}
-	}
+	s.after = m.retiredLocked(cfg)
 	if ring != nil && ring.cfg.Transport == TransportStdio && cfg.Transport == TransportStdio {
 		s.ring = ring.ring // keep the log across a restart
 	}

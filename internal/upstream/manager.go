@@ -260,6 +260,9 @@ type Manager struct {
 	// and enable (or remove and add) never runs two processes of one
 	// server while the old one is being stopped.
 	retiring map[string]chan struct{}
+	// retiringID is retiring by row id (ServerConfig.ID), for a renamed
+	// server.
+	retiringID map[int64]chan struct{}
 	// replacements are the replaces in flight, by name (apply.go).
 	replacements map[string]*replacement
 	closed       bool
@@ -286,7 +289,7 @@ func NewManager(reg *tools.Registry, opts Options) *Manager {
 		reg = tools.NewRegistry()
 	}
 	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
-		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{},
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{}, retiringID: map[int64]chan struct{}{},
 		replacements: map[string]*replacement{}}
 }
 
