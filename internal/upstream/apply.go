@@ -587,6 +587,13 @@ func (m *Manager) retryRefusedOne(ctx context.Context, name string) (done bool, 
 		}
 	}
 	if r == nil {
+		// Another Refresh (of every server, in parallel) may have started
+		// it: its outcome is this one's too.
+		m.mu.Lock()
+		r = m.replacements[name]
+		m.mu.Unlock()
+	}
+	if r == nil {
 		return false, nil
 	}
 	select {

@@ -456,6 +456,7 @@ func (m *Manager) Refresh(ctx context.Context, name string) error {
 	}
 	m.mu.Lock()
 	_, refused := m.refused[name]
+	refused = refused || m.replacements[name] != nil // maybe one retried by a parallel Refresh
 	m.mu.Unlock()
 	if refused {
 		// The stored configuration, not the one still serving, is what

@@ -79,3 +79,26 @@ func TestRefusedReplacementIsRetried(t *testing.T) {
 		connected(t, m, "rf")
 	}
 }
+
+// A refresh while a changed configuration is still connecting (an edit a
+// moment ago, or a refused one another refresh of every server retries in
+// parallel) answers with that configuration's outcome: it neither restarts
+// the old process nor says connected while the old configuration serves.
+func TestRefreshDuringReplacementWaitsForIt(t *testing.T) {
+	t.Parallel()
+	m, _ := newTestManager(t, Options{})
+	ctx := context.Background()
+	m.Apply(ctx, []ServerConfig{fake("rp")})
+	pid := connected(t, m, "rp").PID
+	edit := fake("rp", "-list-delay", "1s")
+	m.Apply(ctx, []ServerConfig{edit})
+	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := m.Refresh(rctx, "rp"); err != nil {
+		t.Fatal(err)
+	}
+	if !cfgOf(m, "rp").equal(edit) {
+		st, _ := m.StatusOf("rp")
+		t.Fatalf("refresh returned with the old configuration serving (%s, pid %d, was %d)", st.State, st.PID, pid)
+	}
+}
