@@ -590,7 +590,9 @@ func (m *Manager) retryRefusedOne(ctx context.Context, name string) (done bool, 
 		// Another Refresh (of every server, in parallel) may have started
 		// it: its outcome is this one's too.
 		m.mu.Lock()
-		r = m.replacements[name]
+		if c := m.replacements[name]; c != nil && c.ctx.Err() == nil { // not one abandoned
+			r = c
+		}
 		m.mu.Unlock()
 	}
 	if r == nil {

@@ -456,7 +456,9 @@ func (m *Manager) Refresh(ctx context.Context, name string) error {
 	}
 	m.mu.Lock()
 	_, refused := m.refused[name]
-	refused = refused || m.replacements[name] != nil // maybe one retried by a parallel Refresh
+	if r := m.replacements[name]; r != nil && r.ctx.Err() == nil {
+		refused = true // one connecting (an edit, or retried by a parallel Refresh)
+	}
 	m.mu.Unlock()
 	if refused {
 		// The stored configuration, not the one still serving, is what
