@@ -133,6 +133,7 @@ func UpstreamConfigs(rows []store.MCPServer) []upstream.ServerConfig {
 		}
 		out = append(out, upstream.ServerConfig{
 			Name:           r.Name,
+			ID:             r.ID,
 			Transport:      upstream.Transport(r.Transport),
 			Command:        r.Command,
 			Args:           r.Args,
@@ -209,6 +210,9 @@ func (d *Daemon) retryUpstreams(ctx context.Context) {
 	if m == nil {
 		return
 	}
+	// A changed configuration that was refused while the previous one
+	// kept serving (its executable not approved yet, say) is tried again.
+	m.RetryRefused(ctx)
 	for _, st := range m.Status() {
 		if d.retries.start(st.Name, needsRetry(st)) {
 			go d.retryLoop(ctx, m, st.Name)

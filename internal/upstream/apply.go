@@ -32,7 +32,15 @@ type replacement struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	prev   *replacement // the one it superseded, or nil
+	// err is how it ended, set before done is closed: nil once swapped
+	// in, the attempt's error (masked) if it failed, errSuperseded if it
+	// was abandoned.
+	err error
 }
+
+// errSuperseded ends a replacement abandoned for a newer configuration,
+// a removal or a stop.
+var errSuperseded = errors.New("the configuration changed again, or the server was removed or stopped, before it connected")
 
 type replaceJob struct {
 	cfg ServerConfig
@@ -51,26 +59,61 @@ func (m *Manager) cancelReplaceLocked(name string) chan struct{} {
 	return r.done
 }
 
-// retireLocked makes done, closed once the stopped server of name is, what
-// name's next server waits for. The entry goes once done is closed, so
-// names removed and never added again (mcp add and rm of ever new names)
-// leave nothing behind. m.mu is held.
-func (m *Manager) retireLocked(name string, done chan struct{}) {
+// retireLocked makes done, closed once the stopped server cfg is, what the
+// next server of its name, and of its row id (a rename: the same server
+// under another name, also one that only changes case), waits for. The
+// entries go once done is closed, so names removed and never added again
+// (mcp add and rm of ever new names) leave nothing behind. m.mu is held.
+func (m *Manager) retireLocked(cfg ServerConfig, done chan struct{}) {
+	name, id := cfg.Name, cfg.ID
 	select {
 	case <-done:
 		delete(m.retiring, name) // nothing to wait for
+		if id != 0 {
+			delete(m.retiringID, id)
+		}
 		return
 	default:
 	}
 	m.retiring[name] = done
+	if id != 0 {
+		m.retiringID[id] = done
+	}
 	go func() {
 		<-done
 		m.mu.Lock()
 		if m.retiring[name] == done {
 			delete(m.retiring, name)
 		}
+		if id != 0 && m.retiringID[id] == done {
+			delete(m.retiringID, id)
+		}
 		m.mu.Unlock()
 	}()
+}
+
+// retiredLocked returns what a new server of cfg waits for before it
+// starts a process: the done of the stopped server of its name and of its
+// row id still ending (retireLocked), or nil. m.mu is held.
+func (m *Manager) retiredLocked(cfg ServerConfig) chan struct{} {
+	var wait []chan struct{}
+	for _, prev := range []chan struct{}{m.retiring[cfg.Name], m.retiringID[cfg.ID]} {
+		if prev == nil || (len(wait) == 1 && wait[0] == prev) {
+			continue
+		}
+		select {
+		case <-prev:
+		default:
+			wait = append(wait, prev)
+		}
+	}
+	switch len(wait) {
+	case 0:
+		return nil
+	case 1:
+		return wait[0]
+	}
+	return bothDone(wait[0], wait[1])
 }
 
 // bothDone is closed once a and b (if not nil) are.
@@ -88,21 +131,40 @@ func bothDone(a, b chan struct{}) chan struct{} {
 }
 
 func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
+	m.applyWith(ctx, cfgs, false)
+}
+
+// applyWith is apply; again true applies the configuration last applied
+// instead of cfgs, read under the same lock as the reconcile, so that it
+// never undoes an Apply that came meanwhile. It does nothing when again
+// is true and no changed configuration was refused (RetryRefused).
+// It returns the replacements it started.
+func (m *Manager) applyWith(ctx context.Context, cfgs []ServerConfig, again bool) []replaceJob {
+	m.mu.Lock()
+	if m.closed || (again && len(m.refused) == 0) {
+		m.mu.Unlock()
+		return nil
+	}
+	if again {
+		cfgs = m.last
+	}
+	m.last = cfgs
 	want := map[string]ServerConfig{}
+	var dups []string // logged once the lock is released
 	for _, c := range cfgs {
 		if _, dup := want[c.Name]; dup {
-			m.opts.Logger.Warn("upstream: a server name is configured twice; the first one is used", "server", c.Name)
+			if !again {
+				dups = append(dups, c.Name)
+			}
 			continue
 		}
 		want[c.Name] = c
 	}
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		return
-	}
 	plan := m.reconcileLocked(want)
 	m.mu.Unlock()
+	for _, name := range dups {
+		m.opts.Logger.Warn("upstream: a server name is configured twice; the first one is used", "server", name)
+	}
 
 	for _, name := range plan.removed {
 		m.reg.Remove(name)
@@ -129,17 +191,21 @@ func (m *Manager) apply(ctx context.Context, cfgs []ServerConfig) {
 	for _, s := range all {
 		m.report(s)
 	}
+	return plan.replacing
 }
 
 // reconcileLocked updates m's maps to want and returns what to do about
 // it. m.mu is held.
 func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 	m.configGen.Add(1)
+	// Decided anew below: a configuration refused before is replaced
+	// again (and refused again, if it still cannot start).
+	clear(m.refused)
 	var pl applyPlan
 	for name, s := range m.servers {
 		if _, ok := want[name]; !ok {
 			pl.stopping = append(pl.stopping, s)
-			m.retireLocked(name, bothDone(s.done, m.cancelReplaceLocked(name)))
+			m.retireLocked(s.cfg, bothDone(s.done, m.cancelReplaceLocked(name)))
 			delete(m.servers, name)
 			delete(m.pending, name)
 			if _, ok := m.providers[name]; ok {
@@ -176,7 +242,7 @@ func (m *Manager) reconcileLocked(want map[string]ServerConfig) applyPlan {
 		delete(m.pending, name)
 		if ok {
 			pl.stopping = append(pl.stopping, old)
-			m.retireLocked(name, bothDone(old.done, m.cancelReplaceLocked(name)))
+			m.retireLocked(old.cfg, bothDone(old.done, m.cancelReplaceLocked(name)))
 		}
 		s := m.newServerLocked(cfg)
 		m.servers[name] = s
@@ -219,14 +285,7 @@ func (m *Manager) newServerLocked(cfg ServerConfig) *server {
 		ring = old
 	}
 	s := newServer(m, cfg, nil)
-	if prev, ok := m.retiring[cfg.Name]; ok {
-		select {
-		case <-prev:
-			delete(m.retiring, cfg.Name)
-		default:
-			s.after = prev
-		}
-	}
+	s.after = m.retiredLocked(cfg)
 	if ring != nil && ring.cfg.Transport == TransportStdio && cfg.Transport == TransportStdio {
 		s.ring = ring.ring // keep the log across a restart
 	}
@@ -258,6 +317,7 @@ func (s *server) endIdle() {
 // initializes and lists its tools; if not, the old one keeps serving and
 // its status says why the new configuration was not applied.
 func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement) {
+	r.err = errSuperseded
 	defer func() {
 		r.cancel()
 		m.mu.Lock()
@@ -294,6 +354,8 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement)
 	delete(m.pending, cfg.Name)
 	m.configGen.Add(1)
 	if err != nil {
+		m.refused[cfg.Name] = err
+		r.err = s.refreshErr(err)
 		m.mu.Unlock()
 		if kind := refusalOf(err); kind != "" {
 			m.event(Event{Server: cfg.Name, Transport: cfg.Transport, Kind: kind, Detail: s.maskLine(err.Error())})
@@ -309,6 +371,7 @@ func (m *Manager) replace(ctx context.Context, cfg ServerConfig, r *replacement)
 	s.tools, s.hidden = ts, false
 	s.mu.Unlock()
 	p.setServer(s)
+	r.err = nil
 	go s.run(sess, ts)
 	old.shutdown(context.WithoutCancel(ctx))
 }
@@ -497,4 +560,48 @@ func (m *Manager) close(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// RetryRefused tries again every changed configuration that could not be
+// applied (its replacement failed, the old one still serves), as Apply
+// would with the configuration last applied: after an allowlist, pin or
+// egress change, the one that was refused may be approved now, and
+// nothing else would try it before the next edit. Without such a
+// configuration it does nothing. It returns at once; the replacements
+// connect in the background.
+func (m *Manager) RetryRefused(ctx context.Context) {
+	m.applyWith(ctx, nil, true)
+}
+
+// retryRefusedOne is Refresh for a server whose changed configuration
+// was refused: it applies the configuration again, waits for the
+// replacement that starts and returns how it ended (nil: swapped in).
+// done is false when none started (the old server is not connected, so
+// the new one was started in its place; the caller refreshes that one as
+// usual).
+func (m *Manager) retryRefusedOne(ctx context.Context, name string) (done bool, err error) {
+	var r *replacement // the one started, which may have ended already
+	for _, j := range m.applyWith(ctx, nil, true) {
+		if j.cfg.Name == name {
+			r = j.r
+		}
+	}
+	if r == nil {
+		// Another Refresh (of every server, in parallel) may have started
+		// it: its outcome is this one's too.
+		m.mu.Lock()
+		if c := m.replacements[name]; c != nil && c.ctx.Err() == nil { // not one abandoned
+			r = c
+		}
+		m.mu.Unlock()
+	}
+	if r == nil {
+		return false, nil
+	}
+	select {
+	case <-r.done:
+		return true, r.err
+	case <-ctx.Done():
+		return true, ctx.Err()
+	}
 }

@@ -53,7 +53,11 @@ const (
 type ServerConfig struct {
 	// Name is the server's id: the provider id (hence the supply-chain
 	// allowlist key) and the prefix of its exposed tool names.
-	Name      string
+	Name string
+	// ID is the stored row's id (0: none), stable across renames: a server
+	// renamed while its process is being stopped starts its new process
+	// only once that one has ended, as for a disable and enable.
+	ID        int64
 	Transport Transport
 
 	// stdio

@@ -260,6 +260,14 @@ type Manager struct {
 	// and enable (or remove and add) never runs two processes of one
 	// server while the old one is being stopped.
 	retiring map[string]chan struct{}
+	// retiringID is retiring by row id (ServerConfig.ID), for a renamed
+	// server.
+	retiringID map[int64]chan struct{}
+	// refused holds, by name, why the changed configuration of a server
+	// that still serves its previous one could not be applied; last is
+	// the configuration last applied (RetryRefused applies it again).
+	refused map[string]error
+	last    []ServerConfig
 	// replacements are the replaces in flight, by name (apply.go).
 	replacements map[string]*replacement
 	closed       bool
@@ -286,7 +294,7 @@ func NewManager(reg *tools.Registry, opts Options) *Manager {
 		reg = tools.NewRegistry()
 	}
 	return &Manager{reg: reg, opts: opts.withDefaults(), servers: map[string]*server{},
-		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{},
+		providers: map[string]*provider{}, pending: map[string]ServerConfig{}, retiring: map[string]chan struct{}{}, retiringID: map[int64]chan struct{}{}, refused: map[string]error{},
 		replacements: map[string]*replacement{}}
 }
 
@@ -445,6 +453,25 @@ func (m *Manager) Refresh(ctx context.Context, name string) error {
 	}
 	if !ok {
 		return fmt.Errorf("upstream %q: %w", name, ErrUnknownServer)
+	}
+	m.mu.Lock()
+	_, refused := m.refused[name]
+	if r := m.replacements[name]; r != nil && r.ctx.Err() == nil {
+		refused = true // one connecting (an edit, or retried by a parallel Refresh)
+	}
+	m.mu.Unlock()
+	if refused {
+		// The stored configuration, not the one still serving, is what
+		// a refresh is to connect.
+		if done, err := m.retryRefusedOne(ctx, name); done {
+			return err
+		}
+		m.mu.Lock()
+		s, ok = m.servers[name]
+		m.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("upstream %q: %w", name, ErrUnknownServer)
+		}
 	}
 	select {
 	case <-s.done: // no supervisor: disabled or an invalid configuration

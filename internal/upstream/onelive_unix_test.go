@@ -113,3 +113,48 @@ func TestQuickEditsNeverPileUp(t *testing.T) {
 		t.Errorf("%d processes of one server ran at once after it was disabled and enabled", most)
 	}
 }
+
+// Renaming a server (the REST API's PUT with a new name, also one that
+// only changes case) is the same server under another name: its new
+// process must not start beside the old one while that one is still being
+// stopped, as for a quick disable and enable.
+func TestRenameNeverRunsTwo(t *testing.T) {
+	if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+		t.Skip("no /proc")
+	}
+	t.Parallel()
+	marker := fmt.Sprintf("rename-%d", time.Now().UnixNano())
+	m, _ := newTestManager(t, Options{StopGrace: time.Second})
+	cfg := fake("rn", "-linger", "-print-env", marker)
+	cfg.ID = 7
+	m.Apply(context.Background(), []ServerConfig{cfg})
+	connected(t, m, "rn")
+	most := 0
+	for _, name := range []string{"RN", "other"} {
+		cfg.Name = name
+		m.Apply(context.Background(), []ServerConfig{cfg})
+		// Until the renamed server is connected (the old process then
+		// has ended), never two at once; generous for a loaded machine.
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			most = max(most, len(liveWith(marker)))
+			st, ok := m.StatusOf(name)
+			if ok && st.State == StateConnected {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not connected after the rename: %+v", name, st)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if most > 1 {
+		t.Errorf("%d processes of one server ran at once after it was renamed", most)
+	}
+	m.Apply(context.Background(), nil)
+	for deadline := time.Now().Add(10 * time.Second); len(liveWith(marker)) > 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after the server was removed: %v", liveWith(marker))
+		}
+	}
+}

@@ -92,8 +92,21 @@ func (s *server) attempt(ctx context.Context) (*session, []upstreamTool, error) 
 // connected (a replacement that initialized before the swap).
 func (s *server) run(first *session, firstTools []upstreamTool) {
 	defer close(s.done)
+	defer func() {
+		// A replacement's session handed to a server stopped before run
+		// began (removed, disabled, changed again, clawd closing): never
+		// installed, so nobody else ends its process.
+		if first != nil {
+			first.close()
+		}
+	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	select {
+	case <-s.stop: // already: the loop below must not install first
+		cancel()
+	default:
+	}
 	go func() {
 		select {
 		case <-s.stop:
