@@ -189,9 +189,9 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 }
 
 // Check reports what would keep Apply from writing c, before anything is
-// written: a file leading out of its project, or one the user made
-// read-only (a rename would replace it all the same, and root ignores the
-// mode, so clawd honours it itself).
+// written: a file leading out of its project, one changed since it was
+// read, or one the user made read-only (a rename would replace it all the
+// same, and root ignores the mode, so clawd honours it itself).
 func (c Change) Check() error {
 	if !c.Changed() {
 		return nil
@@ -200,6 +200,14 @@ func (c Change) Check() error {
 		if err := confined(c.File, c.Root); err != nil {
 			return err
 		}
+	}
+	// The plan was made from Before; a client that saved the file since
+	// (Claude Code rewrites ~/.claude.json as it runs) would lose that edit
+	// to After. The per-user lock keeps other clawds out, not the client.
+	if now, err := readFile(c.File); err != nil {
+		return err
+	} else if (now == nil) != (c.Before == nil) || !bytes.Equal(now, c.Before) {
+		return fmt.Errorf("%s changed since clawd read it (the client saved it meanwhile?); nothing was written to it: run the command again", c.File)
 	}
 	target, err := fileutil.FollowLinks(c.File)
 	if err != nil {
