@@ -270,6 +270,18 @@ func TestFallbackRuntimeDir(t *testing.T) {
 	if err := p.CheckRuntimeDir(); err == nil || !strings.Contains(err.Error(), "chmod 700") {
 		t.Errorf("a 0755 dir: %v", err)
 	}
+	// The chmod it suggests names the directory as one shell word: a
+	// $TMPDIR with a blank would otherwise chmod its first half.
+	spaced, err := os.MkdirTemp("", "r t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(spaced) })
+	sp := Paths{RuntimeDir: spaced, RuntimeShared: true}
+	os.Chmod(spaced, 0o755)
+	if err := sp.CheckRuntimeDir(); runtime.GOOS != "windows" && (err == nil || !strings.Contains(err.Error(), "chmod 700 '"+spaced+"'")) {
+		t.Errorf("a 0755 dir with a blank in its path: %v", err)
+	}
 	if err := p.EnsureRuntimeDir(); err != nil {
 		t.Fatal(err)
 	}

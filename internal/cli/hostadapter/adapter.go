@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Transports an entry can use to reach clawd.
@@ -214,7 +215,7 @@ func (c Change) Check() error {
 		return err
 	}
 	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", c.File, st.Mode().Perm(), target)
+		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", c.File, st.Mode().Perm(), safetext.ShellWord(target))
 	}
 	return nil
 }
