@@ -234,6 +234,11 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		o.Command = clawdCommand()
 	}
 	o.CredentialFile = token.CredentialPath(ws.TokenPath, a.Kind())
+	// A transport the client cannot use is a command line that cannot
+	// work whatever is stored, as --hook for another client is.
+	if _, err := a.Entry(o); install && err != nil {
+		return nil, o, usageError("%v", err)
+	}
 	if install && o.Transport == hostadapter.TCPLoopback {
 		if ws.Config.Port == 0 {
 			return nil, o, runtimeError("the config's port = 0 picks a free port at each start, which an HTTP entry cannot follow; set a fixed port or use --transport unix_socket")

@@ -40,3 +40,29 @@ func TestInstallCredentialNoteQuotesTheWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallTransportTheClientCannotUseIsAUsageError: a client that
+// cannot take the asked transport (Cursor, VS Code and Claude Desktop hold
+// no fresh credential for HTTP) is a command line that cannot work, exit
+// 2 as --hook for a client other than claude-code is, and nothing is
+// written.
+func TestInstallTransportTheClientCannotUseIsAUsageError(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "config"))
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run"))
+	ws := filepath.Join(home, "w")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, client := range []string{"cursor", "vscode", "claude-desktop"} {
+		var stdout, stderr strings.Builder
+		if code := runWith([]string{"install", client, "--transport", "tcp_loopback", "--workspace", ws}, &stdout, &stderr); code != 2 {
+			t.Errorf("install %s --transport tcp_loopback: exit %d, want 2\n%s", client, code, stderr.String())
+		}
+	}
+	if ents, _ := os.ReadDir(ws); len(ents) != 1 {
+		t.Fatalf("files written: %v", ents)
+	}
+}
