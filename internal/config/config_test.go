@@ -371,3 +371,23 @@ func TestLoadBadFileNamesTheFix(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeHomeIsRefused: a HOME that is not an absolute path (env
+// HOME=. in a script, a container's odd setting) would put clawd's data
+// directory, database, secrets and credential files under the current
+// directory, often the workspace a repository is checked out in. It is
+// refused, as a relative XDG_* variable is ignored.
+func TestRelativeHomeIsRefused(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	if runtime.GOOS == "windows" {
+		t.Skip("HOME is not the home directory on Windows")
+	}
+	for _, h := range []string{"rel", ".", "./x", "~"} {
+		t.Setenv("HOME", h)
+		p, err := DefaultPaths()
+		if err == nil || !strings.Contains(err.Error(), "HOME") {
+			t.Errorf("HOME=%q: %+v, %v; want a refusal naming HOME", h, p, err)
+		}
+	}
+}
