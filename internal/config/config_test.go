@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -388,6 +389,28 @@ func TestRelativeHomeIsRefused(t *testing.T) {
 		p, err := DefaultPaths()
 		if err == nil || !strings.Contains(err.Error(), "HOME") {
 			t.Errorf("HOME=%q: %+v, %v; want a refusal naming HOME", h, p, err)
+		}
+	}
+}
+
+// TestRelativeStatePathsAreRefused: socket_path and token_path are read
+// from the directory clawd happens to run in when relative: a client
+// starts `clawd serve` in the project, so token_path = "clawd-token" put
+// the workspace token in the repository, where a commit picks it up. They
+// must be absolute or start with ~/.
+func TestRelativeStatePathsAreRefused(t *testing.T) {
+	for _, key := range []string{"socket_path", "token_path"} {
+		for _, v := range []string{"tok", "./x/tok", "~other/tok", "../tok"} {
+			_, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n"))
+			if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "absolute") {
+				t.Errorf("%s = %q: %v; want a refusal naming the key", key, v, err)
+			}
+		}
+		abs := filepath.Join(t.TempDir(), "x")
+		for _, v := range []string{"~/x", abs, ""} {
+			if _, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n")); err != nil {
+				t.Errorf("%s = %q refused: %v", key, v, err)
+			}
 		}
 	}
 }
