@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/cli/client"
@@ -36,7 +38,7 @@ func (f *clientFlags) register(cmd *cobra.Command) {
 	f.registerWorkspace(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "unix socket of the daemon (default: from the config and the workspace)")
-	fl.IntVar(&f.port, "port", -1, "loopback TCP port of the daemon (default: from its state file)")
+	portVar(fl, &f.port, "loopback TCP port of the daemon (default: from its state file)")
 	fl.BoolVar(&f.json, "json", false, "print JSON for machines")
 }
 
@@ -420,4 +422,36 @@ func noToolsError(f *clientFlags) error {
 var outputIsTerminal = func(w any) bool {
 	f, ok := w.(*os.File)
 	return ok && isTerminal(f)
+}
+
+// portFlag is a --port whose -1 means "not given": the value typed must be
+// 0..65535, so an explicit -1 is refused like 70000 rather than taken
+// silently as "not given".
+type portFlag struct{ p *int }
+
+func (v portFlag) String() string {
+	if v.p == nil || *v.p < 0 {
+		return ""
+	}
+	return strconv.Itoa(*v.p)
+}
+
+func (v portFlag) Set(s string) error {
+	n, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return err // flagProblem says "expected a whole number"
+	}
+	if n < 0 || n > 65535 {
+		return errors.New("out of range")
+	}
+	*v.p = int(n)
+	return nil
+}
+
+func (v portFlag) Type() string { return "int" }
+
+// portVar defines --port on fl, -1 until given.
+func portVar(fl *pflag.FlagSet, p *int, usage string) {
+	*p = -1
+	fl.Var(portFlag{p}, "port", usage)
 }

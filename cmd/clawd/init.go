@@ -23,6 +23,11 @@ func newInitCmd() *cobra.Command {
 		Long:  "Write the default configuration (every key commented with its default) to\n$XDG_CONFIG_HOME/clawde/mcp-server.toml, or to --config FILE. An existing file is kept unless --force.",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// The command a refusal suggests names the same file.
+			again := "clawd init --force"
+			if file != "" {
+				again += " --config " + shellWord(file)
+			}
 			if file == "" {
 				p, err := config.DefaultPaths()
 				if err != nil {
@@ -31,7 +36,7 @@ func newInitCmd() *cobra.Command {
 				file = p.ConfigFile
 			}
 			if _, err := os.Lstat(file); err == nil && !force {
-				return runtimeError("%s already exists; keep it, or run 'clawd init --force' to replace it with the defaults", shellWord(file))
+				return runtimeError("%s already exists; keep it, or run `%s` to replace it with the defaults", shellWord(file), again)
 			} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return runtimeError("%v", safetext.PathError("config", file, err))
 			}

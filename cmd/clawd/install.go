@@ -16,6 +16,7 @@ import (
 	"github.com/clawde/clawd/internal/cli/hostadapter"
 	"github.com/clawde/clawd/internal/config"
 	"github.com/clawde/clawd/internal/runstate"
+	"github.com/clawde/clawd/internal/support/safetext"
 	"github.com/clawde/clawd/internal/support/token"
 )
 
@@ -233,6 +234,11 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 		o.Command = clawdCommand()
 	}
 	o.CredentialFile = token.CredentialPath(ws.TokenPath, a.Kind())
+	// A transport the client cannot use is a command line that cannot
+	// work whatever is stored, as --hook for another client is.
+	if _, err := a.Entry(o); install && err != nil {
+		return nil, o, usageError("%v", err)
+	}
 	if install && o.Transport == hostadapter.TCPLoopback {
 		if ws.Config.Port == 0 {
 			return nil, o, runtimeError("the config's port = 0 picks a free port at each start, which an HTTP entry cannot follow; set a fixed port or use --transport unix_socket")
@@ -274,10 +280,10 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 			return nil
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return runtimeError("reading %s: %v", path, err)
+		return runtimeError("%v", safetext.PathError("credential", path, err))
 	}
 	if dryRun {
-		cmd.PrintErrf("clawd: would issue a %s credential for %s and save it to %s\n", kind, f.workspace, path)
+		cmd.PrintErrf("clawd: would issue a %s credential for %s and save it to %s\n", kind, shellWord(f.workspace), shellWord(path))
 		return nil
 	}
 	ws, err := runstate.ResolveWorkspace(runstate.Options{Workspace: f.workspace, ConfigFile: f.configFile, Port: -1})
@@ -288,7 +294,7 @@ func ensureCredential(cmd *cobra.Command, f *installFlags, kind, path string, dr
 	if err != nil {
 		return err
 	}
-	cmd.PrintErrf("clawd: issued %s credential %s for entity %s:%s, saved to %s\n", kind, id, kind, ws.ID, saved)
+	cmd.PrintErrf("clawd: issued %s credential %s for entity %s:%s, saved to %s\n", kind, id, kind, ws.ID, shellWord(saved))
 	return nil
 }
 
@@ -316,13 +322,15 @@ func applyChanges(cmd *cobra.Command, changes []hostadapter.Change, dryRun bool,
 			continue
 		}
 		if err := hostadapter.Apply(c); err != nil {
-			return runtimeError("writing %s: %v", c.File, err)
+			return runtimeError("writing %s: %v", shellWord(c.File), err)
 		}
-		line := verb + " " + c.File
+		// The file is named as one shell word: its path holds the
+		// workspace's, which a newline could split into lines of its own.
+		line := verb + " " + shellWord(c.File)
 		if c.Note != "" {
 			line += " (" + c.Note + ")"
 		} else if st, err := os.Stat(c.File + hostadapter.BackupSuffix); err == nil && st.Mode().IsRegular() && c.Before != nil && !c.NoBackup {
-			line += " (original kept in " + c.File + hostadapter.BackupSuffix + ")"
+			line += " (original kept in " + shellWord(c.File+hostadapter.BackupSuffix) + ")"
 		}
 		fmt.Fprintln(out, terminalSafe(line))
 	}

@@ -49,7 +49,7 @@ func newServeCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.workspace, "workspace", "", "workspace directory (default: the current directory)")
 	fl.StringVar(&f.transport, "transport", "", "stdio, unix_socket or tcp_loopback (default: the config's, else stdio)")
-	fl.IntVar(&f.port, "port", -1, "TCP port for tcp_loopback (0 = any free port)")
+	portVar(fl, &f.port, "TCP port for tcp_loopback (0 = any free port)")
 	fl.StringVar(&f.socket, "socket", "", "unix socket path for unix_socket")
 	fl.StringVar(&f.client, "client", "", "entity kind of the stdio caller: cc, oc or local (default: the config's default_client_kind, local)")
 	fl.StringVar(&f.configFile, "config", "", "config file (default: $XDG_CONFIG_HOME/clawde/mcp-server.toml)")

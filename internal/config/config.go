@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,6 +173,12 @@ func (c *Config) Validate() error {
 		// fail later, at bind or open, with a message naming no key.
 		if strings.ContainsRune(p.val, 0) {
 			return fmt.Errorf("%s = %q: must be a path without a NUL character (no file system takes one)", p.key, p.val)
+		}
+		// A relative path would be taken from the directory clawd runs
+		// in: a client starts `clawd serve` in the project, so the token
+		// or socket would land in the repository.
+		if p.val != "" && p.val != "~" && !strings.HasPrefix(p.val, "~/") && !filepath.IsAbs(p.val) {
+			return fmt.Errorf("%s = %q: must be an absolute path or start with ~/ (a relative one would be taken from the directory clawd runs in, often a repository)", p.key, p.val)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -270,6 +271,18 @@ func TestFallbackRuntimeDir(t *testing.T) {
 	if err := p.CheckRuntimeDir(); err == nil || !strings.Contains(err.Error(), "chmod 700") {
 		t.Errorf("a 0755 dir: %v", err)
 	}
+	// The chmod it suggests names the directory as one shell word: a
+	// $TMPDIR with a blank would otherwise chmod its first half.
+	spaced, err := os.MkdirTemp("", "r t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(spaced) })
+	sp := Paths{RuntimeDir: spaced, RuntimeShared: true}
+	os.Chmod(spaced, 0o755)
+	if err := sp.CheckRuntimeDir(); runtime.GOOS != "windows" && (err == nil || !strings.Contains(err.Error(), "chmod 700 '"+spaced+"'")) {
+		t.Errorf("a 0755 dir with a blank in its path: %v", err)
+	}
 	if err := p.EnsureRuntimeDir(); err != nil {
 		t.Fatal(err)
 	}
@@ -356,6 +369,48 @@ func TestLoadBadFileNamesTheFix(t *testing.T) {
 		_, err := Load(file, true)
 		if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "clawd init --force --config "+file) {
 			t.Errorf("%q: %v; want the file and the way to start over", body, err)
+		}
+	}
+}
+
+// TestRelativeHomeIsRefused: a HOME that is not an absolute path (env
+// HOME=. in a script, a container's odd setting) would put clawd's data
+// directory, database, secrets and credential files under the current
+// directory, often the workspace a repository is checked out in. It is
+// refused, as a relative XDG_* variable is ignored.
+func TestRelativeHomeIsRefused(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	if runtime.GOOS == "windows" {
+		t.Skip("HOME is not the home directory on Windows")
+	}
+	for _, h := range []string{"rel", ".", "./x", "~"} {
+		t.Setenv("HOME", h)
+		p, err := DefaultPaths()
+		if err == nil || !strings.Contains(err.Error(), "HOME") {
+			t.Errorf("HOME=%q: %+v, %v; want a refusal naming HOME", h, p, err)
+		}
+	}
+}
+
+// TestRelativeStatePathsAreRefused: socket_path and token_path are read
+// from the directory clawd happens to run in when relative: a client
+// starts `clawd serve` in the project, so token_path = "clawd-token" put
+// the workspace token in the repository, where a commit picks it up. They
+// must be absolute or start with ~/.
+func TestRelativeStatePathsAreRefused(t *testing.T) {
+	for _, key := range []string{"socket_path", "token_path"} {
+		for _, v := range []string{"tok", "./x/tok", "~other/tok", "../tok"} {
+			_, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n"))
+			if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "absolute") {
+				t.Errorf("%s = %q: %v; want a refusal naming the key", key, v, err)
+			}
+		}
+		abs := filepath.Join(t.TempDir(), "x")
+		for _, v := range []string{"~/x", abs, ""} {
+			if _, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n")); err != nil {
+				t.Errorf("%s = %q refused: %v", key, v, err)
+			}
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // checkOwnDir refuses dir unless it is a real directory (not a symlink)
@@ -28,7 +30,7 @@ func checkOwnDir(dir string, fix bool) error {
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		if !fix {
-			return fmt.Errorf("runtime directory %s has mode %v; run 'chmod 700 %s'", dir, fi.Mode().Perm(), dir)
+			return fmt.Errorf("runtime directory %s has mode %v; run `chmod 700 %[1]s`", safetext.ShellWord(dir), fi.Mode().Perm())
 		}
 		if err := os.Chmod(dir, 0o700); err != nil {
 			return fmt.Errorf("runtime directory %s: %w", dir, err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Paths are the files and directories clawd uses, all derived from HOME and
@@ -31,6 +33,11 @@ func DefaultPaths() (Paths, error) {
 	home, err := os.UserHomeDir()
 	if err != nil || home == "" {
 		return Paths{}, errors.New("cannot find the home directory: set HOME")
+	}
+	if !filepath.IsAbs(home) {
+		// Everything below would land under the current directory, often
+		// a repository's checkout: the database, session.secret, tokens.
+		return Paths{}, fmt.Errorf("HOME=%s is not an absolute path, and clawd keeps its database and credentials under it: set HOME to your home directory", safetext.ShellWord(home))
 	}
 	cfgHome := xdg("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	dataHome := xdg("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))

@@ -30,9 +30,10 @@ func TestInstallUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	// Refused transports are runtime errors that say what to use instead.
+	// A transport the client cannot use is a usage error, as --hook for
+	// another client is, and says what to use instead.
 	_, stderr, code := w.Run("install", "vscode", "--transport", "tcp_loopback")
-	if code != 1 || !strings.Contains(stderr, "use --transport unix_socket") {
+	if code != 2 || !strings.Contains(stderr, "use --transport unix_socket") {
 		t.Errorf("vscode over HTTP: exit %d %q", code, stderr)
 	}
 	// Outside a project, install asks which file is meant.

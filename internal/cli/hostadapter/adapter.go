@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Transports an entry can use to reach clawd.
@@ -126,7 +127,7 @@ func PlanInstall(a Adapter, o Options) (Change, error) {
 	}
 	after, err := SetMember(before, e.Path, ServerName, e.Value)
 	if err != nil {
-		return Change{}, fmt.Errorf("%s: %v; fix the file or move it away, then run install again", e.File, err)
+		return Change{}, fmt.Errorf("%s: %v; fix the file or move it away, then run install again", safetext.ShellWord(e.File), err)
 	}
 	if cur, ok, _ := GetMember(before, e.Path, ServerName); ok && bytes.Equal(cur, e.Value) {
 		after = before // already current: leave the bytes alone
@@ -159,7 +160,7 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 	}
 	cur, ok, err := GetMember(before, path, ServerName)
 	if err != nil {
-		return Change{}, fmt.Errorf("%s: %v; remove the %q entry by hand", file, err, ServerName)
+		return Change{}, fmt.Errorf("%s: %v; remove the %q entry by hand", safetext.ShellWord(file), err, ServerName)
 	}
 	if !ok {
 		return Change{File: file, Before: before, After: before, Note: "no clawd entry"}, nil
@@ -189,9 +190,9 @@ func PlanUninstall(file string, path []string, root string) (c Change, err error
 }
 
 // Check reports what would keep Apply from writing c, before anything is
-// written: a file leading out of its project, or one the user made
-// read-only (a rename would replace it all the same, and root ignores the
-// mode, so clawd honours it itself).
+// written: a file leading out of its project, one changed since it was
+// read, or one the user made read-only (a rename would replace it all the
+// same, and root ignores the mode, so clawd honours it itself).
 func (c Change) Check() error {
 	if !c.Changed() {
 		return nil
@@ -201,12 +202,20 @@ func (c Change) Check() error {
 			return err
 		}
 	}
+	// The plan was made from Before; a client that saved the file since
+	// (Claude Code rewrites ~/.claude.json as it runs) would lose that edit
+	// to After. The per-user lock keeps other clawds out, not the client.
+	if now, err := readFile(c.File); err != nil {
+		return err
+	} else if (now == nil) != (c.Before == nil) || !bytes.Equal(now, c.Before) {
+		return fmt.Errorf("%s changed since clawd read it (the client saved it meanwhile?); nothing was written to it: run the command again", safetext.ShellWord(c.File))
+	}
 	target, err := fileutil.FollowLinks(c.File)
 	if err != nil {
 		return err
 	}
 	if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o200 == 0 {
-		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", c.File, st.Mode().Perm(), target)
+		return fmt.Errorf("%s is read-only (mode %04o); clawd does not change a file you protected: make it writable (chmod u+w %s) and run again, or edit it by hand", safetext.ShellWord(c.File), st.Mode().Perm(), safetext.ShellWord(target))
 	}
 	return nil
 }
@@ -241,7 +250,7 @@ func Apply(c Change) error {
 		mode = st.Mode().Perm()
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) && c.Before != nil && !c.Restore && !c.NoBackup {
 			if err := fileutil.WriteAtomicLike(backup, c.Before, mode, st); err != nil {
-				return fmt.Errorf("backing up %s: %v", c.File, err)
+				return fmt.Errorf("backing up %s: %v", safetext.ShellWord(c.File), err)
 			}
 		}
 	} else if err := mkdirFor(c, filepath.Dir(target)); err != nil {
@@ -299,7 +308,7 @@ func ReadConfig(p string) ([]byte, error) {
 	if fi, err := os.Stat(p); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+		return nil, fmt.Errorf("%s is not a regular file", safetext.ShellWord(p))
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -307,11 +316,11 @@ func ReadConfig(p string) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
+		return nil, fmt.Errorf("%s is not a regular file", safetext.ShellWord(p))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err == nil && len(data) > MaxConfigBytes {
-		err = fmt.Errorf("%s is larger than %d MiB", p, MaxConfigBytes>>20)
+		err = fmt.Errorf("%s is larger than %d MiB", safetext.ShellWord(p), MaxConfigBytes>>20)
 	}
 	return data, err
 }
@@ -354,7 +363,7 @@ func confined(file, root string) error {
 		if resolved, err := filepath.EvalSymlinks(p); err == nil {
 			full := filepath.Join(resolved, rest)
 			if rel, err := filepath.Rel(r, full); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return fmt.Errorf("%s leads to %s, outside the project %s (a symlink); clawd does not write there: remove the link or use --user", file, full, root)
+				return fmt.Errorf("%s leads to %s, outside the project %s (a symlink); clawd does not write there: remove the link or use --user", safetext.ShellWord(file), safetext.ShellWord(full), safetext.ShellWord(root))
 			}
 			return nil
 		}
@@ -395,7 +404,7 @@ func Check(a Adapter, o Options) (Status, error) {
 	}
 	cur, ok, err := GetMember(src, e.Path, ServerName)
 	if err != nil {
-		return st, fmt.Errorf("%s: %v", e.File, err)
+		return st, fmt.Errorf("%s: %v", safetext.ShellWord(e.File), err)
 	}
 	st.Installed, st.Entry = ok, cur
 	if !ok {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // Claude Code connects to a project's .mcp.json servers only once the user
@@ -48,7 +50,7 @@ func PlanApprove(o Options) (Change, error) {
 	}
 	after, err := addApproval(before)
 	if err != nil {
-		return Change{}, fmt.Errorf("%s: %v; fix the file, then run install again", f, err)
+		return Change{}, fmt.Errorf("%s: %v; fix the file, then run install again", safetext.ShellWord(f), err)
 	}
 	return Change{File: f, Before: before, After: after, Root: o.Workspace}, nil
 }
@@ -67,7 +69,7 @@ func PlanUnapprove(o Options) (c Change, err error) {
 	}
 	i, arr, err := findElement(cur, nil, "enabledMcpjsonServers", isClawdString)
 	if err != nil {
-		return Change{}, fmt.Errorf("%s: %v; remove %q from enabledMcpjsonServers by hand", f, err, ServerName)
+		return Change{}, fmt.Errorf("%s: %v; remove %q from enabledMcpjsonServers by hand", safetext.ShellWord(f), err, ServerName)
 	}
 	if i < 0 {
 		return Change{File: f, Before: cur, After: cur}, nil

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tailscale/hujson"
 
@@ -22,6 +25,12 @@ func Diff(name string, before, after []byte) string {
 		return ""
 	}
 	a, b := splitLines(before), splitLines(after)
+	// A name with a control character (a newline in a directory an
+	// archive named) is quoted as git quotes it: left as is, it would add
+	// lines that read as the diff's own.
+	if strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name) {
+		name = strconv.Quote(name)
+	}
 	from, to := name, name
 	if before == nil {
 		from = "/dev/null"

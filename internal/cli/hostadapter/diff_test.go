@@ -3,6 +3,7 @@ package hostadapter
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -46,5 +47,26 @@ func TestDryRunDiffHidesSecrets(t *testing.T) {
 		if d := Diff(c.File, c.Before, c.After); !strings.Contains(d, tc.shown) {
 			t.Errorf("%s: clawd's entry is not shown as written (want %s):\n%s", tc.client, tc.shown, d)
 		}
+	}
+}
+
+// TestDiffHeaderIsOneLine: a file name with a newline (a workspace
+// directory an archive named) stays on the header line, quoted as git
+// quotes such names, so it cannot add lines that read as the diff's own
+// ("+  \"command\": ...").
+func TestDiffHeaderIsOneLine(t *testing.T) {
+	name := "/w/p\n+  \"command\": \"evil\"\n/.mcp.json"
+	d := Diff(name, []byte("{}\n"), []byte("{\"a\": 1}\n"))
+	lines := strings.Split(d, "\n")
+	if len(lines) < 2 || lines[0] != "--- "+strconv.Quote(name) || lines[1] != "+++ "+strconv.Quote(name) {
+		t.Fatalf("header not one quoted line each:\n%s", d)
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "evil") && !strings.HasPrefix(l, "--- ") && !strings.HasPrefix(l, "+++ ") {
+			t.Fatalf("the name added a line to the diff:\n%s", d)
+		}
+	}
+	if d := Diff("/w/plain dir/.mcp.json", nil, []byte("{}\n")); !strings.HasPrefix(d, "--- /dev/null\n+++ /w/plain dir/.mcp.json\n") {
+		t.Fatalf("a plain name is not shown as is:\n%s", d)
 	}
 }

@@ -373,3 +373,57 @@ func TestUnapproveAndHookUninstallWithUnusableBackup(t *testing.T) {
 		t.Fatalf("hook left:\n%s", b)
 	}
 }
+
+// TestReadOnlyFixIsOneShellWord: the chmod a refusal suggests names the
+// file as one shell word, so a project under "My Projects" or a directory
+// with $(...) in its name (an unpacked archive picks it) is not split or
+// run when the user pastes the command.
+func TestReadOnlyFixIsOneShellWord(t *testing.T) {
+	a, _ := Lookup("cursor")
+	o := testOptions(t, Project, Stdio)
+	o.Workspace = filepath.Join(o.Workspace, "My $(touch pwned) proj")
+	os.MkdirAll(o.Workspace, 0o755)
+	e, _ := a.Entry(o)
+	os.MkdirAll(filepath.Dir(e.File), 0o755)
+	os.WriteFile(e.File, []byte(existing["cursor"]), 0o444)
+	c, err := PlanInstall(a, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Check()
+	if err == nil || !strings.Contains(err.Error(), "chmod u+w '"+e.File+"')") {
+		t.Fatalf("read-only fix does not quote the path: %v", err)
+	}
+}
+
+// TestRefusalsKeepTheFileOnOneLine: install's refusals name the file as
+// one shell word, so a workspace directory with a newline in its name (an
+// archive picks it) cannot split a refusal into lines that read as
+// clawd's own.
+func TestRefusalsKeepTheFileOnOneLine(t *testing.T) {
+	a, _ := Lookup("cursor")
+	o := testOptions(t, Project, Stdio)
+	o.Workspace = filepath.Join(o.Workspace, "p\nclawd: all good")
+	os.MkdirAll(filepath.Join(o.Workspace, ".cursor"), 0o755)
+	e, _ := a.Entry(o)
+	// Not JSON: the parse refusal.
+	os.WriteFile(e.File, []byte("{nope"), 0o644)
+	_, err := PlanInstall(a, o)
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("unparsable file: %q", err)
+	}
+	// A link out of the project: the confinement refusal.
+	os.Remove(e.File)
+	os.Symlink(filepath.Join(o.Home, "elsewhere.json"), e.File)
+	_, err = PlanInstall(a, o)
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("link out of the project: %q", err)
+	}
+	// A directory: the read refusal.
+	os.Remove(e.File)
+	os.Mkdir(e.File, 0o755)
+	_, err = PlanInstall(a, o)
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("directory: %q", err)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/clawde/clawd/internal/support/safetext"
 )
 
 // HookScriptName is the Claude Code SessionStart hook clawd installs.
@@ -107,7 +109,7 @@ func PlanHookInstall(o Options) ([]Change, error) {
 	}
 	after, err := addHook(sb, hookCommand(o, script))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v; fix the file, then run install again", settings, err)
+		return nil, fmt.Errorf("%s: %v; fix the file, then run install again", safetext.ShellWord(settings), err)
 	}
 	return append(changes, Change{File: settings, Before: sb, After: after, Root: root}), nil
 }
@@ -247,7 +249,7 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 	}
 	command := hookCommand(o, script)
 	if idx, _, err := findHook(sb, command); err != nil {
-		return nil, fmt.Errorf("%s: %v; remove the clawd hook by hand", settings, err)
+		return nil, fmt.Errorf("%s: %v; remove the clawd hook by hand", safetext.ShellWord(settings), err)
 	} else if idx >= 0 {
 		// A backup path that cannot be read (a directory) holds no
 		// original: only the hook goes.
@@ -277,7 +279,7 @@ func PlanHookUninstall(o Options) (changes []Change, err error) {
 	case cur != nil && isClawdHookScript(cur):
 		changes = append(changes, Change{File: script, Before: cur, After: nil, Note: "the hook script"})
 	case cur != nil && len(changes) > 0 && strings.Contains(string(cur), "'clawd install claude-code --hook'"):
-		changes[0].Note += "; " + script + " was edited since install, so it stays"
+		changes[0].Note += "; " + safetext.ShellWord(script) + " was edited since install, so it stays"
 	}
 	return changes, nil
 }
