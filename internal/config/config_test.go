@@ -359,3 +359,16 @@ func TestLoadBadFileNamesTheFix(t *testing.T) {
 		}
 	}
 }
+
+// A relative HOME would put clawd's database, secret and token files under
+// whatever directory a command runs in (a workspace, where the agent's tools
+// work), a different one for each: refused, with the variable named, before
+// anything is created.
+func TestPathsRefuseARelativeHome(t *testing.T) {
+	for _, home := range []string{"relative/home", ".", "~"} {
+		t.Setenv("HOME", home)
+		if p, err := DefaultPaths(); err == nil || !strings.Contains(err.Error(), "HOME") {
+			t.Errorf("HOME=%q: paths %+v, err %v; want a refusal naming HOME", home, p, err)
+		}
+	}
+}

@@ -32,6 +32,12 @@ func DefaultPaths() (Paths, error) {
 	if err != nil || home == "" {
 		return Paths{}, errors.New("cannot find the home directory: set HOME")
 	}
+	if !filepath.IsAbs(home) {
+		// Relative, clawd's database, secret and token files would be
+		// made under whichever directory a command runs in (a workspace),
+		// a different one for each command.
+		return Paths{}, fmt.Errorf("the home directory %q is not an absolute path: set HOME to yours", home)
+	}
 	cfgHome := xdg("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
 	dataHome := xdg("XDG_DATA_HOME", filepath.Join(home, ".local", "share"))
 	data := filepath.Join(dataHome, "clawde")
