@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestRestoreEnvOnlyFromPipe: the descriptor variable is honoured only for
@@ -53,5 +54,37 @@ func TestRestoreEnvOnlyFromPipe(t *testing.T) {
 	}
 	if os.Getenv("PATH") == "/evil" {
 		t.Error("a variable that is not clawd's was taken from the pipe")
+	}
+}
+
+// TestRestoreEnvRefusesAnOpenPipe: the pipe clawd passes itself holds the
+// whole payload and its write end is closed before the exec, so all of it
+// and the end of file can be read at once. A pipe some other process
+// still writes to (the variable copied into a host's config, with a pipe
+// it inherits at that number) is refused, not read until its writer ends:
+// clawd serve hung there before it said a word.
+func TestRestoreEnvRefusesAnOpenPipe(t *testing.T) {
+	var p [2]int
+	if err := syscall.Pipe(p[:]); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(p[1])
+	syscall.Write(p[1], []byte("CLAWD_TOKEN=partial"))
+	t.Setenv("CLAWD_TOKEN", "")
+	t.Setenv(envFDVar, strconv.Itoa(p[0]))
+	done := make(chan error, 1)
+	go func() { done <- HideEnvSecrets() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), envFDVar) {
+			t.Errorf("a pipe whose writer is open: %v, want a refusal naming %s", err, envFDVar)
+		}
+	case <-time.After(30 * time.Second):
+		syscall.Close(p[1]) // let the read end
+		<-done
+		t.Fatal("HideEnvSecrets still read a pipe whose writer is open after 30 s")
+	}
+	if os.Getenv("CLAWD_TOKEN") != "" {
+		t.Error("a variable was taken from a pipe that is not clawd's")
 	}
 }

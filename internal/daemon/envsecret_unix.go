@@ -5,7 +5,6 @@ package daemon
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -127,14 +126,13 @@ func restoreEnv(v string) error {
 		return fmt.Errorf("%s=%q: not a pipe clawd passed itself; unset it", envFDVar, v)
 	}
 	unix.CloseOnExec(fd)
-	f := os.NewFile(uintptr(fd), "clawd-env")
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxHiddenEnv+1))
+	defer unix.Close(fd)
+	b, err := readWritten(fd)
+	if errors.Is(err, errPipeOpen) {
+		return fmt.Errorf("%s=%q: not a pipe clawd passed itself (%v); unset it", envFDVar, v, err)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the environment passed across the re-exec: %w", err)
-	}
-	if len(b) > maxHiddenEnv {
-		return errors.New("the environment passed across the re-exec is too large")
 	}
 	for _, kv := range strings.Split(string(b), "\x00") {
 		if name, val, ok := strings.Cut(kv, "="); ok && secrets.IsClawdVar(name) {
@@ -142,4 +140,44 @@ func restoreEnv(v string) error {
 		}
 	}
 	return nil
+}
+
+// errPipeOpen is readWritten's error for a pipe that has no end of file yet.
+var errPipeOpen = errors.New("its writer is still open")
+
+// readWritten reads the pipe fd to its end of file without waiting: the
+// payload was written whole and the write end closed before the exec, so
+// everything, the end of file included, is there at once. A pipe that would
+// make a read wait belongs to a writer still running, not to clawd, and is
+// refused instead of read until that writer ends (clawd serve hung there).
+// Polling leaves the pipe's flags alone: its other holders share them.
+func readWritten(fd int) ([]byte, error) {
+	var b []byte
+	buf := make([]byte, 4096)
+	for {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, errPipeOpen
+		}
+		k, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if k == 0 {
+			return b, nil
+		}
+		if b = append(b, buf[:k]...); len(b) > maxHiddenEnv {
+			return nil, errors.New("the environment passed across the re-exec is too large")
+		}
+	}
 }

@@ -126,6 +126,21 @@ func (d *Daemon) ServeTCP(ctx context.Context, o TCPOptions) error {
 		port = cfg.Port
 	}
 	statePath := runstate.Path(d.Paths.DataDir, d.WorkspaceID, runstate.TCP)
+	// One loopback daemon per workspace: the lock, held while serving,
+	// decides between two starting at once, which the state file cannot
+	// (each checks it before the other has written it). The check of the
+	// state file stays for a daemon of a clawd that took no lock.
+	lock, err := runstate.Lock(runstate.LockPath(d.Paths.DataDir, d.WorkspaceID, runstate.TCP))
+	if errors.Is(err, runstate.ErrLocked) {
+		if st, err := runstate.Read(statePath); err == nil && st.Addr != "" {
+			return fmt.Errorf("clawd is already running for this workspace on http://%s (pid %d); use it, or stop it first", st.Addr, st.PID)
+		}
+		return fmt.Errorf("clawd is already running for this workspace (%v); use it, or stop it first", err)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	if st, err := runstate.Read(statePath); err == nil && st.PID != os.Getpid() && runstate.Alive(st.PID) {
 		if pid, err := runstate.ProbeHealth(st.Addr); err == nil && pid == st.PID {
 			return fmt.Errorf("clawd is already running for this workspace on http://%s (pid %d); use it, or stop it first", st.Addr, st.PID)

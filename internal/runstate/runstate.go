@@ -47,6 +47,41 @@ func Path(dataDir, wsID, transport string) string {
 	return filepath.Join(dataDir, "run", wsID+"."+transport+".json")
 }
 
+// LockPath is the lock file a daemon of a workspace holds on a transport
+// while it serves: <data dir>/run/<workspace id>.<tcp|unix>.lock.
+func LockPath(dataDir, wsID, transport string) string {
+	return filepath.Join(dataDir, "run", wsID+"."+transport+".lock")
+}
+
+// ErrLocked is Lock's error when another open file (another daemon's) holds
+// the lock.
+var ErrLocked = errors.New("another clawd holds the lock")
+
+// Lock takes path's exclusive lock without waiting, creating the file (0600)
+// and its directory (0700). The lock lasts until the returned file is closed
+// or the process dies (a kill -9 releases it too, so no stale lock is left to
+// judge). The file itself stays: removing it on release could let a daemon
+// starting meanwhile lock a file that is no longer there.
+func Lock(path string) (*os.File, error) {
+	if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the lock file %s: %w", path, err)
+	}
+	ok, err := fileutil.TryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if !ok {
+		f.Close()
+		return nil, fmt.Errorf("%w %s", ErrLocked, path)
+	}
+	return f, nil
+}
+
 // Write stores s at path (0600, atomically), creating the directory (0700).
 func Write(path string, s *State) error {
 	if err := fileutil.MkdirPrivate(filepath.Dir(path)); err != nil {

@@ -232,6 +232,13 @@ func (w *Writer) armLocked() {
 
 // foldTimer folds what waits; after a failure it tries again after
 // foldRetry, the decisions staying in the journal meanwhile.
+//
+// When a fold already runs (another firing's, waiting out BusyTimeout on a
+// database another process keeps locked; a Sync's), it does not wait for
+// it: that fold arms the timer again when it ends if anything still waits
+// (afterFold). Waiting made every firing meanwhile queue a fold of its own,
+// each then waiting out BusyTimeout in turn, and close waited for all of
+// them: 5 s per decision made while the database was locked.
 func (w *Writer) foldTimer() {
 	w.mu.Lock()
 	w.armed = false
@@ -240,14 +247,32 @@ func (w *Writer) foldTimer() {
 	if closed {
 		return // close folds what is left
 	}
-	if err := w.fold(); err != nil && !errors.Is(err, ErrWriterClosed) {
+	if !w.foldMu.TryLock() {
+		return
+	}
+	err := w.foldLocked()
+	w.foldMu.Unlock()
+	if err != nil && !errors.Is(err, ErrWriterClosed) {
 		w.log.Error("audit log fold failed; the decisions stay in the journal and are retried", "err", err)
-		w.mu.Lock()
-		if !w.armed && !w.closed {
-			w.armed = true
-			w.timer.Reset(foldRetry)
-		}
-		w.mu.Unlock()
+	}
+	w.afterFold(err)
+}
+
+// afterFold arms the timer for what came while a fold ran (a firing meanwhile
+// found the fold running and left it to this), or, after a failure, to try
+// again after foldRetry. foldMu is not held: a firing that finds it held
+// knows the holder's afterFold is still to come.
+func (w *Writer) afterFold(err error) {
+	if errors.Is(err, ErrWriterClosed) {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		w.armLocked()
+	} else if !w.armed && !w.closed {
+		w.armed = true
+		w.timer.Reset(foldRetry)
 	}
 }
 
@@ -280,7 +305,14 @@ func (w *Writer) Sync(ctx context.Context) error {
 // on a closed statement).
 func (w *Writer) fold() error {
 	w.foldMu.Lock()
-	defer w.foldMu.Unlock()
+	err := w.foldLocked()
+	w.foldMu.Unlock()
+	w.afterFold(err)
+	return err
+}
+
+// foldLocked is fold with foldMu held.
+func (w *Writer) foldLocked() error {
 	if w.connClosed {
 		return ErrWriterClosed
 	}

@@ -139,7 +139,7 @@ func SweepRecorded(dir string) ([]int, error) {
 		if f.Clawd.Pid == self && f.Clawd.Start == startTime(self) {
 			continue // our own
 		}
-		if f.BootID == boot && f.Clawd.Start != 0 && startTime(f.Clawd.Pid) == f.Clawd.Start {
+		if f.BootID == boot && f.Clawd.Start != 0 && runs(f.Clawd.Pid, f.Clawd.Start) {
 			continue // that daemon still runs: these are its servers
 		}
 		if f.BootID == boot && boot != "" {
@@ -161,8 +161,21 @@ func SweepRecorded(dir string) ([]int, error) {
 // still runs (its pid names a process with its start time).
 func namedLive(name string) bool {
 	pid, start, ok := parseProcFileName(name)
-	return ok && startTime(pid) == start
+	return ok && runs(pid, start)
 }
+
+// runs reports whether pid is the process started at start and has not
+// exited. A daemon killed with -9 stays a zombie, with its pid and start
+// time, until its parent reaps it (a slow host, or a container's PID 1 that
+// reaps late or never): it runs no more, and what it recorded is orphaned.
+func runs(pid int, start uint64) bool {
+	st, err := proc.ReadStat(pid)
+	return err == nil && st.Start == start && !exited(st)
+}
+
+// exited reports whether st is a process that has exited but is not reaped
+// yet (zombie, or dead and being reaped).
+func exited(st proc.Stat) bool { return st.State == 'Z' || st.State == 'X' }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
 // pid still names the process started at r.Start. scanMembers reports that

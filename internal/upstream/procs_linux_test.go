@@ -332,3 +332,43 @@ func TestSweepRecordedSparesWhatNoServerCanBe(t *testing.T) {
 		t.Errorf("a record in a directory anyone may write to ended %v", ended)
 	}
 }
+
+// A daemon killed with -9 stays a zombie until its parent reaps it: a host
+// that is slow to, or PID 1 of a container that reaps late or never. It is
+// dead all the same: a daemon started meanwhile ends what its record lists,
+// instead of taking the zombie's matching start time for a daemon that
+// still runs and leaving the record (and the processes) for a later start.
+func TestSweepRecordedTakesAZombieDaemonForDead(t *testing.T) {
+	dir := t.TempDir()
+	zp, err := proc.Start(&proc.Cmd{Path: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-zp.Exited()
+	t.Cleanup(func() { zp.Wait() })
+	zst, err := proc.ReadStat(zp.Pid())
+	if err != nil || zst.State != 'Z' {
+		t.Fatalf("the daemon stand-in: %+v, %v; want a zombie", zst, err)
+	}
+	time.Sleep(20 * time.Millisecond) // a later clock tick
+	survivor := startSleep(t)
+	sst, _ := proc.ReadStat(survivor.Pid())
+	b, _ := json.Marshal(procFile{BootID: proc.BootID(), Clawd: procRecord{Pid: zp.Pid(), Start: zst.Start}, Procs: []procRecord{
+		{Server: "bash", Pid: survivor.Pid(), Pgid: survivor.Pid(), Start: sst.Start},
+	}})
+	if err := os.WriteFile(filepath.Join(dir, "1.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := SweepRecorded(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ended, []int{survivor.Pid()}) {
+		t.Errorf("the sweep ended %v, want the zombie daemon's recorded process %d", ended, survivor.Pid())
+	}
+	select {
+	case <-survivor.Exited():
+	case <-time.After(30 * time.Second):
+		t.Error("the recorded process of a zombie daemon still runs")
+	}
+}

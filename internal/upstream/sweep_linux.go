@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/clawde/clawd/internal/support/proc"
 )
 
 // SweepOrphans kills every process of this user whose environment marks
@@ -32,8 +34,13 @@ func SweepOrphans(token string) ([]int, error) {
 	}
 	prefix := []byte(OwnerEnv + "=")
 	alive := func(pid int) bool {
-		err := syscall.Kill(pid, 0)
-		return err == nil || err == syscall.EPERM
+		if err := syscall.Kill(pid, 0); err != nil && err != syscall.EPERM {
+			return false
+		}
+		// A killed clawd that its parent has not reaped yet is a zombie:
+		// signal 0 still finds it, but it has exited.
+		st, err := proc.ReadStat(pid)
+		return err != nil || !exited(st)
 	}
 	self := os.Getpid()
 	var killed []int

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/clawde/clawd/internal/support/proc"
 )
 
 // kill -9 of clawd: the parent-death signal ends the stdio server itself;
@@ -42,7 +44,18 @@ func TestKill9Sweep(t *testing.T) {
 	}
 	defer syscall.Kill(grand, syscall.SIGKILL)
 	cmd.Process.Kill() // kill -9 of "clawd"
-	cmd.Wait()
+	// Not reaped until the end: a killed clawd stays a zombie until its
+	// parent reaps it (a slow host, a container's PID 1), and is dead all
+	// the same.
+	defer cmd.Wait()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err := proc.ReadStat(cmd.Process.Pid); err == nil && st.State == 'Z' {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed helper did not become a zombie within 30 s")
+		}
+	}
 	gone(t, server, "the stdio server after its clawd was killed")
 	if !alive(grand) {
 		t.Fatal("the grandchild died with clawd; the sweep below proves nothing")
