@@ -12,15 +12,18 @@ import (
 )
 
 // pollEvery is how often WatchConfig looks at the config file and the trust
-// registry's generation.
+// registry's generation. A change of the file is applied once two polls in
+// a row see the file the same, so a file caught half-way through a write
+// is not.
 const pollEvery = time.Second
 
 // WatchConfig keeps the running server in step with its settings until ctx
 // ends: it re-reads the config file on SIGHUP and when the file changes
-// (polled every second: mtime, size, inode), and it tells clients to re-list
-// tools (notifications/tools/list_changed) when a reload or a trust
-// registry edit (`clawd trust set`, `clawd mcp allow`) may change what they
-// see. Calls always use the current settings; this only makes discovery
+// (polled every second: mtime, size, inode; applied once it has stayed so
+// for a poll, and never when the file was emptied: see emptied), and it
+// tells clients to re-list tools (notifications/tools/list_changed) when a
+// reload or a trust registry edit (`clawd trust set`, `clawd mcp allow`)
+// may change what they see. Calls always use the current settings; this only makes discovery
 // follow promptly. It returns at once; the work runs on a goroutine.
 func (d *Daemon) WatchConfig(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
@@ -31,17 +34,30 @@ func (d *Daemon) WatchConfig(ctx context.Context) {
 		defer signal.Stop(hup)
 		t := time.NewTicker(pollEvery)
 		defer t.Stop()
+		var seen fileState // a change the last poll saw, applied if this one sees it again
+		changing := false
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-hup:
 				d.Reload("SIGHUP")
-				last = d.loadedState()
+				last, changing = d.loadedState(), false
 			case <-t.C:
-				if st := statConfig(d.ConfigFile); st.differs(last) {
+				st := statConfig(d.ConfigFile)
+				switch {
+				case !st.differs(last):
+					changing = false
+				case !changing || st.differs(seen):
+					// Not settled: an editor may be half-way through a
+					// write, or a save truncated the file first.
+					seen, changing = st, true
+				case emptied(last, st):
+					d.Logger.Warn("the config file is empty now; the running configuration stays in effect (a save cut short would otherwise switch tools back on): send SIGHUP or restart clawd to apply an empty file", "file", d.ConfigFile)
+					last, changing = st, false
+				default:
 					d.Reload("the file changed")
-					last = st
+					last, changing = st, false
 				}
 				if g, err := d.Store.Generation(); err == nil && g != gen {
 					gen = g
@@ -53,6 +69,14 @@ func (d *Daemon) WatchConfig(ctx context.Context) {
 			}
 		}
 	}()
+}
+
+// emptied reports whether a config file that had content (was) is empty
+// now: far more often a save or a disk that failed part-way than a choice,
+// and applying it would switch back on every tool the file switched off.
+// The poll leaves it to SIGHUP or a restart.
+func emptied(was, now fileState) bool {
+	return was.fi != nil && was.fi.Size() > 0 && now.fi != nil && now.fi.Size() == 0
 }
 
 // loadedState is the config file as it was when it was last read.

@@ -90,3 +90,52 @@ func TestWatchConfigSeesAWriteBeforeItStarts(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWatchConfigKeepsAnEmptiedFileOut: a config file that switched bash
+// off and is then found empty (a save or a disk that failed part-way, an
+// editor's truncate before its write) is not applied by the poll: applying
+// it would switch bash back on. The log says so and how to apply it; a
+// file with content again is applied as before, and SIGHUP's path (Reload)
+// applies an empty file when asked.
+func TestWatchConfigKeepsAnEmptiedFileOut(t *testing.T) {
+	d, log, file := newReloadDaemon(t)
+	if err := os.WriteFile(file, []byte("[tools]\nbash = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.WatchConfig(ctx)
+	if err := os.Truncate(file, 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * pollEvery)
+	for !strings.Contains(log.String(), "the config file is empty now") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning about the emptied file:\n%s", log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(2 * pollEvery) // more polls: still not applied
+	if !d.chainOptions().DisabledTools["bash"] {
+		t.Fatal("an emptied config file switched bash back on")
+	}
+	if err := os.WriteFile(file, []byte("[tools]\nbash = false\nwrite_file = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for !d.chainOptions().DisabledTools["write_file"] {
+		if time.Now().After(deadline.Add(20 * pollEvery)) {
+			t.Fatal("a config file with content again was never applied")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	os.Truncate(file, 0)
+	if err := d.Reload("SIGHUP"); err != nil {
+		t.Fatal(err)
+	}
+	if d.chainOptions().DisabledTools["bash"] {
+		t.Error("an explicit reload of an empty file kept bash off")
+	}
+}
