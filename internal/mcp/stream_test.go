@@ -546,3 +546,28 @@ func TestBatchOfCancelsWaitsForNoRoom(t *testing.T) {
 	}
 	waitFor(t, func() bool { return tc.lastOutcome().Result == "cancelled" })
 }
+
+// An extension request registered already cancelled (its session's calls
+// were all cancelled: the session is ending) is not run, as such a
+// tools/call is not: an extension may act (clawd/api adds, removes or
+// allows an upstream server), and a request nobody will be answered about
+// must not change anything.
+func TestCancelledExtensionDoesNotRun(t *testing.T) {
+	srv := testServer(&testChain{})
+	var runs atomic.Int32
+	srv.Extensions["clawd/act"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		runs.Add(1)
+		return map[string]bool{"acted": true}, nil
+	}
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-06-18")
+	st.s.calls.cancelAll()
+	h.send(`{"jsonrpc":"2.0","id":"a","method":"clawd/act"}`)
+	h.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+		t.Fatalf("a cancelled extension request was answered: %s", r.ID)
+	}
+	if n := runs.Load(); n != 0 {
+		t.Errorf("an extension request registered cancelled ran %d times, want 0", n)
+	}
+}
