@@ -571,3 +571,31 @@ func TestCancelledExtensionDoesNotRun(t *testing.T) {
 		t.Errorf("an extension request registered cancelled ran %d times, want 0", n)
 	}
 }
+
+// An extension request in a batch is cancellable as one sent alone is:
+// the batch runs beside the reader, and notifications/cancelled for the
+// member stops it (clawd/api in a batch could otherwise be stopped only
+// by the connection's end).
+func TestExtensionInBatchCancellable(t *testing.T) {
+	srv := testServer(&testChain{})
+	ended := make(chan struct{})
+	srv.Extensions["clawd/block"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		started <- "b1"
+		<-ctx.Done()
+		close(ended)
+		return map[string]bool{"late": true}, nil
+	}
+	h, _ := streamHarness(t, srv)
+	h.initialize("2025-03-26") // batches end with 2025-06-18
+	h.send(`[{"jsonrpc":"2.0","id":"b1","method":"clawd/block"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`)
+	waitStarted(t, "b1")
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b1"}}`)
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel did not reach the extension request in the batch")
+	}
+	if r := h.recv(); strings.Contains(r, `"b1"`) || !strings.Contains(r, `"b2"`) {
+		t.Errorf("batch answered %s, want the ping's answer alone (a cancelled request is not answered)", r)
+	}
+}
