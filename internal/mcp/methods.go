@@ -104,8 +104,13 @@ func (s *Session) dispatch(ctx context.Context, msg *jsonrpc.Message) (jsontext.
 // extension answers an extension request that a stream runs like a call,
 // registered in the in-flight table under ctx: as for a call, one whose
 // cancel was processed before its answer was committed is not answered
-// (a stream answers a cancelled request with nothing).
-func (s *Session) extension(ctx context.Context, msg *jsonrpc.Message) []byte {
+// (a stream answers a cancelled request with nothing), and one registered
+// already cancelled (the session is ending) is not run at all: an
+// extension may act (clawd/api changes the upstream table).
+func (s *Session) extension(ctx context.Context, msg *jsonrpc.Message, cancelled bool) []byte {
+	if cancelled {
+		return nil
+	}
 	out := s.handleMessage(ctx, msg)
 	if !s.calls.commit(msg.ID.Key(), ctx) {
 		return nil

@@ -226,12 +226,23 @@ func (s *Session) Handle(ctx context.Context, msg *jsonrpc.Message) ([]byte, err
 	return s.handleMessageSync(ctx, msg), nil
 }
 
-// handleMessageSync handles any message, running tools/call inline.
+// handleMessageSync handles any message, running tools/call inline. On a
+// stream (a batch's members) an extension request is registered like a
+// call too, so a cancel reaches it as it does one sent alone
+// (stream.handle); over HTTP its POST's context bounds it.
 func (s *Session) handleMessageSync(ctx context.Context, msg *jsonrpc.Message) []byte {
-	if msg.Method == "tools/call" && !msg.IsNotification() && !msg.IsResponse {
+	if msg.IsNotification() || msg.IsResponse {
+		return s.handleMessage(ctx, msg)
+	}
+	if msg.Method == "tools/call" {
 		cctx, done, cancelled := s.calls.register(ctx, msg.ID.Key())
 		defer done()
 		return s.callTool(cctx, msg, cancelled)
+	}
+	if !s.opts.ReplyToCancelled && s.srv.Extensions[msg.Method] != nil {
+		cctx, done, cancelled := s.calls.register(ctx, msg.ID.Key())
+		defer done()
+		return s.extension(cctx, msg, cancelled)
 	}
 	return s.handleMessage(ctx, msg)
 }

@@ -305,7 +305,7 @@ func (st *stream) answer(ctx context.Context, msg *jsonrpc.Message, cancelled bo
 	if msg.Method == "tools/call" {
 		return st.s.callTool(ctx, msg, cancelled)
 	}
-	return st.s.extension(ctx, msg)
+	return st.s.extension(ctx, msg, cancelled)
 }
 
 // enter counts one more call, batch or subscription that the session's end

@@ -546,3 +546,56 @@ func TestBatchOfCancelsWaitsForNoRoom(t *testing.T) {
 	}
 	waitFor(t, func() bool { return tc.lastOutcome().Result == "cancelled" })
 }
+
+// An extension request registered already cancelled (its session's calls
+// were all cancelled: the session is ending) is not run, as such a
+// tools/call is not: an extension may act (clawd/api adds, removes or
+// allows an upstream server), and a request nobody will be answered about
+// must not change anything.
+func TestCancelledExtensionDoesNotRun(t *testing.T) {
+	srv := testServer(&testChain{})
+	var runs atomic.Int32
+	srv.Extensions["clawd/act"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		runs.Add(1)
+		return map[string]bool{"acted": true}, nil
+	}
+	h, st := streamHarness(t, srv)
+	h.initialize("2025-06-18")
+	st.s.calls.cancelAll()
+	h.send(`{"jsonrpc":"2.0","id":"a","method":"clawd/act"}`)
+	h.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if r := decode(t, h.recv()); string(r.ID) != `"p"` {
+		t.Fatalf("a cancelled extension request was answered: %s", r.ID)
+	}
+	if n := runs.Load(); n != 0 {
+		t.Errorf("an extension request registered cancelled ran %d times, want 0", n)
+	}
+}
+
+// An extension request in a batch is cancellable as one sent alone is:
+// the batch runs beside the reader, and notifications/cancelled for the
+// member stops it (clawd/api in a batch could otherwise be stopped only
+// by the connection's end).
+func TestExtensionInBatchCancellable(t *testing.T) {
+	srv := testServer(&testChain{})
+	ended := make(chan struct{})
+	srv.Extensions["clawd/block"] = func(ctx context.Context, s *Session, params jsontext.Value) (any, *jsonrpc.Error) {
+		started <- "b1"
+		<-ctx.Done()
+		close(ended)
+		return map[string]bool{"late": true}, nil
+	}
+	h, _ := streamHarness(t, srv)
+	h.initialize("2025-03-26") // batches end with 2025-06-18
+	h.send(`[{"jsonrpc":"2.0","id":"b1","method":"clawd/block"},{"jsonrpc":"2.0","id":"b2","method":"ping"}]`)
+	waitStarted(t, "b1")
+	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"b1"}}`)
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel did not reach the extension request in the batch")
+	}
+	if r := h.recv(); strings.Contains(r, `"b1"`) || !strings.Contains(r, `"b2"`) {
+		t.Errorf("batch answered %s, want the ping's answer alone (a cancelled request is not answered)", r)
+	}
+}
