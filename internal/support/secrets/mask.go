@@ -9,8 +9,9 @@ import (
 // for each byte, the hints that start with it in either case, so one pass
 // over a text finds them all (hintsIn). init panics on a hint table it
 // cannot index (an upper-case or one-byte hint, more hints than a
-// hintSet holds): that is a mistake in maskRules, seen by every test of
-// the package at once, never a condition of input.
+// hintSet holds) and on a rule that neither hints nor an and selects:
+// that is a mistake in maskRules, seen by every test of the package at
+// load, never a condition of input.
 var (
 	hintWords []string
 	byFirst   [256][]uint8
@@ -52,6 +53,7 @@ func init() {
 		}
 	}
 	if len(hintWords) > 128 {
+		// A static-table check, as above: maskRules, not input.
 		panic("secrets: more than 128 hint words")
 	}
 	for n := range hintWords {
@@ -60,6 +62,7 @@ func init() {
 	for _, r := range maskRules {
 		if r.set == (hintSet{}) {
 			if r.and == "" {
+				// A static-table check, as above: maskRules, not input.
 				panic("secrets: a rule without hints needs an and")
 			}
 			hintless = append(hintless, r.and)
