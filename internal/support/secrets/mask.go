@@ -40,6 +40,11 @@ func init() {
 			n, ok := index[h]
 			if !ok {
 				n = len(hintWords)
+				if n == 128 {
+					// A static-table check, as above: before hintSet.add
+					// indexes past its two words.
+					panic("secrets: more than 128 hint words")
+				}
 				index[h] = n
 				hintWords = append(hintWords, h)
 				byFirst[h[0]] = append(byFirst[h[0]], uint8(n))
@@ -51,10 +56,6 @@ func init() {
 			}
 			maskRules[i].set.add(n)
 		}
-	}
-	if len(hintWords) > 128 {
-		// A static-table check, as above: maskRules, not input.
-		panic("secrets: more than 128 hint words")
 	}
 	for n := range hintWords {
 		allHints.add(n)
