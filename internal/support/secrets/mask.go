@@ -66,24 +66,19 @@ func init() {
 				// A static-table check, as above: maskRules, not input.
 				panic("secrets: a rule without hints needs an and")
 			}
-			hintless = append(hintless, r.and)
 			hintlessRules = append(hintlessRules, r)
 		}
 	}
 }
 
-// hintless are the and strings of the rules without hints
-// (hintlessRules): a text that holds one of them is read by those rules
-// even when it holds no hint.
-var (
-	hintless      []string
-	hintlessRules []maskRule
-)
+// hintlessRules are the rules without hints: a text that holds one of
+// their and strings is read by them even when it holds no hint.
+var hintlessRules []maskRule
 
-// anyHintless: s holds one of hintless.
+// anyHintless: s holds the and of one of hintlessRules.
 func anyHintless(s string) bool {
-	for _, h := range hintless {
-		if strings.Contains(s, h) {
+	for _, r := range hintlessRules {
+		if strings.Contains(s, r.and) {
 			return true
 		}
 	}
