@@ -154,15 +154,17 @@ func toLower(c byte) byte {
 //     tool, the first one after the tool's name in the same command:
 //     mysql's (mysqldump's, mariadb's, ...) -pPASSWORD written attached,
 //     -p PASSWORD of docker, podman, nerdctl, buildah, skopeo, helm,
-//     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
-//     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
+//     oras, crane, regctl, az, oc or cf after "login", sshpass -p
+//     PASSWORD, redis-cli -a PASSWORD or --pass PASSWORD, sqlcmd's and
+//     bcp's -P PASSWORD,
 //     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
 //   - the password flags of tools where a flag means password
 //     (toolFlags: mongo's and twine's -p, ldap tools' -w, keytool's
 //     -storepass, zip's -P, 7z's -pPASSWORD, smbclient's -U user%PASSWORD,
 //     ssh-keygen's -N and -P, ...), Oracle's USER/PASSWORD, PowerShell's
 //     ConvertTo-SecureString PASSWORD, SQL's IDENTIFIED BY PASSWORD,
-//     DB2's USING PASSWORD, a .pgpass line's PASSWORD;
+//     DB2's USING PASSWORD, a .pgpass line's PASSWORD (port *, 5432,
+//     5433 or 6432, or in a text that names pgpass: its hints);
 //   - a password given as a positional argument (positionalSpans):
 //     htpasswd -b's, openssl passwd's, mkpasswd's, wpa_passphrase's,
 //     poetry config http-basic.X's, rabbitmqctl add_user's, net user's
