@@ -29,10 +29,11 @@ func RunConfirms(confirm []func() error) error {
 }
 
 // runConfirms is the one runner of every change's confirms (RunConfirms,
-// a server change's Confirm, ApproveTools'): in order, nil ones skipped,
+// a server change's Confirm, ApproveTools', a trust change's, a
+// credential's revocation, an audit prune): in order, nil ones skipped,
 // each through call (which passes it what the change made); the first
 // error stops it and is returned, for the change to roll back.
-func runConfirms[F ~func() error | ~func([]ToolApproval) error | Confirm | TrustConfirm](confirm []F, call func(F) error) error {
+func runConfirms[F ~func() error | ~func([]ToolApproval) error | Confirm | TrustConfirm | ~func(Credential) error | ~func(int64) error](confirm []F, call func(F) error) error {
 	for _, c := range confirm {
 		if c == nil {
 			continue

@@ -118,12 +118,7 @@ func (db *DB) RevokeCredential(ctx context.Context, id string, confirm ...func(C
 		if changed == 0 {
 			return nil
 		}
-		for _, f := range confirm {
-			if err := f(c); err != nil {
-				return err
-			}
-		}
-		return nil
+		return runConfirms(confirm, func(f func(Credential) error) error { return f(c) })
 	})
 	return c, err
 }

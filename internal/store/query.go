@@ -219,12 +219,7 @@ func (db *DB) PruneAudit(ctx context.Context, before time.Time, confirm ...func(
 		if n, err = res.RowsAffected(); err != nil {
 			return err
 		}
-		for _, c := range confirm {
-			if err := c(n); err != nil {
-				return err
-			}
-		}
-		return nil
+		return runConfirms(confirm, func(c func(int64) error) error { return c(n) })
 	})
 	return n, err
 }

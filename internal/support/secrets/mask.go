@@ -9,8 +9,9 @@ import (
 // for each byte, the hints that start with it in either case, so one pass
 // over a text finds them all (hintsIn). init panics on a hint table it
 // cannot index (an upper-case or one-byte hint, more hints than a
-// hintSet holds): that is a mistake in maskRules, seen by every test of
-// the package at once, never a condition of input.
+// hintSet holds) and on a rule that neither hints nor an and selects:
+// that is a mistake in maskRules, seen by every test of the package at
+// load, never a condition of input.
 var (
 	hintWords []string
 	byFirst   [256][]uint8
@@ -39,6 +40,11 @@ func init() {
 			n, ok := index[h]
 			if !ok {
 				n = len(hintWords)
+				if n == 128 {
+					// A static-table check, as above: before hintSet.add
+					// indexes past its two words.
+					panic("secrets: more than 128 hint words")
+				}
 				index[h] = n
 				hintWords = append(hintWords, h)
 				byFirst[h[0]] = append(byFirst[h[0]], uint8(n))
@@ -51,35 +57,28 @@ func init() {
 			maskRules[i].set.add(n)
 		}
 	}
-	if len(hintWords) > 128 {
-		panic("secrets: more than 128 hint words")
-	}
 	for n := range hintWords {
 		allHints.add(n)
 	}
 	for _, r := range maskRules {
 		if r.set == (hintSet{}) {
 			if r.and == "" {
+				// A static-table check, as above: maskRules, not input.
 				panic("secrets: a rule without hints needs an and")
 			}
-			hintless = append(hintless, r.and)
 			hintlessRules = append(hintlessRules, r)
 		}
 	}
 }
 
-// hintless are the and strings of the rules without hints
-// (hintlessRules): a text that holds one of them is read by those rules
-// even when it holds no hint.
-var (
-	hintless      []string
-	hintlessRules []maskRule
-)
+// hintlessRules are the rules without hints: a text that holds one of
+// their and strings is read by them even when it holds no hint.
+var hintlessRules []maskRule
 
-// anyHintless: s holds one of hintless.
+// anyHintless: s holds the and of one of hintlessRules.
 func anyHintless(s string) bool {
-	for _, h := range hintless {
-		if strings.Contains(s, h) {
+	for _, r := range hintlessRules {
+		if strings.Contains(s, r.and) {
 			return true
 		}
 	}
@@ -155,15 +154,17 @@ func toLower(c byte) byte {
 //     tool, the first one after the tool's name in the same command:
 //     mysql's (mysqldump's, mariadb's, ...) -pPASSWORD written attached,
 //     -p PASSWORD of docker, podman, nerdctl, buildah, skopeo, helm,
-//     oras, crane or regctl after "login", sshpass -p PASSWORD, redis-cli
-//     -a PASSWORD or --pass PASSWORD, sqlcmd's and bcp's -P PASSWORD,
+//     oras, crane, regctl, az, oc or cf after "login", sshpass -p
+//     PASSWORD, redis-cli -a PASSWORD or --pass PASSWORD, sqlcmd's and
+//     bcp's -P PASSWORD,
 //     vault login TOKEN, and curl's -b/--cookie NAME=VALUE;
 //   - the password flags of tools where a flag means password
 //     (toolFlags: mongo's and twine's -p, ldap tools' -w, keytool's
 //     -storepass, zip's -P, 7z's -pPASSWORD, smbclient's -U user%PASSWORD,
 //     ssh-keygen's -N and -P, ...), Oracle's USER/PASSWORD, PowerShell's
 //     ConvertTo-SecureString PASSWORD, SQL's IDENTIFIED BY PASSWORD,
-//     DB2's USING PASSWORD, a .pgpass line's PASSWORD;
+//     DB2's USING PASSWORD, a .pgpass line's PASSWORD (port *, 5432,
+//     5433 or 6432, or in a text that names pgpass: its hints);
 //   - a password given as a positional argument (positionalSpans):
 //     htpasswd -b's, openssl passwd's, mkpasswd's, wpa_passphrase's,
 //     poetry config http-basic.X's, rabbitmqctl add_user's, net user's

@@ -233,7 +233,10 @@ var toolFlags = []struct {
 }
 
 // toolFlagHints are hints for toolFlags' tools (each name holds one);
-// toolByName is the entries of toolFlags by tool name.
+// toolByName is the entries of toolFlags by tool name. Building them
+// panics on a tool name no hint finds, one listed twice or one longer
+// than maxToolName: a mistake in the static toolFlags table, hit by every
+// test of the package at load, never by input.
 var toolFlagHints, toolByName = func() ([]string, map[string]int) {
 	hints := []string{"mongo", "twine", "rdesktop", "psexec", "nuget", "ldap", "keytool", "jarsigner",
 		"zip", "7z", "rar", "smb", "rpcclient", "cifs", "lftp", "openssl", "ssh-keygen", "freerdp",

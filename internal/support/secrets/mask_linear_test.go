@@ -39,6 +39,9 @@ func TestMaskTextLinear(t *testing.T) {
 		"identified by ", "user a using ", "a:5432:b:c:", "*:*:", "plink -pw ",
 		`:\/\/a:b@`, `"https://a b `, "<password>a</", "<password>", "password := ",
 		"name: a_key\nvalue: ", `"name":"a_pass","value":`, "vault kv put a b=c ", "security add-generic-password -w ",
+		"psk=", "--account-key ", "Set-Cookie: a=b; c=", "mc alias set a ", "poetry config http-basic.a ",
+		"wpa_passphrase a ", "xfreerdp /p:", "ssh-keygen -N ", "az keyvault secret set --value ", "mongo -p ",
+		"ConvertTo-SecureString -String ", "<<< a:b", "a@b:c@d:", "https:\\/\\/a:b@c ",
 	}
 	inputs := map[string]func(size int) string{}
 	for _, p := range pieces {

@@ -178,6 +178,9 @@ var maskRules = []maskRule{
 	{re: secretXMLElement, start: 4, end: 5, hints: []string{"token", "secret", "passw", "passp", "key", "credential"}, and: "</"},
 	{re: secretEnvEntry, start: 2, end: 3, hints: []string{"value"}, and: "name"},
 	{re: secretIdentifiedBy, start: 2, end: 3, hints: []string{"identified", "using"}},
+	// The one rule whose hints are not in every text its pattern matches:
+	// a .pgpass line on another port (h:5434:db:u:pw) in a text that does
+	// not name .pgpass is not read; a ':' alone would run it on most texts.
 	{re: secretPgpass, start: 2, end: 3, hints: []string{"pgpass", ":*:", "5432:", "5433:", "6432:"}},
 	{fn: echoedSpans, hints: []string{"echo", "printf", "yes"}, and: "|"},
 	{re: secretHereString, start: 2, end: 3, hints: []string{"<<<"}},

@@ -176,11 +176,7 @@ func flagValue(s string, p, end int) ([2]int, bool) {
 	if strings.IndexByte("-;&|", s[k]) >= 0 {
 		return [2]int{}, false
 	}
-	e := k
-	for e < len(s) && !isBlank(s[e]) && strings.IndexByte(";&|", s[e]) < 0 {
-		e++
-	}
-	return [2]int{k, e}, true
+	return [2]int{k, wordEnd(s, k)}, true
 }
 
 // assignedValue is the value at s[k:] after a name and its = or :, as
@@ -195,14 +191,21 @@ func assignedValue(s string, k int) ([2]int, bool) {
 			return [2]int{k, k + c + 2}, true
 		}
 	}
-	e := k
-	for e < len(s) && !isBlank(s[e]) && strings.IndexByte(";&|", s[e]) < 0 {
-		e++
-	}
+	e := wordEnd(s, k)
 	for e > k && (s[e-1] == '"' || s[e-1] == '\'') {
 		e--
 	}
 	return [2]int{k, e}, e > k
+}
+
+// wordEnd is where the unquoted value at s[k:] ends: a blank, ; & | or
+// the text's end.
+func wordEnd(s string, k int) int {
+	e := k
+	for e < len(s) && !isBlank(s[e]) && strings.IndexByte(";&|", s[e]) < 0 {
+		e++
+	}
+	return e
 }
 
 // codeValue: v, a value after a name_pass, is code rather than a
