@@ -259,11 +259,9 @@ func callTool(cmd *cobra.Command, f *clientFlags, t *runstate.Target, tool strin
 // written to a pipe or a file, the result is left as it came.
 func printCallResult(out io.Writer, tool string, res jsontext.Value, asJSON bool) error {
 	term := outputIsTerminal(out)
-	printJSON := func(w io.Writer, v jsontext.Value) error {
-		if term {
-			w = jsonEscaper{w}
-		}
-		return printJSON(w, v)
+	jsonOut := out
+	if term {
+		jsonOut = jsonEscaper{out}
 	}
 	var r struct {
 		Content []struct {
@@ -277,7 +275,7 @@ func printCallResult(out io.Writer, tool string, res jsontext.Value, asJSON bool
 		return runtimeError("%s: unexpected result: %v", tool, err)
 	}
 	if asJSON {
-		if err := printJSON(out, res); err != nil {
+		if err := printJSON(jsonOut, res); err != nil {
 			return err
 		}
 		if r.IsError {
@@ -295,7 +293,7 @@ func printCallResult(out io.Writer, tool string, res jsontext.Value, asJSON bool
 		return runtimeError("%s: %s", tool, strings.Join(msgs, "\n"))
 	}
 	if len(r.Structured) > 0 {
-		return printJSON(out, r.Structured)
+		return printJSON(jsonOut, r.Structured)
 	}
 	for _, c := range r.Content {
 		switch {

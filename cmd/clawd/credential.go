@@ -61,7 +61,7 @@ func newTokenIssueCmd() *cobra.Command {
 			fmt.Fprintln(out, text)
 			msg := fmt.Sprintf("clawd: issued credential %s for entity %s:%s (shown once", id, kind, ws.ID)
 			if path != "" {
-				msg += "; saved to " + path
+				msg += "; saved to " + shellWord(path)
 			}
 			cmd.PrintErrln(msg + ")")
 			return nil

@@ -236,8 +236,10 @@ func (f *installFlags) resolve(name string, install bool) (hostadapter.Adapter, 
 	o.CredentialFile = token.CredentialPath(ws.TokenPath, a.Kind())
 	// A transport the client cannot use is a command line that cannot
 	// work whatever is stored, as --hook for another client is.
-	if _, err := a.Entry(o); install && err != nil {
-		return nil, o, usageError("%v", err)
+	if install {
+		if _, err := a.Entry(o); err != nil {
+			return nil, o, usageError("%v", err)
+		}
 	}
 	if install && o.Transport == hostadapter.TCPLoopback {
 		if ws.Config.Port == 0 {

@@ -250,13 +250,14 @@ func flagProblem(c *cobra.Command, err error) string {
 	case "Bool":
 		want = "true or false"
 	}
-	if fl := c.Flags().Lookup(name); fl != nil {
+	fl := c.Flags().Lookup(name)
+	if fl != nil {
 		if _, ok := fl.Value.(portFlag); ok && parser == "" {
 			want = "a port, 0..65535"
 		}
 	}
 	msg := fmt.Sprintf("--%s %q: expected %s", name, value, want)
-	if fl := c.Flags().Lookup(name); fl != nil && fl.Usage != "" {
+	if fl != nil && fl.Usage != "" {
 		msg += " (--" + name + ": " + fl.Usage + ")"
 	}
 	return msg

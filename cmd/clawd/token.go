@@ -56,7 +56,7 @@ func newTokenShowCmd() *cobra.Command {
 					return runtimeError("%v", err)
 				}
 				if ws.StateFile(runstate.TCP) == nil && ws.StateFile(runstate.Unix) == nil {
-					cmd.PrintErrf("clawd: warning: no daemon is running for %s; this credential works once one is\n", ws.Dir)
+					cmd.PrintErrf("clawd: warning: no daemon is running for %s; this credential works once one is\n", shellWord(ws.Dir))
 				}
 				fmt.Fprintln(cmd.OutOrStdout(), text)
 				return nil
@@ -120,12 +120,12 @@ func newTokenRotateCmd() *cobra.Command {
 			defer cancel()
 			for {
 				if cur, err := token.ReadFile(st.TokenFile); err == nil && cur != old {
-					fmt.Fprintf(cmd.OutOrStdout(), "rotated: the daemon (pid %d) issued a new token in %s; earlier tokens are rejected\n", st.PID, st.TokenFile)
+					fmt.Fprintf(cmd.OutOrStdout(), "rotated: the daemon (pid %d) issued a new token in %s; earlier tokens are rejected\n", st.PID, shellWord(st.TokenFile))
 					return nil
 				}
 				select {
 				case <-ctx.Done():
-					return runtimeError("the daemon (pid %d) did not write a new token to %s within 5 s; see its log", st.PID, st.TokenFile)
+					return runtimeError("the daemon (pid %d) did not write a new token to %s within 5 s; see its log", st.PID, shellWord(st.TokenFile))
 				case <-time.After(20 * time.Millisecond):
 				}
 			}
@@ -146,14 +146,14 @@ func tokenFileProblem(ws *runstate.Workspace, st *runstate.State, path string, n
 		age = " (written " + now.Sub(fi.ModTime()).Round(time.Second).String() + " ago)"
 		if st == nil || fi.ModTime().Before(st.Started.Add(-time.Second)) {
 			return fmt.Sprintf("no tcp_loopback daemon is running for %s; the token in %s%s is left from one that stopped or crashed and is accepted by nothing: start `clawd serve --transport tcp_loopback`",
-				ws.Dir, path, age)
+				shellWord(ws.Dir), shellWord(path), age)
 		}
 		if now.Sub(fi.ModTime()) > token.DefaultTTL {
-			return fmt.Sprintf("the token in %s%s is past its 24 h lifetime; the daemon (pid %d) should have renewed it: see its log, or restart it", path, age, st.PID)
+			return fmt.Sprintf("the token in %s%s is past its 24 h lifetime; the daemon (pid %d) should have renewed it: see its log, or restart it", shellWord(path), age, st.PID)
 		}
 	}
 	if st == nil {
-		return fmt.Sprintf("no tcp_loopback daemon is running for %s; this token is accepted by nothing", ws.Dir)
+		return fmt.Sprintf("no tcp_loopback daemon is running for %s; this token is accepted by nothing", shellWord(ws.Dir))
 	}
 	pid, err := runstate.ProbeHealth(st.Addr)
 	switch {

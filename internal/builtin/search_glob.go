@@ -50,10 +50,11 @@ func parseGlob(s string) (*globFilter, error) {
 	if len(s) > sandbox.MaxPathBytes {
 		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" is %d bytes; the limit is %d bytes (PATH_MAX)`, len(s), sandbox.MaxPathBytes)}
 	}
-	if n := globAlternatives(s); n > maxGlobAlternatives {
+	n := globAlternatives(s)
+	if n > maxGlobAlternatives {
 		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" has too many {a,b} alternatives (%d combinations; the limit is %d), which makes matching slow; use fewer groups`, n, maxGlobAlternatives)}
 	}
-	if n := globAlternatives(s); n*len(s) > maxGlobWork {
+	if n*len(s) > maxGlobWork {
 		return nil, &tools.ArgError{Msg: fmt.Sprintf(`"glob" expands to %d combinations of up to %d bytes, which makes matching each path slow; `+
 			`combinations times length may be at most %d: use fewer or shorter {a,b} groups`, n, len(s), maxGlobWork)}
 	}

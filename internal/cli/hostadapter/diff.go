@@ -26,8 +26,9 @@ func Diff(name string, before, after []byte) string {
 	}
 	a, b := splitLines(before), splitLines(after)
 	// A name with a control character (a newline in a directory an
-	// archive named) is quoted as git quotes it: left as is, it would add
-	// lines that read as the diff's own.
+	// archive named) or invalid UTF-8 is quoted, with Go's escapes (git
+	// quotes such a name too, in C style with octal bytes): left as is, it
+	// would add lines that read as the diff's own.
 	if strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name) {
 		name = strconv.Quote(name)
 	}
