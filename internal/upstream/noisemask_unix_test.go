@@ -58,3 +58,29 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A server's value in a noise line split by an invisible character (a
+// zero-width space, which the log shows escaped) is masked too: the line
+// is cleaned before it is masked, as the server's logs and errors are.
+func TestStdoutNoiseLogMasksAValueSplitByAnInvisibleCharacter(t *testing.T) {
+	const lit = "literal-noise-value-xyz"
+	t.Setenv("SPLIT_NOISE", "literal-noise-\u200bvalue-xyz")
+	var buf syncBuffer
+	logger := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m, _ := newTestManager(t, Options{Logger: logger})
+	x := fake("x", "-banner-env", "SPLIT_NOISE")
+	x.Env = map[string]string{"LIT": lit}
+	m.Apply(context.Background(), []ServerConfig{x})
+	connected(t, m, "x")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), "upstream stdout noise") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	log := buf.String()
+	if !strings.Contains(log, "upstream stdout noise") {
+		t.Fatalf("the noise line was not logged:\n%s", log)
+	}
+	if strings.Contains(strings.ReplaceAll(log, `\u200b`, ""), lit) {
+		t.Errorf("the debug log shows %q split by a zero-width space:\n%s", lit, log)
+	}
+}

@@ -170,12 +170,8 @@ func namedLive(name string) bool {
 // reaps late or never): it runs no more, and what it recorded is orphaned.
 func runs(pid int, start uint64) bool {
 	st, err := proc.ReadStat(pid)
-	return err == nil && st.Start == start && !exited(st)
+	return err == nil && st.Start == start && !st.Exited()
 }
-
-// exited reports whether st is a process that has exited but is not reaped
-// yet (zombie, or dead and being reaped).
-func exited(st proc.Stat) bool { return st.State == 'Z' || st.State == 'X' }
 
 // endRecorded ends r's process (and its group, while it leads it) if r's
 // pid still names the process started at r.Start. scanMembers reports that
@@ -319,7 +315,7 @@ func (g headlessGroup) member(st proc.Stat, spare sweeper) bool {
 		in = st.Sid == g.r.Pid
 	}
 	return in && st.Start >= g.r.Start && st.Start >= g.daemonStart &&
-		st.State != 'Z' && st.State != 'X' && !spare.pids[st.Pid]
+		!st.Exited() && !spare.pids[st.Pid]
 }
 
 // ledSession reports whether g's leader led its session too: then its

@@ -412,17 +412,24 @@ func (s *server) fail(state string, err error) {
 // (safetext).
 func (s *server) mask(text string) string { return s.maskWith(text, s.secretValues()) }
 
-// maskWith is mask with the secret values already listed. The text is
-// cleaned first: cleaning removes invisible characters, so a value split
-// by one (a zero-width space) would pass the masker and come out whole.
+// maskWith is mask with the secret values already listed.
 func (s *server) maskWith(text string, vals []string) string {
+	// The Go client's errors quote the whole URL, whose query or path may
+	// hold a key under a name the text masker does not know (?key=...).
+	return maskValues(text, vals, s.cfg.URL)
+}
+
+// maskValues cleans text (safetext), masks vals in it (longest first) and
+// then what looks like a secret, and rawURL's secrets if it is not "".
+// The text is cleaned first: cleaning removes invisible characters, so a
+// value split by one (a zero-width space) would pass the masker and come
+// out whole.
+func maskValues(text string, vals []string, rawURL string) string {
 	text = safetext.Clean(text)
 	for _, v := range vals {
 		text = strings.ReplaceAll(text, v, secrets.Masked)
 	}
-	// The Go client's errors quote the whole URL, whose query or path may
-	// hold a key under a name the text masker does not know (?key=...).
-	return secrets.MaskTextWithURL(text, s.cfg.URL)
+	return secrets.MaskTextWithURL(text, rawURL)
 }
 
 // secretValues are the resolved values of the server's env and headers of

@@ -17,7 +17,6 @@ import (
 
 	"github.com/clawde/clawd/internal/support/netguard"
 	"github.com/clawde/clawd/internal/support/proc"
-	"github.com/clawde/clawd/internal/support/secrets"
 )
 
 // clientProtocol is the version clawd asks upstreams for. Asking for
@@ -195,12 +194,7 @@ func (m *Manager) transport(cfg ServerConfig, sess *session, life context.Contex
 				own = append(own, v)
 			}
 		}
-		mask := func(text string) string {
-			for _, v := range m.withSecretValues(own) {
-				text = strings.ReplaceAll(text, v, secrets.Masked)
-			}
-			return secrets.MaskText(text)
-		}
+		mask := func(text string) string { return maskValues(text, m.withSecretValues(own), "") }
 		env[OwnerEnv] = ownerMark(owner, os.Getpid()) + "." + strconv.FormatUint(spawn, 10)
 		ct := &captureTransport{inner: &stdioTransport{
 			path: path, exe: exe, exeBefore: exeBefore, exeSum: sum, hasher: m.hasher(), args: cfg.Args, dir: cfg.Cwd, env: envList(env), stderr: stderr,

@@ -312,11 +312,11 @@ func (c *stdioConn) noise(msg string) {
 	// The ring is masked when read; the log line here, with the values of
 	// every configured server (a server prints what it inherited too).
 	if c.logger.Enabled(context.Background(), slog.LevelDebug) {
-		text := secrets.MaskText(msg)
+		mask := secrets.MaskText
 		if c.mask != nil {
-			text = c.mask(msg)
+			mask = c.mask // MaskText after the values
 		}
-		c.logger.Debug("upstream stdout noise", "msg", text)
+		c.logger.Debug("upstream stdout noise", "msg", mask(msg))
 	}
 	if c.stderr != nil {
 		fmt.Fprintf(c.stderr, "[clawd] %s\n", msg)

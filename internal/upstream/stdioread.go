@@ -63,6 +63,7 @@ type stdoutReader struct {
 	file    *os.File // stdout when its reads can be cut; else nil
 
 	idleReading atomic.Bool  // the idle reader holds the turn
+	awaiting    atomic.Int32 // direct calls in await: they read, the idle reader waits
 	lastCall    atomic.Int64 // monotonic ns (since start) when the latest direct call started
 	lastSDK     atomic.Int64 // the same for the SDK's latest request
 	sdkWrote    chan struct{}
@@ -203,8 +204,11 @@ func (c *stdioConn) untilIdle() time.Duration {
 	if r.file == nil {
 		return 0 // calls never read: the idle reader reads everything
 	}
-	if c.calls.count.Load() > 0 {
-		return idleAfter // the calls waiting read
+	if r.awaiting.Load() > 0 {
+		// The calls waiting read. Not calls.count: a call still writing
+		// its request reads nothing, and a child that writes before it
+		// reads its stdin would fill both pipes.
+		return idleAfter
 	}
 	now := r.now()
 	if last := r.lastSDK.Load(); last != 0 && now-last < int64(sdkEager) {
@@ -244,6 +248,8 @@ func (c *stdioConn) callStarted() {
 // is free, until ctx or the connection ends. On ctx's end the child is
 // sent notifications/cancelled for the request.
 func (c *stdioConn) await(ctx context.Context, id string, call *directCall) (jsontext.Value, error) {
+	c.out.awaiting.Add(1)
+	defer c.out.awaiting.Add(-1)
 	turn := c.out.turn
 	if c.out.file == nil {
 		turn = nil // never ready: the idle reader reads everything

@@ -179,3 +179,23 @@ func TestUncuttableStdoutReadByIdleReader(t *testing.T) {
 		t.Fatal("a cancelled call stayed waiting")
 	}
 }
+
+// A call still writing its request reads nothing yet, so the idle reader
+// keeps reading meanwhile: a child that writes a lot before it reads its
+// stdin (here 8 MB of noise lines), with clawd's request larger than the
+// stdin pipe, would otherwise block on its stdout while clawd blocks on
+// its stdin, until the call's deadline.
+func TestIdleReaderReadsWhileACallWrites(t *testing.T) {
+	t.Parallel()
+	c := connectScript(t, `head -c 8000000 /dev/zero | tr '\0' x | fold -w 1000; echo
+read -r line
+printf '%s\n' '{"jsonrpc":"2.0","id":"clawd-call-1","result":{"content":[]}}'
+cat >/dev/null`, nil)
+	args := []byte(`{"a":"` + strings.Repeat("y", 256<<10) + `"}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := c.callTool(ctx, "t", args, nil, "", nil); err != nil {
+		t.Fatalf("the call failed after %v: %v", time.Since(start), err)
+	}
+}

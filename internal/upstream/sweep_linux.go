@@ -40,7 +40,7 @@ func SweepOrphans(token string) ([]int, error) {
 		// A killed clawd that its parent has not reaped yet is a zombie:
 		// signal 0 still finds it, but it has exited.
 		st, err := proc.ReadStat(pid)
-		return err != nil || !exited(st)
+		return err != nil || !st.Exited()
 	}
 	self := os.Getpid()
 	var killed []int

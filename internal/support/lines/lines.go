@@ -84,20 +84,15 @@ func (p *Pending) Next(br *bufio.Reader, max, n int) (line []byte, tooLong bool,
 		if err != nil && err != io.EOF {
 			return nil, false, Ends{}, err
 		}
-		line, tooLong, ends = p.finish(max, n)
+		line, tooLong, ends = p.Flush(max, n)
 		return line, tooLong, ends, err
 	}
 }
 
-// Flush ends the line where its input stopped (the input failed for good)
-// and returns what was read of it as ReadEnds does; the next call starts
-// a new line.
+// Flush ends the line where its input stopped (the input failed for good,
+// or Next reached the line's end) and returns what was read of it as
+// ReadEnds does; the next call starts a new line.
 func (p *Pending) Flush(max, n int) (line []byte, tooLong bool, ends Ends) {
-	return p.finish(max, n)
-}
-
-// finish returns the line read so far and resets p for the next one.
-func (p *Pending) finish(max, n int) (line []byte, tooLong bool, ends Ends) {
 	buf, ends := p.buf, p.ends
 	tooLong = p.tooLong
 	*p = Pending{}

@@ -133,7 +133,7 @@ func ReapAdopted() (living []int) {
 		if err != nil {
 			continue // gone already
 		}
-		if st.State == 'Z' || st.State == 'X' {
+		if st.Exited() {
 			var ws unix.WaitStatus
 			for {
 				_, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)

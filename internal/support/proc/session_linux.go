@@ -36,7 +36,7 @@ func killSession(sid int) {
 				continue
 			}
 			st, err := ReadStat(pid)
-			if err != nil || st.Sid != sid || st.State == 'Z' || st.State == 'X' {
+			if err != nil || st.Sid != sid || st.Exited() {
 				continue
 			}
 			if start, ok := signalled[pid]; ok && start == st.Start {

@@ -18,6 +18,11 @@ type Stat struct {
 	Start                uint64 // clock ticks after boot
 }
 
+// Exited reports whether the process has exited but is not reaped yet
+// (a zombie, or dead and being reaped): its pid and start time still name
+// it, but it runs no more.
+func (s Stat) Exited() bool { return s.State == 'Z' || s.State == 'X' }
+
 // ReadStat reads /proc/PID/stat.
 func ReadStat(pid int) (Stat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
