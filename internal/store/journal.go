@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/support/fileutil"
+	"github.com/clawde/clawd/internal/support/rawio"
 )
 
 // The decision journal: how an audit row is made durable before its tool
@@ -135,6 +136,9 @@ type journalFile struct {
 	name    string // base name: the key of its cd_audit_journal row
 	size    int64  // bytes of complete lines written
 	pending int    // its lines not yet folded (Writer.mu)
+	// raw: appends are raw system calls (a local disk), which do not wake
+	// the Go runtime's monitor thread on the call's path (rawio).
+	raw bool
 }
 
 // createJournal creates and locks a new journal in dir for process pid.
@@ -171,14 +175,20 @@ func createJournal(dir string, pid int64, sync bool) (*journalFile, error) {
 			return nil, fmt.Errorf("audit journal: syncing its directory: %w", err)
 		}
 	}
-	return &journalFile{f: f, name: name}, nil
+	return &journalFile{f: f, name: name, raw: rawio.LocalDisk(f)}, nil
 }
 
 // append writes line (which ends in a newline) with one write. A failed
 // write is undone, so the file holds only complete lines; if it cannot be
 // undone the journal is unusable and the error says so.
 func (j *journalFile) append(line []byte, sync bool) error {
-	n, err := j.f.Write(line)
+	var n int
+	var err error
+	if j.raw {
+		n, err = rawio.Append(j.f, line)
+	} else {
+		n, err = j.f.Write(line)
+	}
 	if err == nil && sync {
 		err = j.f.Sync()
 		if err != nil {

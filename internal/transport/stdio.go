@@ -18,6 +18,7 @@ import (
 
 	"github.com/clawde/clawd/internal/chain"
 	"github.com/clawde/clawd/internal/mcp"
+	"github.com/clawde/clawd/internal/support/rawio"
 )
 
 // ServeStdio runs one session over in and out. The peer is the host that
@@ -64,7 +65,7 @@ func ServeProcessStdio(ctx context.Context, srv *mcp.Server, caller *chain.Calle
 	out, restoreOut := pollableStdout()
 	defer restoreOut()
 	done := make(chan error, 1)
-	go func() { done <- ServeStdio(ctx, srv, caller, in, out) }()
+	go func() { done <- ServeStdio(ctx, srv, caller, rawio.New(in), rawio.New(out)) }()
 	select {
 	case err := <-done:
 		return err

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/clawde/clawd/internal/support/proc"
+	"github.com/clawde/clawd/internal/support/rawio"
 	"github.com/clawde/clawd/internal/support/secrets"
 )
 
@@ -116,7 +116,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c := &stdioConn{p: p, grace: t.grace, logger: t.logger, mask: t.mask, stderr: t.stderr, ended: t.ended, progress: t.progress,
 		writeSem: make(chan struct{}, 1), writeStall: stdinWriteStall, writesStopped: make(chan struct{}), incoming: make(chan jsonrpc.Message), closed: make(chan struct{}), readDone: make(chan struct{})}
 	if f, ok := p.Stdin().(*os.File); ok {
-		c.stdinRaw, _ = f.SyscallConn() // nil: every write takes the bounded path
+		c.stdinNow = rawio.New(f)
 	}
 	c.out = newStdoutReader(p.Stdout())
 	go c.readLoop()
@@ -146,10 +146,10 @@ type stdioConn struct {
 	ended  func()
 	endOne sync.Once
 
-	writeSem      chan struct{}   // holds one token while a line is written (writeLine)
-	stdinRaw      syscall.RawConn // the child's stdin, for writes that need no wait
-	writeBroken   error           // under writeSem: set once a write left part of a line in the pipe
-	writeStall    time.Duration   // stdinWriteStall (tests shorten it)
+	writeSem      chan struct{} // holds one token while a line is written (writeLine)
+	stdinNow      *rawio.File   // the child's stdin, for writes that need no wait (nil: every write takes the bounded path)
+	writeBroken   error         // under writeSem: set once a write left part of a line in the pipe
+	writeStall    time.Duration // stdinWriteStall (tests shorten it)
 	stopOnce      sync.Once
 	writesStopped chan struct{} // closed by stopWriting: the session is closing
 

@@ -305,13 +305,13 @@ func (c *stdioConn) writeLine(ctx context.Context, line []byte) error {
 		return c.writeBroken
 	}
 	sent := 0
-	if c.stdinRaw != nil {
+	if c.stdinNow != nil {
 		// Most lines fit in the pipe at once; such a write needs neither
 		// the deadline nor the watch on ctx below (a timer and a callback
 		// per call). A deadline left past by an interrupted write fails
 		// this attempt before anything is written: the bounded path then
 		// sets a fresh one.
-		n, err := writeNow(c.stdinRaw, line)
+		n, err := c.stdinNow.WriteNow(line)
 		if n == len(line) {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/clawde/clawd/internal/support/lines"
+	"github.com/clawde/clawd/internal/support/rawio"
 )
 
 // Reading a child's stdout. Whoever holds the connection's read turn
@@ -76,11 +77,12 @@ type stdoutReader struct {
 }
 
 func newStdoutReader(stdout io.Reader) *stdoutReader {
-	r := &stdoutReader{turn: make(chan struct{}, 1), br: bufio.NewReaderSize(stdout, 64<<10),
-		sdkWrote: make(chan struct{}, 1), start: time.Now()}
+	r := &stdoutReader{turn: make(chan struct{}, 1), sdkWrote: make(chan struct{}, 1), start: time.Now()}
 	if f, ok := stdout.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
-		r.file = f // a pipe the runtime polls (not Windows' anonymous pipes)
+		r.file = f            // a pipe the runtime polls (not Windows' anonymous pipes)
+		stdout = rawio.New(f) // reads that do not wake the runtime's monitor thread
 	}
+	r.br = bufio.NewReaderSize(stdout, 64<<10)
 	r.turn <- struct{}{}
 	return r
 }

@@ -1,0 +1,21 @@
+// Package rawio reads and writes the descriptors on a call's hot path
+// (clawd's stdin and stdout, a stdio upstream's pipes, the decision
+// journal) without telling the Go scheduler that a system call began.
+//
+// Why: the first system call a goroutine makes through the syscall package
+// after every processor went idle wakes the runtime's monitor thread
+// (sysmon), which then polls every 20 us until the process is idle again.
+// A proxied tools/call goes idle twice (waiting for its request and for the
+// upstream's answer), so the monitor was woken twice per call, on the
+// call's path, and its polling took a processor from the client and the
+// upstream on 2-core machines (docs/benchmarks.md, "The monitor thread").
+// A raw system call does not wake it.
+//
+// Limits: a raw system call holds its processor until it returns, so this
+// package only makes calls that do not wait: reads and writes of descriptors
+// in non-blocking mode (a would-block answer parks the goroutine in the
+// network poller, as os.File does, deadlines included), and appends to a
+// regular file on a local disk (Append). Errors are os.File's: when the
+// poller reports one (a deadline, a closed file) the os.File call is made
+// instead, so callers see os.ErrDeadlineExceeded and os.ErrClosed as before.
+package rawio
