@@ -5,6 +5,7 @@ package rawio
 import (
 	"io"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -17,6 +18,9 @@ import (
 type File struct {
 	*os.File
 	rc syscall.RawConn // nil: Read and Write are the os.File's
+	// plain: the descriptor refused a read or write that cannot wait
+	// (RWF_NOWAIT), so its raw calls rely on its non-blocking mode alone.
+	plain atomic.Bool
 }
 
 // New wraps f. Only a descriptor in the network poller and in non-blocking
@@ -50,7 +54,7 @@ func (f *File) Read(p []byte) (int, error) {
 	var errno syscall.Errno
 	err := f.rc.Read(func(fd uintptr) bool {
 		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+			r, e := rawRead(fd, p, &f.plain)
 			switch e {
 			case syscall.EINTR:
 				continue
@@ -78,7 +82,7 @@ func (f *File) Write(p []byte) (int, error) {
 	if f.rc == nil {
 		return f.File.Write(p)
 	}
-	n, errno, err := writeRaw(f.rc, p, true)
+	n, errno, err := writeRaw(f.rc, p, true, &f.plain)
 	switch {
 	case err != nil:
 		m, err := f.File.Write(p[n:]) // the poller's error, as os.File reports it
@@ -98,7 +102,7 @@ func (f *File) WriteNow(p []byte) (n int, err error) {
 	if f.rc == nil {
 		return 0, nil
 	}
-	n, errno, err := writeRaw(f.rc, p, false)
+	n, errno, err := writeRaw(f.rc, p, false, &f.plain)
 	if err == nil && errno != 0 {
 		err = os.NewSyscallError("write", errno)
 	}
@@ -107,10 +111,11 @@ func (f *File) WriteNow(p []byte) (n int, err error) {
 
 // writeRaw writes p with raw write(2)s through rc; with wait it waits in
 // the poller while the descriptor is full, else it returns what was taken.
-func writeRaw(rc syscall.RawConn, p []byte, wait bool) (n int, errno syscall.Errno, err error) {
+// plain is rawWrite's (nil: a regular file, written with write(2)).
+func writeRaw(rc syscall.RawConn, p []byte, wait bool, plain *atomic.Bool) (n int, errno syscall.Errno, err error) {
 	err = rc.Write(func(fd uintptr) bool {
 		for n < len(p) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[n])), uintptr(len(p)-n))
+			r, e := rawWrite(fd, p[n:], plain)
 			switch e {
 			case 0:
 				n += int(r)
@@ -134,7 +139,7 @@ func Append(f *os.File, p []byte) (int, error) {
 	if err != nil {
 		return f.Write(p)
 	}
-	n, errno, err := writeRaw(rc, p, false)
+	n, errno, err := writeRaw(rc, p, false, nil)
 	switch {
 	case err != nil:
 		m, err := f.Write(p[n:]) // closed: as os.File reports it
@@ -146,4 +151,15 @@ func Append(f *os.File, p []byte) (int, error) {
 		return n + m, err
 	}
 	return n, nil
+}
+
+// plainRead and plainWrite are read(2) and write(2) as raw system calls.
+func plainRead(fd uintptr, p []byte) (int, syscall.Errno) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
+}
+
+func plainWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
 }

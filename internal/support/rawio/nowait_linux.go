@@ -1,0 +1,45 @@
+package rawio
+
+import (
+	"sync/atomic"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// rawRead reads with preadv2(RWF_NOWAIT), which never waits whatever the
+// descriptor's mode: should something sharing the descriptor switch it
+// back to blocking mode, a raw read still cannot hold its processor (and
+// with it every stop-the-world pause of the garbage collector) until input
+// comes. A descriptor that refuses the flag (a kernel before pipes took
+// it) is marked plain and read with read(2), relying on the non-blocking
+// mode New checked.
+func rawRead(fd uintptr, p []byte, plain *atomic.Bool) (int, syscall.Errno) {
+	if plain == nil || plain.Load() {
+		return plainRead(fd, p)
+	}
+	iov := unix.Iovec{Base: &p[0]}
+	iov.SetLen(len(p))
+	r, _, e := syscall.RawSyscall6(unix.SYS_PREADV2, fd, uintptr(unsafe.Pointer(&iov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+	if e == syscall.EOPNOTSUPP || e == syscall.ENOSYS || e == syscall.EINVAL {
+		plain.Store(true)
+		return plainRead(fd, p)
+	}
+	return int(r), e
+}
+
+// rawWrite is rawRead's counterpart, with pwritev2(RWF_NOWAIT).
+func rawWrite(fd uintptr, p []byte, plain *atomic.Bool) (int, syscall.Errno) {
+	if plain == nil || plain.Load() {
+		return plainWrite(fd, p)
+	}
+	iov := unix.Iovec{Base: &p[0]}
+	iov.SetLen(len(p))
+	r, _, e := syscall.RawSyscall6(unix.SYS_PWRITEV2, fd, uintptr(unsafe.Pointer(&iov)), 1, ^uintptr(0), ^uintptr(0), unix.RWF_NOWAIT)
+	if e == syscall.EOPNOTSUPP || e == syscall.ENOSYS || e == syscall.EINVAL {
+		plain.Store(true)
+		return plainWrite(fd, p)
+	}
+	return int(r), e
+}
