@@ -99,8 +99,8 @@ func TestFileAnswersAsOSFile(t *testing.T) {
 			rw := wrap(w)
 			w.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
 			n, err := rw.Write(make([]byte, 4<<20))
-			if n <= 0 || n >= 4<<20 {
-				t.Errorf("wrote %d bytes: want part of them", n)
+			if n >= 4<<20 { // 0 too when the deadline passed before the first write (a slow machine)
+				t.Errorf("wrote all %d bytes into a pipe nobody reads", n)
 			}
 			return err
 		}, os.ErrDeadlineExceeded},
