@@ -21,8 +21,13 @@ var localDisks = map[int64]bool{
 	0xca451a4e:                 true, // bcachefs (not in x/sys)
 }
 
-// LocalDisk reports whether f lives on a local disk or in memory, where
-// a short buffered write waits for no device: Append may write it raw.
+// LocalDisk reports whether f lives on a local file system or in memory,
+// where a short buffered write waits for no server: Append may write it
+// raw. It can still wait: for the kernel's throttling of dirty pages, for
+// a page under writeback where pages are kept stable (btrfs, ZFS), for
+// ZFS's write throttle, for a block device that is itself remote (a cloud
+// volume, iSCSI); the type alone cannot tell those apart. Overlayfs
+// reports its own type whatever its upper layer is.
 func LocalDisk(f *os.File) bool {
 	rc, err := f.SyscallConn()
 	if err != nil {

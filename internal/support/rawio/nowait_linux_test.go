@@ -3,6 +3,8 @@ package rawio
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -47,4 +49,39 @@ func TestRawCallsDoNotWaitOnABlockingDescriptor(t *testing.T) {
 	if n, err := rawW.WriteNow(big); n != 0 || err != nil {
 		t.Fatalf("WriteNow into a full pipe in blocking mode: %d bytes, %v; want 0, nil", n, err)
 	}
+}
+
+// A descriptor that refused RWF_NOWAIT (a pipe before Linux 6.4, a
+// terminal) is read and written with plain read(2) and write(2), which
+// wait in blocking mode. Switched to blocking mode behind New's back (a
+// host sharing it; clawd serve's own restore of stdin and stdout while a
+// late answer is still written), such a call must not wait in the kernel
+// holding its processor: it is made as os.File makes it. Here it waits
+// (2 s) in a system call the scheduler knows of, so a garbage collection
+// meanwhile completes.
+func TestPlainCallsOnABlockingDescriptorLetTheWorldStop(t *testing.T) {
+	r, w := pipe(t)
+	raw := New(r)
+	raw.plain.Store(true) // as a kernel without RWF_NOWAIT for pipes leaves it
+	setBlocking(t, r)
+	// The writer is another process: while the world is stopped, no
+	// goroutine of this one could write.
+	late := exec.Command("sh", "-c", "sleep 2; printf late")
+	late.Stdout = w
+	if err := late.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer late.Wait()
+	read := make(chan struct{})
+	go func() { raw.Read(make([]byte, 8)); close(read) }()
+	time.Sleep(100 * time.Millisecond) // the read is under way
+	gc := make(chan time.Duration)
+	go func() { start := time.Now(); runtime.GC(); gc <- time.Since(start) }()
+	select {
+	case d := <-gc:
+		t.Logf("collection took %v while the read waited", d)
+	case <-read:
+		t.Fatal("the garbage collector waited for a read of a blocking descriptor to end: the read held its processor")
+	}
+	<-read
 }

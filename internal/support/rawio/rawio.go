@@ -17,7 +17,9 @@
 // in non-blocking mode, made on Linux with RWF_NOWAIT so that they cannot
 // wait even if something sharing the descriptor switches it back to
 // blocking mode (a would-block answer parks the goroutine in the network
-// poller, as os.File does, deadlines included), and appends to a regular
+// poller, as os.File does, deadlines included; where RWF_NOWAIT is refused,
+// a pipe before Linux 6.4, macOS, the BSDs, the mode is looked at before
+// each call and a blocking descriptor gets os.File's system call), and appends to a regular
 // file on a local disk (Append, for files LocalDisk accepts: a buffered
 // write there waits for no server, though it can wait for memory or the
 // file system's own journal). Errors are os.File's: when the poller reports

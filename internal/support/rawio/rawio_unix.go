@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux || darwin || freebsd || netbsd || dragonfly
 
 package rawio
 
@@ -19,7 +19,8 @@ type File struct {
 	*os.File
 	rc syscall.RawConn // nil: Read and Write are the os.File's
 	// plain: the descriptor refused a read or write that cannot wait
-	// (RWF_NOWAIT), so its raw calls rely on its non-blocking mode alone.
+	// (RWF_NOWAIT), so its raw calls rely on its non-blocking mode,
+	// looked at before each (checkedRead).
 	plain atomic.Bool
 }
 
@@ -162,4 +163,36 @@ func plainRead(fd uintptr, p []byte) (int, syscall.Errno) {
 func plainWrite(fd uintptr, p []byte) (int, syscall.Errno) {
 	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	return int(r), e
+}
+
+// checkedRead and checkedWrite are read(2) and write(2) for a descriptor
+// whose raw calls rely on its non-blocking mode alone (plain): New found
+// it non-blocking, but something sharing it (the host that spawned clawd,
+// clawd serve's own restore of stdin and stdout at its end) may switch it
+// back, and a raw call would then wait in the kernel holding its processor
+// and every stop-the-world pause. So the mode is looked at first, and a
+// descriptor found blocking is read or written as os.File would, with a
+// system call the scheduler knows of. A switch between the look and the
+// call is not caught.
+func checkedRead(fd uintptr, p []byte) (int, syscall.Errno) {
+	if nonblocking(fd) {
+		return plainRead(fd, p)
+	}
+	r, _, e := syscall.Syscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
+}
+
+func checkedWrite(fd uintptr, p []byte) (int, syscall.Errno) {
+	if nonblocking(fd) {
+		return plainWrite(fd, p)
+	}
+	r, _, e := syscall.Syscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(r), e
+}
+
+// nonblocking reports whether fd is in non-blocking mode, with a raw
+// fcntl(2).
+func nonblocking(fd uintptr) bool {
+	fl, _, e := syscall.RawSyscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+	return e == 0 && fl&syscall.O_NONBLOCK != 0
 }
