@@ -31,7 +31,7 @@ type snapshot struct {
 
 // Lookup implements chain.TrustStore: the exact row, else "kind:*". It
 // sees a change made by any process (e.g. `clawd trust set`) FreshFor
-// (4 ms) after it committed: the cached snapshot is used only while the
+// (20 ms) after it committed: the cached snapshot is used only while the
 // generation is unchanged.
 func (db *DB) Lookup(entity string) (chain.TrustEntry, bool, error) {
 	s, err := db.current()
