@@ -443,15 +443,8 @@ func (w *Writer) write(batch []*journalLine, outs []outcomeReq) error {
 			return err
 		}
 	}
-	began := time.Since(w.db.opened)
 	if _, err := exec(w.conn.begin, nil); err != nil {
 		return err
-	}
-	// Holding the write lock, this connection sees every commit that
-	// finished before BEGIN: publish the registry generation so calls
-	// need not read it themselves (DB.freshGeneration).
-	if g, err := w.conn.generation(); err == nil {
-		w.db.observe(g, began)
 	}
 	n := 0
 	var added []int64
@@ -512,7 +505,22 @@ func (w *Writer) write(batch []*journalLine, outs []outcomeReq) error {
 	w.commits.Add(1)
 	w.rows.Add(int64(n))
 	w.dirty.Store(true)
+	w.publishGeneration()
 	return nil
+}
+
+// publishGeneration reads the registry generation after a fold's commit,
+// with the WAL index header before it, so that calls need not read it
+// themselves (DB.freshGeneration): a busy daemon's calls find it fresh,
+// and an idle one's next call finds the header unchanged unless another
+// commit came. Read before the commit, the header would be this fold's
+// own commit away from the one the next call sees.
+func (w *Writer) publishGeneration() {
+	began := time.Since(w.db.opened)
+	h, hok := w.db.wal.look()
+	if g, err := w.conn.generation(); err == nil {
+		w.db.observe(g, began, h, hok)
+	}
 }
 
 // insert adds the row of a journaled decision.

@@ -70,6 +70,9 @@ type DB struct {
 	// freshGeneration.
 	opened time.Time
 	seen   atomic.Pointer[genStamp]
+	wal    *walIndex // nil: the generation is always read from the database
+	// genReads counts Generation's reads (tests: which path a call took).
+	genReads atomic.Int64
 
 	writerMu sync.Mutex
 	writer   *Writer
@@ -136,6 +139,7 @@ func Open(path string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
+	db.wal = openWALIndex(path) // after the first connection: the index exists
 	return db, nil
 }
 
@@ -210,6 +214,8 @@ func (db *DB) Close() error {
 		errs = append(errs, db.rdb.Close())
 	}
 	errs = append(errs, db.wdb.Close())
+	// Last: closing it earlier would drop SQLite's locks on the index.
+	errs = append(errs, db.wal.close())
 	return errors.Join(errs...)
 }
 
@@ -217,6 +223,7 @@ func (db *DB) Close() error {
 // registry and the allowlists, by any process. Comparing it is how a daemon
 // notices `clawd trust set` without re-reading the tables on every call.
 func (db *DB) Generation() (int64, error) {
+	db.genReads.Add(1)
 	var n int64
 	err := db.genSQL.QueryRow().Scan(&n)
 	return n, err
@@ -225,24 +232,28 @@ func (db *DB) Generation() (int64, error) {
 // FreshFor is how long a generation read stays good for deciding calls. A
 // registry change is used by every call decided at least FreshFor after
 // the change committed (calls in that window may still see the previous
-// state). The audit writer reads the generation inside every fold, which
+// state). The audit writer reads the generation after every fold, which
 // comes every foldDelay while decisions come; twice that keeps a busy
-// daemon from querying it on the call path. An idle one queries it once
-// per FreshFor.
+// daemon from querying it on the call path. An idle one looks at the WAL
+// index header (walindex.go) and queries only when something was
+// committed since the last read.
 const FreshFor = 2 * foldDelay
 
 // genStamp is a generation and the monotonic time (since Open) at which
 // the read that returned it began: every commit finished before that time
-// is counted in gen.
+// is counted in gen. With hdrOK, hdr is the WAL index header read before
+// the generation was: every commit it reflects is counted in gen.
 type genStamp struct {
-	gen int64
-	at  time.Duration
+	gen   int64
+	at    time.Duration
+	hdr   walHeader
+	hdrOK bool
 }
 
-// observe records a generation read that began at t, unless a newer read
-// is already recorded.
-func (db *DB) observe(gen int64, t time.Duration) {
-	st := &genStamp{gen, t}
+// observe records a generation read that began at t (with the header read
+// before it, if hdrOK), unless a newer read is already recorded.
+func (db *DB) observe(gen int64, t time.Duration, hdr walHeader, hdrOK bool) {
+	st := &genStamp{gen: gen, at: t, hdr: hdr, hdrOK: hdrOK}
 	for {
 		old := db.seen.Load()
 		if old != nil && old.at >= t {
@@ -255,17 +266,25 @@ func (db *DB) observe(gen int64, t time.Duration) {
 }
 
 // freshGeneration returns a generation read no longer than FreshFor ago,
-// reading it now if none is that fresh.
+// or an older one when the WAL index header shows that nothing was
+// committed since it was read, reading it now otherwise.
 func (db *DB) freshGeneration() (int64, error) {
 	now := time.Since(db.opened)
-	if st := db.seen.Load(); st != nil && now-st.at < FreshFor {
+	st := db.seen.Load()
+	if st != nil && now-st.at < FreshFor {
+		return st.gen, nil
+	}
+	// Looked at after now: a commit finished before now has changed it.
+	h, hok := db.wal.look()
+	if st != nil && st.hdrOK && hok && h == st.hdr {
+		db.observe(st.gen, now, h, true)
 		return st.gen, nil
 	}
 	n, err := db.Generation()
 	if err != nil {
 		return 0, err
 	}
-	db.observe(n, now)
+	db.observe(n, now, h, hok)
 	return n, nil
 }
 
