@@ -13,16 +13,19 @@
 //
 // Limits: a raw system call holds its processor (and every stop-the-world
 // pause of the garbage collector) until it returns, so this package only
-// makes calls that do not wait: reads and writes of descriptors New found
-// in non-blocking mode, made on Linux with RWF_NOWAIT so that they cannot
-// wait even if something sharing the descriptor switches it back to
-// blocking mode (a would-block answer parks the goroutine in the network
-// poller, as os.File does, deadlines included; where RWF_NOWAIT is refused,
-// a pipe before Linux 6.4, macOS, the BSDs, the mode is looked at before
-// each call and a blocking descriptor gets os.File's system call), and appends to a regular
-// file on a local disk (Append, for files LocalDisk accepts: a buffered
-// write there waits for no server, though it can wait for memory or the
-// file system's own journal). Errors are os.File's: when the poller reports
-// one (a deadline, a closed file) the os.File call is made instead, so
-// callers see os.ErrDeadlineExceeded and os.ErrClosed as before.
+// makes calls that do not wait:
+//   - reads and writes of descriptors New found in non-blocking mode; a
+//     would-block answer parks the goroutine in the network poller, as
+//     os.File does, deadlines included. On Linux they are made with
+//     RWF_NOWAIT, so they cannot wait even if something sharing the
+//     descriptor switches it back to blocking mode; where the flag is
+//     refused (a pipe before Linux 6.4, macOS, the BSDs) the mode is looked
+//     at before each call, and a blocking descriptor gets os.File's call.
+//   - appends to a regular file LocalDisk accepts (Append): a buffered
+//     write there waits for no server, though it can wait for memory or
+//     the kernel's throttling of dirty pages.
+//
+// Errors are os.File's: when the poller reports one (a deadline, a closed
+// file) the os.File call is made instead, so callers see
+// os.ErrDeadlineExceeded and os.ErrClosed as before.
 package rawio
