@@ -168,7 +168,10 @@ func (c *Config) Validate() error {
 	if !IsClientKind(c.DefaultClientKind) {
 		return fmt.Errorf("default_client_kind = %q: must be one of %s", c.DefaultClientKind, strings.Join(ClientKinds, ", "))
 	}
-	for _, p := range []struct{ key, val string }{{"socket_path", c.SocketPath}, {"token_path", c.TokenPath}} {
+	for _, p := range []struct{ key, val, example string }{
+		{"socket_path", c.SocketPath, "~/.clawd/clawd.sock"},
+		{"token_path", c.TokenPath, "~/.claude/hooks/.clawde-token-myworkspace"},
+	} {
 		// No file system takes a NUL in a name: such a path could only
 		// fail later, at bind or open, with a message naming no key.
 		if strings.ContainsRune(p.val, 0) {
@@ -179,6 +182,15 @@ func (c *Config) Validate() error {
 		// or socket would land in the repository.
 		if p.val != "" && p.val != "~" && !strings.HasPrefix(p.val, "~/") && !filepath.IsAbs(p.val) {
 			return fmt.Errorf("%s = %q: must be an absolute path or start with ~/ (a relative one would be taken from the directory clawd runs in, often a repository)", p.key, p.val)
+		}
+		// The home directory, a path ending in a separator, . or .. names
+		// a directory: the socket's bind or the token's write could only
+		// fail later, with a message naming no key.
+		if p.val == "" {
+			continue
+		}
+		if base := filepath.Base(strings.TrimRight(p.val, `/\`)); p.val == "~" || strings.HasSuffix(p.val, "/") || strings.HasSuffix(p.val, `\`) || base == "." || base == ".." {
+			return fmt.Errorf("%s = %q: must name a file, not a directory (for example %s)", p.key, p.val, p.example)
 		}
 	}
 	return nil

@@ -406,6 +406,14 @@ func TestRelativeStatePathsAreRefused(t *testing.T) {
 				t.Errorf("%s = %q: %v; want a refusal naming the key", key, v, err)
 			}
 		}
+		// A directory is no place for a token file or a socket: binding
+		// or writing there could only fail later, naming no key.
+		for _, v := range []string{"~", "~/", "/", "~/.claude/", "/tmp/x/.", "/tmp/x/.."} {
+			_, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n"))
+			if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "a file") {
+				t.Errorf("%s = %q: %v; want a refusal saying it must name a file", key, v, err)
+			}
+		}
 		abs := filepath.Join(t.TempDir(), "x")
 		for _, v := range []string{"~/x", abs, ""} {
 			if _, err := Parse([]byte(key + " = " + strconv.Quote(v) + "\n")); err != nil {
