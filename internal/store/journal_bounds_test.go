@@ -64,26 +64,7 @@ func TestAuditOrphanBatchCountsUnreadableLines(t *testing.T) {
 	db := openTest(t, path)
 	w := pausedWriter(t, db)
 	body := strings.Repeat("\x00\x00\n", 2*maxFoldRows+3) + line(t, 1, 4242)
-	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(journalDir(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	f, err := root.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, f, fi := orphanJournal(t, path, name, body)
 	w.foldMu.Lock()
 	defer w.foldMu.Unlock()
 	var batches, rows, bad int
@@ -157,26 +138,7 @@ func TestAuditOrphanIsReadToItsSizeAtTheLock(t *testing.T) {
 	db := openTest(t, path)
 	w := pausedWriter(t, db)
 	p := filepath.Join(journalDir(path), name)
-	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(line(t, 1, 4242)+line(t, 2, 4242)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(journalDir(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	f, err := root.OpenFile(name, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, f, fi := orphanJournal(t, path, name, line(t, 1, 4242)+line(t, 2, 4242))
 	a, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -189,4 +151,33 @@ func TestAuditOrphanIsReadToItsSizeAtTheLock(t *testing.T) {
 	if err != nil || !done || n != 2 || bad != 0 {
 		t.Errorf("foldOrphanBatch = done %v, %d rows, %d unreadable, %v; want done, 2 rows", done, n, bad, err)
 	}
+}
+
+// orphanJournal writes body as the journal name of the database at path,
+// as an ended process left it, and opens it the way recovery does (through
+// the journal directory's root), with its size at that moment. The root and
+// the file are closed when the test ends.
+func orphanJournal(t *testing.T, path, name, body string) (*os.Root, *os.File, os.FileInfo) {
+	t.Helper()
+	if err := os.MkdirAll(journalDir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(journalDir(path), name), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(journalDir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	f, err := root.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, f, fi
 }

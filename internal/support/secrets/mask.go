@@ -35,13 +35,15 @@ func init() {
 	for i := range maskRules {
 		for _, h := range maskRules[i].hints {
 			if len(h) < 2 || h != strings.ToLower(h) {
+				// A check of the static maskRules table, never of input:
+				// every test of the package loads it.
 				panic("secrets: a hint word must be lower case, of two bytes or more: " + h)
 			}
 			n, ok := index[h]
 			if !ok {
 				n = len(hintWords)
 				if n == 128 {
-					// A static-table check, as above: before hintSet.add
+					// The same kind of check: before hintSet.add
 					// indexes past its two words.
 					panic("secrets: more than 128 hint words")
 				}
