@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -17,16 +16,8 @@ import (
 // when it cannot be written nothing is deleted. An agent that prunes the
 // log through bash cannot do it without a trace in the log itself.
 func TestAuditPruneIsAudited(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("XDG_CONFIG_HOME", "")
-	run := func(args ...string) (int, string) {
-		root := newRootCmd()
-		root.SetArgs(args)
-		root.SetOut(io.Discard)
-		var msg strings.Builder
-		return reportError(&msg, root.Execute()), msg.String()
-	}
+	ownHome(t)
+	run := runCLI
 	for _, level := range []string{"1", "2"} {
 		if code, msg := run("trust", "set", "local:x", level); code != 0 {
 			t.Fatalf("trust set: exit %d: %s", code, msg)

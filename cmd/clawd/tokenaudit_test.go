@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -18,18 +17,9 @@ import (
 // inside the change's transaction, or no change. Revoking a revoked
 // credential changes nothing and writes nothing.
 func TestCredentialChangesAreAudited(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("XDG_CONFIG_HOME", "")
+	ownHome(t)
 	ws := t.TempDir()
-	run := func(args ...string) (int, string) {
-		root := newRootCmd()
-		root.SetArgs(args)
-		root.SetOut(io.Discard)
-		root.SetErr(io.Discard)
-		var msg strings.Builder
-		return reportError(&msg, root.Execute()), msg.String()
-	}
+	run := runCLI
 	p, err := config.DefaultPaths()
 	if err != nil {
 		t.Fatal(err)

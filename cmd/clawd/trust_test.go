@@ -78,16 +78,8 @@ func TestTrustSetToolListsKeepEveryName(t *testing.T) {
 // be written the change is not made. An agent that runs `clawd trust set`
 // through bash leaves that row, however it hid its command line.
 func TestTrustChangesAreAudited(t *testing.T) {
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("XDG_DATA_HOME", "")
-	t.Setenv("XDG_CONFIG_HOME", "")
-	run := func(args ...string) (int, string) {
-		root := newRootCmd()
-		root.SetArgs(args)
-		root.SetOut(io.Discard)
-		var msg strings.Builder
-		return reportError(&msg, root.Execute()), msg.String()
-	}
+	ownHome(t)
+	run := runCLI
 	if code, msg := run("trust", "set", "local:x", "1", "--deny", "bash"); code != 0 {
 		t.Fatalf("trust set: exit %d: %s", code, msg)
 	}
