@@ -46,33 +46,40 @@ func checkIgnore(t *testing.T, file []byte, path string, isDir bool) {
 		return // not a path relative to the ignore file's directory
 	}
 	name := path[strings.LastIndexByte(path, '/')+1:]
-	start := time.Now()
-	pats := parseIgnore(file, maxIgnorePatterns)
-	for i := range pats {
-		p := &pats[i]
-		got := p.match(path, name, isDir)
-		target := path
-		if p.basename {
-			target = name
-		}
-		// As git does, a path pattern's literal prefix is compared and
-		// only the rest wildmatched ("foo**/bar" acts as "foo/**/bar").
-		pre := 0
-		if !p.basename {
-			pre = strings.IndexAny(p.pat, globSpecial)
-			if pre < 0 {
-				pre = len(p.pat)
+	check := func() time.Duration {
+		start := time.Now()
+		pats := parseIgnore(file, maxIgnorePatterns)
+		for i := range pats {
+			p := &pats[i]
+			got := p.match(path, name, isDir)
+			target := path
+			if p.basename {
+				target = name
+			}
+			// As git does, a path pattern's literal prefix is compared and
+			// only the rest wildmatched ("foo**/bar" acts as "foo/**/bar").
+			pre := 0
+			if !p.basename {
+				pre = strings.IndexAny(p.pat, globSpecial)
+				if pre < 0 {
+					pre = len(p.pat)
+				}
+			}
+			want := (!p.dirOnly || isDir) && strings.HasPrefix(target, p.pat[:pre]) && wildmatch(p.pat[pre:], target[pre:]) == wmMatch
+			if got != want {
+				t.Fatalf("pattern %q (%+v) on %q (dir %v): match %v, wildmatch of the whole pattern %v", p.pat, *p, path, isDir, got, want)
 			}
 		}
-		want := (!p.dirOnly || isDir) && strings.HasPrefix(target, p.pat[:pre]) && wildmatch(p.pat[pre:], target[pre:]) == wmMatch
-		if got != want {
-			t.Fatalf("pattern %q (%+v) on %q (dir %v): match %v, wildmatch of the whole pattern %v", p.pat, *p, path, isDir, got, want)
-		}
+		level := &ignoreLevel{patterns: pats, total: len(pats)}
+		ignoreRules{git: level}.ignored(path, name, isDir)
+		return time.Since(start)
 	}
-	level := &ignoreLevel{patterns: pats, total: len(pats)}
-	ignoreRules{git: level}.ignored(path, name, isDir)
-	if d := time.Since(start); len(file)+len(path) <= 64<<10 && d > 100*time.Millisecond {
-		t.Errorf("%d bytes of patterns on a %d-byte path took %v", len(file), len(path), d)
+	if d := check(); len(file)+len(path) <= 64<<10 && d > 100*time.Millisecond {
+		// A stall of the machine (another fuzz worker, a loaded CI runner)
+		// passes; slow code is slow again.
+		if again := check(); again > 100*time.Millisecond {
+			t.Errorf("%d bytes of patterns on a %d-byte path took %v, and %v again", len(file), len(path), d, again)
+		}
 	}
 }
 
