@@ -80,9 +80,9 @@ const mcpAddLong = "Add an upstream MCP server whose tools clawd offers as NAME_
 	"  clawd mcp add remote --http https://mcp.example.com/mcp --header 'Authorization: Bearer ${API_TOKEN}'\n\n" +
 	"NAME: 1-128 letters, digits, '-' or '_', starting with a letter or digit, without '__' and not\n" +
 	"ending in '_'. A ${VAR} or $VAR in an --env or --header value is stored unresolved and read from\n" +
-	"clawd's environment when the server starts (quote it so your shell does not expand it); any\n" +
-	"other value is stored in clawd's database (mode 0600) and always shown masked. Arguments are\n" +
-	"stored and shown as given: pass secrets through --env.\n\n" +
+	"clawd's environment when the server starts (quote it so your shell does not expand it; write $$\n" +
+	"for a literal '$'); any other value is stored in clawd's database (mode 0600) and always shown\n" +
+	"masked. Arguments are stored and shown as given: pass secrets through --env.\n\n" +
 	"A stdio server starts only once approved: add shows the exact command and what it pins (the\n" +
 	"executable's SHA-256; a node/python/... script's SHA-256; an npx package's version and integrity),\n" +
 	"then asks on a terminal, approves with --allow, or prints the 'clawd mcp allow' line that would.\n" +

@@ -551,7 +551,7 @@ func TestEnvResolvedAndLogsMasked(t *testing.T) {
 		return v, ok
 	}})
 	cfg := fake("env", "-print-env", "MY_TOKEN", "-stderr-flood", "1000000")
-	cfg.Env = map[string]string{"MY_TOKEN": "${UPSTREAM_TEST_SECRET}", "PLAIN": "pre-$UPSTREAM_TEST_SECRET"}
+	cfg.Env = map[string]string{"MY_TOKEN": "${UPSTREAM_TEST_SECRET}", "PLAIN": "pre-$UPSTREAM_TEST_SECRET", "DOLLAR": "pa$$word-$$UPSTREAM_TEST_SECRET"}
 	m.Apply(context.Background(), []ServerConfig{cfg})
 	connected(t, m, "env")
 	if got := callText(t, reg, "env__env", `{"x":"MY_TOKEN"}`); !strings.Contains(got, secret) {
@@ -559,6 +559,10 @@ func TestEnvResolvedAndLogsMasked(t *testing.T) {
 	}
 	if got := callText(t, reg, "env__env", `{"x":"PLAIN"}`); !strings.Contains(got, "pre-"+secret) {
 		t.Errorf("the child got PLAIN=%s", got)
+	}
+	// "$$" is a literal '$', never the start of a reference.
+	if got := callText(t, reg, "env__env", `{"x":"DOLLAR"}`); !strings.Contains(got, "pa$word-$UPSTREAM_TEST_SECRET") || strings.Contains(got, secret) {
+		t.Errorf("the child got DOLLAR=%s, want pa$word-$UPSTREAM_TEST_SECRET", got)
 	}
 	logs := m.Logs("env")
 	if len(logs) > 4096+64 {

@@ -54,7 +54,7 @@ func TestMCPServersStdioLifecycle(t *testing.T) {
 	if got := listNames(t, e); !slices.Equal(got, []string{"clawd"}) {
 		t.Fatalf("a new database lists %v, want the built-in server clawd", got)
 	}
-	out, errs, code := e.Run("mcp", "add", "fs", "--stdio", "--cwd", e.WS, "--env", "TOKEN=${GITHUB_TOKEN}", "--read-timeout", "120",
+	out, errs, code := e.Run("mcp", "add", "fs", "--stdio", "--cwd", e.WS, "--env", "TOKEN=${GITHUB_TOKEN}", "--env", "PASS=pa$$word", "--read-timeout", "120",
 		"--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp/with space", "it's", "a\x1b[31mred", "")
 	if code != 0 {
 		t.Fatalf("add: exit %d: %s", code, errs)
@@ -70,6 +70,9 @@ func TestMCPServersStdioLifecycle(t *testing.T) {
 	}
 	if !strings.Contains(errs, "GITHUB_TOKEN not set in this shell") {
 		t.Errorf("no note about the unset variable: %q", errs)
+	}
+	if strings.Contains(errs, "word") {
+		t.Errorf("pa$$word (a literal '$') read as a reference to word: %q", errs)
 	}
 
 	show := mustJSON[map[string]any](t, e.MustRun("mcp", "show", "FS", "--json"))

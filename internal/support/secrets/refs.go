@@ -9,9 +9,9 @@ import (
 )
 
 // References to the environment in an upstream server's env and header
-// values: ${NAME} and $NAME. The values are stored with their references
-// unresolved; ExpandRefs resolves them when a server is started or a
-// request sent, MaskRefValue shows them. Both clawd's store (validation,
+// values: ${NAME} and $NAME ("$$" for a literal '$'). The values are
+// stored with their references unresolved; ExpandRefs resolves them when a
+// server is started or a request sent, MaskRefValue shows them. Both clawd's store (validation,
 // listings) and its upstream connections use these, so what counts as a
 // reference, and which variables may never be referenced, is decided once.
 
@@ -43,42 +43,53 @@ func clipText(s string, n int) string {
 
 // refSegment is a piece of a value: literal text or a variable name.
 type refSegment struct {
-	text string // the literal text, or the variable's name
+	text string // the literal text ("$$" read as "$"), or the variable's name
 	ref  bool
-	raw  string // a reference as written: "${NAME}" or "$NAME"
+	raw  string // the piece as written: "${NAME}", "$NAME", "pa$$word"
 }
 
 // splitRefs cuts a value into literal text and variable references:
-// ${NAME} and $NAME with NAME = [A-Za-z_][A-Za-z0-9_]*. A '$' not followed
-// by '{' or a name character is literal. An unterminated "${" or a "${...}"
-// that is not a name is an error, so a typo is found when the value is
-// stored rather than when the server starts.
+// ${NAME} and $NAME with NAME = [A-Za-z_][A-Za-z0-9_]*. "$$" is one literal
+// '$' (as in Compose files and Makefiles), so any value can be written:
+// "pa$$word" is the password pa$word, not "pa" and the variable word. Any
+// other '$' not followed by '{' or a name character is literal. An
+// unterminated "${" or a "${...}" that is not a name is an error, so a
+// typo is found when the value is stored rather than when the server
+// starts.
 func splitRefs(v string) ([]refSegment, error) {
 	var segs []refSegment
-	lit := 0
+	var lit strings.Builder // the literal text since litStart, "$$" read as "$"
+	litStart := 0
 	flush := func(end int) {
-		if end > lit {
-			segs = append(segs, refSegment{text: v[lit:end]})
+		if end > litStart {
+			segs = append(segs, refSegment{text: lit.String(), raw: v[litStart:end]})
 		}
+		lit.Reset()
 	}
 	for i := 0; i < len(v); {
 		if v[i] != '$' || i+1 >= len(v) {
+			lit.WriteByte(v[i])
 			i++
+			continue
+		}
+		if v[i+1] == '$' {
+			lit.WriteByte('$')
+			i += 2
 			continue
 		}
 		if v[i+1] == '{' {
 			end := strings.IndexByte(v[i+2:], '}')
 			if end < 0 {
-				return nil, fmt.Errorf("unterminated ${ at byte %d; write ${NAME}", i+1)
+				return nil, fmt.Errorf("unterminated ${ at byte %d; write ${NAME}, or $$ for a literal '$'", i+1)
 			}
 			name := v[i+2 : i+2+end]
 			if !IsEnvName(name) {
-				return nil, fmt.Errorf("${%s} is not a variable name (letters, digits and '_', not starting with a digit)", clipText(name, 40))
+				return nil, fmt.Errorf("${%s} is not a variable name (letters, digits and '_', not starting with a digit); write $$ for a literal '$'", clipText(name, 40))
 			}
 			flush(i)
 			segs = append(segs, refSegment{text: name, ref: true, raw: v[i : i+3+end]})
 			i += 3 + end
-			lit = i
+			litStart = i
 			continue
 		}
 		j := i + 1
@@ -86,12 +97,13 @@ func splitRefs(v string) ([]refSegment, error) {
 			j++
 		}
 		if j == i+1 {
+			lit.WriteByte('$')
 			i++
 			continue
 		}
 		flush(i)
 		segs = append(segs, refSegment{text: v[i+1 : j], ref: true, raw: v[i:j]})
-		i, lit = j, j
+		i, litStart = j, j
 	}
 	flush(len(v))
 	return segs, nil
@@ -127,7 +139,7 @@ func Refs(v string) []string {
 
 // ExpandRefs resolves a stored value's ${VAR} and $VAR references with
 // lookup (the daemon's environment, os.LookupEnv) when a server starts or
-// a request is sent. An unset variable and one of clawd's own (CLAWD_*,
+// a request is sent, and reads "$$" as '$'. An unset variable and one of clawd's own (CLAWD_*,
 // CLAWDE_*: tokens, session secrets) are errors naming the variable, never
 // an empty or secret value sent to an upstream. The error never contains a
 // resolved value.
@@ -180,7 +192,7 @@ func MaskRefValue(v string) string {
 		case s.ref:
 			b.WriteString(s.raw)
 		case harmlessLiteral(s.text):
-			b.WriteString(s.text)
+			b.WriteString(s.raw)
 		default:
 			b.WriteString(Masked)
 		}

@@ -15,8 +15,17 @@ func TestRefsAndExpand(t *testing.T) {
 		"x${A}y${B_2}z": "x1ytwoz",
 		"cost $5 and $": "cost $5 and $",
 		"Bearer ${B_2}": "Bearer two",
-		"$$A":           "$1",
 		"{A}":           "{A}",
+		// "$$" is a literal '$': any value can be written.
+		"$$A":        "$A",
+		"pa$$word":   "pa$word",
+		"$$${A}":     "$1",
+		"$$$A":       "$1",
+		"a$$":        "a$",
+		"$$$$":       "$$",
+		"$${A-B}":    "${A-B}",
+		"$$CLAWD_X":  "$CLAWD_X",
+		"x$$y${A}$$": "x$y1$",
 	} {
 		got, err := ExpandRefs(in, lookup)
 		if err != nil || got != want {
@@ -46,6 +55,9 @@ func TestRefsAndExpand(t *testing.T) {
 		"key-${SUFFIX}":                "****${SUFFIX}",
 		"Bearer sk-${X}":               "****${X}",
 		"${UNTERMINATED":               "****",
+		"$$:${A}:$$":                   "****${A}****",
+		"${USER}:$$":                   "${USER}****",
+		"pa$$word-${X}":                "****${X}",
 		"":                             "",
 	} {
 		if got := MaskRefValue(in); got != want {
@@ -54,6 +66,12 @@ func TestRefsAndExpand(t *testing.T) {
 	}
 	if r := Refs("Bearer ${TOKEN} $USER"); strings.Join(r, ",") != "TOKEN,USER" {
 		t.Errorf("Refs = %v", r)
+	}
+	if r := Refs("pa$$word $$${TOKEN}"); strings.Join(r, ",") != "TOKEN" {
+		t.Errorf("Refs(pa$$word $$${TOKEN}) = %v, want TOKEN", r)
+	}
+	if err := CheckRefs("$${A-B} $$CLAWD_TOKEN"); err != nil {
+		t.Errorf("CheckRefs of escaped dollars: %v", err)
 	}
 }
 
