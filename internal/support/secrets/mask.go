@@ -342,6 +342,18 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 				val, end = v[0], v[1]
 			}
 		}
+		// Prose (the password is hunter2, the token was abc): after a
+		// name and blanks alone, a linking verb is not the value but
+		// what comes before it, and the value is the word after it.
+		if s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") && linkingVerb(s[val:end]) {
+			k := end
+			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+				k++
+			}
+			if v, ok := assignedValue(s, k); ok && k > end {
+				val, end = v[0], v[1]
+			}
+		}
 		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
 			pos = val
 			continue
@@ -383,6 +395,15 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		}
 	}
 	return spans
+}
+
+// linkingVerb: w joins a name to its value in prose (the password is x).
+func linkingVerb(w string) bool {
+	switch strings.ToLower(w) {
+	case "is", "was", "are", "were", "be":
+		return true
+	}
+	return false
 }
 
 // lowerWord: w is all lowercase ASCII letters (prose, not a token).

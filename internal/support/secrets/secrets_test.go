@@ -183,6 +183,13 @@ func TestMaskTextGaps(t *testing.T) {
 		{"# refresh the token\ntoken hunter2xyz", "\n*** ***", "hunter2xyz"},
 		{"pwd=--password hunter2xyz", "pwd=*** ***", "hunter2xyz"},
 		{"token token hunter2xyz", "token *** ***", "hunter2xyz"},
+		// Prose: a linking verb is not the value, the word after it is.
+		{"The password is hunter2xyz.", "The password is ***", "hunter2xyz"},
+		{"the admin password was 'hunter2 xyz' until today", "password was *** until today", "hunter2"},
+		{"DB password IS hunter2xyz", "password IS ***", "hunter2xyz"},
+		{"the api_key is", "the api_key ***", ""},
+		// A flag's value is the next word, whatever it is.
+		{"tool --password is hunter2xyz", "--password *** hunter2xyz", ""},
 		// Environment assignments.
 		{"PGPASSWORD=hunter2xyz psql -h db", "PGPASSWORD=*** psql -h db", "hunter2xyz"},
 		{"export AWS_SECRET_ACCESS_KEY=hunter2xyz", "AWS_SECRET_ACCESS_KEY=***", "hunter2xyz"},
