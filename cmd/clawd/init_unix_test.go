@@ -6,8 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestInitForceKeepsWhatIsNotAFile: `clawd init --force --config PATH`
@@ -17,7 +18,7 @@ import (
 func TestInitForceKeepsWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip(err)
 	}
 	link := filepath.Join(dir, "link.toml")

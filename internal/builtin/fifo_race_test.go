@@ -29,7 +29,7 @@ func TestDirSwappedForFIFONeverBlocks(t *testing.T) {
 	dir := t.TempDir()
 	writeFileT(t, filepath.Join(dir, "d", "e", "f.txt"), "needle\n", 0o644)
 	d, p := filepath.Join(dir, "d"), filepath.Join(dir, "p")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
+	if err := unix.Mkfifo(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, d, unix.AT_FDCWD, p, unix.RENAME_EXCHANGE); err != nil {

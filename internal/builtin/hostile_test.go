@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -82,13 +83,13 @@ func hostileWS(t *testing.T) *Env {
 	dir := t.TempDir()
 	mkChain(t, dir, "d", sandbox.MaxDepth+300)
 	mkChain(t, filepath.Join(dir), "e", 40)
-	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "tree", "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, "tree", "sub", "fifo.txt"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "tree", "sub", "fifo.txt"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	writeFileT(t, filepath.Join(dir, "tree", "a.txt"), "a needle here\n", 0o644)

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -162,7 +162,7 @@ func TestListDirEmptyIsArray(t *testing.T) {
 
 func TestListDirErrors(t *testing.T) {
 	dir, tool := newListWS(t, nil)
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

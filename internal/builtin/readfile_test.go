@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"golang.org/x/sys/unix"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -79,7 +79,7 @@ func TestReadFileAbsolutePathInside(t *testing.T) {
 
 func TestReadFileErrors(t *testing.T) {
 	dir, tool := newReadWS(t, nil)
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l, err := net.Listen("unix", filepath.Join(dir, "sock"))

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawde/clawd/internal/sandbox"
 	"github.com/clawde/clawd/internal/tools"
@@ -19,7 +20,7 @@ import (
 // writes to it); named as the path, it is refused with its kind.
 func TestSearchFIFO(t *testing.T) {
 	tool, dir := newSearchWS(t, map[string]string{"src/a.txt": "QQ\n"})
-	if err := syscall.Mkfifo(filepath.Join(dir, "src", "fifo"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "src", "fifo"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res := callSearch(t, tool, `{"query":"QQ"}`)

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/clawde/clawd/internal/tools"
 )
@@ -201,7 +202,7 @@ func TestWriteFileHardLinkOutside(t *testing.T) {
 // Special files are refused without blocking: a FIFO as target or as parent.
 func TestWriteFileFIFO(t *testing.T) {
 	dir, tool := newWriteWS(t)
-	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+	if err := unix.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	for _, p := range []string{"pipe", "pipe/x.txt"} {

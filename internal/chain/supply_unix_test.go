@@ -4,9 +4,10 @@ package chain
 
 import (
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestHashReadDoesNotBlockOnAFIFO: Sum stats a regular file, then opens
@@ -15,7 +16,7 @@ import (
 // /health that asked). read is the part after the stat.
 func TestHashReadDoesNotBlockOnAFIFO(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "server.js")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	var h HashCache

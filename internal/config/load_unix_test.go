@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestLoadRefusesWhatIsNotAFile: a config path that is a FIFO (which a
@@ -19,7 +20,7 @@ import (
 func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo.toml")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip(err)
 	}
 	big := filepath.Join(dir, "big.toml")

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // shebangProg writes an executable named name in a directory put first on
@@ -93,7 +94,7 @@ func TestShebangReadIsBounded(t *testing.T) {
 // A FIFO in place of the executable is not waited on.
 func TestShebangReadDoesNotBlockOnAFIFO(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(p, 0o600); err != nil {
+	if err := unix.Mkfifo(p, 0o600); err != nil {
 		t.Skip(err)
 	}
 	if got := shebangInterpreters(p); len(got) != 0 {

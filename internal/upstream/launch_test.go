@@ -14,9 +14,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // approvals is a verifier like the daemon's: an executable hash and, for
@@ -579,7 +580,7 @@ func TestExecutableWrittenInPlaceThenRelinked(t *testing.T) {
 // spawn until a writer comes: it is refused as not a regular file, at once.
 func TestHashRefusesAFIFOAtOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "server")
-	if err := syscall.Mkfifo(path, 0o700); err != nil {
+	if err := unix.Mkfifo(path, 0o700); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
 	done := make(chan error, 2)

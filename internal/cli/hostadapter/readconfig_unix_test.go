@@ -7,9 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestReadConfigRefusesWhatIsNotAFile: a project's config comes with the
@@ -18,7 +19,7 @@ import (
 func TestReadConfigRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, ".mcp.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("mkfifo:", err)
 	}
 	dev := filepath.Join(dir, "zero.json")

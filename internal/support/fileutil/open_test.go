@@ -5,16 +5,17 @@ package fileutil
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A FIFO with no writer opens at once (a plain open would wait for a
 // writer forever), and the caller's Stat sees it is not a regular file.
 func TestOpenNoWaitFIFO(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(path, 0o600); err != nil {
+	if err := unix.Mkfifo(path, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
 	done := make(chan error, 1)
