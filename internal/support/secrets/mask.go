@@ -331,30 +331,8 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 			break
 		}
 		start, val, end := pos+m[2], pos+m[4], pos+m[5]
-		// make's and a shell's := ?= += (PASSWORD := x): the value is
-		// the word after the operator the pattern read as one.
-		if op := s[val:end]; op == "=" || op == "?=" || op == "+=" || op == ":=" {
-			k := end
-			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-				k++
-			}
-			if v, ok := assignedValue(s, k); ok && k > end {
-				val, end = v[0], v[1]
-			}
-		}
-		// Prose (the password is hunter2, the token was abc): after a
-		// name and blanks alone, a linking verb is not the value but
-		// what comes before it, and the value is the word after it.
-		if s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") && linkingVerb(s[val:end]) {
-			k := end
-			for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-				k++
-			}
-			if v, ok := assignedValue(s, k); ok && k > end {
-				val, end = v[0], v[1]
-			}
-		}
-		if s[val] == '-' && !strings.ContainsAny(s[start:val], "=:") {
+		val, end, prose := valueAfterWord(s, start, val, end)
+		if s[val] == '-' && !prose && !strings.ContainsAny(s[start:val], "=:") {
 			pos = val
 			continue
 		}
@@ -395,6 +373,28 @@ func assignSpans(s string, spans [][2]int) [][2]int {
 		}
 	}
 	return spans
+}
+
+// valueAfterWord: where secretAssign read a word between a name and its
+// value as the value, the value is the word after it, and prose reports
+// that it was a linking verb. Two such words: make's and a shell's := ?=
+// += (PASSWORD := x), and in prose, after a name (not a flag) and blanks
+// alone, a linking verb (the password is hunter2, the token was abc).
+// Without a word after it the value stays as read.
+func valueAfterWord(s string, start, val, end int) (int, int, bool) {
+	op := s[val:end]
+	verb := s[start] != '-' && !strings.ContainsAny(s[start:val], "=:") && linkingVerb(op)
+	if !verb && op != "=" && op != "?=" && op != "+=" && op != ":=" {
+		return val, end, false
+	}
+	k := end
+	for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+		k++
+	}
+	if v, ok := assignedValue(s, k); ok && k > end {
+		return v[0], v[1], verb
+	}
+	return val, end, false
 }
 
 // linkingVerb: w joins a name to its value in prose (the password is x).

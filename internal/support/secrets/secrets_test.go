@@ -188,6 +188,7 @@ func TestMaskTextGaps(t *testing.T) {
 		{"the admin password was 'hunter2 xyz' until today", "password was *** until today", "hunter2"},
 		{"DB password IS hunter2xyz", "password IS ***", "hunter2xyz"},
 		{"the api_key is", "the api_key ***", ""},
+		{"the password is -hunter2xyz", "password is ***", "hunter2xyz"},
 		// A flag's value is the next word, whatever it is.
 		{"tool --password is hunter2xyz", "--password *** hunter2xyz", ""},
 		// Environment assignments.
