@@ -58,22 +58,20 @@ type refSegment struct {
 // starts.
 func splitRefs(v string) ([]refSegment, error) {
 	var segs []refSegment
-	var lit strings.Builder // the literal text since litStart, "$$" read as "$"
 	litStart := 0
+	// A literal piece pairs its "$$" left to right as this loop does: a
+	// lone '$' in it is never followed by another.
 	flush := func(end int) {
-		if end > litStart {
-			segs = append(segs, refSegment{text: lit.String(), raw: v[litStart:end]})
+		if raw := v[litStart:end]; raw != "" {
+			segs = append(segs, refSegment{text: strings.ReplaceAll(raw, "$$", "$"), raw: raw})
 		}
-		lit.Reset()
 	}
 	for i := 0; i < len(v); {
 		if v[i] != '$' || i+1 >= len(v) {
-			lit.WriteByte(v[i])
 			i++
 			continue
 		}
 		if v[i+1] == '$' {
-			lit.WriteByte('$')
 			i += 2
 			continue
 		}
@@ -97,7 +95,6 @@ func splitRefs(v string) ([]refSegment, error) {
 			j++
 		}
 		if j == i+1 {
-			lit.WriteByte('$')
 			i++
 			continue
 		}

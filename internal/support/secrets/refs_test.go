@@ -23,6 +23,8 @@ func TestRefsAndExpand(t *testing.T) {
 		"$$$A":       "$1",
 		"a$$":        "a$",
 		"$$$$":       "$$",
+		"$$$5":       "$$5",
+		"$5$$x$":     "$5$x$",
 		"$${A-B}":    "${A-B}",
 		"$$CLAWD_X":  "$CLAWD_X",
 		"x$$y${A}$$": "x$y1$",
