@@ -55,25 +55,11 @@ func TestMaskTextLinear(t *testing.T) {
 		small, large := make(n/scale), make(n)
 		// Best of three each, so that a preemption or a collection in
 		// one run does not decide.
-		smallTime, largeTime := bestOf3(small), bestOf3(large)
+		smallTime, largeTime := cputime.Least(3, func() { MaskText(small) }), cputime.Least(3, func() { MaskText(large) })
 		t.Logf("%-28q %d bytes %v, %d bytes %v", name, len(small), smallTime, len(large), largeTime)
 		if largeTime > 200*time.Millisecond && largeTime > 4*scale*smallTime {
 			t.Errorf("MaskText of %q: %d bytes took %v, %d bytes %v: more than %dx for %dx the input",
 				name, len(small), smallTime, len(large), largeTime, 4*scale, scale)
 		}
 	}
-}
-
-// bestOf3 is the least CPU time of three runs of MaskText on s (no other
-// test of the package runs in parallel), which a loaded machine does not
-// stretch as it does wall time. Where CPU time is not read it is 0, and
-// the comparison passes.
-func bestOf3(s string) time.Duration {
-	best := time.Duration(1<<63 - 1)
-	for range 3 {
-		start := cputime.Process()
-		MaskText(s)
-		best = min(best, cputime.Process()-start)
-	}
-	return best
 }
