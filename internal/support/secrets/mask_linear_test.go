@@ -26,7 +26,7 @@ func TestMaskTextLinear(t *testing.T) {
 	const n, scale = 1 << 18, 16
 	pieces := []string{
 		"mysql -x ", "docker login -q ", "sshpass -x ", "redis-cli -x ", "curl -b x ",
-		"Authorization: ", "Cookie:", "X-Api-Key:", "password ", "token ", "API_KEY=", "pass:",
+		"Authorization: ", "Cookie:", "X-Api-Key:", "password ", "token ", "password is \"", "secret was '", "pwd is ", "API_KEY=", "pass:",
 		"-u a:", "://a:b", "--auth -x ", "Ab1/", "k7M/DENG+bPxRf1CYq9Zr2w/",
 		`pwd="api_key": `, "password=", "token DB_PASSWORD:",
 		"-----BEGIN RSA PRIVATE KEY-----\n", "-----BEGIN X PRIVATE KEY-----", "vault login -x ", "vault login ",
