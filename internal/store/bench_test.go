@@ -41,12 +41,18 @@ func BenchmarkGeneration(b *testing.B) {
 	db.freshGeneration()
 	b.Run("stale-unchanged", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			st := *db.seen.Load()
-			st.at -= 2 * FreshFor
-			db.seen.Store(&st)
+			stale(db)
 			if _, err := db.freshGeneration(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// stale makes db's last generation read older than FreshFor, as an idle
+// daemon's is when its next call comes.
+func stale(db *DB) {
+	st := *db.seen.Load()
+	st.at -= 2 * FreshFor
+	db.seen.Store(&st)
 }

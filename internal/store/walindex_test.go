@@ -10,14 +10,6 @@ import (
 	"github.com/clawde/clawd/internal/chain"
 )
 
-// stale makes db's last generation read older than FreshFor, as an idle
-// daemon's is when its next call comes.
-func stale(db *DB) {
-	st := *db.seen.Load()
-	st.at -= 2 * FreshFor
-	db.seen.Store(&st)
-}
-
 // An idle daemon's call reads the generation from the database only when
 // something was committed since the last read, by any handle: the WAL
 // index header tells. Each case commits (or not) and says whether the
